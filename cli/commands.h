@@ -1,0 +1,16 @@
+// Each trainscope subcommand lives in its own cli/<name>_command.cpp and
+// registers itself on the top-level app through one of these functions.
+// A subcommand's callback throws trainscope::Error for bad input; main()
+// turns that into a message on stderr and the error's exit code.
+#ifndef TRAINSCOPE_CLI_COMMANDS_H_
+#define TRAINSCOPE_CLI_COMMANDS_H_
+
+#include <CLI/CLI.hpp>
+
+namespace trainscope::cli {
+
+void add_version_command(CLI::App& app);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_COMMANDS_H_

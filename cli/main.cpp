@@ -1,0 +1,35 @@
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "cli/commands.h"
+#include "kernels/check.h"
+
+int main(int argc, char** argv) {
+  using namespace trainscope;
+  CLI::App app{
+      "trainscope: train a Llama-style LM on CPUs, alone or as every rank of an\n"
+      "mpirun job, and measure it: memory by category, step phases, collectives.\n"
+      "Exit codes: 0 ok, 1 the work failed, 2 bad input."};
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  cli::add_version_command(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "trainscope: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "trainscope: error: out of memory\n");
+    return kExitFailure;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "trainscope: error: %s\n", e.what());
+    return kExitFailure;
+  }
+  return kExitOk;
+}

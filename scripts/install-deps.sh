@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs the Debian packages trainscope needs to build, test and run.
+# Run as root (or through sudo) on Debian 12 (bookworm) or newer.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libopenmpi-dev openmpi-bin          # MPI backend of comm/ and mpirun
+  libopenblas-openmp-dev              # sgemm; the OpenMP build shares one thread pool with our kernels
+  libgtest-dev libgmock-dev googletest # tests
+  libbenchmark-dev                    # bench/
+  libfmt-dev                          # formatting
+  libsqlite3-dev sqlite3              # results/
+  nlohmann-json3-dev                  # JSON, JSONL, traces, safetensors headers
+  libcli11-dev                        # command line
+  libtomlplusplus-dev                 # suite files
+  gnuplot-nox                         # report charts
+)
+
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi
+  echo "install-deps.sh: must run as root to apt-get install: ${packages[*]}" >&2
+  exit 2
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps.sh: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"
