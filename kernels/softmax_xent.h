@@ -1,0 +1,34 @@
+// Fused softmax + cross-entropy over the vocabulary, writing the logits
+// gradient in place (llm.c's fused classifier).
+//
+// Legend: N = rows (B*T tokens), B = batch, T = sequence length, C = model
+// dims, NH = heads, hd = head dims (C / NH), F = MLP dims, V = vocabulary.
+// Row-major throughout. Kernels never allocate; every *_backward ACCUMULATES
+// (+=) into the gradients it produces, so callers zero them first. Threads:
+// OpenMP, static schedules, per-thread partials combined in thread order, so
+// results are bit-identical for a given thread count. Instantiated for float
+// (training) and double (finite-difference tests).
+#ifndef TRAINSCOPE_KERNELS_SOFTMAX_XENT_H_
+#define TRAINSCOPE_KERNELS_SOFTMAX_XENT_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace trainscope::kernels {
+
+// ---- fused softmax + cross-entropy ----------------------------------------
+// logits: [N, V]; targets[n] in [0, V) or -1 (not predicted, e.g. padding).
+// Returns the SUM of -log softmax(logits[n])[targets[n]] over predicted rows
+// and stores how many rows were predicted in *predicted. When grad_scale is
+// non-zero, overwrites each predicted row of logits with
+// grad_scale * (softmax - onehot) and each unpredicted row with zeros: the
+// gradient of grad_scale * sum(loss). (grad_scale = 1 / predicted rows of the
+// global batch gives the mean.) Rows with a target outside [0, V) other than
+// -1 are an internal error (callers validate tokens).
+template <typename T>
+double softmax_xent_forward(T* logits, const int32_t* targets, int N, int V, double grad_scale,
+                            int64_t* predicted);
+
+}  // namespace trainscope::kernels
+
+#endif  // TRAINSCOPE_KERNELS_SOFTMAX_XENT_H_

@@ -1,0 +1,235 @@
+// Every backward kernel against finite differences in double precision, and
+// the float fast paths against double references.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/adamw.h"
+#include "kernels/attention.h"
+#include "kernels/embedding.h"
+#include "kernels/matmul.h"
+#include "kernels/rmsnorm.h"
+#include "kernels/rope.h"
+#include "kernels/softmax_xent.h"
+#include "kernels/swiglu.h"
+#include "tests/kernels/gradcheck.h"
+
+namespace trainscope::kernels {
+namespace {
+
+using testing::dot;
+using testing::expect_gradient_matches;
+using testing::random_vector;
+using Vec = std::vector<double>;
+
+TEST(MatmulTest, BlasMatchesReference) {
+  const int N = 7, C = 13, OC = 5;
+  Vec x = random_vector(N * C, 1), w = random_vector(OC * C, 2), dy = random_vector(N * OC, 3);
+  Vec y1(N * OC), y2(N * OC);
+  matmul_forward(y1.data(), x.data(), w.data(), N, C, OC);
+  matmul_forward_reference(y2.data(), x.data(), w.data(), N, C, OC);
+  for (int i = 0; i < N * OC; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-12);
+  Vec dx1(N * C, 0.5), dw1(OC * C, 0.25), dx2(N * C, 0.5), dw2(OC * C, 0.25);
+  matmul_backward(dx1.data(), dw1.data(), dy.data(), x.data(), w.data(), N, C, OC);
+  matmul_backward_reference(dx2.data(), dw2.data(), dy.data(), x.data(), w.data(), N, C, OC);
+  for (int i = 0; i < N * C; ++i) EXPECT_NEAR(dx1[i], dx2[i], 1e-12);
+  for (int i = 0; i < OC * C; ++i) EXPECT_NEAR(dw1[i], dw2[i], 1e-12);
+}
+
+TEST(MatmulTest, BackwardMatchesFiniteDifferences) {
+  const int N = 4, C = 6, OC = 3;
+  Vec x = random_vector(N * C, 4), w = random_vector(OC * C, 5), r = random_vector(N * OC, 6);
+  auto loss = [&] {
+    Vec y(N * OC);
+    matmul_forward(y.data(), x.data(), w.data(), N, C, OC);
+    return dot(y, r);
+  };
+  Vec dx(N * C, 0), dw(OC * C, 0);
+  matmul_backward(dx.data(), dw.data(), r.data(), x.data(), w.data(), N, C, OC);
+  expect_gradient_matches("dinp", x, dx, loss);
+  expect_gradient_matches("dweight", w, dw, loss);
+}
+
+TEST(EmbeddingTest, BackwardMatchesFiniteDifferences) {
+  const int N = 6, C = 4, V = 5;
+  std::vector<int32_t> tokens = {1, 3, 1, 0, 4, 1};  // repeats must accumulate
+  Vec wte = random_vector(V * C, 7), r = random_vector(N * C, 8);
+  auto loss = [&] {
+    Vec y(N * C);
+    embedding_forward(y.data(), tokens.data(), wte.data(), N, C);
+    return dot(y, r);
+  };
+  Vec dwte(V * C, 0);
+  embedding_backward(dwte.data(), r.data(), tokens.data(), N, C);
+  expect_gradient_matches("dwte", wte, dwte, loss);
+}
+
+TEST(RmsnormTest, BackwardMatchesFiniteDifferences) {
+  const int N = 5, C = 8;
+  Vec x = random_vector(N * C, 9), w = random_vector(C, 10), r = random_vector(N * C, 11);
+  auto loss = [&] {
+    Vec y(N * C), rstd(N);
+    rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), N, C, 1e-5f);
+    return dot(y, r);
+  };
+  Vec y(N * C), rstd(N), dx(N * C, 0), dw(C, 0);
+  rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), N, C, 1e-5f);
+  rmsnorm_backward(dx.data(), dw.data(), r.data(), x.data(), w.data(), rstd.data(), N, C);
+  expect_gradient_matches("dinp", x, dx, loss);
+  expect_gradient_matches("dweight", w, dw, loss);
+}
+
+TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
+  const int B = 2, Tn = 5, NH = 2, hd = 4, ld = NH * hd + 3;  // padded stride
+  Vec cs(Tn * hd / 2), sn(Tn * hd / 2);
+  rope_tables(cs.data(), sn.data(), Tn, hd, 10000.0f);
+  Vec x = random_vector(B * Tn * ld, 12), r = random_vector(B * Tn * ld, 13);
+  // Hugging Face: q * cos + rotate_half(q) * sin with emb = cat(freqs, freqs).
+  Vec y = x;
+  rope_forward(y.data(), cs.data(), sn.data(), B, Tn, NH, hd, ld);
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t)
+      for (int h = 0; h < NH; ++h)
+        for (int i = 0; i < hd; ++i) {
+          const int base = (b * Tn + t) * ld + h * hd;
+          const int j = i % (hd / 2);
+          const double angle = t / std::pow(10000.0, 2.0 * j / hd);
+          const double rot = i < hd / 2 ? -x[base + i + hd / 2] : x[base + i - hd / 2];
+          EXPECT_NEAR(y[base + i], x[base + i] * std::cos(angle) + rot * std::sin(angle), 1e-12);
+        }
+  // Padding columns between rows are untouched.
+  EXPECT_EQ(y[NH * hd], x[NH * hd]);
+  auto loss = [&] {
+    Vec z = x;
+    rope_forward(z.data(), cs.data(), sn.data(), B, Tn, NH, hd, ld);
+    return dot(z, r);
+  };
+  Vec dx = r;
+  rope_backward(dx.data(), cs.data(), sn.data(), B, Tn, NH, hd, ld);
+  // Padding entries do not pass through the rotation: their gradient is r itself.
+  expect_gradient_matches("dx", x, dx, loss);
+}
+
+TEST(AttentionTest, BackwardMatchesFiniteDifferences) {
+  const int B = 2, Tn = 5, NH = 2, hd = 3, C = NH * hd, ld = 3 * C;
+  Vec qkv = random_vector(B * Tn * ld, 14), r = random_vector(B * Tn * C, 15);
+  auto run = [&](Vec& out, Vec& att) {
+    attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, B,
+                      Tn, NH, hd, ld);
+  };
+  auto loss = [&] {
+    Vec out(B * Tn * C), att(B * NH * Tn * Tn);
+    run(out, att);
+    return dot(out, r);
+  };
+  Vec out(B * Tn * C), att(B * NH * Tn * Tn);
+  run(out, att);
+  // Causal: the first token attends only to itself; probabilities sum to one.
+  for (int bh = 0; bh < B * NH; ++bh)
+    for (int t = 0; t < Tn; ++t) {
+      double s = 0;
+      for (int j = 0; j < Tn; ++j) {
+        const double p = att[(bh * Tn + t) * Tn + j];
+        if (j > t) {
+          EXPECT_EQ(p, 0.0);
+        }
+        s += p;
+      }
+      EXPECT_NEAR(s, 1.0, 1e-12);
+    }
+  Vec dqkv(B * Tn * ld, 0), ws(attention_workspace_size(Tn, 64));
+  attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, ws.data(), r.data(),
+                     att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, B, Tn, NH, hd,
+                     ld);
+  expect_gradient_matches("dqkv", qkv, dqkv, loss);
+}
+
+TEST(SwigluTest, BackwardMatchesFiniteDifferences) {
+  const int N = 4, F = 6;
+  Vec gu = random_vector(N * 2 * F, 16, 2.0), r = random_vector(N * F, 17);
+  auto loss = [&] {
+    Vec y(N * F);
+    swiglu_forward(y.data(), gu.data(), N, F);
+    return dot(y, r);
+  };
+  Vec y(N * F);
+  swiglu_forward(y.data(), gu.data(), N, F);
+  EXPECT_NEAR(y[0], gu[0] / (1 + std::exp(-gu[0])) * gu[F], 1e-12);
+  Vec dgu(N * 2 * F, 0);
+  swiglu_backward(dgu.data(), r.data(), gu.data(), N, F);
+  expect_gradient_matches("dgu", gu, dgu, loss);
+}
+
+TEST(SoftmaxXentTest, LossAndGradientMatchFiniteDifferences) {
+  const int N = 5, V = 7;
+  std::vector<int32_t> targets = {3, -1, 0, 6, 2};  // row 1 is padding
+  Vec logits = random_vector(N * V, 18, 3.0);
+  auto loss = [&] {
+    Vec work = logits;
+    int64_t predicted = 0;
+    return softmax_xent_forward(work.data(), targets.data(), N, V, 0.0, &predicted);
+  };
+  Vec grad = logits;
+  int64_t predicted = 0;
+  const double sum = softmax_xent_forward(grad.data(), targets.data(), N, V, 1.0, &predicted);
+  EXPECT_EQ(predicted, 4);
+  double expected = 0;
+  for (int n = 0; n < N; ++n) {
+    if (targets[n] < 0) continue;
+    double z = 0;
+    for (int j = 0; j < V; ++j) z += std::exp(logits[n * V + j]);
+    expected += std::log(z) - logits[n * V + targets[n]];
+  }
+  EXPECT_NEAR(sum, expected, 1e-10);
+  for (int j = 0; j < V; ++j) EXPECT_EQ(grad[1 * V + j], 0.0);
+  expect_gradient_matches("dlogits", logits, grad, loss);
+}
+
+TEST(SoftmaxXentTest, FloatFastExpAgreesWithDouble) {
+  const int N = 8, V = 1000;
+  std::vector<int32_t> targets(N);
+  for (int n = 0; n < N; ++n) targets[n] = (n * 37) % V;
+  Vec ld = random_vector(N * V, 19, 4.0);
+  std::vector<float> lf(ld.begin(), ld.end());
+  Vec ldw = ld;
+  int64_t p1, p2;
+  const double sd = softmax_xent_forward(ldw.data(), targets.data(), N, V, 0.5, &p1);
+  const double sf = softmax_xent_forward(lf.data(), targets.data(), N, V, 0.5, &p2);
+  EXPECT_NEAR(sf, sd, 1e-5 * std::abs(sd));
+  for (int i = 0; i < N * V; ++i) ASSERT_NEAR(lf[i], ldw[i], 1e-6) << i;
+}
+
+TEST(AdamwTest, MatchesClosedFormFirstSteps) {
+  // Step 1 with bias correction moves each weight by lr * sign(g) (plus decay).
+  AdamWParams hp;
+  hp.lr = 0.1f;
+  hp.weight_decay = 0.5f;
+  std::vector<float> p = {1.0f, -2.0f}, g = {0.3f, -4.0f}, m(2, 0), v(2, 0);
+  adamw_update(p.data(), g.data(), m.data(), v.data(), 2, hp, 1);
+  EXPECT_NEAR(p[0], 1.0f * (1 - 0.05f) - 0.1f, 1e-6);
+  EXPECT_NEAR(p[1], -2.0f * (1 - 0.05f) + 0.1f, 1e-6);
+  // Step 2 against a direct double-precision evaluation.
+  const double g2 = 0.1;
+  g = {static_cast<float>(g2), 0.0f};
+  const double m2 = 0.9 * 0.1 * 0.3 + 0.1 * g2, v2 = 0.999 * 0.001 * 0.09 + 0.001 * g2 * g2;
+  const double expected = p[0] * (1 - 0.05) -
+                          0.1 * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.999 * 0.999)) + 1e-8);
+  adamw_update(p.data(), g.data(), m.data(), v.data(), 2, hp, 2);
+  EXPECT_NEAR(p[0], expected, 1e-6);
+}
+
+TEST(AdamwTest, GlobalNormAndScale) {
+  std::vector<float> g(10000);
+  double expected = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    g[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.5f;
+    expected += static_cast<double>(g[i]) * g[i];
+  }
+  EXPECT_NEAR(global_norm(g.data(), g.size()), std::sqrt(expected), 1e-9 * std::sqrt(expected));
+  scale_inplace(g.data(), g.size(), 0.5f);
+  EXPECT_NEAR(global_norm(g.data(), g.size()), 0.5 * std::sqrt(expected), 1e-6);
+}
+
+}  // namespace
+}  // namespace trainscope::kernels
