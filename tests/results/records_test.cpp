@@ -1,0 +1,207 @@
+#include "results/records.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "kernels/check.h"
+#include "tests/results/sample_records.h"
+
+namespace trainscope::results {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::sample_summary;
+
+// A fresh empty directory per test, removed afterwards.
+class RecordsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainscope_records_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void write(const fs::path& path, const std::string& text) {
+    std::ofstream(path) << text;
+  }
+
+  // Loads `j` from a file and returns the error message (empty if none).
+  std::string load_error(const json& j) {
+    fs::path path = dir_ / "summary.json";
+    write(path, j.dump());
+    try {
+      load_run_summary(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(RecordsTest, SummaryJsonRoundTrip) {
+  RunSummary original = sample_summary(3, 7);
+  original.failed_step = 6;
+  original.status = RunStatus::kFailed;
+  original.error = "loss became NaN";
+  json j = original;
+  EXPECT_EQ(j.at("schema"), "trainscope.run_summary/1");
+  EXPECT_EQ(j.at("ranks").at(2).at("data").at("bytes_held"), 64002);
+  EXPECT_EQ(j.at("steps").size(), 3u);
+  EXPECT_EQ(j.at("steps").at(1).size(), 7u);
+  RunSummary back = j.get<RunSummary>();
+  EXPECT_EQ(back, original);
+  EXPECT_EQ(json(back), j);
+}
+
+TEST_F(RecordsTest, SaveLoadRoundTripLeavesNoTemporaries) {
+  RunSummary original = sample_summary(2, 4);
+  fs::path path = dir_ / "run.json";
+  save_run_summary(original, path);
+  save_run_summary(original, path);  // overwrite goes through rename too
+  EXPECT_EQ(load_run_summary(path), original);
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    ++files;
+    EXPECT_EQ(entry.path().filename(), "run.json");
+  }
+  EXPECT_EQ(files, 1);
+}
+
+TEST_F(RecordsTest, NonFiniteValuesTravelAsNull) {
+  RunSummary s = sample_summary(1, 3);
+  s.steps[0][2].loss = std::nan("");
+  s.steps[0][2].grad_norm = INFINITY;
+  json j = s;
+  EXPECT_TRUE(j["steps"][0][2]["loss"].is_null());
+  RunSummary back = json::parse(j.dump()).get<RunSummary>();
+  EXPECT_TRUE(std::isnan(back.steps[0][2].loss));
+  EXPECT_TRUE(std::isnan(back.steps[0][2].grad_norm));
+  EXPECT_EQ(back.steps[0][1], s.steps[0][1]);
+}
+
+TEST_F(RecordsTest, MissingFieldIsNamedWithPathAndFile) {
+  json j = sample_summary(2, 2);
+  j["ranks"][1]["data"].erase("bytes_held");
+  std::string message = load_error(j);
+  EXPECT_NE(message.find("ranks[1].data.bytes_held"), std::string::npos) << message;
+  EXPECT_NE(message.find("missing"), std::string::npos) << message;
+  EXPECT_NE(message.find((dir_ / "summary.json").string()), std::string::npos) << message;
+}
+
+TEST_F(RecordsTest, WrongTypesAreNamed) {
+  json j = sample_summary(2, 3);
+  j["steps"][1][2]["loss"] = "low";
+  std::string message = load_error(j);
+  EXPECT_NE(message.find("steps[1][2].loss"), std::string::npos) << message;
+  EXPECT_NE(message.find("must be a number"), std::string::npos) << message;
+
+  j = sample_summary(2, 3);
+  j["ranks"][0]["pid"] = 12.5;
+  message = load_error(j);
+  EXPECT_NE(message.find("ranks[0].pid"), std::string::npos) << message;
+  EXPECT_NE(message.find("integer"), std::string::npos) << message;
+
+  j = sample_summary(2, 3);
+  j["transport"]["OMPI_MCA_btl"] = 3;
+  message = load_error(j);
+  EXPECT_NE(message.find("transport.OMPI_MCA_btl"), std::string::npos) << message;
+
+  j = sample_summary(2, 3);
+  j["model"] = json::array();
+  message = load_error(j);
+  EXPECT_NE(message.find("'model'"), std::string::npos) << message;
+}
+
+TEST_F(RecordsTest, BadValuesAreRejected) {
+  json j = sample_summary(2, 3);
+  j["status"] = "running";
+  std::string message = load_error(j);
+  EXPECT_NE(message.find("status"), std::string::npos) << message;
+
+  j = sample_summary(2, 3);
+  j["schema"] = "trainscope.run_summary/99";
+  message = load_error(j);
+  EXPECT_NE(message.find("run_summary/99"), std::string::npos) << message;
+
+  j = sample_summary(2, 3);
+  j["ranks"][1]["rank"] = 5;
+  message = load_error(j);
+  EXPECT_NE(message.find("ranks[1]"), std::string::npos) << message;
+
+  // A valid summary loads without complaint, so the checks above are specific.
+  EXPECT_EQ(load_error(json(sample_summary(2, 3))), "");
+}
+
+TEST_F(RecordsTest, UnreadableOrInvalidFilesAreNamed) {
+  fs::path missing = dir_ / "nope.json";
+  try {
+    load_run_summary(missing);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(missing.string()), std::string::npos) << e.what();
+  }
+  fs::path garbage = dir_ / "garbage.json";
+  write(garbage, "{\"schema\": ");
+  try {
+    load_run_summary(garbage);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(garbage.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RecordsTest, SaveIntoMissingDirectoryFailsCleanly) {
+  fs::path path = dir_ / "no_such_dir" / "run.json";
+  try {
+    save_run_summary(sample_summary(1, 1), path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(RecordsTest, JsonLinesRoundTripAndErrorsNameTheLine) {
+  fs::path rows_path = dir_ / "sweep.jsonl";
+  std::vector<AllReduceRow> rows = {testing::sample_allreduce_row(1024),
+                                    testing::sample_allreduce_row(1 << 20)};
+  write(rows_path, json(rows[0]).dump() + "\n\n" + json(rows[1]).dump() + "\n");
+  EXPECT_EQ(load_allreduce_rows(rows_path), rows);
+
+  fs::path samples_path = dir_ / "poller.jsonl";
+  json bad = testing::sample_poller(3);
+  bad.erase("rss_bytes");
+  write(samples_path, json(testing::sample_poller(1)).dump() + "\n" + bad.dump() + "\n");
+  try {
+    load_poller_samples(samples_path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find(samples_path.string() + ":2"), std::string::npos) << message;
+    EXPECT_NE(message.find("rss_bytes"), std::string::npos) << message;
+  }
+}
+
+TEST(RunStatusTest, NamesRoundTrip) {
+  for (RunStatus s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kSkipped}) {
+    EXPECT_EQ(parse_run_status(to_string(s)), s);
+  }
+  EXPECT_EQ(parse_run_status("OK"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace trainscope::results
