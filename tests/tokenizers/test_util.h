@@ -1,0 +1,73 @@
+// Helpers shared by the tokenizer tests: where the GPT-2 files are, temporary
+// tokenizer files, and checking that an Error names its culprit.
+#ifndef TRAINSCOPE_TESTS_TOKENIZERS_TEST_UTIL_H_
+#define TRAINSCOPE_TESTS_TOKENIZERS_TEST_UTIL_H_
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <string>
+
+#include "kernels/check.h"
+
+namespace trainscope::training::testing {
+
+inline const std::string kGpt2Dir = TRAINSCOPE_SOURCE_DIR "/../shared/data/gpt2";
+inline const std::string kGoldenPath =
+    TRAINSCOPE_SOURCE_DIR "/tests/tokenizers/testdata/gpt2_golden.jsonl";
+
+inline bool have_gpt2_files() {
+  return std::filesystem::exists(kGpt2Dir + "/encoder.json") &&
+         std::filesystem::exists(kGpt2Dir + "/vocab.bpe");
+}
+
+#define TS_REQUIRE_GPT2_FILES()                                                      \
+  if (!::trainscope::training::testing::have_gpt2_files())                           \
+  GTEST_SKIP() << "GPT-2 vocabulary not found in "                                   \
+               << ::trainscope::training::testing::kGpt2Dir                          \
+               << " (encoder.json, vocab.bpe); skipping"
+
+// A fresh empty directory for one test, removed when it goes out of scope.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::path(::testing::TempDir()) /
+            (std::string("trainscope_tok_") + info->test_suite_name() + "_" + info->name());
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  std::string write(const std::string& name, const std::string& contents) const {
+    const auto file = path_ / name;
+    std::ofstream(file, std::ios::binary) << contents;
+    return file.string();
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Runs `f`, which must throw trainscope::Error whose message contains every
+// one of `parts`.
+inline void expect_error_naming(const std::function<void()>& f,
+                                std::initializer_list<std::string> parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected trainscope::Error, nothing was thrown";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    for (const std::string& part : parts) {
+      EXPECT_NE(message.find(part), std::string::npos)
+          << "error message \"" << message << "\" does not mention \"" << part << "\"";
+    }
+    EXPECT_EQ(e.exit_code(), kExitBadInput) << message;
+  }
+}
+
+}  // namespace trainscope::training::testing
+
+#endif  // TRAINSCOPE_TESTS_TOKENIZERS_TEST_UTIL_H_
