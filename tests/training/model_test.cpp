@@ -1,0 +1,127 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/adamw.h"
+#include "kernels/check.h"
+#include "tests/kernels/gradcheck.h"
+#include "training/llama_model.h"
+
+namespace trainscope::training {
+namespace {
+
+ModelConfig fd_config() {
+  ModelConfig c = model_preset("tiny");
+  c.n_layers = 2;
+  c.dim = 8;
+  c.n_heads = 2;
+  c.mlp_dim = 12;
+  c.vocab_size = 11;
+  c.max_seq_len = 8;
+  return c;
+}
+
+std::vector<int32_t> tokens(int n, int vocab, int salt) {
+  std::vector<int32_t> t(n);
+  for (int i = 0; i < n; ++i) t[i] = (i * 7 + salt * 3 + i * i) % vocab;
+  return t;
+}
+
+TEST(LlamaModelTest, WholeModelGradientMatchesFiniteDifferences) {
+  const ModelConfig c = fd_config();
+  const int B = 2, T = 5;
+  LlamaModel<double> model(c, B, T);
+  model.init_weights(1);
+  // Larger weights than the 0.02 init so every path carries signal.
+  std::vector<double> noise = testing::random_vector(model.params().size(), 2, 0.3);
+  for (std::size_t i = 0; i < noise.size(); ++i) model.params()[i] += noise[i];
+  std::vector<int32_t> in = tokens(B * T, c.vocab_size, 0), tg = tokens(B * T, c.vocab_size, 1);
+  tg[3] = -1;  // a masked position
+
+  const ForwardResult r = model.forward(in.data(), tg.data(), 1.0);
+  ASSERT_EQ(r.predicted, B * T - 1);
+  model.zero_grad();
+  model.backward(in.data());
+  std::vector<double> analytic(model.grads().begin(), model.grads().end());
+  std::vector<double> x(model.params().begin(), model.params().end());
+  auto loss = [&] {
+    std::copy(x.begin(), x.end(), model.params().begin());
+    return model.forward(in.data(), tg.data(), 0.0).loss_sum;
+  };
+  testing::expect_gradient_matches("params", x, analytic, loss, 100000, 1e-5, 1e-6);
+}
+
+TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
+  const ModelConfig c = fd_config();
+  LlamaModel<float> model(c, 1, 4);
+  model.init_weights(3);
+  std::vector<int32_t> in = tokens(4, c.vocab_size, 0), tg = tokens(4, c.vocab_size, 1);
+  model.forward(in.data(), tg.data(), 0.25);
+  std::vector<int64_t> begins;
+  model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
+  ASSERT_EQ(begins.size(), static_cast<std::size_t>(c.n_layers + 2));
+  EXPECT_EQ(begins.front(), model.layout().final_norm());
+  EXPECT_EQ(begins[1], model.layout().layer(c.n_layers - 1).begin);
+  EXPECT_EQ(begins.back(), 0);
+  for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
+}
+
+TEST(LlamaModelTest, InitialLossIsNearLogVocab) {
+  const ModelConfig c = model_preset("tiny");
+  LlamaModel<float> model(c, 4, 32);
+  model.init_weights(42);
+  std::vector<int32_t> in = tokens(4 * 32, 257, 0), tg = tokens(4 * 32, 257, 5);
+  const ForwardResult r = model.forward(in.data(), tg.data(), 0.0);
+  const double mean = r.loss_sum / r.predicted;
+  EXPECT_NEAR(mean, std::log(c.vocab_size), 0.03 * std::log(c.vocab_size));
+}
+
+TEST(LlamaModelTest, OverfitsOneBatch) {
+  const ModelConfig c = model_preset("tiny");
+  const int B = 2, T = 16;
+  LlamaModel<float> model(c, B, T);
+  model.init_weights(7);
+  std::vector<float> m(model.params().size()), v(model.params().size());
+  std::vector<int32_t> in = tokens(B * T, 257, 0), tg = tokens(B * T, 257, 9);
+  kernels::AdamWParams hp;
+  hp.lr = 1e-2f;
+  hp.weight_decay = 0.0f;
+  double first = 0, last = 0;
+  for (int step = 1; step <= 150; ++step) {
+    model.zero_grad();
+    const ForwardResult r = model.forward(in.data(), tg.data(), 1.0 / (B * T));
+    model.backward(in.data());
+    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(),
+                          m.size(), hp, step);
+    (step == 1 ? first : last) = r.loss_sum / r.predicted;
+  }
+  EXPECT_GT(first, 5.0);
+  EXPECT_LT(last, 0.05) << "one batch should be memorised";
+}
+
+TEST(LlamaModelTest, BadShapesAndTokensAreErrors) {
+  ModelConfig c = model_preset("tiny");
+  EXPECT_THROW(LlamaModel<float>(c, 1, c.max_seq_len + 1), Error);
+  EXPECT_THROW(LlamaModel<float>(c, 0, 4), Error);
+  ModelConfig bad = c;
+  bad.n_heads = 3;  // does not divide 32
+  EXPECT_THROW(LlamaModel<float>(bad, 1, 4), Error);
+  LlamaModel<float> model(c, 1, 4);
+  std::vector<int32_t> in = {1, 2, c.vocab_size, 3};
+  try {
+    model.forward(in.data(), nullptr, 0.0);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("column 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlamaModelTest, FlopsMatchTheIssueFigureForSeed) {
+  // One step of seed at batch 4 x block 512 is about 203 GFLOP.
+  const double flops = LlamaModel<float>::train_flops(model_preset("seed"), 4, 511);
+  EXPECT_NEAR(flops / 1e9, 203, 3);
+}
+
+}  // namespace
+}  // namespace trainscope::training

@@ -1,0 +1,107 @@
+// LlamaModel: a decoder-only Llama (token embedding, N blocks of
+// [RMSNorm -> causal MHA with RoPE -> residual -> RMSNorm -> SwiGLU MLP ->
+// residual], final RMSNorm, untied output projection) with explicit forward
+// and backward over the kernels in kernels/.
+//
+// All memory is allocated once, in the constructor, for a fixed number of
+// rows B and sequence length T: parameters and gradients in one arena each
+// (see ParamLayout), forward activations in one arena (category activations),
+// backward scratch in another (category workspace). A training step allocates
+// nothing.
+//
+// T is float for training; double exists so the whole model's gradient can be
+// checked against finite differences.
+//
+// Not thread-safe: one model per thread of control. Kernels inside use the
+// OpenMP thread count in effect.
+#ifndef TRAINSCOPE_TRAINING_LLAMA_MODEL_H_
+#define TRAINSCOPE_TRAINING_LLAMA_MODEL_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "kernels/storage.h"
+#include "training/model_config.h"
+#include "training/param_layout.h"
+
+namespace trainscope::training {
+
+// Called during backward each time the gradients in [begin, total) of the
+// arena have become final (begin decreases with each call: head, then layers
+// L-1..0, then the embedding). Used to launch gradient reductions early.
+using GradReadyHook = std::function<void(int64_t begin)>;
+
+struct ForwardResult {
+  double loss_sum = 0;    // sum of per-token losses over predicted positions
+  int64_t predicted = 0;  // number of predicted positions (targets != -1)
+};
+
+template <typename T>
+class LlamaModel {
+ public:
+  // rows = sequences per step (B), seq_len = tokens per sequence (T).
+  // Throws trainscope::Error if seq_len exceeds config.max_seq_len.
+  LlamaModel(const ModelConfig& config, int rows, int seq_len);
+
+  const ModelConfig& config() const { return config_; }
+  const ParamLayout& layout() const { return layout_; }
+  int rows() const { return B_; }
+  int seq_len() const { return T_; }
+
+  std::span<T> params() { return params_.span(); }
+  std::span<const T> params() const { return params_.span(); }
+  std::span<T> grads() { return grads_.span(); }
+
+  // Hugging Face Llama initialisation: normal(0, 0.02) for matrices and the
+  // embedding, ones for norm weights. Deterministic in `seed`.
+  void init_weights(uint64_t seed);
+
+  // Runs the model on inputs [B, T]. With targets [B, T] (-1 = not predicted)
+  // returns the summed loss; when grad_scale != 0 it also leaves
+  // grad_scale * dloss/dlogits in place of the logits for backward().
+  // Token ids must be in [0, vocab) (checked: Error names the row and column).
+  ForwardResult forward(const int32_t* inputs, const int32_t* targets, double grad_scale);
+  // Logits only ([B, T, V], valid until the next forward), for inference/tests.
+  const T* forward_logits(const int32_t* inputs);
+
+  // Accumulates into grads() the gradient of grad_scale * loss_sum of the last
+  // forward(). `hook` (optional) hears about gradients as they become final.
+  void backward(const int32_t* inputs, const GradReadyHook& hook = nullptr);
+  void zero_grad();
+
+  // Activation floats per the model's own formula, for memory accounting:
+  // forward-saved tensors (category activations) and backward scratch
+  // (category workspace).
+  static int64_t activation_elements(const ModelConfig& c, int rows, int seq_len);
+  static int64_t workspace_elements(const ModelConfig& c, int rows, int seq_len, int threads);
+  // Model FLOPs of one training step (forward + backward) over rows x seq_len
+  // tokens: 6 x (non-embedding parameters) per token plus attention
+  // 12 x layers x T x C per token (the PaLM accounting, full attention).
+  static double train_flops(const ModelConfig& c, int rows, int seq_len);
+
+ private:
+  void embed_and_check(const int32_t* inputs);
+  void run_layers();
+
+  ModelConfig config_;
+  ParamLayout layout_;
+  int B_, T_, N_;  // N = B * T rows
+  int threads_;    // OpenMP threads the workspace was sized for
+  kernels::Buffer<T> params_, grads_;
+  kernels::Buffer<T> acts_;       // forward-saved activations
+  kernels::Buffer<T> scratch_;    // backward scratch
+  kernels::Buffer<T> rope_cos_, rope_sin_;
+  // Views into acts_ (per layer: stride layer_stride_).
+  int64_t layer_stride_ = 0;
+  T* res_ = nullptr;  // (L + 1) x [N, C] residual stream
+  T* layer0_ = nullptr;
+  T *lnf_ = nullptr, *rstdf_ = nullptr, *logits_ = nullptr;
+  // Views into scratch_.
+  T *dres_ = nullptr, *dln_ = nullptr, *datty_ = nullptr, *dqkv_ = nullptr, *dgu_ = nullptr,
+    *dh_ = nullptr, *att_ws_ = nullptr;
+};
+
+}  // namespace trainscope::training
+
+#endif  // TRAINSCOPE_TRAINING_LLAMA_MODEL_H_

@@ -1,0 +1,44 @@
+#include "training/param_layout.h"
+
+#include <fmt/format.h>
+
+namespace trainscope::training {
+
+ParamLayout::ParamLayout(const ModelConfig& c) {
+  const int64_t C = c.dim, F = c.mlp_dim, V = c.vocab_size;
+  auto add = [&](std::string name, std::vector<int64_t> shape) {
+    TensorSpec t{std::move(name), std::move(shape), total_, 1};
+    for (int64_t d : t.shape) t.numel *= d;
+    total_ += t.numel;
+    tensors_.push_back(std::move(t));
+    return tensors_.back().offset;
+  };
+  embed_ = add("model.embed_tokens.weight", {V, C});
+  for (int i = 0; i < c.n_layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    LayerOffsets l{};
+    l.begin = total_;
+    l.input_norm = add(p + "input_layernorm.weight", {C});
+    l.qkv = add(p + "self_attn.q_proj.weight", {C, C});
+    add(p + "self_attn.k_proj.weight", {C, C});
+    add(p + "self_attn.v_proj.weight", {C, C});
+    l.o_proj = add(p + "self_attn.o_proj.weight", {C, C});
+    l.post_norm = add(p + "post_attention_layernorm.weight", {C});
+    l.gate_up = add(p + "mlp.gate_proj.weight", {F, C});
+    add(p + "mlp.up_proj.weight", {F, C});
+    l.down = add(p + "mlp.down_proj.weight", {C, F});
+    l.end = total_;
+    layers_.push_back(l);
+  }
+  final_norm_ = add("model.norm.weight", {C});
+  lm_head_ = add("lm_head.weight", {V, C});
+}
+
+int ParamLayout::find(const std::string& name) const {
+  for (std::size_t i = 0; i < tensors_.size(); ++i) {
+    if (tensors_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+}  // namespace trainscope::training
