@@ -1,0 +1,31 @@
+// Facts about the machine and software a suite ran on, captured once per
+// suite and stored with it (suites.environment) so that two result sets can
+// be told apart later: CPU, cores, memory, kernel, hostname, the OpenBLAS
+// build and thread count, the Open MPI version, every OMPI_MCA_* variable in
+// effect and the exact command line.
+//
+// Thread-safety: reads /proc and the environment and runs `ompi_info`; call it
+// from one thread (it uses popen and getenv).
+#ifndef TRAINSCOPE_RESULTS_ENVIRONMENT_H_
+#define TRAINSCOPE_RESULTS_ENVIRONMENT_H_
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace trainscope::results {
+
+// Returns an object with the keys hostname, kernel, cpu_model, cores
+// (logical CPUs online), memory_total_bytes, openblas_config,
+// openblas_threads, openmpi_version (null when Open MPI is not installed),
+// mca (object of OMPI_MCA_* variables, prefix stripped) and command_line.
+// Facts that cannot be read are null rather than guessed.
+nlohmann::json capture_environment(const std::string& command_line);
+
+// The subset of capture_environment() that describes the hardware
+// (hostname, kernel, cpu_model, cores, memory_total_bytes): suites.host_facts.
+nlohmann::json host_facts(const nlohmann::json& environment);
+
+}  // namespace trainscope::results
+
+#endif  // TRAINSCOPE_RESULTS_ENVIRONMENT_H_

@@ -1,0 +1,181 @@
+// The results database: one SQLite file holding every suite, run, per-rank
+// result, step, validation loss, poller sample and all-reduce sweep row.
+//
+// Who writes. There is exactly one writer per database: the suite runner, a
+// single process on the launch host. MPI ranks never open the database. The
+// ranks' figures reach rank 0 over MPI; rank 0 writes one JSON run summary
+// atomically (`trainscope train --summary FILE`, see results/records.h), and
+// the runner ingests it here with finish_run(), in one transaction per case.
+// Why: no SQLite locking across ranks or hosts (SQLite locks are unreliable on
+// NFS), a crashing job cannot corrupt the database (it never had it open), and
+// the runner, which outlives the job, can always mark a case failed.
+//
+// Lifecycle of a run: begin_run() inserts it as 'running' and commits at
+// once, so a runner that dies leaves a trace; finish_run() sets the final
+// status and inserts the whole summary atomically: on any error it rolls
+// back, the run stays 'running' and earlier runs are untouched. On start-up
+// the runner calls mark_stale_running_failed(): with one writer, any run
+// still 'running' belongs to a runner that died.
+//
+// Storage: WAL journal (readers never block the writer nor see half a
+// transaction), foreign keys on, a busy timeout after which a lock held by
+// someone else becomes a clear "locked" error. The schema is versioned and
+// migrated on open (results/schema.h); a newer database is refused.
+//
+// Errors: every failure the user can act on (not a database, corrupt, newer
+// schema, unwritable path, locked, unknown id) throws trainscope::Error naming
+// the database file. Calling a writer method on a database opened for reading
+// is a programming error (TS_CHECK).
+//
+// Thread-safety: a ResultsDb is used by one thread at a time. Other threads
+// or processes may open their own ResultsDb for reading at any time.
+#ifndef TRAINSCOPE_RESULTS_RESULTS_DB_H_
+#define TRAINSCOPE_RESULTS_RESULTS_DB_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/records.h"
+
+namespace trainscope::results {
+
+namespace sqlite {
+class Connection;
+}
+
+struct DbOptions {
+  // How long a statement waits for a lock held by another connection before
+  // failing with a "locked" error. 5 s rides out a reader's checkpoint.
+  int busy_timeout_ms = 5000;
+};
+
+// What the runner knows about a suite when it starts.
+struct SuiteInfo {
+  std::string name;
+  std::string definition;    // the suite file (TOML) as run
+  std::string git_revision;
+  nlohmann::json host_facts = nlohmann::json::object();   // hostname, cores, memory...
+  nlohmann::json environment = nlohmann::json::object();  // capture_environment()
+  std::string command_line;
+};
+
+// What the runner knows about a case before launching it.
+struct RunCase {
+  std::string case_name;
+  nlohmann::json config = nlohmann::json::object();  // the case's full config
+  std::string mode;                // e.g. "ddp"
+  std::string reduction;           // e.g. "fused", "bucketed", "per_tensor"
+  std::optional<double> bucket_mb; // only for bucketed reduction
+  int world_size = 1;
+  int threads = 1;                 // threads per rank
+  nlohmann::json transport = nlohmann::json::object();  // OMPI_MCA_* and interfaces asked for
+  std::string links;               // e.g. "lo", "eth0+eth1"
+  std::string launcher_command;    // the exact mpirun command line
+  int repetition = 0;
+  bool operator==(const RunCase&) const = default;
+};
+
+struct SuiteRow {
+  int64_t id = 0;
+  SuiteInfo info;
+  std::string started_at;                  // ISO-8601 UTC
+  std::optional<std::string> finished_at;  // unset: running, or the runner died
+};
+
+struct RunRow {
+  int64_t id = 0;
+  int64_t suite_id = 0;
+  RunCase run_case;
+  RunStatus status = RunStatus::kRunning;
+  std::optional<int> exit_code;
+  std::string error;
+  std::string started_at;
+  std::optional<std::string> finished_at;
+  bool has_summary = false;  // finish_run() was given a summary
+  Totals totals;             // from the summary; NaN without one
+};
+
+// One rank's step, as stored in the steps table.
+struct StepRow {
+  int rank = 0;
+  StepRecord record;
+  bool operator==(const StepRow&) const = default;
+};
+
+class ResultsDb {
+ public:
+  // Opens (creating if needed) and migrates to the current schema.
+  static ResultsDb open_for_writing(const std::filesystem::path& path, DbOptions options = {});
+  // Opens an existing database read-only. Its schema must be current: an
+  // older one must be opened for writing once to migrate.
+  static ResultsDb open_for_reading(const std::filesystem::path& path, DbOptions options = {});
+
+  ResultsDb(ResultsDb&&) noexcept;
+  ResultsDb& operator=(ResultsDb&&) noexcept;
+  ~ResultsDb();
+
+  const std::filesystem::path& path() const;
+  int schema_version();
+  // "ok", or SQLite's list of problems.
+  std::string integrity_check();
+
+  // ---- Writer (open_for_writing only) ----
+
+  // Records a new suite as started now; returns its id.
+  int64_t begin_suite(const SuiteInfo& info);
+  // Stamps the suite's finished_at.
+  void finish_suite(int64_t suite_id);
+  // Inserts a run with status 'running' and commits it; returns its id.
+  int64_t begin_run(int64_t suite_id, const RunCase& run_case);
+  // Final state of a running run. `status` is kOk or kFailed; `summary` may be
+  // null (the job died before writing one). Everything goes in one
+  // transaction; on error nothing changes and the run stays 'running'.
+  void finish_run(int64_t run_id, RunStatus status, int exit_code, std::string_view error,
+                  const RunSummary* summary);
+  // Marks every 'running' run failed with `reason`; returns how many.
+  int mark_stale_running_failed(std::string_view reason);
+  // Records a case that was not run; returns its run id.
+  int64_t mark_skipped(int64_t suite_id, const RunCase& run_case, std::string_view reason);
+  // Append rows to a run (one transaction per call).
+  void add_poller_samples(int64_t run_id, std::span<const PollerSample> samples);
+  void add_allreduce_rows(int64_t run_id, std::span<const AllReduceRow> rows);
+
+  // ---- Reader ----
+
+  std::vector<SuiteRow> list_suites();  // latest first
+  std::optional<int64_t> latest_suite_id();
+  std::optional<SuiteRow> suite(int64_t suite_id);
+  std::vector<RunRow> list_runs(int64_t suite_id);  // in order of begin_run
+  std::optional<RunRow> run(int64_t run_id);
+  std::vector<RankResult> rank_results(int64_t run_id);      // by rank
+  std::vector<StepRow> steps(int64_t run_id);                // by rank, then step
+  std::vector<StepRecord> steps(int64_t run_id, int rank);   // by step
+  std::vector<ValLoss> val_losses(int64_t run_id);           // by step
+  std::vector<PollerSample> poller_samples(int64_t run_id);  // by time
+  std::vector<AllReduceRow> allreduce_rows(int64_t run_id);  // by size
+  // The run's summary as ingested, rebuilt from the tables; std::nullopt if
+  // the run has none.
+  std::optional<RunSummary> run_summary(int64_t run_id);
+
+ private:
+  ResultsDb(std::unique_ptr<sqlite::Connection> db, bool writable);
+  void require_writable() const;
+
+  std::unique_ptr<sqlite::Connection> db_;
+  bool writable_ = false;
+};
+
+// Current time as ISO-8601 UTC with milliseconds, e.g. 2026-11-21T17:28:33.123Z.
+std::string utc_timestamp();
+
+}  // namespace trainscope::results
+
+#endif  // TRAINSCOPE_RESULTS_RESULTS_DB_H_
