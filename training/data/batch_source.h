@@ -40,6 +40,8 @@ struct DataStats {
   int64_t tokens_held = 0;     // tokens this rank holds now
   int64_t bytes_held = 0;      // tracked bytes of data this rank holds now
   int64_t bytes_read = 0;      // bytes of source read so far by this rank
+  int64_t bytes_scanned = 0;   // bytes read once to index a file (offsets only)
+  int64_t bad_records = 0;     // records skipped as bad (skip_bad_records)
 };
 
 class BatchSource {

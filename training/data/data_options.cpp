@@ -1,0 +1,91 @@
+#include "training/data/data_options.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/core.h>
+
+#include "kernels/check.h"
+
+namespace trainscope::training {
+namespace {
+
+template <typename Enum, std::size_t N>
+Enum parse_enum(const std::array<std::pair<std::string_view, Enum>, N>& names,
+                std::string_view value, std::string_view flag) {
+  std::string expected;
+  for (const auto& [name, e] : names) {
+    if (name == value) return e;
+    if (!expected.empty()) expected += "|";
+    expected += name;
+  }
+  throw Error(fmt::format("{}: unknown value '{}' (expected {})", flag, value, expected));
+}
+
+constexpr std::array<std::pair<std::string_view, BatchMode>, 2> kBatchModes{
+    {{"pad", BatchMode::kPad}, {"pack", BatchMode::kPack}}};
+constexpr std::array<std::pair<std::string_view, DataMode>, 3> kDataModes{
+    {{"naive", DataMode::kNaive},
+     {"duplicated", DataMode::kDuplicated},
+     {"sharded", DataMode::kSharded}}};
+constexpr std::array<std::pair<std::string_view, ShardMode>, 2> kShardModes{
+    {{"strided", ShardMode::kStrided}, {"contiguous", ShardMode::kContiguous}}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(const std::array<std::pair<std::string_view, Enum>, N>& names, Enum e) {
+  for (const auto& [name, value] : names) {
+    if (value == e) return name;
+  }
+  return "?";
+}
+
+}  // namespace
+
+BatchMode parse_batch_mode(std::string_view value, std::string_view flag) {
+  return parse_enum(kBatchModes, value, flag);
+}
+DataMode parse_data_mode(std::string_view value, std::string_view flag) {
+  return parse_enum(kDataModes, value, flag);
+}
+ShardMode parse_shard_mode(std::string_view value, std::string_view flag) {
+  return parse_enum(kShardModes, value, flag);
+}
+
+std::string_view to_string(BatchMode mode) { return name_of(kBatchModes, mode); }
+std::string_view to_string(DataMode mode) { return name_of(kDataModes, mode); }
+std::string_view to_string(ShardMode mode) { return name_of(kShardModes, mode); }
+
+void validate_options(const DataOptions& o) {
+  if (o.block < 2) {
+    throw Error(fmt::format("block: {} tokens is too short (need at least 2: one input, one target)",
+                            o.block));
+  }
+  if (o.global_batch < 1) {
+    throw Error(fmt::format("global batch: {} must be at least 1", o.global_batch));
+  }
+  if (o.world_size < 1) {
+    throw Error(fmt::format("world size: {} must be at least 1", o.world_size));
+  }
+  if (o.rank < 0 || o.rank >= o.world_size) {
+    throw Error(fmt::format("rank {} is outside [0, {}) for world size {}", o.rank, o.world_size,
+                            o.world_size));
+  }
+  if (o.data_mode == DataMode::kNaive && o.world_size > 1) {
+    throw Error(fmt::format(
+        "data mode naive runs in one process, but the world size is {} (use duplicated or sharded)",
+        o.world_size));
+  }
+  if (o.global_batch % o.world_size != 0) {
+    throw Error(fmt::format("global batch {} is not divisible by the world size {}",
+                            o.global_batch, o.world_size));
+  }
+  if (o.max_record_bytes < 1) {
+    throw Error(fmt::format("max record bytes: {} must be positive", o.max_record_bytes));
+  }
+  if (o.builtin_docs < 0 || o.builtin_valid_docs < 0) {
+    throw Error("builtin story counts must not be negative");
+  }
+  if (o.threads < 0) throw Error(fmt::format("threads: {} must not be negative", o.threads));
+}
+
+}  // namespace trainscope::training
