@@ -262,7 +262,8 @@ def main():
     if args.mode == "golden":
         write_golden(enc, args.out)
     else:
-        lines = sys.stdin.read().split("\n")
+        # Bytes, not text mode, so no newline translation can differ from the C++ side.
+        lines = sys.stdin.buffer.read().decode("utf-8").split("\n")
         if lines and lines[-1] == "":
             lines.pop()  # the newline ends the last line; it does not start another
         for line in lines:
