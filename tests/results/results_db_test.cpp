@@ -157,6 +157,17 @@ TEST_F(ResultsDbTest, GarbageFileIsRefusedAndLeftAlone) {
   EXPECT_EQ(after, garbage);
 }
 
+TEST_F(ResultsDbTest, EmptySqliteFileIsNotReadable) {
+  { sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000); }
+  std::ofstream(path_, std::ios::app).flush();
+  std::string message = error_of([&] { ResultsDb::open_for_reading(path_); });
+  EXPECT_CONTAINS(message, path_.string());
+  EXPECT_CONTAINS(message, "not a trainscope results database");
+  // Opening it for writing turns it into one.
+  EXPECT_EQ(ResultsDb::open_for_writing(path_).schema_version(), kSchemaVersion);
+  EXPECT_EQ(ResultsDb::open_for_reading(path_).schema_version(), kSchemaVersion);
+}
+
 TEST_F(ResultsDbTest, ForeignSqliteDatabaseIsRefused) {
   {
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
