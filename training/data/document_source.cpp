@@ -34,7 +34,7 @@ class FileDocumentSource final : public DocumentSource {
   }
   ~FileDocumentSource() override { ::close(fd_); }
 
-  void keep_range(int64_t begin, int64_t end) { index_.keep_range(begin, end); }
+  void keep_range(int64_t begin, int64_t end) override { index_.keep_range(begin, end); }
 
   int64_t size() const override { return index_.size(); }
   std::string name() const override { return path_; }
@@ -87,7 +87,8 @@ class StorySource final : public DocumentSource {
  public:
   StorySource(uint64_t seed, int64_t first, int64_t count, std::string name)
       : seed_(seed), first_(first), count_(count), name_(std::move(name)) {}
-  void keep_range(int64_t begin, int64_t end) {
+  void keep_range(int64_t begin, int64_t end) override {
+    TS_CHECK(0 <= begin && begin <= end && end <= count_) << begin << ".." << end;
     first_ += begin;
     count_ = end - begin;
   }
@@ -236,7 +237,7 @@ std::unique_ptr<DocumentSource> open_document_source(const DataOptions& options,
     auto stories = open_builtin(options, spec, split, missing_split_ok);
     if (!stories) return nullptr;
     const auto [b, e] = split.resolve(stories->size());
-    static_cast<StorySource*>(stories.get())->keep_range(b, e);
+    stories->keep_range(b, e);
     source = std::move(stories);
   } else {
     std::optional<FileFormat> forced;

@@ -39,6 +39,9 @@ class DocumentSource {
   virtual int64_t bad_records() const { return 0; }
   // Tracked bytes this source holds (its index).
   virtual int64_t bytes_held() const { return 0; }
+  // Keeps only documents [begin, end) (renumbered from 0) and releases what
+  // the rest held. REQUIRES: 0 <= begin <= end <= size(); no concurrent text().
+  virtual void keep_range(int64_t begin, int64_t end) = 0;
 };
 
 // A split name with an optional slice: "train", "valid[:100]", "train[0%:50%]".

@@ -125,10 +125,10 @@ class DataPipeline final : public BatchSource {
         const int64_t per_rank = D / n;
         if (per_rank == 0) throw too_small(D, "documents");
         ids.resize(per_rank);
-        for (int64_t j = 0; j < per_rank; ++j) {
-          ids[j] = options_.shard == ShardMode::kContiguous ? r * per_rank + j
-                                                            : r + j * int64_t{n};
-        }
+        const bool contiguous = options_.shard == ShardMode::kContiguous;
+        // A contiguous rank forgets the rest of the source (its index too).
+        if (contiguous) docs_->keep_range(r * per_rank, (r + 1) * per_rank);
+        for (int64_t j = 0; j < per_rank; ++j) ids[j] = contiguous ? j : r + j * int64_t{n};
       }
       load_documents(*docs_, tokenizer_, ids, -1, /*append_eot=*/true, options_.threads, &store_);
       held_ = static_cast<int64_t>(store_.tokens.size()) / options_.block;
@@ -155,12 +155,13 @@ class DataPipeline final : public BatchSource {
     if (sharded && options_.shard == ShardMode::kContiguous) {
       const int64_t per_rank = D / n;
       if (per_rank < rows_) throw too_small(D, "examples");
-      first_ = r * per_rank;
+      // Keep only this rank's part of the source (its index too).
+      docs_->keep_range(r * per_rank, (r + 1) * per_rank);
       held_ = per_rank;
       batches_ = per_rank / rows_;
       DataVector<int64_t> ids = data_vector<int64_t>();
       ids.resize(per_rank);
-      std::iota(ids.begin(), ids.end(), first_);
+      std::iota(ids.begin(), ids.end(), int64_t{0});
       load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.threads, &store_);
       return;
     }
@@ -309,7 +310,6 @@ class DataPipeline final : public BatchSource {
   int64_t batches_ = 0;
   int64_t total_ = 0;  // examples in the whole dataset, -1 if unknown
   int64_t held_ = 0;   // examples (or blocks) this rank holds
-  int64_t first_ = 0;  // contiguous shard: first example held
   TokenStore store_;
   DataVector<int64_t> perm_ = data_vector<int64_t>();
   int64_t perm_epoch_ = -1;
