@@ -188,6 +188,27 @@ TEST(Gpt2TinyVocabTest, MergesByRank) {
             (Ids{260, 261, 'o', 'r', 'l', 'd', 256}));
 }
 
+// encoder.py merges every occurrence of the best pair before it looks at the
+// pairs those merges made, even when one of those ranks higher. Here "ab a"
+// outranks "a b": merging one pair at a time would give [aba, b] for "abab".
+// Expected ids are from scripts/gpt2_reference_tokenize.py's Encoder on the
+// same two merges.
+TEST(Gpt2TinyVocabTest, MergesAllOccurrencesOfARankBeforeNewPairs) {
+  TempDir dir;
+  nlohmann::json vocab = nlohmann::json::object();
+  const auto& alphabet = gpt2_byte_to_unicode();
+  for (int b = 0; b < 256; ++b) vocab[alphabet[b]] = b;
+  vocab[std::string(kEndOfText)] = 256;
+  vocab["ab"] = 257;
+  vocab["aba"] = 258;
+  dir.write("vocab.json", vocab.dump());
+  dir.write("merges.txt", "#version: 0.2\nab a\na b\n");
+  const auto tok = Gpt2Tokenizer::load(dir.path().string(), {.cache_words = false});
+  EXPECT_EQ(tok->encode("abab"), (Ids{257, 257}));
+  EXPECT_EQ(tok->encode("ababa"), (Ids{257, 258}));
+  EXPECT_EQ(tok->encode("aab"), (Ids{'a', 257}));
+}
+
 TEST(Gpt2TinyVocabTest, TokenizerJsonAcceptsBothMergeForms) {
   TempDir dir;
   nlohmann::json merges = nlohmann::json::array(
