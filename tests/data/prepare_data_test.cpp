@@ -1,0 +1,137 @@
+#include "training/data/prepare_data.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/check.h"
+#include "tests/data/test_util.h"
+#include "training/data/pipeline.h"
+#include "training/data/records.h"
+#include "training/tokenizers/byte_tokenizer.h"
+
+namespace trainscope::training {
+namespace {
+
+using testing::TempDir;
+
+std::vector<nlohmann::json> read_jsonl(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+// 20 instruction records of growing length, 3 bad lines, 2 chat records.
+std::string write_input(const TempDir& dir) {
+  std::string lines;
+  for (int i = 0; i < 20; ++i) {
+    lines += "{\"instruction\":\"q" + std::to_string(i) + "\",\"context\":\"\",\"response\":\"" +
+             std::string(i * 10, 'r') + "\"}\n";
+  }
+  lines += "not json\n{\"text\": 3}\n{\"other\":\"x\"}\n";
+  lines += "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"yo\"}]}\n";
+  lines += "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}]}\n";
+  return dir.write("in.jsonl", lines);
+}
+
+TEST(PrepareDataTest, ConvertsDropsLongShufflesAndSplits) {
+  TempDir dir;
+  ByteTokenizer tok;
+  PrepareOptions o;
+  o.input = write_input(dir);
+  o.out_dir = dir.file("out");
+  // Instruction i < 10 renders to 59 + 10 i bytes, + 1 end-of-text: 9 fits.
+  o.max_seq_length = 150;
+  o.valid_fraction = 0.25;
+  o.seed = 5;
+  const PrepareResult r = prepare_data(o, tok);
+  EXPECT_EQ(r.read, 25);
+  EXPECT_EQ(r.dropped_bad, 3);
+  EXPECT_EQ(r.bad_samples.size(), 3u);
+  EXPECT_NE(r.bad_samples[0].find("in.jsonl:21"), std::string::npos) << r.bad_samples[0];
+  EXPECT_EQ(r.dropped_too_long, 10);  // i = 10..19 exceed 150 tokens
+  EXPECT_EQ(r.kept, 12);
+  EXPECT_LE(r.max_tokens_kept, 150);
+  EXPECT_EQ(r.valid, 3);  // round(12 * 0.25)
+  EXPECT_EQ(r.train, 9);
+  const auto train = read_jsonl(dir.file("out/train.jsonl"));
+  const auto valid = read_jsonl(dir.file("out/valid.jsonl"));
+  ASSERT_EQ(train.size(), 9u);
+  ASSERT_EQ(valid.size(), 3u);
+  std::set<std::string> all;
+  for (const auto& v : {train, valid}) {
+    for (const auto& j : v) {
+      ASSERT_TRUE(j.contains("messages")) << j.dump();
+      EXPECT_TRUE(all.insert(j.dump()).second);
+      // Dropped, not truncated: every kept record fits.
+      std::string text;
+      render_record(parse_record(j, "text", "x"), &text);
+      EXPECT_LE(static_cast<int64_t>(tok.encode(text).size()) + 1, 150);
+    }
+  }
+  // Shuffled: the file order (q0, q1, ...) is not kept.
+  std::vector<std::string> firsts;
+  for (const auto& j : train) firsts.push_back(j["messages"][0]["content"]);
+  EXPECT_FALSE(std::is_sorted(firsts.begin(), firsts.end()));
+  // Same seed, same split; the directory is a SOURCE with a valid split.
+  prepare_data(o, tok);
+  EXPECT_EQ(read_jsonl(dir.file("out/train.jsonl")), train);
+  DataOptions d;
+  d.source = o.out_dir;
+  d.global_batch = 2;
+  EXPECT_NE(open_validation_source(d, tok), nullptr);
+  EXPECT_EQ(open_batch_source(d, tok)->stats().examples_total, 9);
+  // No temporaries left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(o.out_dir)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 2);
+}
+
+TEST(PrepareDataTest, NothingWrittenWhenNothingKept) {
+  TempDir dir;
+  ByteTokenizer tok;
+  PrepareOptions o;
+  o.input = write_input(dir);
+  o.out_dir = dir.file("out");
+  o.max_seq_length = 5;
+  try {
+    prepare_data(o, tok);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no example kept"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/train.jsonl")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/valid.jsonl")));
+}
+
+TEST(PrepareDataTest, BadOptionsAndMissingInput) {
+  TempDir dir;
+  ByteTokenizer tok;
+  PrepareOptions o;
+  o.input = dir.file("missing.jsonl");
+  o.out_dir = dir.file("out");
+  EXPECT_THROW(prepare_data(o, tok), Error);
+  o.input = write_input(dir);
+  o.valid_fraction = 1.0;
+  try {
+    prepare_data(o, tok);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--valid-fraction"), std::string::npos);
+  }
+  o.valid_fraction = 0;
+  const PrepareResult r = prepare_data(o, tok);
+  EXPECT_EQ(r.valid, 0);
+  EXPECT_EQ(r.train, 22);
+  EXPECT_TRUE(read_jsonl(dir.file("out/valid.jsonl")).empty());
+}
+
+}  // namespace
+}  // namespace trainscope::training
