@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
 
   cli::add_version_command(app);
+  cli::add_prepare_data_command(app);
   cli::add_tokenize_command(app);
 
   try {
