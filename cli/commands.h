@@ -11,7 +11,14 @@ namespace trainscope::cli {
 
 void add_version_command(CLI::App& app);
 void add_prepare_data_command(CLI::App& app);
+void add_monitor_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+
+// Thrown by a command that completed and must make trainscope exit with
+// `code` without an error message (monitor passes on its child's status).
+struct SilentExit {
+  int code;
+};
 
 }  // namespace trainscope::cli
 

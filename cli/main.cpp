@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
 
   cli::add_version_command(app);
   cli::add_prepare_data_command(app);
+  cli::add_monitor_command(app);
   cli::add_tokenize_command(app);
 
   try {
@@ -23,6 +24,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitBadInput;
+  } catch (const cli::SilentExit& e) {
+    return e.code;
   } catch (const Error& e) {
     std::fprintf(stderr, "trainscope: error: %s\n", e.what());
     return e.exit_code();
