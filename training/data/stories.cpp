@@ -45,7 +45,7 @@ constexpr std::array<std::string_view, 6> kIndoor{
     "read a story", "make a blanket fort", "play a game"};
 constexpr std::array<std::string_view, 8> kSpots{
     "bed", "big tree", "table", "bench", "bush", "rock", "door", "slide"};
-constexpr std::array<std::string_view, 6> kSad{"sad", "worried", "upset", "scared", "lonely", "unhappy"};
+constexpr std::array<std::string_view, 4> kSad{"sad", "worried", "upset", "unhappy"};
 constexpr std::array<std::string_view, 6> kGlad{"happy", "glad", "proud", "excited", "thankful", "joyful"};
 constexpr std::array<std::string_view, 6> kFears{
     "dark", "big slide", "deep water", "loud thunder", "tall ladder", "barking dog"};
@@ -191,6 +191,11 @@ const std::vector<Plot>& plots() {
   return all;
 }
 
+constexpr std::array<std::string_view, 6> kSettings{
+    "The sun was shining and the sky was blue. ", "It was a warm and sunny day. ",
+    "It was a cold morning, and the grass was wet. ", "The birds were singing in the trees. ",
+    "It was a windy day, and the leaves were dancing. ", "It was a quiet afternoon. "};
+
 constexpr std::array<std::string_view, 4> kEndings{
     "The end.", "And they lived happily ever after.", "It was a very good day.",
     "That night, {hero} went to sleep with a big smile."};
@@ -286,11 +291,10 @@ void generate_story(uint64_t seed, int64_t index, std::string* out) {
   out->reserve(900);
   for (const Step& step : openings()) expand(step[rng.below(step.size())], cast, out);
   const Plot& plot = plots()[rng.below(plots().size())];
-  for (const Step& step : plot) {
-    // Now and then a middle step is left out, so plots vary in length.
-    if (&step != &plot.front() && &step != &plot.back() && rng.below(8) == 0) continue;
-    expand(step[rng.below(step.size())], cast, out);
-  }
+  // Half the stories set the scene first; every plot step is told (leaving
+  // one out would break the story's logic).
+  if (rng.below(2) == 0) expand(pick(rng, kSettings), cast, out);
+  for (const Step& step : plot) expand(step[rng.below(step.size())], cast, out);
   expand(pick(rng, kEndings), cast, out);
 }
 
