@@ -76,10 +76,15 @@ TEST_F(Gpt2VocabTest, MatchesReferenceEncoderOnGoldenCases) {
   for (const GoldenCase& c : cases) EXPECT_EQ(tokenizer_->encode(c.text), c.ids);
 }
 
-TEST_F(Gpt2VocabTest, CacheDoesNotChangeIds) {
-  const auto uncached = Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache_words = false});
-  for (const GoldenCase& c : read_golden()) {
-    EXPECT_EQ(uncached->encode(c.text), c.ids) << "text: " << nlohmann::json(c.text).dump();
+TEST_F(Gpt2VocabTest, CachePoliciesGiveTheSameIds) {
+  for (WordCache cache : {WordCache::kNone, WordCache::kThreadLocal}) {
+    const auto tok = Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache = cache});
+    for (int pass = 0; pass < 2; ++pass) {  // the second pass hits the cache
+      for (const GoldenCase& c : read_golden()) {
+        EXPECT_EQ(tok->encode(c.text), c.ids)
+            << "cache " << static_cast<int>(cache) << " text: " << nlohmann::json(c.text).dump();
+      }
+    }
   }
 }
 
@@ -107,19 +112,26 @@ TEST_F(Gpt2VocabTest, LongUnspacedRunsAreFastAndRoundTrip) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 }
 
-TEST_F(Gpt2VocabTest, ConcurrentEncodesAgree) {
+void expect_concurrent_encodes_agree(const Gpt2Tokenizer& tok) {
   const std::vector<GoldenCase> cases = read_golden();
   std::vector<std::thread> threads;
   std::vector<int> mismatches(4, 0);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int round = 0; round < 20; ++round) {
-        for (const GoldenCase& c : cases) mismatches[t] += tokenizer_->encode(c.text) != c.ids;
+        for (const GoldenCase& c : cases) mismatches[t] += tok.encode(c.text) != c.ids;
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+}
+
+TEST_F(Gpt2VocabTest, ConcurrentEncodesAgree) {
+  expect_concurrent_encodes_agree(*tokenizer_);  // the default, sharded cache
+  const auto thread_local_cache =
+      Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache = WordCache::kThreadLocal});
+  expect_concurrent_encodes_agree(*thread_local_cache);
 }
 
 TEST_F(Gpt2VocabTest, DecodeRejectsOutOfRangeIds) {
@@ -203,7 +215,7 @@ TEST(Gpt2TinyVocabTest, MergesAllOccurrencesOfARankBeforeNewPairs) {
   vocab["aba"] = 258;
   dir.write("vocab.json", vocab.dump());
   dir.write("merges.txt", "#version: 0.2\nab a\na b\n");
-  const auto tok = Gpt2Tokenizer::load(dir.path().string(), {.cache_words = false});
+  const auto tok = Gpt2Tokenizer::load(dir.path().string(), {.cache = WordCache::kNone});
   EXPECT_EQ(tok->encode("abab"), (Ids{257, 257}));
   EXPECT_EQ(tok->encode("ababa"), (Ids{257, 258}));
   EXPECT_EQ(tok->encode("aab"), (Ids{'a', 257}));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -34,6 +35,17 @@ struct StringHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
+using WordMap = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
+
+std::atomic<uint64_t> next_instance_id{1};
+
+// WordCache::kThreadLocal: the words of the tokenizer this thread used last.
+struct ThreadWordCache {
+  uint64_t owner = 0;
+  WordMap words;
+};
+thread_local ThreadWordCache thread_word_cache;
+constexpr std::size_t kMaxWordsPerThread = 64 * kMaxWordsPerShard;
 
 // The inverse of gpt2_byte_to_unicode(): code point -> byte, -1 if none.
 // Every code point of the alphabet is below 324 (256 + 68 remapped bytes).
@@ -300,7 +312,7 @@ struct Gpt2Tokenizer::PairSlot {
 
 struct alignas(64) Gpt2Tokenizer::CacheShard {
   std::mutex mu;
-  std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>> words;
+  WordMap words;
 };
 
 namespace {
@@ -312,7 +324,7 @@ inline uint64_t pair_key(int32_t left, int32_t right) {
 Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
                              const std::vector<Merge>& merges, const std::string& vocab_source,
                              std::string spec, Gpt2Options options)
-    : spec_(std::move(spec)), options_(options) {
+    : spec_(std::move(spec)), options_(options), instance_id_(next_instance_id++) {
   token_bytes_.resize(tokens.size());
   std::unordered_map<std::string, int32_t> id_of_bytes;
   id_of_bytes.reserve(tokens.size());
@@ -379,7 +391,9 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
     while (pair_table_[slot].key != ~uint64_t{0}) slot = (slot + 1) & (capacity - 1);
     pair_table_[slot] = {key, static_cast<int32_t>(rank), merged->second};
   }
-  if (options_.cache_words) cache_ = std::make_unique<CacheShard[]>(kNumCacheShards);
+  if (options_.cache == WordCache::kSharded) {
+    cache_ = std::make_unique<CacheShard[]>(kNumCacheShards);
+  }
 }
 
 Gpt2Tokenizer::~Gpt2Tokenizer() = default;
@@ -500,8 +514,25 @@ void Gpt2Tokenizer::encode_word(std::string_view word, std::vector<int32_t>* out
     out->push_back(byte_ids_[static_cast<unsigned char>(word[0])]);
     return;
   }
-  if (!cache_ || word.size() > kMaxCachedWordBytes) {
+  if (options_.cache == WordCache::kNone || word.size() > kMaxCachedWordBytes) {
     bpe(word, out);
+    return;
+  }
+  if (options_.cache == WordCache::kThreadLocal) {
+    ThreadWordCache& cache = thread_word_cache;
+    if (cache.owner != instance_id_) {
+      cache.words.clear();
+      cache.owner = instance_id_;
+    }
+    const auto it = cache.words.find(word);
+    if (it != cache.words.end()) {
+      out->insert(out->end(), it->second.begin(), it->second.end());
+      return;
+    }
+    const std::size_t start = out->size();
+    bpe(word, out);
+    if (cache.words.size() >= kMaxWordsPerThread) cache.words.clear();
+    cache.words.emplace(word, std::vector<int32_t>(out->begin() + start, out->end()));
     return;
   }
   const std::size_t hash = StringHash{}(word);

@@ -10,9 +10,9 @@
 // type BPE with a ByteLevel pre-tokenizer.
 //
 // Thread-safety: immutable after construction except for the word -> ids
-// cache, which is sharded, one mutex per shard, so threads encoding at once
-// rarely meet on a lock (bench/tokenizer_bench.cpp measures it). encode and
-// decode may be called from any number of threads.
+// cache, which is either shared and sharded (one mutex per shard, so threads
+// encoding at once rarely meet on a lock) or per thread; see WordCache.
+// encode and decode may be called from any number of threads.
 #ifndef TRAINSCOPE_TRAINING_TOKENIZERS_GPT2_TOKENIZER_H_
 #define TRAINSCOPE_TRAINING_TOKENIZERS_GPT2_TOKENIZER_H_
 
@@ -27,10 +27,18 @@
 
 namespace trainscope::training {
 
+// Where the ids of words already encoded are remembered; the ids are the same
+// either way. bench/tokenizer_bench.cpp measures the three.
+enum class WordCache {
+  kNone,     // every word through BPE: only to measure what a cache buys
+  kSharded,  // one cache shared by all threads, 64 mutex-guarded shards
+  // One cache per thread: no locks, but each thread warms its own, and a
+  // thread that alternates between tokenizers empties it at each switch.
+  kThreadLocal,
+};
+
 struct Gpt2Options {
-  // Remember the ids of words already encoded. Off only to measure what the
-  // cache buys; the ids are the same either way.
-  bool cache_words = true;
+  WordCache cache = WordCache::kSharded;
 };
 
 class Gpt2Tokenizer final : public Tokenizer {
@@ -85,6 +93,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   std::string spec_;
   Gpt2Options options_;
   std::unique_ptr<CacheShard[]> cache_;
+  uint64_t instance_id_;  // tells this tokenizer's thread-local cache from others'
 };
 
 // GPT-2's reversible map from each byte to a printable character, as UTF-8
