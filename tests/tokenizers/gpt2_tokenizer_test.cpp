@@ -77,7 +77,7 @@ TEST_F(Gpt2VocabTest, MatchesReferenceEncoderOnGoldenCases) {
 }
 
 TEST_F(Gpt2VocabTest, CachePoliciesGiveTheSameIds) {
-  for (WordCache cache : {WordCache::kNone, WordCache::kThreadLocal}) {
+  for (WordCache cache : {WordCache::kNone, WordCache::kSharded}) {
     const auto tok = Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache = cache});
     for (int pass = 0; pass < 2; ++pass) {  // the second pass hits the cache
       for (const GoldenCase& c : read_golden()) {
@@ -128,10 +128,9 @@ void expect_concurrent_encodes_agree(const Gpt2Tokenizer& tok) {
 }
 
 TEST_F(Gpt2VocabTest, ConcurrentEncodesAgree) {
-  expect_concurrent_encodes_agree(*tokenizer_);  // the default, sharded cache
-  const auto thread_local_cache =
-      Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache = WordCache::kThreadLocal});
-  expect_concurrent_encodes_agree(*thread_local_cache);
+  expect_concurrent_encodes_agree(*tokenizer_);  // the default, thread-local cache
+  const auto sharded = Gpt2Tokenizer::load(testing::kGpt2Dir, {.cache = WordCache::kSharded});
+  expect_concurrent_encodes_agree(*sharded);
 }
 
 TEST_F(Gpt2VocabTest, DecodeRejectsOutOfRangeIds) {
@@ -198,6 +197,21 @@ TEST(Gpt2TinyVocabTest, MergesByRank) {
   EXPECT_EQ(tok->encode("lll"), (Ids{258, 'l'}));  // left to right, no overlap
   EXPECT_EQ(tok->encode("hello world<|endoftext|>"),
             (Ids{260, 261, 'o', 'r', 'l', 'd', 256}));
+}
+
+// The default cache is per thread; it must never serve one tokenizer's words
+// to another used on the same thread.
+TEST(Gpt2TinyVocabTest, TokenizersOnOneThreadDoNotShareCachedWords) {
+  TempDir dir;
+  dir.write("vocab.json", tiny_vocab().dump());
+  dir.write("merges.txt", kTinyMerges);
+  const auto merging = Gpt2Tokenizer::load(dir.path().string());
+  dir.write("merges.txt", "#version: 0.2\nl l\n");
+  const auto fewer_merges = Gpt2Tokenizer::load(dir.path().string());
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(merging->encode("hello"), (Ids{260}));
+    EXPECT_EQ(fewer_merges->encode("hello"), (Ids{'h', 'e', 258, 'o'}));
+  }
 }
 
 // encoder.py merges every occurrence of the best pair before it looks at the

@@ -45,7 +45,7 @@ struct ThreadWordCache {
   WordMap words;
 };
 thread_local ThreadWordCache thread_word_cache;
-constexpr std::size_t kMaxWordsPerThread = 64 * kMaxWordsPerShard;
+constexpr std::size_t kMaxWordsPerThread = 1 << 16;
 
 // The inverse of gpt2_byte_to_unicode(): code point -> byte, -1 if none.
 // Every code point of the alphabet is below 324 (256 + 68 remapped bytes).
