@@ -8,13 +8,18 @@ addition that trainscope's Tokenizer interface asks for: the literal text
 with allowed_special="all"); the pieces between are encoded independently.
 
 Needs Debian's python3-regex (`apt-get install python3-regex`); run with
-/usr/bin/python3. Three modes:
+/usr/bin/python3. Four modes:
 
   gpt2_reference_tokenize.py --vocab DIR golden OUT.jsonl
-      writes the golden file of {"text", "ids"} cases compared by
-      tests/tokenizers/gpt2_tokenizer_test.cpp
+      writes the golden file of {"text", "ids", "pieces"} cases compared by
+      tests/tokenizers/gpt2_{tokenizer,pretokenizer}_test.cpp
   gpt2_reference_tokenize.py --vocab DIR encode < text
       prints the ids of each stdin line (like `trainscope tokenize`)
+  gpt2_reference_tokenize.py stress-text > text
+      prints ~1.6 MB of lines for a bulk cross-check: a sweep over every fifth
+      code point of Unicode, then 5000 random lines over the regex's classes;
+      compare `trainscope tokenize --tokenizer gpt2:DIR < text` with
+      `gpt2_reference_tokenize.py encode < text` (e.g. with cmp)
   gpt2_reference_tokenize.py unicode-table OUT.cpp
       writes the code point class table of the C++ pre-tokenizer, made by asking
       the `regex` module itself which code points are \\p{L}, \\p{N} and \\s
@@ -195,6 +200,32 @@ def random_cases(count, seed):
     return cases
 
 
+def stress_lines():
+    rng = random.Random(5)
+    line = []
+    for cp in range(0x20, 0x110000, 5):
+        if 0xD800 <= cp <= 0xDFFF or cp == 0x0A:
+            continue
+        line.append(chr(cp))
+        r = rng.random()
+        if r < 0.15:
+            line.append(" ")
+        elif r < 0.2:
+            line.append("a")
+        elif r < 0.25:
+            line.append("7")
+        if len(line) > 40:
+            yield "".join(line)
+            line = []
+    yield "".join(line)
+    alphabet = [a for a in RANDOM_ALPHABET if "\n" not in a] + [
+        "ing", "tion", "的", "Привет", "ﬁ", "Ⅻ", "🏳️‍🌈", "\u0300", "   ", "\t\t", "1234567", "''",
+        "'ll've"]
+    rng = random.Random(99)
+    for _ in range(5000):
+        yield "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120)))
+
+
 def write_golden(enc, out_path):
     cases = FIXED_CASES + random_cases(300, seed=20261121)
     with open(out_path, "w", encoding="utf-8") as f:
@@ -252,11 +283,16 @@ def main():
     parser.add_argument("--vocab", default=os.path.join(os.path.dirname(__file__),
                                                         "../../shared/data/gpt2"),
                         help="directory with encoder.json and vocab.bpe")
-    parser.add_argument("mode", choices=["golden", "encode", "unicode-table"])
+    parser.add_argument("mode", choices=["golden", "encode", "stress-text", "unicode-table"])
     parser.add_argument("out", nargs="?", help="output file (golden, unicode-table)")
     args = parser.parse_args()
     if args.mode == "unicode-table":
         write_unicode_table(args.out)
+        return
+    if args.mode == "stress-text":
+        out = sys.stdout.buffer
+        for line in stress_lines():
+            out.write(line.encode("utf-8") + b"\n")
         return
     enc = load_encoder(args.vocab)
     if args.mode == "golden":
