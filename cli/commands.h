@@ -10,6 +10,7 @@
 namespace trainscope::cli {
 
 void add_version_command(CLI::App& app);
+void add_train_command(CLI::App& app);
 void add_prepare_data_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.fallthrough(false);
 
+  cli::add_train_command(app);
   cli::add_version_command(app);
   cli::add_prepare_data_command(app);
   cli::add_monitor_command(app);

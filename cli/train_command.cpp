@@ -1,0 +1,156 @@
+// `trainscope train`: one training run, alone or as every rank of an mpirun
+// job (the communicator is picked from the environment mpirun gives).
+//
+//   trainscope train --model seed --steps 50
+//   mpirun -np 2 trainscope train --mode sharded --reduce overlap --summary s.json
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "comm/communicator.h"
+#include "kernels/check.h"
+#include "training/model_config.h"
+#include "training/trainer.h"
+
+namespace trainscope::cli {
+namespace {
+
+struct TrainFlags {
+  training::TrainOptions o;
+  std::string schedule = "constant";
+  std::string batching = "pad";
+  std::string mode = "naive";
+  std::string shard = "strided";
+  std::string reduce = "fused";
+  std::string backend = "auto";
+  bool no_shuffle = false;
+};
+
+void run(TrainFlags& f) {
+  training::TrainOptions& o = f.o;
+  o.schedule = training::parse_lr_schedule(f.schedule);
+  o.data.mode = training::parse_batch_mode(f.batching, "--batching");
+  o.data.data_mode = training::parse_data_mode(f.mode, "--mode");
+  o.data.shard = training::parse_shard_mode(f.shard, "--shard");
+  o.data.shuffle = !f.no_shuffle;
+  o.reduce = comm::parse_reduce_strategy(f.reduce);
+  auto comm = comm::make_communicator(f.backend);
+  try {
+    const results::RunSummary s = training::run_training(o, *comm);
+    if (s.status == results::RunStatus::kFailed) {
+      if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", s.error.c_str());
+      throw SilentExit{kExitFailure};
+    }
+  } catch (const comm::CollectiveError& e) {
+    // Every rank threw the same error: one message, from rank 0, clean exit.
+    if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", e.what());
+    throw SilentExit{e.exit_code()};
+  } catch (const Error& e) {
+    if (comm->size() == 1) throw;
+    // Only this rank failed: say which, and end the job so nobody hangs.
+    std::fprintf(stderr, "trainscope: rank %d: error: %s\n", comm->rank(), e.what());
+    std::fflush(stderr);
+    comm->abort(e.exit_code());
+  }
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto flags = std::make_shared<TrainFlags>();
+  training::TrainOptions& o = flags->o;
+  auto* cmd = app.add_subcommand(
+      "train",
+      "Train the Llama-style model and report loss, step time, tokens/s, memory by category and "
+      "phase times. Run it directly, or under mpirun for data parallelism (every rank runs this "
+      "same command; --batch is the global batch).");
+  cmd->add_option("--model", o.model,
+                  "Preset (" + fmt::format("{}", fmt::join(training::model_preset_names(), ", ")) +
+                      ") or a Hugging Face style config.json")
+      ->capture_default_str();
+  cmd->add_option("--batch", o.batch, "Global batch in sequences, over all ranks (default: the "
+                                      "preset's, 4 for seed)");
+  cmd->add_option("--block", o.block, "Tokens per example; each row trains on block-1 positions "
+                                      "(default: the preset's, 512 for seed)");
+  cmd->add_option("--steps", o.steps, "Optimizer steps in total (a resumed run continues to this)")
+      ->capture_default_str();
+  cmd->add_option("--lr", o.lr, "Peak learning rate (AdamW)")->capture_default_str();
+  cmd->add_option("--schedule", flags->schedule, "Learning-rate schedule: constant or cosine")
+      ->capture_default_str();
+  cmd->add_option("--lr-warmup", o.lr_warmup, "Steps of linear learning-rate warm-up")
+      ->capture_default_str();
+  cmd->add_option("--min-lr", o.min_lr, "Final learning rate of the cosine schedule")
+      ->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")
+      ->capture_default_str();
+  cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm to this (<= 0: off)")
+      ->capture_default_str();
+  cmd->add_option("--seed", o.seed, "Seed of the initial weights")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Compute threads per rank (OpenMP and OpenBLAS); "
+                                          "default: cores / ranks on this host");
+  cmd->add_option("--warmup-steps", o.warmup_steps,
+                  "First steps left out of the timing statistics (page faults, caches)")
+      ->capture_default_str();
+  cmd->add_option("--data", o.data.source,
+                  "Data SOURCE: builtin:stories[?docs=N], a text file, a .jsonl file (text, chat "
+                  "or instruction records) or a directory with train.jsonl/valid.jsonl")
+      ->capture_default_str();
+  cmd->add_option("--split", o.data.split, "Split, optionally sliced: train, valid, "
+                                           "train[0%:50%], train[100:200]")
+      ->capture_default_str();
+  cmd->add_option("--tokenizer", o.tokenizer, "byte, or gpt2:PATH (vocab.json+merges.txt, "
+                                              "encoder.json+vocab.bpe or tokenizer.json)")
+      ->capture_default_str();
+  cmd->add_option("--text-field", o.data.text_field, "JSONL field holding the text")
+      ->capture_default_str();
+  cmd->add_option("--delimiter", o.data.delimiter, "Plain text: the line that separates documents")
+      ->capture_default_str();
+  cmd->add_flag("--one-per-line", o.data.one_per_line, "Plain text: one document per line");
+  cmd->add_option("--batching", flags->batching, "pad (one document per example, truncated or "
+                                                 "padded) or pack (documents concatenated)")
+      ->capture_default_str();
+  cmd->add_flag("--mask-padding", o.data.mask_padding, "pad mode: leave padding out of the loss");
+  cmd->add_option("--data-seed", o.data.seed, "Seed of the per-epoch data order")
+      ->capture_default_str();
+  cmd->add_flag("--no-shuffle", flags->no_shuffle, "Visit examples in file order every epoch");
+  cmd->add_flag("--skip-bad-records", o.data.skip_bad_records,
+                "Skip (and count) malformed JSONL records instead of failing");
+  cmd->add_option("--eval-every", o.eval_every, "Validation loss every N steps and at the end "
+                                                "(0: never); needs a source with a valid split")
+      ->capture_default_str();
+  cmd->add_option("--val-batches", o.val_batches, "Batches per validation")->capture_default_str();
+  cmd->add_option("--mode", flags->mode,
+                  "Data parallelism: naive (one process), duplicated (every rank loads all data, "
+                  "keeps its rows) or sharded (every rank loads only its shard)")
+      ->capture_default_str();
+  cmd->add_option("--shard", flags->shard,
+                  "sharded mode: strided (rank r gets rows r, r+N, ...: same global batches as "
+                  "naive) or contiguous (rank r holds the r-th 1/N of the examples)")
+      ->capture_default_str();
+  cmd->add_option("--reduce", flags->reduce,
+                  "Gradient reduction: per-tensor (one all-reduce per tensor), fused (buckets of "
+                  "--bucket-mb after backward) or overlap (buckets launched during backward)")
+      ->capture_default_str();
+  cmd->add_option("--bucket-mb", o.bucket_mb, "Bucket size in MiB for fused/overlap (<= 0: the "
+                                              "whole gradient in one all-reduce)")
+      ->capture_default_str();
+  cmd->add_option("--comm", flags->backend, "Communicator: auto (MPI under mpirun), mpi or local")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+                  "Save checkpoints here (safetensors + config.json); always at the end");
+  cmd->add_option("--save-every", o.save_every, "Also checkpoint every N steps (0: end only)")
+      ->capture_default_str();
+  cmd->add_option("--resume", o.resume, "Continue the run saved in this checkpoint directory");
+  cmd->add_option("--summary", o.summary_path,
+                  "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
+  cmd->add_option("--trace", o.trace_path,
+                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's phases and "
+                  "collectives");
+  cmd->add_option("--log-every", o.log_every, "Print a progress line every N steps")
+      ->capture_default_str();
+  cmd->add_flag("--quiet", o.quiet, "Print nothing but errors");
+  cmd->callback([flags] { run(*flags); });
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,94 @@
+// Communicator: the small interface through which ranks of a data-parallel
+// job talk (MLX's distributed Group, in C++). Backends: "mpi" (Open MPI) and
+// "local" (a one-process stand-in where size() == 1 and every collective is a
+// no-op). Nothing outside comm/ includes <mpi.h>.
+//
+// All collectives must be called by every rank in the same order. Buffers are
+// reduced in place. Only the thread that created the communicator may call it
+// (MPI_THREAD_FUNNELED); OpenMP threads inside kernels never do.
+#ifndef TRAINSCOPE_COMM_COMMUNICATOR_H_
+#define TRAINSCOPE_COMM_COMMUNICATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/check.h"
+
+namespace trainscope::comm {
+
+// A nonblocking collective in flight. Destroying an unfinished request waits.
+class Request {
+ public:
+  virtual ~Request() = default;
+  // Drives progress; true once complete. Cheap: call it between kernels so
+  // the transfer advances while computing (MPI progresses only inside calls).
+  virtual bool test() = 0;
+  virtual void wait() = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // "mpi" or "local".
+  virtual std::string backend() const = 0;
+  // The host this rank runs on.
+  virtual std::string host() const = 0;
+
+  virtual void barrier() = 0;
+  virtual void all_reduce_sum(std::span<float> data) = 0;
+  virtual void all_reduce_sum(std::span<double> data) = 0;
+  virtual void all_reduce_sum(std::span<int64_t> data) = 0;
+  virtual void all_reduce_max(std::span<double> data) = 0;
+  virtual std::unique_ptr<Request> all_reduce_sum_async(std::span<float> data) = 0;
+  virtual void broadcast(std::span<std::byte> data, int root) = 0;
+  // Small records (configs, summaries): every rank's string, on every rank.
+  virtual std::vector<std::string> all_gather(const std::string& record) = 0;
+  // Ends the whole job now with `code` (no hang if other ranks are blocked).
+  [[noreturn]] virtual void abort(int code) = 0;
+
+  // Helpers over the primitives.
+  void broadcast_string(std::string* s, int root);
+  double all_reduce_sum(double x);
+  int64_t all_reduce_sum(int64_t x);
+};
+
+// An error every rank throws with the same message (see run_collectively),
+// so the program prints it once, from rank 0, and every rank exits cleanly.
+class CollectiveError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Runs `fn` on every rank, then agrees on the outcome: if any rank threw
+// trainscope::Error, every rank throws a CollectiveError carrying the first
+// failing rank's message (prefixed "rank R: " in a multi-rank job when the
+// ranks failed differently) and the largest exit code. For setup steps whose
+// failure may differ between ranks (a file missing on one host), so no rank is
+// left waiting in a collective.
+void run_collectively(Communicator& comm, const std::function<void()>& fn);
+
+// "auto" (MPI when launched by mpirun, else local), "mpi" or "local".
+// Throws trainscope::Error for an unknown name or when MPI is not built in.
+std::unique_ptr<Communicator> make_communicator(std::string_view backend = "auto");
+
+// True when this process looks launched by an MPI launcher (its environment
+// carries a world size), i.e. when "auto" picks MPI.
+bool launched_by_mpi();
+
+// The transport settings this rank runs with, from the environment mpirun
+// gives it: every OMPI_MCA_* variable (btl, btl_tcp_links, btl_tcp_if_include,
+// oob_tcp_if_include, pml...), keyed without the prefix.
+std::vector<std::pair<std::string, std::string>> transport_settings();
+
+}  // namespace trainscope::comm
+
+#endif  // TRAINSCOPE_COMM_COMMUNICATOR_H_

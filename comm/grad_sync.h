@@ -1,0 +1,90 @@
+// Gradient reduction strategies for data parallelism (--reduce).
+//
+// All work on the flat gradient arena, so a bucket is a contiguous range and
+// no packing copy is ever made:
+//  * per-tensor: one all-reduce per gradient tensor (MLX docs'
+//    tree_map(all_sum)), after backward.
+//  * fused: all-reduces over buckets of bucket_bytes (MLX's
+//    average_gradients, default 32 MiB; <= 0 means the whole arena at once),
+//    after backward.
+//  * overlap: the same buckets, cut from the END of the arena, launched as
+//    nonblocking all-reduces during backward as soon as backward has passed
+//    their first element (PyTorch DDP), waited on before the optimizer.
+//
+// Averaging: the model's loss gradient is scaled by 1 / (predicted tokens in
+// the GLOBAL batch), so the all-reduced SUM is already the mean gradient. For
+// unmasked batches that equals all_sum / N; with masked padding it is the
+// exact global mean; and it saves a pass over the gradients.
+//
+// Not thread-safe; used by the training loop's thread only.
+#ifndef TRAINSCOPE_COMM_GRAD_SYNC_H_
+#define TRAINSCOPE_COMM_GRAD_SYNC_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "profiler/trace.h"
+
+namespace trainscope::comm {
+
+enum class ReduceStrategy { kPerTensor, kFused, kOverlap };
+
+// "per-tensor", "fused", "overlap"; Error naming the value otherwise.
+ReduceStrategy parse_reduce_strategy(std::string_view name);
+std::string_view reduce_strategy_name(ReduceStrategy s);
+
+struct TensorRange {
+  int64_t offset = 0;  // elements into the arena
+  int64_t numel = 0;
+};
+
+// What one step's reduction did on this rank.
+struct GradSyncStats {
+  int64_t calls = 0;       // collective calls
+  int64_t bytes = 0;       // bytes reduced
+  double comm_s = 0;       // wall time inside communication calls
+  double exposed_s = 0;    // wall time spent in finish(): communication not hidden by backward
+};
+
+class GradSync {
+ public:
+  virtual ~GradSync() = default;
+  virtual ReduceStrategy strategy() const = 0;
+  // Before backward of global step `step`.
+  virtual void begin_step(int64_t step) {
+    stats_ = {};
+    step_ = step;
+  }
+  // Records one comm-track event per collective (bytes, bucket id) when set.
+  void set_trace(profiler::TraceRecorder* recorder);
+  // From the model's GradReadyHook: gradients [begin, end of arena) are final.
+  virtual void on_ready(int64_t begin) {}
+  // After backward: every gradient holds the sum over ranks on return.
+  virtual void finish() = 0;
+  const GradSyncStats& stats() const { return stats_; }
+  // The bucket ranges this strategy reduces (tensors for per-tensor).
+  virtual std::vector<TensorRange> buckets() const = 0;
+
+ protected:
+  // One trace event for bucket `bucket` of `bytes` that ran [start_ns, now).
+  void trace_collective(int64_t start_ns, int32_t bucket, int64_t bytes);
+
+  GradSyncStats stats_;
+  int64_t step_ = -1;
+  profiler::TraceRecorder* trace_ = nullptr;
+  uint32_t trace_name_ = 0;
+};
+
+// grads: the whole gradient arena; tensors: its tensors (forward order, contiguous).
+std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& comm,
+                                         std::span<float> grads,
+                                         std::vector<TensorRange> tensors, int64_t bucket_bytes);
+
+}  // namespace trainscope::comm
+
+#endif  // TRAINSCOPE_COMM_GRAD_SYNC_H_

@@ -1,0 +1,101 @@
+#include "training/checkpoint.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "kernels/check.h"
+#include "training/safetensors.h"
+
+namespace trainscope::training {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("cannot read {}", path.string()));
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+  }
+}
+}  // namespace
+
+fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& config,
+                         const ParamLayout& layout, const CheckpointView& view,
+                         const json& state) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) {
+    throw Error(fmt::format("--checkpoint-dir: cannot create {}: {}", dir.string(), ec.message()));
+  }
+  const std::string name = fmt::format("step-{:08d}", step);
+  const fs::path final_dir = dir / name;
+  const fs::path tmp_dir = dir / fmt::format(".{}.tmp.{}", name, ::getpid());
+  fs::remove_all(tmp_dir, ec);
+  fs::create_directory(tmp_dir, ec);
+  if (ec) throw Error(fmt::format("cannot create {}: {}", tmp_dir.string(), ec.message()));
+  try {
+    save_safetensors(tmp_dir / "model.safetensors", layout, view.params);
+    save_safetensors(tmp_dir / "optimizer.m.safetensors", layout, view.adam_m);
+    save_safetensors(tmp_dir / "optimizer.v.safetensors", layout, view.adam_v);
+    write_file_atomic(tmp_dir / "config.json", to_hf_config(config).dump(2) + "\n");
+    json s = state;
+    s["step"] = step;
+    write_file_atomic(tmp_dir / "trainer_state.json", s.dump(2) + "\n");
+    // Replace an existing step directory (a rerun) only once the new one is whole.
+    const fs::path old_dir = dir / fmt::format(".{}.old.{}", name, ::getpid());
+    if (fs::exists(final_dir)) fs::rename(final_dir, old_dir);
+    fs::rename(tmp_dir, final_dir);
+    fs::remove_all(old_dir, ec);
+    write_file_atomic(dir / "latest", name + "\n");
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp_dir, ec);
+    throw Error(fmt::format("saving checkpoint in {}: {}", dir.string(), e.what()), kExitFailure);
+  } catch (...) {
+    fs::remove_all(tmp_dir, ec);
+    throw;
+  }
+  return final_dir;
+}
+
+CheckpointInfo find_checkpoint(const fs::path& path) {
+  if (!fs::exists(path)) throw Error(fmt::format("--resume: {} does not exist", path.string()));
+  fs::path step_dir = path;
+  if (fs::exists(path / "latest")) {
+    std::ifstream in(path / "latest");
+    std::string name;
+    std::getline(in, name);
+    if (name.empty()) throw Error(fmt::format("{} is empty", (path / "latest").string()));
+    step_dir = path / name;
+  }
+  if (!fs::exists(step_dir / "trainer_state.json")) {
+    throw Error(fmt::format("--resume: {} is not a checkpoint (no trainer_state.json, no latest)",
+                            step_dir.string()));
+  }
+  CheckpointInfo info;
+  info.step_dir = step_dir;
+  info.config = from_hf_config(read_json_file(step_dir / "config.json"),
+                               (step_dir / "config.json").string());
+  info.state = read_json_file(step_dir / "trainer_state.json");
+  if (!info.state.contains("step") || !info.state["step"].is_number_integer()) {
+    throw Error(fmt::format("{}: missing integer field 'step'",
+                            (step_dir / "trainer_state.json").string()));
+  }
+  info.step = info.state["step"].get<int64_t>();
+  return info;
+}
+
+void load_checkpoint_tensors(const CheckpointInfo& info, const ParamLayout& layout,
+                             std::span<float> params, std::span<float> adam_m,
+                             std::span<float> adam_v) {
+  load_safetensors(info.step_dir / "model.safetensors", layout, params);
+  if (!adam_m.empty()) load_safetensors(info.step_dir / "optimizer.m.safetensors", layout, adam_m);
+  if (!adam_v.empty()) load_safetensors(info.step_dir / "optimizer.v.safetensors", layout, adam_v);
+}
+
+}  // namespace trainscope::training

@@ -1,0 +1,174 @@
+#include "training/safetensors.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "kernels/check.h"
+
+namespace trainscope::training {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Writes [data, data+n) to fd fully, or throws naming `path`.
+void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw Error(fmt::format("writing {}: {}", path.string(), std::strerror(errno)),
+                  kExitFailure);
+    }
+    data += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+// Runs `write(fd)` against a temporary sibling of `path`, then renames it over
+// `path`; removes the temporary on any failure.
+template <typename WriteFn>
+void atomic_write(const fs::path& path, WriteFn&& write) {
+  const fs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)),
+                kExitBadInput);
+  }
+  try {
+    write(fd, tmp);
+    if (::fsync(fd) != 0) {
+      throw Error(fmt::format("fsync {}: {}", tmp.string(), std::strerror(errno)), kExitFailure);
+    }
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(),
+                            std::strerror(err)),
+                kExitFailure);
+  }
+}
+
+std::string shape_string(const std::vector<int64_t>& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+}  // namespace
+
+void write_file_atomic(const fs::path& path, std::string_view content) {
+  atomic_write(path, [&](int fd, const fs::path& tmp) {
+    write_all(fd, content.data(), content.size(), tmp);
+  });
+}
+
+void save_safetensors(const fs::path& path, const ParamLayout& layout,
+                      std::span<const float> arena,
+                      const std::map<std::string, std::string>& metadata) {
+  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
+  json header = json::object();
+  json meta = {{"format", "pt"}};
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  header["__metadata__"] = meta;
+  for (const TensorSpec& t : layout.tensors()) {
+    header[t.name] = {{"dtype", "F32"},
+                      {"shape", t.shape},
+                      {"data_offsets", {t.offset * 4, (t.offset + t.numel) * 4}}};
+  }
+  std::string text = header.dump();
+  // Pad with spaces so the data starts 8-byte aligned, as the format recommends.
+  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  const uint64_t n = text.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  atomic_write(path, [&](int fd, const fs::path& tmp) {
+    write_all(fd, len, 8, tmp);
+    write_all(fd, text.data(), text.size(), tmp);
+    write_all(fd, reinterpret_cast<const char*>(arena.data()), arena.size_bytes(), tmp);
+  });
+}
+
+void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span<float> arena) {
+  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read checkpoint {}", name));
+  in.seekg(0, std::ios::end);
+  const int64_t file_size = in.tellg();
+  in.seekg(0);
+  unsigned char len[8];
+  if (file_size < 8 || !in.read(reinterpret_cast<char*>(len), 8)) {
+    throw Error(fmt::format("{} is not a safetensors file: shorter than its 8-byte header length",
+                            name));
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
+  if (n > static_cast<uint64_t>(file_size - 8)) {
+    throw Error(fmt::format("{} is truncated or not a safetensors file: header length {} exceeds "
+                            "the file size {}",
+                            name, n, file_size));
+  }
+  std::string text(n, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(n));
+  json header;
+  try {
+    header = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: safetensors header is not valid JSON: {}", name, e.what()));
+  }
+  if (!header.is_object()) throw Error(fmt::format("{}: safetensors header is not an object", name));
+  const int64_t data_start = 8 + static_cast<int64_t>(n);
+  const int64_t data_size = file_size - data_start;
+  for (const auto& [key, value] : header.items()) {
+    if (key != "__metadata__" && layout.find(key) < 0) {
+      throw Error(fmt::format("{}: unexpected tensor '{}' (not part of this model config)", name,
+                              key));
+    }
+  }
+  for (const TensorSpec& t : layout.tensors()) {
+    if (!header.contains(t.name)) {
+      throw Error(fmt::format("{}: missing tensor '{}'", name, t.name));
+    }
+    const json& e = header[t.name];
+    try {
+      const std::string dtype = e.at("dtype").get<std::string>();
+      if (dtype != "F32") {
+        throw Error(fmt::format("{}: tensor '{}' has dtype {}, expected F32", name, t.name, dtype));
+      }
+      const auto shape = e.at("shape").get<std::vector<int64_t>>();
+      if (shape != t.shape) {
+        throw Error(fmt::format("{}: tensor '{}' has shape {} but the model config expects {}",
+                                name, t.name, shape_string(shape), shape_string(t.shape)));
+      }
+      const auto offsets = e.at("data_offsets").get<std::vector<int64_t>>();
+      if (offsets.size() != 2 || offsets[1] - offsets[0] != t.numel * 4 || offsets[0] < 0) {
+        throw Error(fmt::format("{}: tensor '{}' has inconsistent data_offsets", name, t.name));
+      }
+      if (offsets[1] > data_size) {
+        throw Error(fmt::format("{} is truncated: tensor '{}' needs bytes up to {} but the data "
+                                "section has {}",
+                                name, t.name, offsets[1], data_size));
+      }
+      in.seekg(data_start + offsets[0]);
+      if (!in.read(reinterpret_cast<char*>(arena.data() + t.offset), t.numel * 4)) {
+        throw Error(fmt::format("{}: read failed for tensor '{}'", name, t.name));
+      }
+    } catch (const json::exception& ex) {
+      throw Error(fmt::format("{}: bad header entry for tensor '{}': {}", name, t.name, ex.what()));
+    }
+  }
+}
+
+}  // namespace trainscope::training

@@ -1,0 +1,74 @@
+// The training loop: one `trainscope train` run, alone or as one rank of an
+// mpirun job, instrumented with the profiler (phase timers, memory tracker,
+// optional trace) and reporting a results::RunSummary.
+//
+// Every rank calls run_training() with the same options; ranks agree on the
+// options at start (a mismatch is an error naming the field and the rank),
+// start from rank 0's initial weights, reduce gradients with the chosen
+// strategy, and end with a check that all ranks hold identical parameters.
+// Rank 0 prints progress and the final tables and writes the summary, trace
+// and checkpoints.
+#ifndef TRAINSCOPE_TRAINING_TRAINER_H_
+#define TRAINSCOPE_TRAINING_TRAINER_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "comm/communicator.h"
+#include "comm/grad_sync.h"
+#include "results/records.h"
+#include "training/data/data_options.h"
+#include "training/lr_schedule.h"
+
+namespace trainscope::training {
+
+struct TrainOptions {
+  std::string model = "seed";  // preset name or config.json path
+  int batch = 0;               // global batch (rows); 0 = the preset's default
+  int block = 0;               // tokens per example; 0 = the preset's default
+  int64_t steps = 20;          // total optimizer steps (including resumed ones)
+  double lr = 3e-4;
+  LrSchedule::Kind schedule = LrSchedule::Kind::kConstant;
+  int64_t lr_warmup = 0;
+  double min_lr = 0.0;
+  double weight_decay = 0.01;
+  double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
+  double grad_clip = 1.0;      // max global gradient norm; <= 0 disables
+  uint64_t seed = 42;          // weights; the data order uses data.seed
+  int threads = 0;             // per rank; 0 = cores / ranks on this host
+  int64_t warmup_steps = 1;    // first steps left out of the timing statistics
+
+  std::string tokenizer = "byte";
+  DataOptions data;            // block/global_batch/world/rank are filled in
+  int64_t eval_every = 0;      // validation every N steps (0: only at the end if val exists)
+  int64_t val_batches = 4;
+
+  comm::ReduceStrategy reduce = comm::ReduceStrategy::kFused;
+  double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
+
+  std::string checkpoint_dir;  // empty: no checkpoints
+  int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
+  std::string resume;          // checkpoint dir or step dir
+  std::string summary_path;    // JSON summary (rank 0)
+  std::string trace_path;      // Chrome trace (merged on rank 0)
+  int64_t log_every = 1;       // progress line every N steps (rank 0)
+  bool quiet = false;
+
+  // The options as JSON (for the summary and the cross-rank check).
+  nlohmann::json to_json() const;
+};
+
+// Runs the whole training. Returns the summary (status kFailed with the error
+// and step if the loss became NaN/inf). Throws trainscope::Error for bad
+// input; errors every rank detects identically are thrown on every rank.
+results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+                                 std::FILE* out = stdout);
+
+// Threads per rank when not given: the cores this process may run on,
+// divided by the ranks on this host, at least 1.
+int default_threads_per_rank();
+
+}  // namespace trainscope::training
+
+#endif  // TRAINSCOPE_TRAINING_TRAINER_H_
