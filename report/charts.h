@@ -1,0 +1,65 @@
+// The charts of a suite report, as gnuplot scripts and data files
+// (ChartSpec, see report/gnuplot.h). Each builder returns std::nullopt (or an
+// empty list) when the suite has no data for that chart, so a report only
+// shows charts that say something:
+//  * phase_chart: mean step time per case, stacked by phase;
+//  * memory_per_rank_chart: tracked peak bytes by category for every rank of
+//    every case (first usable repetition);
+//  * memory_totals_chart: totals across ranks per case: tracked peak, VmHWM
+//    and peak PSS (poller, else the ranks' own reading);
+//  * memory_over_time_charts: RSS and PSS of every polled process over time,
+//    one chart per case;
+//  * loss_chart: train (rank 0) and validation loss of the cases overlaid;
+//  * bucket_chart: comm time per step vs bucket size, one line per reduction;
+//  * links_chart: bandwidth vs number of TCP links;
+//  * busbw_chart: all-reduce bus bandwidth vs message size;
+//  * amdahl_chart: measured speedups, the fitted Amdahl curve and ideal.
+//
+// Labels (case names, commands) go through gnuplot_quote and the preamble
+// turns enhanced text off, so no label is interpreted as markup.
+//
+// Thread-safety: pure functions over plain values.
+#ifndef TRAINSCOPE_REPORT_CHARTS_H_
+#define TRAINSCOPE_REPORT_CHARTS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/comparison.h"
+#include "report/gnuplot.h"
+#include "report/suite_data.h"
+
+namespace trainscope::report {
+
+std::optional<ChartSpec> phase_chart(const SuiteData& suite);
+std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite);
+std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite);
+std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite);
+std::optional<ChartSpec> loss_chart(const SuiteData& suite);
+std::optional<ChartSpec> bucket_chart(const SuiteData& suite);
+std::optional<ChartSpec> links_chart(const SuiteData& suite);
+std::optional<ChartSpec> busbw_chart(const SuiteData& suite);
+std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& comparison);
+
+// All of the above for one suite, in report order.
+std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& comparison);
+
+// Memory totals of a case across its ranks (first usable repetition), bytes;
+// -1 when unknown.
+struct MemoryTotals {
+  int64_t tracked_peak = -1;
+  int64_t vm_hwm = -1;
+  int64_t pss_peak = -1;       // sum over ranks of each rank's peak PSS
+  std::string pss_source;      // "poller" or "ranks"
+};
+MemoryTotals memory_totals(const CaseData& c);
+
+// Number of links in a RunCase::links text ("eth0+eth1", "eth0,eth1" -> 2);
+// 0 when empty.
+int link_count(const std::string& links);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_CHARTS_H_

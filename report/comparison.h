@@ -1,0 +1,63 @@
+// The comparison every suite report opens with: each case against the
+// suite's baseline case, and, for scaling suites, Amdahl's law fitted to the
+// measured speedups.
+//
+// Baseline: the first case whose mode is "naive" (one process, the reference
+// every data-parallel mode is measured against); failing that, the case
+// named "naive"; failing that, the first case. Speedup is tokens/s over the
+// baseline's tokens/s; scaling efficiency is speedup over the growth in
+// ranks (world_size / baseline world_size), so 1.0 means perfect scaling.
+//
+// Thread-safety: pure functions over plain values.
+#ifndef TRAINSCOPE_REPORT_COMPARISON_H_
+#define TRAINSCOPE_REPORT_COMPARISON_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/suite_data.h"
+
+namespace trainscope::report {
+
+struct ComparisonRow {
+  std::string case_name;
+  bool is_baseline = false;
+  CaseFigures figures;
+  double speedup = 0;     // NaN when either side has no tokens/s
+  double efficiency = 0;  // speedup / (world_size / baseline world_size)
+};
+
+struct Comparison {
+  std::string baseline_case;
+  std::vector<ComparisonRow> rows;  // in suite order
+};
+
+Comparison compare_cases(const SuiteData& suite);
+
+// Amdahl's law: speedup(n) = 1 / (f + (1 - f) / n) with serial fraction f.
+// Fitted by least squares on the normalized time 1 / speedup, which is linear
+// in f: 1/S - 1/n = f (1 - 1/n), so f = sum(x y) / sum(x x) with x = 1 - 1/n
+// and y = 1/S - 1/n, clamped to [0, 1]. Points with n = 1 carry no
+// information about f and drop out.
+struct AmdahlPoint {
+  double n = 1;        // relative number of ranks
+  double speedup = 1;
+};
+struct AmdahlFit {
+  double serial_fraction = 0;
+  double rms_residual = 0;  // of the speedups, in speedup units
+  int points = 0;           // points with n > 1 used
+};
+// std::nullopt when no point has n > 1 and a finite positive speedup.
+std::optional<AmdahlFit> fit_amdahl(const std::vector<AmdahlPoint>& points);
+double amdahl_speedup(double serial_fraction, double n);
+
+// The (n, speedup) points of a suite's usable cases relative to the
+// baseline, when the suite is a scaling study: its name mentions "scaling" or
+// its usable cases span at least three world sizes.
+std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_COMPARISON_H_

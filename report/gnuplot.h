@@ -1,0 +1,54 @@
+// Runs gnuplot to turn a chart (a script plus its data files) into SVG.
+//
+// Each chart runs in a fresh private temporary directory: the data files and
+// the script are written there, gnuplot runs with that directory as its
+// working directory and writes `chart.svg`, and the directory is removed
+// afterwards whatever happens. Scripts therefore refer to their data files by
+// bare name and must `set output 'chart.svg'`.
+//
+// The gnuplot program is found on PATH, or taken from the TRAINSCOPE_GNUPLOT
+// environment variable when set (which also lets tests simulate a missing
+// gnuplot).
+//
+// Thread-safety: safe to call from several threads (separate directories).
+#ifndef TRAINSCOPE_REPORT_GNUPLOT_H_
+#define TRAINSCOPE_REPORT_GNUPLOT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace trainscope::report {
+
+struct DataFile {
+  std::string name;     // bare file name, e.g. "phases.dat"
+  std::string content;
+};
+
+struct ChartSpec {
+  std::string id;       // stable, for anchors and tests, e.g. "phases"
+  std::string title;    // shown above the chart (HTML-escaped by the renderer)
+  std::string script;   // gnuplot commands after the common preamble
+  std::vector<DataFile> data;
+  int width = 860;
+  int height = 420;
+};
+
+// Path of the gnuplot program, or std::nullopt when none is found.
+std::optional<std::string> find_gnuplot();
+
+// Renders the chart and returns the <svg> element (the XML prolog and
+// DOCTYPE gnuplot writes are dropped so it can be inlined in HTML). Throws
+// trainscope::Error (exit code 1) with gnuplot's messages and the chart id
+// when gnuplot fails.
+std::string render_svg(const std::string& gnuplot, const ChartSpec& chart);
+
+// A gnuplot single-quoted string literal for arbitrary text: quotes doubled,
+// control characters replaced by spaces. Use with `set termoption
+// noenhanced` (the preamble sets it) so that no character is markup.
+std::string gnuplot_quote(std::string_view text);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_GNUPLOT_H_

@@ -1,0 +1,652 @@
+#include "report/regression_check.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kernels/check.h"
+#include "profiler/stats.h"
+#include "report/report.h"
+#include "results/records.h"
+
+namespace trainscope::report {
+
+namespace {
+
+using nlohmann::json;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+json canonical_config(const results::RunCase& c) {
+  return json{{"mode", c.mode},
+              {"reduction", c.reduction},
+              {"bucket_mb", c.bucket_mb ? json(*c.bucket_mb) : json(nullptr)},
+              {"world_size", c.world_size},
+              {"threads", c.threads},
+              {"links", c.links},
+              {"config", c.config}};
+}
+
+// ---- JSON helpers: NaN as null, strict reads naming the path ----
+
+json doubles_to_json(const std::vector<double>& v) {
+  json a = json::array();
+  for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
+  return a;
+}
+
+const json& field(const json& j, const std::string& key, const std::string& path,
+                  const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) {
+    throw Error(fmt::format("{}: missing field '{}{}'", where, path, key));
+  }
+  return j.at(key);
+}
+
+std::string read_string(const json& j, const std::string& key, const std::string& path,
+                        const std::string& where) {
+  const json& v = field(j, key, path, where);
+  if (!v.is_string()) throw Error(fmt::format("{}: field '{}{}' must be a string", where, path, key));
+  return v.get<std::string>();
+}
+
+std::vector<double> read_doubles(const json& j, const std::string& key, const std::string& path,
+                                 const std::string& where) {
+  const json& v = field(j, key, path, where);
+  if (!v.is_array()) throw Error(fmt::format("{}: field '{}{}' must be an array", where, path, key));
+  std::vector<double> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i].is_null()) {
+      out.push_back(kNaN);
+    } else if (v[i].is_number()) {
+      out.push_back(v[i].get<double>());
+    } else {
+      throw Error(fmt::format("{}: field '{}{}[{}]' must be a number or null", where, path, key, i));
+    }
+  }
+  return out;
+}
+
+// ---- Comparison helpers ----
+
+std::string signed_percent(double base, double cur) {
+  if (!(base != 0) || !std::isfinite(base) || !std::isfinite(cur)) return "-";
+  return fmt::format("{:+.1f}%", (cur - base) / std::fabs(base) * 100);
+}
+
+std::string join_ints(const std::vector<int>& v) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
+  return out;
+}
+
+// Timing metric; `lower_is_better` for step time, not for tokens/s.
+CheckRow timing_row(const std::string& case_name, const std::string& metric,
+                    const std::vector<double>& base, const std::vector<double>& cur,
+                    bool lower_is_better, double scale, const std::string& unit,
+                    const std::string& samples, const CheckOptions& o) {
+  CheckRow row;
+  row.case_name = case_name;
+  row.metric = metric;
+  const double mb = median_of(base), mc = median_of(cur);
+  row.baseline = format_number(mb * scale, 3) + unit;
+  row.current = format_number(mc * scale, 3) + unit;
+  row.change = signed_percent(mb, mc);
+  if (base.empty() || cur.empty() || !std::isfinite(mb) || !std::isfinite(mc)) {
+    row.verdict = Verdict::kInfo;
+    row.note = "no samples on one side";
+    return row;
+  }
+  const auto test = profiler::mann_whitney_u(base, cur);
+  row.p_value = fmt::format("{:.4f}", test.p_value);
+  const double worse_pct = (lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
+  const bool significant = test.p_value < o.alpha;
+  row.note = fmt::format("{} vs {} {}", base.size(), cur.size(), samples);
+  if (significant && worse_pct > o.threshold_pct) {
+    row.verdict = Verdict::kRegression;
+  } else if (significant && -worse_pct > o.threshold_pct) {
+    row.verdict = Verdict::kImproved;
+  } else {
+    row.verdict = Verdict::kSame;
+    if (std::fabs(worse_pct) > o.threshold_pct) row.note += ", not significant";
+  }
+  return row;
+}
+
+void compare_timings(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
+                     std::vector<CheckRow>& rows) {
+  const bool enough = static_cast<int>(b.rep_step_median_s.size()) >= kMinRepetitions &&
+                      static_cast<int>(c.rep_step_median_s.size()) >= kMinRepetitions;
+  if (enough) {
+    rows.push_back(timing_row(c.name, "step time median", b.rep_step_median_s,
+                              c.rep_step_median_s, true, 1e3, " ms", "repetitions", o));
+    rows.push_back(timing_row(c.name, "tokens/s", b.rep_tokens_per_s, c.rep_tokens_per_s, false,
+                              1, "", "repetitions", o));
+    return;
+  }
+  rows.push_back(timing_row(c.name, "step time", b.step_times_s, c.step_times_s, true, 1e3, " ms",
+                            "steps (fewer than " + std::to_string(kMinRepetitions) +
+                                " repetitions a side)",
+                            o));
+  CheckRow tps;
+  tps.case_name = c.name;
+  tps.metric = "tokens/s";
+  tps.baseline = format_number(median_of(b.rep_tokens_per_s), 1);
+  tps.current = format_number(median_of(c.rep_tokens_per_s), 1);
+  tps.change = signed_percent(median_of(b.rep_tokens_per_s), median_of(c.rep_tokens_per_s));
+  tps.verdict = Verdict::kInfo;
+  tps.note = fmt::format("no test: {} vs {} repetitions (need {} a side)",
+                         b.rep_tokens_per_s.size(), c.rep_tokens_per_s.size(), kMinRepetitions);
+  rows.push_back(std::move(tps));
+}
+
+void compare_counters(const CaseRecord& b, const CaseRecord& c, std::vector<CheckRow>& rows) {
+  for (const auto& [name, base] : b.counters) {
+    auto it = c.counters.find(name);
+    CheckRow row;
+    row.case_name = c.name;
+    row.metric = name;
+    int64_t sb = 0, sc = 0;
+    for (auto v : base) sb += v;
+    row.baseline = std::to_string(sb);
+    if (it == c.counters.end()) {
+      row.current = "-";
+      row.verdict = Verdict::kRegression;
+      row.note = "missing in the current run";
+      rows.push_back(std::move(row));
+      continue;
+    }
+    const auto& cur = it->second;
+    for (auto v : cur) sc += v;
+    row.current = std::to_string(sc);
+    row.change = signed_percent(static_cast<double>(sb), static_cast<double>(sc));
+    if (cur.size() != base.size()) {
+      row.verdict = Verdict::kRegression;
+      row.note = fmt::format("{} ranks vs {}", cur.size(), base.size());
+      rows.push_back(std::move(row));
+      continue;
+    }
+    std::vector<int> more, less;
+    for (size_t r = 0; r < base.size(); ++r) {
+      if (cur[r] > base[r]) more.push_back(static_cast<int>(r));
+      if (cur[r] < base[r]) less.push_back(static_cast<int>(r));
+    }
+    if (!more.empty()) {
+      row.verdict = Verdict::kRegression;
+      row.note = "exact; higher on rank(s) " + join_ints(more);
+    } else if (!less.empty()) {
+      row.verdict = Verdict::kImproved;
+      row.note = "exact; lower on rank(s) " + join_ints(less) + ": refresh the baseline";
+    } else {
+      row.note = "exact";
+    }
+    rows.push_back(std::move(row));
+  }
+}
+
+void compare_losses(const std::string& case_name, const std::string& metric,
+                    const std::vector<double>& base, const std::vector<double>& cur, double tol,
+                    std::vector<CheckRow>& rows) {
+  if (base.empty() && cur.empty()) return;
+  CheckRow row;
+  row.case_name = case_name;
+  row.metric = metric;
+  row.baseline = base.empty() ? "-" : format_number(base.back(), 6);
+  row.current = cur.empty() ? "-" : format_number(cur.back(), 6);
+  if (!base.empty() && !cur.empty()) row.change = signed_percent(base.back(), cur.back());
+  if (base.size() != cur.size()) {
+    row.verdict = Verdict::kRegression;
+    row.note = fmt::format("{} values vs {} in the baseline", cur.size(), base.size());
+    rows.push_back(std::move(row));
+    return;
+  }
+  double worst = 0;
+  size_t worst_at = 0;
+  bool nan_mismatch = false;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (std::isnan(base[i]) != std::isnan(cur[i])) {
+      nan_mismatch = true;
+      worst_at = i;
+      break;
+    }
+    if (std::isnan(base[i])) continue;
+    const double rel = std::fabs(cur[i] - base[i]) / std::max(1.0, std::fabs(base[i]));
+    if (rel > worst) {
+      worst = rel;
+      worst_at = i;
+    }
+  }
+  if (nan_mismatch) {
+    row.verdict = Verdict::kRegression;
+    row.note = fmt::format("NaN in one side only at index {}", worst_at);
+  } else if (worst > tol) {
+    row.verdict = Verdict::kRegression;
+    row.note = fmt::format("differs at index {}: {:.6g} vs {:.6g} (relative {:.2g} > {:.2g})",
+                           worst_at, cur[worst_at], base[worst_at], worst, tol);
+  } else {
+    row.note = fmt::format("{} values within {:.2g}", base.size(), tol);
+  }
+  rows.push_back(std::move(row));
+}
+
+// First JSON-pointer path where a and b differ, e.g. "/config/batch".
+std::string first_difference(const json& a, const json& b) {
+  json patch = json::diff(a, b);
+  if (patch.empty()) return "";
+  return patch.front().value("path", std::string("/"));
+}
+
+std::string pointer_value(const json& j, const std::string& pointer) {
+  json::json_pointer p(pointer);
+  return j.contains(p) ? j.at(p).dump() : "(absent)";
+}
+
+double ratio_metric(const CaseRecord& c, const std::string& metric) {
+  return metric == "tokens_per_s" ? median_of(c.rep_tokens_per_s) : median_of(c.rep_step_median_s);
+}
+
+void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<CheckRow>& rows) {
+  const CaseRecord* num = current.find(rule.numerator);
+  const CaseRecord* den = current.find(rule.denominator);
+  for (auto [ptr, name] : {std::pair{num, rule.numerator}, std::pair{den, rule.denominator}}) {
+    if (!ptr) {
+      throw Error(fmt::format("ratio rule '{}': suite '{}' ({}) has no case '{}'", rule.text(),
+                              current.name, current.source, name));
+    }
+  }
+  CheckRow row;
+  row.case_name = rule.numerator + "/" + rule.denominator;
+  row.metric = "ratio of " + rule.metric;
+  row.baseline = std::string(rule.at_most ? "<= " : ">= ") + format_number(rule.bound, 3);
+  if (!num->usable() || !den->usable()) {
+    row.current = "-";
+    row.verdict = Verdict::kRegression;
+    row.note = fmt::format("case '{}' has no usable run",
+                           num->usable() ? den->name : num->name);
+    rows.push_back(std::move(row));
+    return;
+  }
+  const double a = ratio_metric(*num, rule.metric), b = ratio_metric(*den, rule.metric);
+  const double ratio = a / b;
+  row.current = format_number(ratio, 3);
+  const bool ok = std::isfinite(ratio) && (rule.at_most ? ratio <= rule.bound : ratio >= rule.bound);
+  row.verdict = ok ? Verdict::kSame : Verdict::kRegression;
+  row.note = fmt::format("medians {:.6g} / {:.6g}", a, b);
+  rows.push_back(std::move(row));
+}
+
+}  // namespace
+
+// ---- Ratio rules ----
+
+std::string RatioRule::text() const {
+  return fmt::format("{}:{}/{}{}{}", metric, numerator, denominator, at_most ? "<=" : ">=", bound);
+}
+
+RatioRule parse_ratio_rule(std::string_view text) {
+  auto bad = [&](std::string_view why) {
+    return Error(fmt::format("ratio rule '{}': {} (expected [step_time|tokens_per_s:]CASE_A/"
+                             "CASE_B<=BOUND or >=BOUND, e.g. \"fused/per-tensor<=1.10\")",
+                             text, why));
+  };
+  RatioRule rule;
+  std::string_view rest = text;
+  auto op = rest.find("<=");
+  rule.at_most = op != std::string_view::npos;
+  if (!rule.at_most) op = rest.find(">=");
+  if (op == std::string_view::npos) throw bad("no '<=' or '>='");
+  const std::string bound = trim(rest.substr(op + 2));
+  double value = 0;
+  auto [end, ec] = std::from_chars(bound.data(), bound.data() + bound.size(), value);
+  if (bound.empty() || ec != std::errc() || end != bound.data() + bound.size() ||
+      !std::isfinite(value) || value <= 0) {
+    throw bad("the bound must be a positive number");
+  }
+  rule.bound = value;
+  std::string_view lhs = rest.substr(0, op);
+  for (std::string_view metric : {"step_time:", "tokens_per_s:"}) {
+    if (lhs.starts_with(metric)) {
+      rule.metric = std::string(metric.substr(0, metric.size() - 1));
+      lhs.remove_prefix(metric.size());
+    }
+  }
+  const auto slash = lhs.rfind('/');
+  if (slash == std::string_view::npos) throw bad("no '/' between the two case names");
+  rule.numerator = trim(lhs.substr(0, slash));
+  rule.denominator = trim(lhs.substr(slash + 1));
+  if (rule.numerator.empty() || rule.denominator.empty()) throw bad("a case name is empty");
+  if (rule.numerator.find(':') != std::string::npos) {
+    throw bad("unknown metric (step_time or tokens_per_s)");
+  }
+  return rule;
+}
+
+// ---- Extraction ----
+
+const CaseRecord* CheckSuite::find(std::string_view case_name) const {
+  for (const auto& c : cases) {
+    if (c.name == case_name) return &c;
+  }
+  return nullptr;
+}
+
+CheckSuite extract_check_suite(const SuiteData& suite) {
+  CheckSuite out;
+  out.name = suite.suite.info.name;
+  out.source = fmt::format("{} suite {}", suite.db_path, suite.suite.id);
+  for (const auto& c : suite.cases) {
+    CaseRecord rec;
+    rec.name = c.name;
+    rec.config = canonical_config(c.run_case);
+    auto fig = case_figures(c);
+    rec.status = fig.status;
+    rec.reason = fig.reason;
+    auto runs = c.usable_runs();
+    for (const RunData* r : runs) {
+      const auto& s = *r->summary;
+      rec.rep_step_median_s.push_back(s.totals.step_time_median_s);
+      rec.rep_tokens_per_s.push_back(s.totals.tokens_per_s);
+      if (!s.steps.empty()) {
+        const auto& steps = s.steps.front();
+        for (size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
+          rec.step_times_s.push_back(steps[k].step_time_s);
+        }
+      }
+    }
+    if (!runs.empty()) {
+      const auto& s = *runs.front()->summary;
+      for (const auto& r : s.ranks) {
+        const auto& m = r.tracked_peak_by_category;
+        const std::pair<const char*, int64_t> values[] = {
+            {"tracked.parameters", m.parameters}, {"tracked.gradients", m.gradients},
+            {"tracked.optimizer_state", m.optimizer_state}, {"tracked.activations", m.activations},
+            {"tracked.data", m.data}, {"tracked.comm", m.comm}, {"tracked.workspace", m.workspace},
+            {"tracked.other", m.other}, {"tracked.total", r.tracked_peak_total},
+            {"comm.calls", r.comm.calls}, {"comm.bytes", r.comm.bytes}};
+        for (const auto& [name, v] : values) rec.counters[name].push_back(v);
+      }
+      if (!s.steps.empty()) {
+        for (const auto& st : s.steps.front()) rec.train_loss.push_back(st.loss);
+      }
+      for (const auto& v : s.val) rec.val_loss.push_back(v.loss);
+    }
+    out.cases.push_back(std::move(rec));
+  }
+  return out;
+}
+
+// ---- Baseline files ----
+
+json baseline_to_json(const CheckSuite& suite) {
+  json cases = json::array();
+  for (const auto& c : suite.cases) {
+    json counters = json::object();
+    for (const auto& [k, v] : c.counters) counters[k] = v;
+    cases.push_back(json{{"name", c.name},
+                         {"config", c.config},
+                         {"status", c.status},
+                         {"reason", c.reason},
+                         {"timings",
+                          {{"step_time_median_s", doubles_to_json(c.rep_step_median_s)},
+                           {"tokens_per_s", doubles_to_json(c.rep_tokens_per_s)},
+                           {"step_times_s", doubles_to_json(c.step_times_s)}}},
+                         {"deterministic",
+                          {{"counters", counters},
+                           {"train_loss", doubles_to_json(c.train_loss)},
+                           {"val_loss", doubles_to_json(c.val_loss)}}}});
+  }
+  json ratios = json::array();
+  for (const auto& r : suite.ratios) ratios.push_back(r.text());
+  return json{{"schema", fmt::format("{}{}", kBaselineSchemaPrefix, kBaselineSchemaVersion)},
+              {"suite", suite.name},
+              {"source", suite.source},
+              {"cases", cases},
+              {"ratios", ratios}};
+}
+
+CheckSuite baseline_from_json(const json& j, const std::string& where) {
+  const std::string schema = read_string(j, "schema", "", where);
+  if (!schema.starts_with(kBaselineSchemaPrefix)) {
+    throw Error(fmt::format("{}: not a trainscope baseline (schema '{}', expected '{}{}')", where,
+                            schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
+  }
+  int version = 0;
+  const std::string v = schema.substr(kBaselineSchemaPrefix.size());
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
+  if (ec != std::errc() || end != v.data() + v.size()) {
+    throw Error(fmt::format("{}: unreadable baseline schema '{}'", where, schema));
+  }
+  if (version > kBaselineSchemaVersion) {
+    throw Error(fmt::format("{}: baseline schema '{}' is newer than this trainscope reads "
+                            "('{}{}'); use a newer trainscope or re-create the baseline with "
+                            "this one (trainscope check --save-baseline)",
+                            where, schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
+  }
+  if (version < 1) throw Error(fmt::format("{}: unknown baseline schema '{}'", where, schema));
+  CheckSuite out;
+  out.name = read_string(j, "suite", "", where);
+  out.source = where;
+  const json& cases = field(j, "cases", "", where);
+  if (!cases.is_array()) throw Error(fmt::format("{}: field 'cases' must be an array", where));
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json& c = cases[i];
+    const std::string path = fmt::format("cases[{}].", i);
+    CaseRecord rec;
+    rec.name = read_string(c, "name", path, where);
+    rec.config = field(c, "config", path, where);
+    rec.status = read_string(c, "status", path, where);
+    rec.reason = read_string(c, "reason", path, where);
+    const json& t = field(c, "timings", path, where);
+    rec.rep_step_median_s = read_doubles(t, "step_time_median_s", path + "timings.", where);
+    rec.rep_tokens_per_s = read_doubles(t, "tokens_per_s", path + "timings.", where);
+    rec.step_times_s = read_doubles(t, "step_times_s", path + "timings.", where);
+    const json& d = field(c, "deterministic", path, where);
+    const json& counters = field(d, "counters", path + "deterministic.", where);
+    if (!counters.is_object()) {
+      throw Error(fmt::format("{}: field '{}deterministic.counters' must be an object", where, path));
+    }
+    for (const auto& [k, v] : counters.items()) {
+      if (!v.is_array()) {
+        throw Error(fmt::format("{}: field '{}deterministic.counters.{}' must be an array", where,
+                                path, k));
+      }
+      for (size_t r = 0; r < v.size(); ++r) {
+        if (!v[r].is_number_integer()) {
+          throw Error(fmt::format("{}: field '{}deterministic.counters.{}[{}]' must be an integer",
+                                  where, path, k, r));
+        }
+        rec.counters[k].push_back(v[r].get<int64_t>());
+      }
+    }
+    rec.train_loss = read_doubles(d, "train_loss", path + "deterministic.", where);
+    rec.val_loss = read_doubles(d, "val_loss", path + "deterministic.", where);
+    out.cases.push_back(std::move(rec));
+  }
+  if (j.contains("ratios")) {
+    const json& ratios = j.at("ratios");
+    if (!ratios.is_array()) throw Error(fmt::format("{}: field 'ratios' must be an array", where));
+    for (size_t i = 0; i < ratios.size(); ++i) {
+      if (!ratios[i].is_string()) {
+        throw Error(fmt::format("{}: field 'ratios[{}]' must be a string like "
+                                "\"fused/per-tensor<=1.10\"",
+                                where, i));
+      }
+      try {
+        out.ratios.push_back(parse_ratio_rule(ratios[i].get<std::string>()));
+      } catch (const Error& e) {
+        throw Error(fmt::format("{}: ratios[{}]: {}", where, i, e.what()));
+      }
+    }
+  }
+  return out;
+}
+
+void save_baseline(const CheckSuite& suite, const std::filesystem::path& path) {
+  results::write_file_atomically(path, baseline_to_json(suite).dump(2) + "\n");
+}
+
+CheckSuite load_baseline(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open the baseline file", path.string()));
+  std::ostringstream s;
+  s << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(s.str());
+  } catch (const json::parse_error& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+  }
+  return baseline_from_json(j, path.string());
+}
+
+// ---- The check ----
+
+std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::kSame: return "ok";
+    case Verdict::kImproved: return "improved";
+    case Verdict::kRegression: return "REGRESSION";
+    case Verdict::kInfo: return "info";
+  }
+  return "?";
+}
+
+int CheckResult::regressions() const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) {
+    return r.verdict == Verdict::kRegression;
+  }));
+}
+
+CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
+                      const CheckOptions& options) {
+  CheckResult result;
+  result.suite = current.name;
+  result.current_source = current.source;
+  if (current.cases.empty()) {
+    throw Error(fmt::format("suite '{}' ({}) has no cases: nothing to check", current.name,
+                            current.source));
+  }
+  std::vector<RatioRule> ratios = options.ratios;
+  if (baseline) {
+    result.baseline_source = baseline->source;
+    if (baseline->name != current.name) {
+      throw Error(fmt::format("the baseline ({}) is suite '{}' but the current suite ({}) is '{}'",
+                              baseline->source, baseline->name, current.source, current.name));
+    }
+    if (baseline->cases.empty()) {
+      throw Error(fmt::format("baseline suite '{}' ({}) has no cases", baseline->name,
+                              baseline->source));
+    }
+    for (const auto& b : baseline->cases) {
+      const CaseRecord* c = current.find(b.name);
+      if (!c) {
+        throw Error(fmt::format("case '{}' of suite '{}' is in the baseline ({}) but not in the "
+                                "current suite ({})",
+                                b.name, current.name, baseline->source, current.source));
+      }
+      const std::string diff = first_difference(b.config, c->config);
+      if (!diff.empty()) {
+        throw Error(fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
+                                "at '{}': baseline {}, current {} (re-create the baseline for a "
+                                "new configuration)",
+                                b.name, current.name, diff, pointer_value(b.config, diff),
+                                pointer_value(c->config, diff)));
+      }
+    }
+    for (const auto& b : baseline->cases) {
+      const CaseRecord& c = *current.find(b.name);
+      if (!b.usable()) {
+        result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kInfo,
+                               "not usable in the baseline: not compared"});
+        continue;
+      }
+      if (!c.usable()) {
+        result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kRegression,
+                               c.reason});
+        continue;
+      }
+      compare_timings(b, c, options, result.rows);
+      compare_counters(b, c, result.rows);
+      compare_losses(c.name, "train loss", b.train_loss, c.train_loss, options.loss_rel_tol,
+                     result.rows);
+      compare_losses(c.name, "val loss", b.val_loss, c.val_loss, options.loss_rel_tol,
+                     result.rows);
+    }
+    for (const auto& c : current.cases) {
+      if (!baseline->find(c.name)) {
+        result.rows.push_back({c.name, "status", "-", c.status, "", "", Verdict::kInfo,
+                               "new case: not in the baseline"});
+      }
+    }
+    ratios.insert(ratios.end(), baseline->ratios.begin(), baseline->ratios.end());
+  } else if (ratios.empty()) {
+    throw Error("nothing to check: give --baseline, or --ratio rules to check within the run");
+  }
+  for (const auto& rule : ratios) check_ratio(rule, current, result.rows);
+  return result;
+}
+
+std::string check_table_text(const CheckResult& result) {
+  const std::vector<std::string> header = {"case", "metric", "baseline", "current",
+                                           "change", "p", "verdict", "note"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : result.rows) {
+    rows.push_back({r.case_name, r.metric, r.baseline, r.current, r.change, r.p_value,
+                    std::string(to_string(r.verdict)), r.note});
+  }
+  std::vector<size_t> width(header.size());
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& row : rows) {
+    for (size_t i = 0; i + 1 < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out += i + 1 < cells.size() ? fmt::format("{:<{}}  ", cells[i], width[i]) : cells[i];
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = fmt::format("suite {}: current {} vs baseline {}\n", result.suite,
+                                result.current_source,
+                                result.baseline_source.empty() ? "(none: ratio rules only)"
+                                                               : result.baseline_source);
+  out += line(header);
+  for (const auto& row : rows) out += line(row);
+  out += fmt::format("{} regression(s) in {} check(s)\n", result.regressions(), result.rows.size());
+  return out;
+}
+
+std::string check_markdown(const CheckResult& result) {
+  std::string out = fmt::format(
+      "## trainscope check: suite {}\n\n{} regression(s) in {} check(s). Current: {}; baseline: "
+      "{}.\n\n",
+      markdown_cell(result.suite), result.regressions(), result.rows.size(),
+      markdown_cell(result.current_source),
+      markdown_cell(result.baseline_source.empty() ? "none (ratio rules only)"
+                                                   : result.baseline_source));
+  out += "| case | metric | baseline | current | change | p | verdict | note |\n"
+         "|:--|:--|--:|--:|--:|--:|:--|:--|\n";
+  for (const auto& r : result.rows) {
+    const std::string verdict = r.verdict == Verdict::kRegression
+                                    ? "**REGRESSION**"
+                                    : std::string(to_string(r.verdict));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.case_name),
+                       markdown_cell(r.metric), markdown_cell(r.baseline),
+                       markdown_cell(r.current), markdown_cell(r.change),
+                       markdown_cell(r.p_value), verdict, markdown_cell(r.note));
+  }
+  return out;
+}
+
+}  // namespace trainscope::report

@@ -1,0 +1,134 @@
+// Regression checks for CI: the current suite against a baseline (another
+// database or a baseline JSON file written by save_baseline), plus ratio
+// rules between cases of the current suite alone.
+//
+// What is compared, per case (matched by case name within the suite of the
+// same name; the configuration must be identical, else it is an input error):
+//  * Timings (noisy): step time and tokens/s. A regression needs both a
+//    significant Mann-Whitney U test (p < alpha) and a median worse by more
+//    than the threshold, as Google Benchmark's compare.py does. Samples are
+//    the repetitions' figures (step time median, tokens/s of each usable
+//    repetition) when both sides have at least kMinRepetitions; otherwise the
+//    step time falls back to every step of rank 0 of every repetition (first
+//    step left out as warm-up) and tokens/s is shown without a verdict.
+//  * Deterministic figures, from the first usable repetition: tracked peak
+//    bytes by category and in total, collective calls and bytes, per rank,
+//    compared exactly (more is a regression, less is reported as improved so
+//    the baseline gets refreshed); train (rank 0) and validation losses at a
+//    fixed seed, compared within a relative tolerance either way.
+//  * Status: a case that was usable in the baseline and is not now is a
+//    regression; a case new in the current suite is listed, not compared.
+// Ratio rules ("[metric:]A/B<=bound" or ">="; metric step_time (default) or
+// tokens_per_s) compare the medians of two cases of the current suite, which
+// stays meaningful on noisy CI machines where absolute timings are not.
+//
+// Input errors (trainscope::Error, exit code 2) name the culprit: a baseline
+// from a newer schema, a baseline case missing from the current suite,
+// configurations that differ (with the first differing field), an empty
+// suite, a suite name mismatch, a ratio rule naming an unknown case.
+//
+// Thread-safety: pure functions; save_baseline writes atomically.
+#ifndef TRAINSCOPE_REPORT_REGRESSION_CHECK_H_
+#define TRAINSCOPE_REPORT_REGRESSION_CHECK_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/suite_data.h"
+
+namespace trainscope::report {
+
+inline constexpr std::string_view kBaselineSchemaPrefix = "trainscope.baseline/";
+inline constexpr int kBaselineSchemaVersion = 1;
+inline constexpr int kMinRepetitions = 4;  // 4 vs 4 is the smallest exact test that can reach p < 0.05
+
+// A ratio rule, e.g. "fused/per-tensor<=1.10" or "tokens_per_s:sharded/naive>=1.5".
+struct RatioRule {
+  std::string metric = "step_time";  // "step_time" or "tokens_per_s"
+  std::string numerator;
+  std::string denominator;
+  bool at_most = true;  // "<=" (else ">=")
+  double bound = 1;
+  std::string text() const;
+};
+RatioRule parse_ratio_rule(std::string_view text);
+
+// The figures check compares for one case.
+struct CaseRecord {
+  std::string name;
+  nlohmann::json config;  // mode, reduction, bucket_mb, world_size, threads, links, config
+  std::string status;     // "ok", "partial", "failed", "skipped", "running"
+  std::string reason;
+  std::vector<double> rep_step_median_s;  // one per usable repetition
+  std::vector<double> rep_tokens_per_s;
+  std::vector<double> step_times_s;       // rank 0, every usable repetition, warm-up step left out
+  // Per-rank integers of the first usable repetition ("tracked.parameters",
+  // "tracked.total", "comm.calls", "comm.bytes", ...), one value per rank.
+  std::map<std::string, std::vector<int64_t>> counters;
+  std::vector<double> train_loss;  // rank 0, by step
+  std::vector<double> val_loss;    // by evaluation
+  bool usable() const { return status == "ok" || status == "partial"; }
+};
+
+struct CheckSuite {
+  std::string name;     // suite name
+  std::string source;   // where it came from, for messages
+  std::vector<CaseRecord> cases;
+  std::vector<RatioRule> ratios;  // from a baseline file
+  const CaseRecord* find(std::string_view case_name) const;
+};
+
+CheckSuite extract_check_suite(const SuiteData& suite);
+
+nlohmann::json baseline_to_json(const CheckSuite& suite);
+// `where` names the source in error messages (the file).
+CheckSuite baseline_from_json(const nlohmann::json& j, const std::string& where);
+void save_baseline(const CheckSuite& suite, const std::filesystem::path& path);
+CheckSuite load_baseline(const std::filesystem::path& path);
+
+struct CheckOptions {
+  double threshold_pct = 5;    // timing regressions: median worse by more than this
+  double alpha = 0.05;         // Mann-Whitney significance level
+  double loss_rel_tol = 1e-4;  // losses: |a - b| <= tol * max(1, |a|)
+  std::vector<RatioRule> ratios;  // in addition to the baseline's
+};
+
+enum class Verdict { kSame, kImproved, kRegression, kInfo };
+std::string_view to_string(Verdict v);
+
+struct CheckRow {
+  std::string case_name;
+  std::string metric;
+  std::string baseline;  // formatted
+  std::string current;
+  std::string change;    // e.g. "+51.2%"
+  std::string p_value;   // "" when no test
+  Verdict verdict = Verdict::kSame;
+  std::string note;
+};
+
+struct CheckResult {
+  std::string suite;
+  std::string baseline_source;
+  std::string current_source;
+  std::vector<CheckRow> rows;
+  int regressions() const;
+};
+
+// `baseline` may be null: only the ratio rules are checked (there must be
+// at least one).
+CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
+                      const CheckOptions& options);
+
+std::string check_table_text(const CheckResult& result);
+std::string check_markdown(const CheckResult& result);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_REGRESSION_CHECK_H_

@@ -1,0 +1,261 @@
+#include "report/report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "kernels/check.h"
+#include "report/charts.h"
+#include "report/comparison.h"
+#include "report/gnuplot.h"
+
+namespace trainscope::report {
+
+namespace {
+
+constexpr std::string_view kStyle = R"css(
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; max-width: 1400px; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+h3 { margin-top: 1.5em; }
+table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; } td.name, th.name { text-align: left; }
+tr.baseline { background: #eef6ff; }
+.status-failed, .status-skipped, .status-running { color: #b00020; }
+.status-partial { color: #a66a00; }
+.note { background: #fff6d6; border: 1px solid #e0c060; padding: 0.5em 1em; }
+.error { background: #fde8e8; border: 1px solid #d08080; padding: 0.5em 1em; }
+figure { margin: 1em 0; } figcaption { font-weight: 600; margin-bottom: 0.3em; }
+figure svg { max-width: 100%; height: auto; }
+.meta { color: #555; font-size: 0.9em; }
+)css";
+
+std::string td(std::string_view text, std::string_view cls = "") {
+  return cls.empty() ? fmt::format("<td>{}</td>", html_escape(text))
+                     : fmt::format("<td class=\"{}\">{}</td>", cls, html_escape(text));
+}
+
+std::string ms(double seconds) { return format_number(seconds * 1e3, 2); }
+
+std::string percent(double share) { return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%"; }
+
+std::string status_text(const CaseFigures& f) {
+  return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
+}
+
+std::string comparison_table_html(const Comparison& cmp) {
+  std::string out =
+      "<table class=\"comparison\"><tr><th class=\"name\">case</th><th>ranks</th><th>reps</th>"
+      "<th>tokens/s</th><th>speedup</th><th>scaling eff.</th><th>step median ms</th>"
+      "<th>step p95 ms</th><th>comm share</th><th class=\"name\">status</th></tr>\n";
+  for (const auto& r : cmp.rows) {
+    const auto& f = r.figures;
+    out += r.is_baseline ? "<tr class=\"baseline\">" : "<tr>";
+    out += td(r.is_baseline ? r.case_name + " (baseline)" : r.case_name, "name");
+    out += td(std::to_string(f.world_size));
+    out += td(fmt::format("{}/{}", f.usable, f.repetitions));
+    out += td(format_number(f.tokens_per_s, 1));
+    out += td(std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x");
+    out += td(percent(r.efficiency));
+    out += td(ms(f.step_median_s));
+    out += td(ms(f.step_p95_s));
+    out += td(percent(f.comm_share));
+    out += td(status_text(f), "name status-" + f.status);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string memory_table_html(const SuiteData& suite) {
+  std::string out =
+      "<table class=\"memory\"><tr><th class=\"name\">case</th><th>rank</th><th>params</th>"
+      "<th>grads</th><th>optimizer</th><th>activations</th><th>data</th><th>comm</th>"
+      "<th>workspace</th><th>other</th><th>tracked peak</th><th>VmHWM</th><th>PSS</th></tr>\n";
+  std::string totals =
+      "<table class=\"memory-totals\"><tr><th class=\"name\">case</th><th>tracked peak</th>"
+      "<th>VmHWM</th><th>peak PSS</th><th class=\"name\">PSS from</th></tr>\n";
+  bool any = false;
+  for (const auto& c : suite.cases) {
+    auto runs = c.usable_runs();
+    if (runs.empty()) continue;
+    any = true;
+    for (const auto& r : runs.front()->summary->ranks) {
+      const auto& m = r.tracked_peak_by_category;
+      out += "<tr>" + td(c.name, "name") + td(std::to_string(r.rank)) +
+             td(format_bytes(m.parameters)) + td(format_bytes(m.gradients)) +
+             td(format_bytes(m.optimizer_state)) + td(format_bytes(m.activations)) +
+             td(format_bytes(m.data)) + td(format_bytes(m.comm)) + td(format_bytes(m.workspace)) +
+             td(format_bytes(m.other)) + td(format_bytes(r.tracked_peak_total)) +
+             td(format_bytes(r.vm_hwm)) + td(format_bytes(r.pss)) + "</tr>\n";
+    }
+    auto t = memory_totals(c);
+    totals += "<tr>" + td(c.name, "name") + td(format_bytes(t.tracked_peak)) +
+              td(format_bytes(t.vm_hwm)) + td(format_bytes(t.pss_peak)) +
+              td(t.pss_source.empty() ? "-" : t.pss_source, "name") + "</tr>\n";
+  }
+  if (!any) return "";
+  return "<h3>Memory per rank (first usable repetition)</h3>\n" + out +
+         "</table>\n<h3>Memory totals across ranks</h3>\n" + totals + "</table>\n";
+}
+
+std::string suite_html(const SuiteData& suite, const std::optional<std::string>& gnuplot,
+                       HtmlReport& report) {
+  const auto& info = suite.suite.info;
+  std::string out = fmt::format("<section class=\"suite\" id=\"suite-{}\">\n<h2>Suite {} (id {})</h2>\n",
+                                suite.suite.id, html_escape(info.name), suite.suite.id);
+  out += fmt::format(
+      "<p class=\"meta\">started {} &middot; finished {} &middot; git {} &middot; database "
+      "{}</p>\n",
+      html_escape(suite.suite.started_at),
+      html_escape(suite.suite.finished_at.value_or("never (running, or the runner died)")),
+      html_escape(info.git_revision.empty() ? "unknown" : info.git_revision),
+      html_escape(suite.db_path));
+  if (suite.cases.empty()) {
+    return out + "<p class=\"note\">This suite has no runs recorded.</p>\n</section>\n";
+  }
+  const Comparison cmp = compare_cases(suite);
+  out += fmt::format("<h3>Comparison against the baseline case {}</h3>\n",
+                     html_escape(cmp.baseline_case));
+  out += comparison_table_html(cmp);
+  auto fit = fit_amdahl(scaling_points(suite, cmp));
+  if (fit) {
+    out += fmt::format(
+        "<p class=\"amdahl\">Amdahl's law fitted by least squares to {} measured speedups: "
+        "serial fraction <b>{:.4f}</b> (RMS residual {:.3f}; at most {:.1f}x speedup with "
+        "unlimited ranks).</p>\n",
+        fit->points, fit->serial_fraction, fit->rms_residual,
+        fit->serial_fraction > 0 ? 1.0 / fit->serial_fraction : INFINITY);
+  }
+  out += memory_table_html(suite);
+  if (gnuplot) {
+    for (const auto& chart : suite_charts(suite, cmp)) {
+      out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
+                         suite.suite.id, chart.id, html_escape(chart.title));
+      try {
+        out += render_svg(*gnuplot, chart);
+        ++report.charts;
+      } catch (const Error& e) {
+        report.notes.push_back(fmt::format("suite {}: {}", suite.suite.id, e.what()));
+        out += fmt::format("<p class=\"error\">{}</p>", html_escape(e.what()));
+      }
+      out += "</figure>\n";
+    }
+  }
+  return out + "</section>\n";
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string markdown_cell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '|': case '\\': case '`': case '*': case '_': case '[': case ']': case '#':
+        out += '\\';
+        out += c;
+        break;
+      case '\n': case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string format_number(double v, int precision) {
+  if (!std::isfinite(v)) return "-";
+  return fmt::format("{:.{}f}", v, precision);
+}
+
+std::string format_bytes(int64_t bytes) {
+  if (bytes < 0) return "-";
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
+  if (bytes < 1024LL * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
+  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
+}
+
+HtmlReport render_html(const std::vector<SuiteData>& suites,
+                       const std::optional<std::string>& gnuplot) {
+  HtmlReport report;
+  std::string body;
+  for (const auto& s : suites) body += suite_html(s, gnuplot, report);
+  if (!gnuplot) {
+    report.notes.insert(report.notes.begin(),
+                        "gnuplot not found on PATH (install gnuplot-nox, see "
+                        "scripts/install-deps.sh): the report has tables only, no charts");
+  }
+  std::string head = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>trainscope report</title>\n<style>{}</style>\n</head>\n<body>\n"
+      "<h1>trainscope report</h1>\n<p class=\"meta\">generated {} &middot; {} suite(s)</p>\n",
+      kStyle, html_escape(results::utc_timestamp()), suites.size());
+  for (const auto& n : report.notes) head += "<p class=\"note\">" + html_escape(n) + "</p>\n";
+  report.html = head + body + "</body>\n</html>\n";
+  return report;
+}
+
+std::string render_markdown(const std::vector<SuiteData>& suites) {
+  std::string out;
+  for (const auto& suite : suites) {
+    out += fmt::format("## trainscope suite {} (id {}, git {})\n\n", markdown_cell(suite.suite.info.name),
+                       suite.suite.id, markdown_cell(suite.suite.info.git_revision));
+    if (suite.cases.empty()) {
+      out += "No runs recorded.\n\n";
+      continue;
+    }
+    const Comparison cmp = compare_cases(suite);
+    out += fmt::format("Baseline: {}\n\n", markdown_cell(cmp.baseline_case));
+    out += "| case | ranks | reps | tokens/s | speedup | scaling eff. | step median ms | "
+           "step p95 ms | comm share | status |\n"
+           "|:--|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n";
+    for (const auto& r : cmp.rows) {
+      const auto& f = r.figures;
+      out += fmt::format("| {}{} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |\n",
+                         markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "",
+                         f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
+                         std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
+                         percent(r.efficiency), ms(f.step_median_s), ms(f.step_p95_s),
+                         percent(f.comm_share), markdown_cell(status_text(f)));
+    }
+    out += "\n";
+    if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {
+      out += fmt::format("Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "
+                         "{:.3f}).\n\n",
+                         fit->points, fit->serial_fraction, fit->rms_residual);
+    }
+    std::string mem;
+    for (const auto& c : suite.cases) {
+      auto t = memory_totals(c);
+      if (t.tracked_peak < 0) continue;
+      mem += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(c.name),
+                         format_bytes(t.tracked_peak), format_bytes(t.vm_hwm),
+                         format_bytes(t.pss_peak));
+    }
+    if (!mem.empty()) {
+      out += "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
+             "|:--|--:|--:|--:|\n" + mem + "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace trainscope::report

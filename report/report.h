@@ -1,0 +1,50 @@
+// Renders suites read from the results database as one self-contained HTML
+// page (inline CSS, charts as inline SVG made by gnuplot, no scripts and no
+// network) or as a Markdown summary for CI logs and pull requests.
+//
+// Every text that comes from the database (suite and case names, errors,
+// commands, hosts) is escaped for its output: HTML entities in HTML, and
+// Markdown-significant characters (and HTML ones, since Markdown renderers
+// pass raw HTML through) in Markdown table cells.
+//
+// Without gnuplot the HTML report still has every table and says, at the
+// top, why it has no charts. A chart gnuplot fails on is replaced by a
+// visible error naming the chart; the rest of the report is kept.
+//
+// Thread-safety: pure functions (render_html runs gnuplot subprocesses).
+#ifndef TRAINSCOPE_REPORT_REPORT_H_
+#define TRAINSCOPE_REPORT_REPORT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "report/suite_data.h"
+
+namespace trainscope::report {
+
+struct HtmlReport {
+  std::string html;
+  int charts = 0;                  // charts drawn
+  std::vector<std::string> notes;  // no gnuplot, charts that failed (also in the page)
+};
+
+// `gnuplot`: program path from find_gnuplot(), or std::nullopt for tables only.
+HtmlReport render_html(const std::vector<SuiteData>& suites,
+                       const std::optional<std::string>& gnuplot);
+
+std::string render_markdown(const std::vector<SuiteData>& suites);
+
+std::string html_escape(std::string_view text);
+// Escapes a Markdown table cell: '|', backslash, emphasis and link
+// characters, '<' '>' '&' as entities; newlines become spaces.
+std::string markdown_cell(std::string_view text);
+
+// Display helpers shared with the check tables: "-" for NaN.
+std::string format_number(double v, int precision);
+std::string format_bytes(int64_t bytes);  // "12.3 MiB"; "-" when negative (unknown)
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_REPORT_H_

@@ -1,0 +1,156 @@
+#include "report/suite_data.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "kernels/check.h"
+#include "profiler/stats.h"
+
+namespace trainscope::report {
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+const results::TimeStats& phase_stats(const results::PhaseStats& p, size_t index) {
+  const results::TimeStats* all[] = {&p.data, &p.forward, &p.backward, &p.comm,
+                                     &p.optimizer, &p.eval, &p.checkpoint};
+  return *all[index];
+}
+
+double mean_over_ranks(const results::RunSummary& s, auto&& field) {
+  if (s.ranks.empty()) return kNaN;
+  double sum = 0;
+  for (const auto& r : s.ranks) sum += field(r);
+  return sum / static_cast<double>(s.ranks.size());
+}
+
+}  // namespace
+
+double median_of(std::vector<double> values) {
+  std::erase_if(values, [](double v) { return std::isnan(v); });
+  if (values.empty()) return kNaN;
+  return profiler::summarize(values).median;
+}
+
+std::vector<const RunData*> CaseData::usable_runs() const {
+  std::vector<const RunData*> out;
+  for (const auto& r : runs) {
+    if (r.usable()) out.push_back(&r);
+  }
+  return out;
+}
+
+const CaseData* SuiteData::find_case(std::string_view name) const {
+  for (const auto& c : cases) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+int64_t resolve_suite(results::ResultsDb& db, std::string_view selector) {
+  const std::string where = db.path().string();
+  if (selector == "latest") {
+    auto id = db.latest_suite_id();
+    if (!id) throw Error(fmt::format("{}: the database holds no suite", where));
+    return *id;
+  }
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(selector.data(), selector.data() + selector.size(), id);
+  if (ec != std::errc() || end != selector.data() + selector.size() || id <= 0) {
+    throw Error(fmt::format("--suite '{}': expected 'latest' or a suite id (a positive integer)",
+                            selector));
+  }
+  if (!db.suite(id)) {
+    throw Error(fmt::format("{}: no suite with id {} (trainscope report --db {} --format md "
+                            "--suite all lists them)",
+                            where, id, where));
+  }
+  return id;
+}
+
+std::vector<int64_t> resolve_suites(results::ResultsDb& db, std::string_view selector) {
+  if (selector != "all") return {resolve_suite(db, selector)};
+  std::vector<int64_t> ids;
+  for (const auto& s : db.list_suites()) ids.push_back(s.id);
+  if (ids.empty()) throw Error(fmt::format("{}: the database holds no suite", db.path().string()));
+  return ids;
+}
+
+SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
+  SuiteData out;
+  out.db_path = db.path().string();
+  auto suite = db.suite(suite_id);
+  if (!suite) throw Error(fmt::format("{}: no suite with id {}", out.db_path, suite_id));
+  out.suite = *suite;
+  std::map<std::string, size_t> index;
+  for (auto& row : db.list_runs(suite_id)) {
+    auto [it, inserted] = index.try_emplace(row.run_case.case_name, out.cases.size());
+    if (inserted) {
+      out.cases.push_back(CaseData{row.run_case.case_name, row.run_case, {}});
+    }
+    RunData run;
+    run.summary = db.run_summary(row.id);
+    run.poller = db.poller_samples(row.id);
+    run.allreduce = db.allreduce_rows(row.id);
+    run.row = std::move(row);
+    out.cases[it->second].runs.push_back(std::move(run));
+  }
+  return out;
+}
+
+CaseFigures case_figures(const CaseData& c) {
+  CaseFigures f;
+  f.repetitions = static_cast<int>(c.runs.size());
+  f.world_size = c.run_case.world_size;
+  auto usable = c.usable_runs();
+  f.usable = static_cast<int>(usable.size());
+  for (const auto& r : c.runs) {
+    if (r.usable()) continue;
+    if (f.reason.empty()) {
+      std::string error = r.row.error;
+      if (error.empty() && r.summary) error = r.summary->error;
+      if (error.empty() && r.row.status == results::RunStatus::kOk) error = "no run summary";
+      if (error.empty() && r.row.exit_code) error = fmt::format("exit code {}", *r.row.exit_code);
+      f.reason = fmt::format("{}: {}", results::to_string(r.row.status),
+                             error.empty() ? std::string("no reason recorded") : error);
+      f.status = std::string(results::to_string(r.row.status));
+    }
+  }
+  if (f.usable == f.repetitions) {
+    f.status = "ok";
+  } else if (f.usable > 0) {
+    f.status = "partial";
+    f.reason = fmt::format("{} of {} repetitions not usable; first: {}", f.repetitions - f.usable,
+                           f.repetitions, f.reason);
+  }
+  std::vector<double> tps, med, p95, mean, share;
+  std::vector<std::vector<double>> phases(std::size(kPhaseNames));
+  for (const RunData* r : usable) {
+    const auto& s = *r->summary;
+    tps.push_back(s.totals.tokens_per_s);
+    med.push_back(s.totals.step_time_median_s);
+    p95.push_back(s.totals.step_time_p95_s);
+    double step_mean = mean_over_ranks(s, [](const auto& rr) { return rr.step_time.mean; });
+    mean.push_back(step_mean);
+    for (size_t p = 0; p < phases.size(); ++p) {
+      phases[p].push_back(
+          mean_over_ranks(s, [p](const auto& rr) { return phase_stats(rr.phases, p).mean; }));
+    }
+    double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases.comm.mean; });
+    share.push_back(step_mean > 0 ? comm / step_mean : kNaN);
+  }
+  f.tokens_per_s = median_of(tps);
+  f.step_median_s = median_of(med);
+  f.step_p95_s = median_of(p95);
+  f.step_mean_s = median_of(mean);
+  for (auto& p : phases) f.phase_mean_s.push_back(median_of(p));
+  f.comm_share = median_of(share);
+  return f;
+}
+
+}  // namespace trainscope::report

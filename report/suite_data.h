@@ -1,0 +1,91 @@
+// A suite read back from the results database, grouped the way reports and
+// regression checks look at it: one CaseData per case name, holding every
+// repetition of that case (RunData) with its summary, poller samples and
+// all-reduce rows.
+//
+// load_suite() reads everything a report needs in one pass, so the renderers
+// never touch SQLite; case_figures() reduces a case's repetitions to the
+// figures every table prints (medians over repetitions, means over ranks).
+//
+// Selectors: "latest" (the most recent suite), "all" (every suite, latest
+// first; resolve_suites only) or a numeric suite id. An unknown id, a bad
+// selector or a database without suites throws trainscope::Error naming the
+// database and the selector.
+//
+// Thread-safety: plain values; the loaders use the ResultsDb they are given
+// (one thread at a time, as ResultsDb requires).
+#ifndef TRAINSCOPE_REPORT_SUITE_DATA_H_
+#define TRAINSCOPE_REPORT_SUITE_DATA_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/records.h"
+#include "results/results_db.h"
+
+namespace trainscope::report {
+
+// One repetition of one case.
+struct RunData {
+  results::RunRow row;
+  std::optional<results::RunSummary> summary;  // none: the run died before writing one
+  std::vector<results::PollerSample> poller;
+  std::vector<results::AllReduceRow> allreduce;
+  // Counts as measured: status ok and a summary to measure from.
+  bool usable() const { return row.status == results::RunStatus::kOk && summary.has_value(); }
+};
+
+// Every repetition of one case, in the order the runner started them.
+struct CaseData {
+  std::string name;
+  results::RunCase run_case;  // of the first repetition
+  std::vector<RunData> runs;
+  std::vector<const RunData*> usable_runs() const;
+};
+
+struct SuiteData {
+  std::string db_path;
+  results::SuiteRow suite;
+  std::vector<CaseData> cases;  // in order of each case's first run
+  const CaseData* find_case(std::string_view name) const;
+};
+
+// Resolves a selector ("latest" or an id) to one suite id.
+int64_t resolve_suite(results::ResultsDb& db, std::string_view selector);
+// Like resolve_suite, and "all" gives every suite (latest first).
+std::vector<int64_t> resolve_suites(results::ResultsDb& db, std::string_view selector);
+
+SuiteData load_suite(results::ResultsDb& db, int64_t suite_id);
+
+// Figures of one case, reduced over its usable repetitions. NaN where
+// nothing was measured.
+struct CaseFigures {
+  int repetitions = 0;      // runs of the case
+  int usable = 0;           // of which ok with a summary
+  int world_size = 1;
+  std::string status;       // "ok", "failed", "skipped", "running", "partial"
+  std::string reason;       // why not ok (first failed/skipped run's error)
+  double tokens_per_s = 0;          // median over repetitions of the run total
+  double step_median_s = 0;         // median over repetitions
+  double step_p95_s = 0;            // median over repetitions
+  double step_mean_s = 0;           // mean over ranks, median over repetitions
+  // Mean time per step of each phase (mean over ranks, median over
+  // repetitions), in the order of kPhaseNames.
+  std::vector<double> phase_mean_s;
+  double comm_share = 0;            // comm phase mean / step mean
+};
+
+inline constexpr std::string_view kPhaseNames[] = {"data", "forward",  "backward",  "comm",
+                                                   "optimizer", "eval", "checkpoint"};
+
+CaseFigures case_figures(const CaseData& c);
+
+// Median of the values (NaN when empty); the convention of profiler/stats.h.
+double median_of(std::vector<double> values);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_SUITE_DATA_H_
