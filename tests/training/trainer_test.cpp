@@ -1,0 +1,223 @@
+// The training loop end to end on the tiny preset: determinism, resume,
+// checkpoints, failure on a non-finite loss, and bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "comm/communicator.h"
+#include "kernels/check.h"
+#include "training/checkpoint.h"
+#include "training/llama_model.h"
+#include "training/safetensors.h"
+#include "training/trainer.h"
+
+namespace trainscope::training {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path p = fs::temp_directory_path() / ("trainscope_trainer_test_" + name + "_" +
+                                                  std::to_string(::getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+TrainOptions tiny_options(int64_t steps) {
+  TrainOptions o;
+  o.model = "tiny";
+  o.batch = 4;
+  o.block = 16;
+  o.steps = steps;
+  o.lr = 3e-3;
+  o.threads = 1;
+  o.quiet = true;
+  o.data.source = "builtin:stories?docs=64&valid_docs=16";
+  return o;
+}
+
+std::vector<double> losses(const results::RunSummary& s) {
+  std::vector<double> out;
+  for (const auto& r : s.steps.at(0)) out.push_back(r.loss);
+  return out;
+}
+
+TEST(TrainerTest, SameSeedGivesBitIdenticalLosses) {
+  auto comm = comm::make_communicator("local");
+  const auto a = run_training(tiny_options(6), *comm, stdout);
+  const auto b = run_training(tiny_options(6), *comm, stdout);
+  ASSERT_EQ(a.status, results::RunStatus::kOk);
+  EXPECT_EQ(losses(a), losses(b));
+  TrainOptions other = tiny_options(6);
+  other.seed = 7;
+  EXPECT_NE(losses(run_training(other, *comm, stdout)), losses(a));
+}
+
+TEST(TrainerTest, LossFallsOnTheStoryCorpus) {
+  auto comm = comm::make_communicator("local");
+  TrainOptions o = tiny_options(40);
+  const auto s = run_training(o, *comm, stdout);
+  const auto l = losses(s);
+  EXPECT_NEAR(l.front(), std::log(260.0), 0.1 * std::log(260.0));
+  EXPECT_LT(l.back(), l.front() - 1.0);
+}
+
+TEST(TrainerTest, ResumeContinuesTheSameRun) {
+  auto comm = comm::make_communicator("local");
+  const fs::path dir = temp_dir("resume");
+  const auto full = run_training(tiny_options(8), *comm, stdout);
+
+  TrainOptions first = tiny_options(4);
+  first.checkpoint_dir = dir.string();
+  run_training(first, *comm, stdout);
+  EXPECT_TRUE(fs::exists(dir / "latest"));
+  EXPECT_TRUE(fs::exists(dir / "step-00000004" / "model.safetensors"));
+  EXPECT_TRUE(fs::exists(dir / "step-00000004" / "config.json"));
+
+  TrainOptions second = tiny_options(8);
+  second.resume = dir.string();
+  const auto resumed = run_training(second, *comm, stdout);
+  const auto l_full = losses(full), l_res = losses(resumed);
+  ASSERT_EQ(l_res.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(l_res[i], l_full[4 + i]) << "step " << 4 + i;
+
+  // A resume must keep the batch shape: otherwise it is not the same run.
+  TrainOptions changed = second;
+  changed.batch = 8;
+  EXPECT_THROW(run_training(changed, *comm, stdout), Error);
+  fs::remove_all(dir);
+}
+
+TEST(TrainerTest, SaveLoadGivesIdenticalLogits) {
+  const fs::path dir = temp_dir("logits");
+  const ModelConfig c = model_preset("tiny");
+  LlamaModel<float> a(c, 2, 8), b(c, 2, 8);
+  a.init_weights(11);
+  b.init_weights(12);
+  save_safetensors(dir / "model.safetensors", a.layout(), a.params());
+  load_safetensors(dir / "model.safetensors", b.layout(), b.params());
+  std::vector<int32_t> in(16);
+  for (int i = 0; i < 16; ++i) in[i] = (i * 13) % 257;
+  const float* la = a.forward_logits(in.data());
+  std::vector<float> copy(la, la + 16 * c.vocab_size);
+  const float* lb = b.forward_logits(in.data());
+  EXPECT_EQ(0, std::memcmp(copy.data(), lb, copy.size() * sizeof(float)));
+  fs::remove_all(dir);
+}
+
+TEST(TrainerTest, BadCheckpointsAreClearErrors) {
+  const fs::path dir = temp_dir("badckpt");
+  const ModelConfig c = model_preset("tiny");
+  LlamaModel<float> m(c, 1, 4);
+  m.init_weights(1);
+  const fs::path file = dir / "model.safetensors";
+  save_safetensors(file, m.layout(), m.params());
+  auto expect_error = [&](const fs::path& p, const ParamLayout& layout, const std::string& needle) {
+    std::vector<float> arena(layout.total());
+    try {
+      load_safetensors(p, layout, arena);
+      ADD_FAILURE() << "expected an error mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  // Unreadable.
+  expect_error(dir / "missing.safetensors", m.layout(), "cannot read");
+  // Truncated.
+  const fs::path cut = dir / "cut.safetensors";
+  fs::copy_file(file, cut);
+  fs::resize_file(cut, fs::file_size(file) - 100);
+  expect_error(cut, m.layout(), "truncated");
+  // Shapes that do not match the config: the tensor is named.
+  ModelConfig wider = c;
+  wider.mlp_dim = 96;
+  expect_error(file, ParamLayout(wider), "model.layers.0.mlp.gate_proj.weight");
+  // Garbage.
+  const fs::path junk = dir / "junk.safetensors";
+  std::ofstream(junk) << "definitely not a checkpoint";
+  expect_error(junk, m.layout(), junk.string());
+  // A resume from a directory that is not a checkpoint.
+  EXPECT_THROW(find_checkpoint(dir), Error);
+  fs::remove_all(dir);
+}
+
+TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {
+  auto comm = comm::make_communicator("local");
+  TrainOptions o = tiny_options(20);
+  o.lr = 1e30;  // the first update overflows the weights
+  o.grad_clip = 0;
+  const auto s = run_training(o, *comm, stdout);
+  EXPECT_EQ(s.status, results::RunStatus::kFailed);
+  ASSERT_TRUE(s.failed_step.has_value());
+  EXPECT_LT(*s.failed_step, 20);
+  EXPECT_NE(s.error.find("step " + std::to_string(*s.failed_step)), std::string::npos) << s.error;
+}
+
+TEST(TrainerTest, BadOptionsNameTheCulprit) {
+  auto comm = comm::make_communicator("local");
+  auto expect_error = [&](TrainOptions o, const std::string& needle) {
+    try {
+      run_training(o, *comm, stdout);
+      ADD_FAILURE() << "expected an error mentioning " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  TrainOptions o = tiny_options(1);
+  o.model = "gigantic";
+  expect_error(o, "gigantic");
+  o = tiny_options(1);
+  o.batch = -1;
+  expect_error(o, "--batch");
+  o = tiny_options(1);
+  o.block = 1000;
+  expect_error(o, "--block 1000");
+  o = tiny_options(1);
+  o.tokenizer = "gpt2:/nonexistent";
+  expect_error(o, "/nonexistent");
+  // A config whose heads do not divide its dims.
+  const fs::path dir = temp_dir("config");
+  nlohmann::json j = to_hf_config(model_preset("tiny"));
+  j["num_attention_heads"] = 5;
+  j["num_key_value_heads"] = 5;
+  std::ofstream(dir / "config.json") << j.dump();
+  o = tiny_options(1);
+  o.model = (dir / "config.json").string();
+  expect_error(o, "heads (5) must divide dims (32)");
+  fs::remove_all(dir);
+}
+
+TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
+  auto comm = comm::make_communicator("local");
+  const fs::path dir = temp_dir("summary");
+  TrainOptions o = tiny_options(4);
+  o.summary_path = (dir / "s.json").string();
+  o.eval_every = 2;
+  o.val_batches = 2;
+  run_training(o, *comm, stdout);
+  const results::RunSummary s = results::load_run_summary(dir / "s.json");
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].size(), 4u);
+  ASSERT_EQ(s.val.size(), 2u);
+  EXPECT_EQ(s.val[0].step, 2);
+  const auto& r = s.ranks.at(0);
+  const ModelConfig c = model_preset("tiny");
+  const int64_t param_bytes = ParamLayout(c).total() * 4;
+  // Exact: the tracked peaks of parameters, gradients and AdamW state follow
+  // from the config alone.
+  EXPECT_EQ(r.tracked_peak_by_category.parameters, param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category.gradients, param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category.optimizer_state, 2 * param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category.activations,
+            LlamaModel<float>::activation_elements(c, 4, 15) * 4);
+  EXPECT_GT(r.vm_hwm, 0);
+  EXPECT_GT(r.data.bytes_held, 0);
+  EXPECT_GT(r.phases.forward.median, 0);
+  EXPECT_GT(r.phases.backward.median, 0);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainscope::training
