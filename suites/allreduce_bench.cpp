@@ -1,0 +1,164 @@
+#include "suites/allreduce_bench.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <span>
+
+#include "kernels/check.h"
+
+namespace trainscope::suites {
+namespace {
+
+std::string setting(std::string_view key) {
+  for (const auto& [k, v] : comm::transport_settings()) {
+    if (k == key) return v;
+  }
+  return "";
+}
+
+// Verification values: element i of rank r holds (r + 1) * (i % 7 + 1), so
+// the sum is (i % 7 + 1) * n(n+1)/2: small integers, exact in float.
+float fill_value(int rank, int64_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
+
+}  // namespace
+
+void validate(const AllReduceOptions& o) {
+  if (o.min_bytes < 4) throw Error(fmt::format("--min-bytes must be at least 4 (one float), got {}", o.min_bytes));
+  if (o.max_bytes < o.min_bytes)
+    throw Error(fmt::format("--max-bytes {} is below --min-bytes {}", o.max_bytes, o.min_bytes));
+  if (o.max_bytes > (int64_t{1} << 34))
+    throw Error(fmt::format("--max-bytes {} is above 16 GiB", o.max_bytes));
+  if (o.factor < 2) throw Error(fmt::format("--factor must be at least 2, got {}", o.factor));
+  if (o.iters < 1) throw Error(fmt::format("--iters must be at least 1, got {}", o.iters));
+  if (o.warmup < 0) throw Error(fmt::format("--warmup must be 0 or more, got {}", o.warmup));
+}
+
+std::vector<int64_t> sweep_sizes(const AllReduceOptions& o) {
+  std::vector<int64_t> sizes;
+  for (int64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
+    sizes.push_back(std::max<int64_t>(4, b / 4 * 4));
+    if (b > o.max_bytes / o.factor) break;
+  }
+  return sizes;
+}
+
+double bus_bandwidth(double algbw, int ranks) {
+  // Each rank sends and receives 2(n-1)/n of the buffer in a ring all-reduce.
+  if (ranks <= 1) return algbw;
+  return algbw * 2.0 * (ranks - 1) / ranks;
+}
+
+std::string transport_label(const comm::Communicator& comm) {
+  if (comm.backend() == "local") return "local";
+  const std::string btl = setting("btl");
+  if (btl.empty()) return "auto";
+  const bool tcp = btl.find("tcp") != std::string::npos;
+  const bool shm = btl.find("vader") != std::string::npos || btl.find("sm") != std::string::npos;
+  if (tcp && !shm) return "tcp";
+  if (shm && !tcp) return "shm";
+  return btl;
+}
+
+std::string links_label() { return setting("btl_tcp_links"); }
+
+std::string format_sweep_header(const comm::Communicator& comm, const AllReduceOptions& o) {
+  const std::string links = links_label();
+  std::string s = fmt::format(
+      "# trainscope allreduce-bench: {} rank{}, backend {}, transport {}{}\n"
+      "#  min bytes {} max bytes {} step: {}(factor) warmup iters: {} iters: {} validation: 1\n"
+      "#\n",
+      comm.size(), comm.size() == 1 ? "" : "s", comm.backend(), transport_label(comm),
+      links.empty() ? "" : ", links " + links, o.min_bytes, o.max_bytes, o.factor, o.warmup,
+      o.iters);
+  s += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "size", "count",
+                   "type", "redop", "time", "algbw", "busbw", "#wrong");
+  s += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "(B)", "(elements)",
+                   "", "", "(us)", "(GB/s)", "(GB/s)", "");
+  return s;
+}
+
+std::string format_sweep_row(const results::AllReduceRow& r) {
+  return fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n",
+                     r.size_bytes, r.count, "float", r.redop, r.time_us, r.algbw_gbps,
+                     r.busbw_gbps, r.wrong);
+}
+
+std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows) {
+  int64_t wrong = 0;
+  double busbw = 0;
+  for (const auto& r : rows) {
+    wrong += r.wrong;
+    busbw += r.busbw_gbps;
+  }
+  return fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f}\n#\n",
+                     wrong, wrong == 0 ? "OK" : "FAILED", rows.empty() ? 0.0 : busbw / rows.size());
+}
+
+std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
+                                                       const AllReduceOptions& o,
+                                                       std::FILE* out) {
+  validate(o);
+  const bool printer = out != nullptr && comm.rank() == 0;
+  const std::vector<int64_t> sizes = sweep_sizes(o);
+  std::vector<float> buffer(static_cast<size_t>(sizes.back() / 4));
+  const std::string transport = transport_label(comm);
+  const std::string links = links_label();
+  if (printer) {
+    std::fputs(format_sweep_header(comm, o).c_str(), out);
+    std::fflush(out);
+  }
+  std::vector<results::AllReduceRow> rows;
+  for (int64_t bytes : sizes) {
+    const int64_t count = bytes / 4;
+    std::span<float> data(buffer.data(), static_cast<size_t>(count));
+    // Zeros keep the repeated in-place sums finite however many iterations.
+    std::fill(data.begin(), data.end(), 0.0f);
+    comm.barrier();
+    for (int i = 0; i < o.warmup; ++i) comm.all_reduce_sum(data);
+    comm.barrier();
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < o.iters; ++i) comm.all_reduce_sum(data);
+    const double mean_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+    std::vector<double> t = {mean_s};
+    comm.all_reduce_max(t);
+
+    // Verification, outside the timed region.
+    for (int64_t i = 0; i < count; ++i) data[i] = fill_value(comm.rank(), i);
+    comm.all_reduce_sum(data);
+    const int64_t n = comm.size();
+    int64_t wrong = 0;
+    for (int64_t i = 0; i < count; ++i) {
+      const float expected = static_cast<float>((i % 7 + 1) * n * (n + 1) / 2);
+      if (data[i] != expected) ++wrong;
+    }
+    wrong = comm.all_reduce_sum(wrong);
+
+    results::AllReduceRow row;
+    row.transport = transport;
+    row.links = links;
+    row.world_size = comm.size();
+    row.size_bytes = bytes;
+    row.count = count;
+    row.dtype = "float32";
+    row.redop = "sum";
+    row.time_us = t[0] * 1e6;
+    row.algbw_gbps = t[0] > 0 ? bytes / t[0] / 1e9 : 0.0;
+    row.busbw_gbps = bus_bandwidth(row.algbw_gbps, comm.size());
+    row.wrong = wrong;
+    if (printer) {
+      std::fputs(format_sweep_row(row).c_str(), out);
+      std::fflush(out);
+    }
+    rows.push_back(row);
+  }
+  if (printer) {
+    std::fputs(format_sweep_footer(rows).c_str(), out);
+    std::fflush(out);
+  }
+  return rows;
+}
+
+}  // namespace trainscope::suites

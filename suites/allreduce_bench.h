@@ -1,0 +1,62 @@
+// All-reduce bandwidth sweep over comm::Communicator, after nccl-tests'
+// all_reduce_perf: for each message size, a barrier, warm-up calls, a timed
+// loop of in-place float sums; the time of a size is the largest per-rank mean
+// (the slowest rank bounds a collective). algbw = bytes / time and busbw =
+// algbw * 2(n-1)/n (docs/METRICS.md derives it). A separate, untimed pass
+// fills known values on every rank and checks every element of the sum
+// exactly, counting wrong elements over all ranks.
+//
+// Every rank calls run_allreduce_sweep() with the same options; rank 0 prints
+// the table. Nothing here includes <mpi.h>: only the Communicator is used.
+//
+// Thread-safety: call from the thread that owns the communicator.
+#ifndef TRAINSCOPE_SUITES_ALLREDUCE_BENCH_H_
+#define TRAINSCOPE_SUITES_ALLREDUCE_BENCH_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "results/records.h"
+
+namespace trainscope::suites {
+
+struct AllReduceOptions {
+  int64_t min_bytes = 8;
+  int64_t max_bytes = 256ll << 20;
+  int factor = 2;   // each size is the previous one times this
+  int iters = 20;   // timed calls per size
+  int warmup = 5;   // untimed calls per size before the timed loop
+};
+
+// Throws trainscope::Error naming the flag for options that make no sense.
+void validate(const AllReduceOptions& options);
+
+// Message sizes in bytes: min, min*factor, ... up to max, each rounded down
+// to whole floats (at least one).
+std::vector<int64_t> sweep_sizes(const AllReduceOptions& options);
+
+// busbw for an all-reduce over `ranks` ranks (equal to algbw when ranks <= 1).
+double bus_bandwidth(double algbw, int ranks);
+
+// "tcp", "shm" or "auto" from the btl setting mpirun passed, "local" for the
+// one-process communicator; links from btl_tcp_links ("" if unset).
+std::string transport_label(const comm::Communicator& comm);
+std::string links_label();
+
+// Runs the sweep on every rank; returns the rows (identical on every rank).
+// Rank 0 prints the nccl-tests style table to `out` when it is not null.
+std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
+                                                       const AllReduceOptions& options,
+                                                       std::FILE* out);
+
+// The table's text pieces, for printing and tests.
+std::string format_sweep_header(const comm::Communicator& comm, const AllReduceOptions& options);
+std::string format_sweep_row(const results::AllReduceRow& row);
+std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows);
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_ALLREDUCE_BENCH_H_

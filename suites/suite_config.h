@@ -1,0 +1,134 @@
+// A benchmark suite as written in TOML, and the cases it expands to.
+//
+// A suite file names a base configuration shared by every case, then either a
+// parameter grid (the cases are its cartesian product), a list of explicit
+// [[case]] tables, or both (the grid's cases first). Each case is one job:
+// `trainscope train` (kind "train") or `trainscope allreduce-bench` (kind
+// "allreduce"), launched by the runner (suites/runner.h), usually under mpirun.
+//
+//   name = "dp-modes"
+//   description = "naive vs duplicated vs sharded"
+//   kind = "train"            # or "allreduce"
+//   repetitions = 1
+//   timeout_s = 300           # per case
+//   bind_to = "none"          # mpirun --bind-to
+//   [base]                    # train: model data batch block steps warmup_steps
+//   model = "seed"            #   tokenizer eval_every shard threads lr extra_args
+//   [grid]                    # axes: model mode ranks reduce bucket_mb threads
+//   mode = ["naive", "sharded"]  #     transport links
+//   ranks = [1, 2]
+//   [[case]]                  # any axis key, plus an optional name
+//   mode = "duplicated"
+//   ranks = 2
+//
+// Axes that do not apply to a case collapse instead of multiplying it: the
+// bucket size only matters to fused/overlap, the link count only to the tcp
+// transport. A combination that is well-formed but cannot run (naive with 2
+// ranks, a batch the ranks do not divide) becomes a skipped case with the
+// reason. Everything else that is wrong (unknown key, wrong type, unknown
+// mode, links on a non-tcp case...) throws trainscope::Error naming the file,
+// line and key, before anything runs.
+//
+// Relative model paths (a config.json) are resolved against the suite file's
+// directory, so a suite can ship its model config beside it.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef TRAINSCOPE_SUITES_SUITE_CONFIG_H_
+#define TRAINSCOPE_SUITES_SUITE_CONFIG_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace trainscope::suites {
+
+enum class CaseKind { kTrain, kAllReduce };
+
+// Settings of the all-reduce sweep (kind "allreduce").
+struct SweepSettings {
+  int64_t min_bytes = 8;
+  int64_t max_bytes = 256ll << 20;
+  int factor = 2;
+  int iters = 20;
+  int warmup = 5;
+};
+
+// One job of a suite, fully resolved.
+struct SuiteCase {
+  std::string name;      // unique within the suite, e.g. "sharded-r2-fused-b4"
+  CaseKind kind = CaseKind::kTrain;
+  std::string model;     // preset or absolute path of a config.json
+  std::string mode = "naive";        // naive | duplicated | sharded
+  int ranks = 1;
+  std::string reduce = "fused";      // per-tensor | fused | overlap
+  std::optional<double> bucket_mb;   // fused/overlap only; <= 0: whole gradient
+  int threads = 0;                   // per rank; 0: the trainer's default
+  std::string transport = "auto";    // auto | shm | tcp
+  int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
+  std::string skip_reason;           // non-empty: recorded as skipped, not run
+
+  // Base settings (same for every case of a suite unless an axis overrides).
+  std::string data = "builtin:stories";
+  std::string tokenizer = "byte";
+  int batch = 0;     // 0: the preset's
+  int block = 0;     // 0: the preset's
+  int64_t steps = 10;
+  int64_t warmup_steps = 1;
+  int64_t eval_every = 0;
+  std::string shard = "strided";
+  std::optional<double> lr;
+  std::vector<std::string> extra_args;  // appended to the trainscope command
+  SweepSettings sweep;
+
+  // The case as JSON (stored as runs.config).
+  nlohmann::json to_json() const;
+};
+
+struct Suite {
+  std::string name;
+  std::string description;
+  std::filesystem::path file;  // where it was read from ("" for a string)
+  std::string text;            // the TOML as read
+  CaseKind kind = CaseKind::kTrain;
+  int repetitions = 1;
+  double timeout_s = 600;
+  std::string bind_to = "none";
+  std::string tcp_interface = "lo";  // btl/oob_tcp_if_include for tcp cases
+  std::vector<SuiteCase> cases;      // in run order, skipped ones included
+};
+
+// Parses a suite. `source_name` names the text in errors ("x.toml");
+// `base_dir` resolves relative model paths. Throws trainscope::Error
+// "FILE:LINE:COL: ..." on any problem.
+Suite parse_suite(std::string_view toml_text, const std::string& source_name,
+                  const std::filesystem::path& base_dir);
+// Reads and parses a suite file.
+Suite load_suite_file(const std::filesystem::path& path);
+
+// Where the built-in suites live: $TRAINSCOPE_SUITES_DIR if set, else the
+// suites/ folder of the source tree this binary was built from.
+std::filesystem::path builtin_suites_dir();
+// Names of the built-in suites (file stems), sorted.
+std::vector<std::string> builtin_suite_names();
+// A built-in suite name, or a path to a TOML file. Unknown names throw an
+// Error listing the built-in ones.
+Suite resolve_suite(const std::string& name_or_path);
+
+// One line of a hostfile: `host [slots=N] [max_slots=N]`.
+struct HostEntry {
+  std::string host;
+  int slots = 1;
+};
+// Parses an Open MPI hostfile (comments after #, blank lines). Errors name
+// the file and line. An empty host list is an error too.
+std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& source_name);
+std::vector<HostEntry> load_hostfile(const std::filesystem::path& path);
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_SUITE_CONFIG_H_
