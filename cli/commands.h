@@ -14,6 +14,8 @@ void add_train_command(CLI::App& app);
 void add_prepare_data_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_check_command(CLI::App& app);
 
 // Thrown by a command that completed and must make trainscope exit with
 // `code` without an error message (monitor passes on its child's status).

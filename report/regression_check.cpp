@@ -13,6 +13,7 @@
 #include "profiler/stats.h"
 #include "report/report.h"
 #include "results/records.h"
+#include "results/results_db.h"
 
 namespace trainscope::report {
 
@@ -344,6 +345,7 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
   CheckSuite out;
   out.name = suite.suite.info.name;
   out.source = fmt::format("{} suite {}", suite.db_path, suite.suite.id);
+  out.suite_id = suite.suite.id;
   for (const auto& c : suite.cases) {
     CaseRecord rec;
     rec.name = c.name;
@@ -507,6 +509,35 @@ CheckSuite load_baseline(const std::filesystem::path& path) {
     throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
   }
   return baseline_from_json(j, path.string());
+}
+
+CheckSuite load_check_suite(const std::filesystem::path& db_path, std::string_view selector) {
+  auto db = results::ResultsDb::open_for_reading(db_path);
+  return extract_check_suite(load_suite(db, resolve_suite(db, selector)));
+}
+
+CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view selector,
+                             const std::string& suite_name,
+                             const std::filesystem::path& current_db, int64_t current_suite_id) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open the baseline", path.string()));
+  char header[16] = {};
+  in.read(header, sizeof header);
+  if (std::string_view(header, static_cast<size_t>(in.gcount())) !=
+      std::string_view("SQLite format 3\0", 16)) {
+    return load_baseline(path);
+  }
+  auto db = results::ResultsDb::open_for_reading(path);
+  if (selector != "latest") return extract_check_suite(load_suite(db, resolve_suite(db, selector)));
+  std::error_code ec;
+  const bool same_file = std::filesystem::equivalent(path, current_db, ec);
+  for (const auto& s : db.list_suites()) {  // latest first
+    if (s.info.name != suite_name) continue;
+    if (same_file && s.id == current_suite_id) continue;
+    return extract_check_suite(load_suite(db, s.id));
+  }
+  throw Error(fmt::format("{}: no {}suite named '{}' to use as the baseline", path.string(),
+                          same_file ? "earlier " : "", suite_name));
 }
 
 // ---- The check ----

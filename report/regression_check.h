@@ -79,6 +79,7 @@ struct CaseRecord {
 struct CheckSuite {
   std::string name;     // suite name
   std::string source;   // where it came from, for messages
+  int64_t suite_id = 0; // in its database; 0 for a baseline file
   std::vector<CaseRecord> cases;
   std::vector<RatioRule> ratios;  // from a baseline file
   const CaseRecord* find(std::string_view case_name) const;
@@ -91,6 +92,18 @@ nlohmann::json baseline_to_json(const CheckSuite& suite);
 CheckSuite baseline_from_json(const nlohmann::json& j, const std::string& where);
 void save_baseline(const CheckSuite& suite, const std::filesystem::path& path);
 CheckSuite load_baseline(const std::filesystem::path& path);
+
+// The current suite of a check: `selector` ("latest" or an id) in `db`.
+CheckSuite load_check_suite(const std::filesystem::path& db, std::string_view selector);
+
+// A baseline from either a baseline JSON file or a results database (told
+// apart by the SQLite file header). From a database: the suite chosen by
+// `selector` ("latest" or an id), where "latest" means the latest suite named
+// `suite_name`, leaving out `current_db`'s suite `current_suite_id` when the
+// baseline is that same database file.
+CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view selector,
+                             const std::string& suite_name,
+                             const std::filesystem::path& current_db, int64_t current_suite_id);
 
 struct CheckOptions {
   double threshold_pct = 5;    // timing regressions: median worse by more than this

@@ -1,0 +1,120 @@
+// trainscope check: regression gate for CI. Compares the current suite with a
+// baseline (a results database or a baseline JSON), and/or checks ratio rules
+// between cases of the current suite.
+//
+//   trainscope check --db current.db --baseline baseline.json --markdown check.md
+//   trainscope check --db current.db --ratio "fused/per-tensor<=1.10"
+//   trainscope check --db results.db --save-baseline baseline.json
+//
+// The logic lives in report/regression_check.h; this file only maps flags.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "kernels/check.h"
+#include "profiler/atomic_file.h"
+#include "report/regression_check.h"
+
+namespace trainscope::cli {
+
+void add_check_command(CLI::App& app) {
+  struct Flags {
+    std::string db;
+    std::string baseline;
+    std::string baseline_suite = "latest";
+    std::string suite = "latest";
+    double threshold = 5;
+    double alpha = 0.05;
+    double loss_tolerance = 1e-4;
+    std::vector<std::string> ratios;
+    std::string markdown;
+    std::string save_baseline;
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* sub = app.add_subcommand(
+      "check",
+      "Check a suite for regressions. Exit 0 pass, 1 regression, 2 bad input.\n"
+      "Cases are matched by name within the suite of the same name; their configurations\n"
+      "must be identical. Timings (step time, tokens/s) regress only when a Mann-Whitney U\n"
+      "test on the samples of both sides is significant (p < --alpha) AND the median is\n"
+      "worse by more than --threshold percent. Samples are the repetitions' figures when\n"
+      "each side has at least 4 usable repetitions, else every step of rank 0 (warm-up step\n"
+      "left out; tokens/s is then shown without a verdict). Deterministic figures of the\n"
+      "first usable repetition are compared exactly per rank: tracked peak bytes by\n"
+      "category and total, collective calls and bytes (higher = regression, lower =\n"
+      "improved, refresh the baseline); train and validation losses within\n"
+      "--loss-tolerance. A case usable in the baseline that failed now is a regression.\n"
+      "Ratio rules compare two cases of the current suite (noisy CI machines): see --ratio.\n"
+      "--save-baseline writes a baseline JSON (schema trainscope.baseline/1: per case the\n"
+      "configuration, timing samples and deterministic figures, plus a \"ratios\" list of\n"
+      "rule strings that every later check applies) instead of checking.");
+  sub->add_option("--db", flags->db, "Results database holding the current suite")->required();
+  sub->add_option("--suite", flags->suite, "Current suite: latest or a suite id")
+      ->capture_default_str();
+  sub->add_option("--baseline", flags->baseline,
+                  "Baseline: a baseline JSON from --save-baseline, or a results database "
+                  "(its latest suite with the current suite's name; an earlier one when it is "
+                  "the --db file itself)");
+  sub->add_option("--baseline-suite", flags->baseline_suite,
+                  "With a baseline database: latest (as above) or a suite id")
+      ->capture_default_str();
+  sub->add_option("--threshold", flags->threshold,
+                  "Timing regressions: percent by which the median must get worse")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--alpha", flags->alpha, "Significance level of the Mann-Whitney U test")
+      ->capture_default_str()
+      ->check(CLI::Range(1e-9, 1.0));
+  sub->add_option("--loss-tolerance", flags->loss_tolerance,
+                  "Losses at a fixed seed may differ by this much relative to max(1, |loss|)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("--ratio", flags->ratios,
+                  "Ratio rule between two cases of the current suite, repeatable: "
+                  "[step_time|tokens_per_s:]CASE_A/CASE_B<=BOUND or >=BOUND, on the medians "
+                  "over repetitions (metric default step_time). E.g. \"fused/per-tensor<=1.10\": "
+                  "fused's step time at most 10% above per-tensor's; "
+                  "\"tokens_per_s:sharded/naive>=1.5\". Without --baseline only these are "
+                  "checked. With --save-baseline they are stored in the baseline file");
+  sub->add_option("--markdown", flags->markdown,
+                  "Also write the result table as Markdown to this file (atomically)");
+  sub->add_option("--save-baseline", flags->save_baseline,
+                  "Write a baseline JSON of the --db suite to this file (atomically) and exit");
+  sub->callback([flags] {
+    std::vector<report::RatioRule> ratios;
+    for (const auto& text : flags->ratios) ratios.push_back(report::parse_ratio_rule(text));
+    report::CheckSuite current = report::load_check_suite(flags->db, flags->suite);
+    if (!flags->save_baseline.empty()) {
+      if (current.cases.empty()) {
+        throw Error("suite '" + current.name + "' (" + current.source +
+                    ") has no cases: no baseline written");
+      }
+      current.ratios = ratios;
+      report::save_baseline(current, flags->save_baseline);
+      std::printf("wrote baseline %s: suite %s, %zu case(s), %zu ratio rule(s)\n",
+                  flags->save_baseline.c_str(), current.name.c_str(), current.cases.size(),
+                  ratios.size());
+      return;
+    }
+    std::optional<report::CheckSuite> baseline;
+    if (!flags->baseline.empty()) {
+      baseline = report::load_baseline_any(flags->baseline, flags->baseline_suite, current.name,
+                                           flags->db, current.suite_id);
+    }
+    report::CheckOptions options;
+    options.threshold_pct = flags->threshold;
+    options.alpha = flags->alpha;
+    options.loss_rel_tol = flags->loss_tolerance;
+    options.ratios = ratios;
+    auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
+    std::fputs(report::check_table_text(result).c_str(), stdout);
+    if (!flags->markdown.empty()) {
+      profiler::write_file_atomically(flags->markdown, report::check_markdown(result));
+    }
+    if (result.regressions() > 0) throw SilentExit{kExitFailure};
+  });
+}
+
+}  // namespace trainscope::cli

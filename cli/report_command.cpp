@@ -1,0 +1,74 @@
+// trainscope report: a suite's results as one self-contained HTML page with
+// gnuplot charts, or a Markdown summary for CI logs and pull requests.
+//
+//   trainscope report --db results.db --out report.html
+//   trainscope report --db results.db --suite 3 --format md
+//
+// The logic lives in report/report.h; this file only maps flags.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "kernels/check.h"
+#include "profiler/atomic_file.h"
+#include "report/gnuplot.h"
+#include "report/report.h"
+#include "report/suite_data.h"
+#include "results/results_db.h"
+
+namespace trainscope::cli {
+
+void add_report_command(CLI::App& app) {
+  struct Flags {
+    std::string db;
+    std::string suite = "latest";
+    std::string out = "report.html";
+    std::string format = "html";
+  };
+  auto flags = std::make_shared<Flags>();
+  CLI::App* sub = app.add_subcommand(
+      "report",
+      "Report a suite from the results database. Per suite: every case against the baseline\n"
+      "case (mode naive, else the case named naive, else the first case): tokens/s, speedup,\n"
+      "scaling efficiency (speedup / growth in ranks), step time median/p95, comm share of\n"
+      "the step, status with the reason of failed or skipped cases; memory per rank and\n"
+      "summed over ranks; for scaling suites the serial fraction of Amdahl's law fitted by\n"
+      "least squares. HTML adds charts drawn by gnuplot (phases, memory by category, memory\n"
+      "over time, loss curves, reduction time vs bucket size, bandwidth vs links, busbw vs\n"
+      "message size, Amdahl fit) as inline SVG; the page needs no network. Without gnuplot\n"
+      "(set TRAINSCOPE_GNUPLOT to choose the program) the page has tables only.");
+  sub->add_option("--db", flags->db, "Results database to read")->required();
+  sub->add_option("--suite", flags->suite,
+                  "Suite to report: latest, all, or a suite id")
+      ->capture_default_str();
+  sub->add_option("--out", flags->out,
+                  "HTML file to write (atomically: a reader never sees half a file); ignored "
+                  "with --format md")
+      ->capture_default_str();
+  sub->add_option("--format", flags->format,
+                  "html (a file, see --out) or md (a Markdown summary on stdout)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"html", "md"}));
+  sub->callback([flags] {
+    auto db = results::ResultsDb::open_for_reading(flags->db);
+    std::vector<report::SuiteData> suites;
+    for (int64_t id : report::resolve_suites(db, flags->suite)) {
+      suites.push_back(report::load_suite(db, id));
+    }
+    if (flags->format == "md") {
+      std::fputs(report::render_markdown(suites).c_str(), stdout);
+      return;
+    }
+    auto html = report::render_html(suites, report::find_gnuplot());
+    for (const auto& note : html.notes) std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
+    profiler::write_file_atomically(flags->out, html.html);
+    std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),
+                html.charts);
+  });
+}
+
+}  // namespace trainscope::cli
