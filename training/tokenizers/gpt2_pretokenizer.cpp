@@ -9,9 +9,6 @@
 namespace trainscope::training {
 namespace {
 
-// Stands for a byte that does not start valid UTF-8; classified kOther.
-constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFFu;
-
 // ASCII is most of most text: answer it from a table built from the same
 // generated ranges, so the two can never disagree.
 std::array<CodePointClass, 128> make_ascii_classes() {
@@ -28,41 +25,13 @@ std::array<CodePointClass, 128> make_ascii_classes() {
 }
 const std::array<CodePointClass, 128> kAsciiClasses = make_ascii_classes();
 
-struct Decoded {
-  uint32_t cp;
-  uint32_t len;
-};
-
-// Strict UTF-8 (no overlongs, surrogates or values past U+10FFFF); anything
-// else is one invalid byte.
-inline Decoded decode_utf8(std::string_view text, std::size_t pos) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data()) + pos;
-  const std::size_t left = text.size() - pos;
-  const unsigned char b0 = s[0];
-  if (b0 < 0x80) return {b0, 1};
-  auto cont = [&](std::size_t i) { return i < left && (s[i] & 0xC0) == 0x80; };
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) {
-    return {(uint32_t(b0 & 0x1F) << 6) | (s[1] & 0x3F), 2};
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
-    const uint32_t cp = (uint32_t(b0 & 0x0F) << 12) | (uint32_t(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
-    if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) return {cp, 3};
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t cp = (uint32_t(b0 & 0x07) << 18) | (uint32_t(s[1] & 0x3F) << 12) |
-                        (uint32_t(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
-    if (cp >= 0x10000 && cp <= 0x10FFFF) return {cp, 4};
-  }
-  return {kInvalidCodePoint, 1};
-}
-
 inline CodePointClass class_at(std::string_view text, std::size_t pos, uint32_t* len) {
   const unsigned char b0 = static_cast<unsigned char>(text[pos]);
   if (b0 < 0x80) {
     *len = 1;
     return kAsciiClasses[b0];
   }
-  const Decoded d = decode_utf8(text, pos);
+  const Utf8Char d = decode_utf8(text, pos);
   *len = d.len;
   return code_point_class(d.cp);
 }

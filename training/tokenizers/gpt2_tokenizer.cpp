@@ -17,6 +17,7 @@
 
 #include "kernels/check.h"
 #include "training/tokenizers/gpt2_pretokenizer.h"
+#include "training/tokenizers/unicode_classes.h"
 
 namespace trainscope::training {
 namespace {
@@ -67,37 +68,18 @@ const std::array<int16_t, 324>& unicode_to_byte() {
 }
 
 // A token as written in encoder.json -> its bytes; false (with the offending
-// code point) if a character is outside the byte alphabet.
+// code point, or byte if not UTF-8) if a character is outside the alphabet.
 bool token_to_bytes(std::string_view token, std::string* bytes, uint32_t* bad_cp) {
   const auto& table = unicode_to_byte();
   bytes->clear();
-  const auto* s = reinterpret_cast<const unsigned char*>(token.data());
-  std::size_t i = 0;
-  while (i < token.size()) {
-    uint32_t cp;
-    if (s[i] < 0x80) {
-      cp = s[i];
-      i += 1;
-    } else if ((s[i] & 0xE0) == 0xC0 && i + 1 < token.size()) {
-      cp = (uint32_t(s[i] & 0x1F) << 6) | (s[i + 1] & 0x3F);
-      i += 2;
-    } else {
-      // Three- and four-byte characters are all above U+07FF, far outside the
-      // alphabet; report the lead byte's position via a stand-in value.
-      *bad_cp = s[i] >= 0xF0 && i + 3 < token.size()
-                    ? (uint32_t(s[i] & 0x07) << 18) | (uint32_t(s[i + 1] & 0x3F) << 12) |
-                          (uint32_t(s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-                : s[i] >= 0xE0 && i + 2 < token.size()
-                    ? (uint32_t(s[i] & 0x0F) << 12) | (uint32_t(s[i + 1] & 0x3F) << 6) |
-                          (s[i + 2] & 0x3F)
-                    : s[i];
+  for (std::size_t i = 0; i < token.size();) {
+    const Utf8Char c = decode_utf8(token, i);
+    if (c.cp >= table.size() || table[c.cp] < 0) {
+      *bad_cp = c.cp == kInvalidCodePoint ? static_cast<unsigned char>(token[i]) : c.cp;
       return false;
     }
-    if (cp >= table.size() || table[cp] < 0) {
-      *bad_cp = cp;
-      return false;
-    }
-    bytes->push_back(static_cast<char>(table[cp]));
+    bytes->push_back(static_cast<char>(table[c.cp]));
+    i += c.len;
   }
   return true;
 }
