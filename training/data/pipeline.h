@@ -39,6 +39,8 @@ std::unique_ptr<BatchSource> open_batch_source(const DataOptions& options,
 // The "valid" split of the same source with the same options, except
 // split = "valid" and shuffle = false; nullptr when the source has none (a
 // single file, a directory without valid.jsonl, builtin with valid_docs=0).
+// A validation split too small for the batch and ranks is an Error, as for
+// training: lower the batch rather than silently evaluate nothing.
 std::unique_ptr<BatchSource> open_validation_source(const DataOptions& options,
                                                     const Tokenizer& tokenizer);
 
