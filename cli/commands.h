@@ -14,6 +14,8 @@ void add_train_command(CLI::App& app);
 void add_prepare_data_command(CLI::App& app);
 void add_monitor_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
+void add_suite_command(CLI::App& app);
+void add_allreduce_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_check_command(CLI::App& app);
 

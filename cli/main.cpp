@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   cli::add_prepare_data_command(app);
   cli::add_monitor_command(app);
   cli::add_tokenize_command(app);
+  cli::add_suite_command(app);
+  cli::add_allreduce_bench_command(app);
   cli::add_report_command(app);
   cli::add_check_command(app);
 

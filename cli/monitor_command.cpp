@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,56 @@
 #include "cli/commands.h"
 #include "kernels/check.h"
 #include "profiler/monitor.h"
+#include "results/environment.h"
+#include "results/results_db.h"
 
 namespace trainscope::cli {
+namespace {
+
+// The monitored command becomes a suite "monitor" with one run; the samples go
+// to poller_samples. One writer: this process.
+void record_in_db(results::ResultsDb& db, const std::vector<std::string>& command, int pid,
+                  const profiler::MonitorResult& result) {
+  const std::string what = command.empty() ? fmt::format("--pid {}", pid)
+                                           : fmt::format("{}", fmt::join(command, " "));
+  results::SuiteInfo info;
+  info.name = "monitor";
+  info.definition = what;
+  info.environment = results::capture_environment("trainscope monitor " + what);
+  info.host_facts = results::host_facts(info.environment);
+  info.command_line = "trainscope monitor " + what;
+  const int64_t suite_id = db.begin_suite(info);
+  results::RunCase run_case;
+  run_case.case_name = what;
+  run_case.mode = "monitor";
+  run_case.launcher_command = what;
+  run_case.config = {{"command", command}, {"pid", pid}};
+  const int64_t run_id = db.begin_run(suite_id, run_case);
+  std::vector<results::PollerSample> samples;
+  samples.reserve(result.samples.size());
+  for (const auto& s : result.samples) {
+    results::PollerSample p;
+    p.t_s = s.time_seconds;
+    p.pid = s.pid;
+    p.ppid = s.ppid;
+    p.role = std::string(profiler::role_name(s.role));
+    p.rank = s.rank;
+    p.rss_bytes = s.rss_bytes;
+    p.pss_bytes = s.pss_bytes;
+    p.command = s.command;
+    samples.push_back(std::move(p));
+  }
+  db.add_poller_samples(run_id, samples);
+  const bool ok = result.exit_code == 0;
+  db.finish_run(run_id, ok ? results::RunStatus::kOk : results::RunStatus::kFailed,
+                result.exit_code, ok ? "" : fmt::format("exit code {}", result.exit_code), nullptr);
+  db.finish_suite(suite_id);
+  std::fprintf(stderr, "monitor: %zu samples recorded in %s (suite %lld, run %lld)\n",
+               samples.size(), db.path().c_str(), static_cast<long long>(suite_id),
+               static_cast<long long>(run_id));
+}
+
+}  // namespace
 
 void add_monitor_command(CLI::App& app) {
   struct Flags {
@@ -27,6 +76,7 @@ void add_monitor_command(CLI::App& app) {
     double interval_ms = 200;
     double plain_every_s = 1.0;
     std::string csv;
+    std::string db;
     std::string display = "auto";
     bool no_pss = false;
   };
@@ -53,6 +103,10 @@ void add_monitor_command(CLI::App& app) {
   sub->add_option("--csv", flags->csv,
                   "Write every sample (time_s, pid, ppid, role, rank, rss_bytes, pss_bytes, "
                   "command) to this CSV file at the end (written atomically)");
+  sub->add_option("--db", flags->db,
+                  "Also record the samples in this results database (SQLite, created if "
+                  "missing): a suite named 'monitor' with one run whose case is the command, "
+                  "status ok (exit 0) or failed, and every sample in poller_samples");
   sub->add_option("--display", flags->display,
                   "Progress output: auto (live if stdout is a terminal, else plain), live "
                   "(redrawn in place), plain (one line per --plain-every), none")
@@ -86,6 +140,10 @@ void add_monitor_command(CLI::App& app) {
                                 parent.string()));
     }
 
+    // Open (and migrate) the database first: a bad --db fails before the run.
+    std::optional<results::ResultsDb> db;
+    if (!flags->db.empty()) db.emplace(results::ResultsDb::open_for_writing(flags->db));
+
     profiler::MonitorOptions options;
     options.command = flags->command;
     options.attach_pid = flags->pid;
@@ -98,6 +156,7 @@ void add_monitor_command(CLI::App& app) {
                                                   : profiler::MonitorDisplay::kAuto;
     const profiler::MonitorResult result = profiler::run_monitor(options);
     if (!flags->csv.empty()) profiler::write_samples_csv(flags->csv, result.samples);
+    if (db) record_in_db(*db, flags->command, flags->pid, result);
     std::fputs(profiler::format_summary(result).c_str(), stdout);
     std::fflush(stdout);
     if (result.exit_code != 0) throw SilentExit{result.exit_code};

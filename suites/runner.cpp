@@ -507,6 +507,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
       }
 
       r.run_id = db.begin_run(result.suite_id, record);
+      const double case_timeout = options.timeout_s.value_or(c.timeout_s.value_or(timeout_s));
       const std::filesystem::path out_path = work_dir / fmt::format("case-{}.stdout", index);
       const std::filesystem::path err_path = work_dir / fmt::format("case-{}.stderr", index);
       const auto start = Clock::now();
@@ -526,7 +527,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
           kill_job(job, poller);
           break;
         }
-        if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
+        if (std::chrono::duration<double>(Clock::now() - start).count() > case_timeout) {
           timed_out = true;
           kill_job(job, poller);
           break;
@@ -553,7 +554,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
       if (interrupted) {
         problem = "interrupted";
       } else if (timed_out) {
-        problem = fmt::format("timed out after {:g} s (killed)", timeout_s);
+        problem = fmt::format("timed out after {:g} s (killed)", case_timeout);
       } else if (r.exit_code != 0) {
         problem = fmt::format("exit code {}", r.exit_code);
       }

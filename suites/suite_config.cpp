@@ -323,6 +323,7 @@ Suite Parser::parse(std::string_view text) {
     if (!list || !list->is_array_of_tables()) fail(*case_node, "'case' must be [[case]] tables");
     std::vector<std::string> case_keys = axes;
     case_keys.push_back("name");
+    case_keys.push_back("timeout_s");
     bool models_differ = model_varies;
     for (const toml::node& e : *list) {
       const toml::table& t = *e.as_table();
@@ -334,7 +335,12 @@ Suite Parser::parse(std::string_view text) {
       check_keys(t, case_keys, "[[case]]");
       SuiteCase c = base;
       for (auto&& [k, v] : t) {
-        if (k.str() != "name") apply(c, std::string(k.str()), v);
+        if (k.str() == "timeout_s") {
+          c.timeout_s = get_number(v, "timeout_s");
+          if (!(*c.timeout_s > 0)) fail(v, "'timeout_s' must be positive");
+        } else if (k.str() != "name") {
+          apply(c, std::string(k.str()), v);
+        }
       }
       // Explicitly written settings that cannot apply are mistakes.
       if (t.get("links") && c.transport != "tcp")

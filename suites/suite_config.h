@@ -17,7 +17,7 @@
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
 //   mode = ["naive", "sharded"]  #     transport links
 //   ranks = [1, 2]
-//   [[case]]                  # any axis key, plus an optional name
+//   [[case]]                  # any axis key, plus optional name and timeout_s
 //   mode = "duplicated"
 //   ranks = 2
 //
@@ -71,6 +71,7 @@ struct SuiteCase {
   std::string transport = "auto";    // auto | shm | tcp
   int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
   std::string skip_reason;           // non-empty: recorded as skipped, not run
+  std::optional<double> timeout_s;   // [[case]] only; else the suite's
 
   // Base settings (same for every case of a suite unless an axis overrides).
   std::string data = "builtin:stories";

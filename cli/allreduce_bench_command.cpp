@@ -1,0 +1,67 @@
+// `trainscope allreduce-bench`: the nccl-tests style all-reduce sweep, run
+// under mpirun (every rank runs the same command). Logic in
+// suites/allreduce_bench.h.
+//
+//   mpirun -np 2 trainscope allreduce-bench --max-bytes 16M --jsonl rows.jsonl
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "cli/commands.h"
+#include "comm/communicator.h"
+#include "kernels/check.h"
+#include "results/records.h"
+#include "suites/allreduce_bench.h"
+
+namespace trainscope::cli {
+
+void add_allreduce_bench_command(CLI::App& app) {
+  struct Flags {
+    suites::AllReduceOptions o;
+    std::string jsonl;
+    std::string backend = "auto";
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* cmd = app.add_subcommand(
+      "allreduce-bench",
+      "All-reduce bandwidth sweep (nccl-tests all_reduce_perf style), run under mpirun.\n"
+      "Per size: barrier, --warmup calls, --iters timed in-place float sums; time = max over\n"
+      "ranks of the mean; algbw = bytes/time, busbw = algbw*2(n-1)/n (docs/METRICS.md). An\n"
+      "untimed pass checks every element of a known sum (#wrong). Rank 0 prints the table.\n"
+      "Exit code 1 if any element was wrong.");
+  cmd->add_option("--min-bytes", f->o.min_bytes, "Smallest message in bytes (>= 4)")
+      ->capture_default_str();
+  cmd->add_option("--max-bytes", f->o.max_bytes, "Largest message in bytes")
+      ->capture_default_str();
+  cmd->add_option("--factor", f->o.factor, "Each size is the previous one times this (>= 2)")
+      ->capture_default_str();
+  cmd->add_option("--iters", f->o.iters, "Timed all-reduces per size")->capture_default_str();
+  cmd->add_option("--warmup", f->o.warmup, "Untimed all-reduces per size before timing")
+      ->capture_default_str();
+  cmd->add_option("--jsonl", f->jsonl,
+                  "Rank 0 writes one AllReduceRow JSON object per size to this file (atomically), "
+                  "with the transport and links labels from the MCA settings");
+  cmd->add_option("--comm", f->backend, "Communicator: auto (MPI under mpirun), mpi or local")
+      ->capture_default_str();
+  cmd->callback([f] {
+    suites::validate(f->o);
+    auto comm = comm::make_communicator(f->backend);
+    const auto rows = suites::run_allreduce_sweep(*comm, f->o, stdout);
+    int64_t wrong = 0;
+    for (const auto& r : rows) wrong += r.wrong;
+    if (comm->rank() == 0 && !f->jsonl.empty()) {
+      std::string text;
+      for (const auto& r : rows) {
+        nlohmann::json j;
+        results::to_json(j, r);
+        text += j.dump() + "\n";
+      }
+      results::write_file_atomically(f->jsonl, text);
+    }
+    if (wrong > 0) throw SilentExit{kExitFailure};
+  });
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,110 @@
+// `trainscope suite list` and `trainscope suite run NAME|FILE`: benchmark
+// suites (suites/*.toml) run case by case under mpirun into a results
+// database. The logic lives in suites/ (suite_config.h, runner.h).
+//
+//   trainscope suite list
+//   trainscope suite run default --db results.db
+//   trainscope suite run my.toml --filter sharded --repeat 3
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "kernels/check.h"
+#include "suites/runner.h"
+#include "suites/suite_config.h"
+
+namespace trainscope::cli {
+namespace {
+
+std::string join_command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  return s;
+}
+
+}  // namespace
+
+void add_suite_command(CLI::App& app) {
+  CLI::App* suite = app.add_subcommand(
+      "suite",
+      "Benchmark suites: a TOML file (built-in ones live in suites/) names a base training\n"
+      "config and a grid of modes, ranks, reductions, bucket sizes, threads and transports;\n"
+      "every case runs as its own mpirun job and lands in a SQLite results database.");
+  suite->require_subcommand(1);
+
+  CLI::App* list = suite->add_subcommand("list", "List the built-in suites with their descriptions "
+                                                 "and case counts (skipped cases in brackets)");
+  list->callback([] {
+    const auto names = suites::builtin_suite_names();
+    if (names.empty()) {
+      throw Error(fmt::format("no built-in suites in {} (set TRAINSCOPE_SUITES_DIR)",
+                              suites::builtin_suites_dir().string()));
+    }
+    std::printf("%-12s %6s  %s\n", "# suite", "cases", "description");
+    for (const auto& name : names) {
+      const suites::Suite s = suites::resolve_suite(name);
+      int skipped = 0;
+      for (const auto& c : s.cases) skipped += !c.skip_reason.empty();
+      const std::string count = skipped ? fmt::format("{} [{}]", s.cases.size() - skipped, skipped)
+                                        : std::to_string(s.cases.size());
+      std::printf("%-12s %6s  %s\n", name.c_str(), count.c_str(), s.description.c_str());
+    }
+  });
+
+  struct Flags {
+    std::string suite;
+    suites::RunnerOptions o;
+    std::string db = "results.db";
+    std::string hostfile;
+    double timeout_s = 0;
+  };
+  auto f = std::make_shared<Flags>();
+  CLI::App* run = suite->add_subcommand(
+      "run",
+      "Run every case of a suite (built-in NAME or a .toml FILE), each as its own job: mpirun\n"
+      "with --oversubscribe when ranks exceed cores (or hostfile slots), --bind-to from the suite\n"
+      "(default none), TCP cases pinned to loopback; a 1-rank case on the default transport runs\n"
+      "without mpirun. Each case is polled for memory, bounded by the suite's timeout, and\n"
+      "recorded in --db (a failed or hung case is killed and recorded failed; the suite goes\n"
+      "on). Progress goes to stderr, one result row per case to stdout. Ctrl-C kills the\n"
+      "running case, records it as interrupted and exits 130.\n"
+      "Exit codes: 0 every case ok or skipped, 1 a case failed, 2 bad input, 130 interrupted.");
+  run->add_option("suite", f->suite, "Built-in suite name (see `trainscope suite list`) or path "
+                                     "to a suite .toml file")
+      ->required();
+  run->add_option("--db", f->db, "Results database (SQLite), created if missing")
+      ->capture_default_str();
+  run->add_option("--hostfile", f->hostfile,
+                  "Open MPI hostfile (`host slots=N` lines, # comments) passed to mpirun; its "
+                  "slots decide --oversubscribe. Default: this machine only");
+  run->add_option("--mpirun", f->o.mpirun, "The MPI launcher: a name on PATH or a path")
+      ->capture_default_str();
+  run->add_option("--extra-mpirun-args", f->o.extra_mpirun_args,
+                  "Extra arguments for every mpirun (one value per argument, e.g. "
+                  "--extra-mpirun-args=--report-bindings)")
+      ->allow_extra_args(false);
+  run->add_option("--repeat", f->o.repeat,
+                  "Run every case K times (overrides the suite's repetitions)");
+  run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
+  run->add_option("--timeout", f->timeout_s,
+                  "Per-case timeout in seconds (overrides the suite's timeout_s)");
+  run->add_flag("--dry-run", f->o.dry_run,
+                "Print each case's command (or skip reason) and exit; runs and writes nothing");
+
+  run->callback([f] {
+    f->o.db_path = f->db;
+    f->o.hostfile = f->hostfile;
+    if (f->timeout_s != 0) f->o.timeout_s = f->timeout_s;
+    f->o.command_line = "trainscope suite run " + f->suite;
+    for (const auto& a : f->o.extra_mpirun_args) f->o.command_line += " --extra-mpirun-args=" + a;
+    const suites::Suite s = suites::resolve_suite(f->suite);
+    const suites::SuiteResult r = suites::run_suite(s, f->o);
+    if (r.exit_code() != 0) throw SilentExit{r.exit_code()};
+  });
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,85 @@
+// The all-reduce sweep: sizes, bus bandwidth, and a real 2-rank run under
+// mpirun whose rows verify (wrong == 0) and have busbw == algbw (n = 2).
+#include "suites/allreduce_bench.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "kernels/check.h"
+#include "results/records.h"
+
+namespace trainscope::suites {
+namespace {
+
+TEST(AllReduceBench, SweepSizes) {
+  AllReduceOptions o;
+  o.min_bytes = 8;
+  o.max_bytes = 256ll << 20;
+  o.factor = 4;
+  const auto sizes = sweep_sizes(o);
+  ASSERT_EQ(sizes.size(), 13u);  // 8 * 4^k for k = 0..12 is 8 B .. 128 MiB
+  EXPECT_EQ(sizes.front(), 8);
+  EXPECT_EQ(sizes.back(), 8ll << 24);
+  o.factor = 2;
+  EXPECT_EQ(sweep_sizes(o).size(), 26u);
+  EXPECT_EQ(sweep_sizes(o).back(), 256ll << 20);
+  o.min_bytes = 6;  // rounded down to whole floats
+  o.max_bytes = 24;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<int64_t>{4, 12, 24}));
+}
+
+TEST(AllReduceBench, BusBandwidth) {
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 1), 10.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 2), 10.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 4), 15.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth(10.0, 8), 17.5);
+}
+
+TEST(AllReduceBench, BadOptions) {
+  AllReduceOptions o;
+  o.factor = 1;
+  EXPECT_THROW(validate(o), Error);
+  o = {};
+  o.min_bytes = 2;
+  EXPECT_THROW(validate(o), Error);
+  o = {};
+  o.max_bytes = 4;
+  EXPECT_THROW(validate(o), Error);
+}
+
+TEST(AllReduceBench, TwoRanksUnderMpirun) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-test-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path rows_path = dir / "rows.jsonl", out_path = dir / "out.txt";
+  const std::string cmd =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+      "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
+      "/trainscope allreduce-bench --min-bytes 8 --max-bytes 4194304 --factor 4 --iters 3 "
+      "--warmup 1 --jsonl " +
+      rows_path.string() + " > " + out_path.string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const auto rows = results::load_allreduce_rows(rows_path);
+  ASSERT_EQ(rows.size(), 11u);  // 8 B .. 4 MiB in x4 steps
+  for (const auto& r : rows) {
+    EXPECT_EQ(r.wrong, 0) << r.size_bytes;
+    EXPECT_EQ(r.world_size, 2);
+    EXPECT_EQ(r.count * 4, r.size_bytes);
+    EXPECT_GT(r.time_us, 0);
+    EXPECT_GT(r.algbw_gbps, 0);
+    EXPECT_DOUBLE_EQ(r.busbw_gbps, r.algbw_gbps);
+  }
+  std::ifstream in(out_path);
+  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(out.find("# Out of bounds values : 0 OK"), std::string::npos) << out;
+  EXPECT_NE(out.find("(GB/s)"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainscope::suites

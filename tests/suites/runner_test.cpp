@@ -1,0 +1,249 @@
+// The suite runner end to end with the built trainscope binary and mpirun:
+// a small suite writes ok runs and a sound database; a failing and a hanging
+// case are recorded failed while the suite goes on; bad input (missing mpirun,
+// bad hostfile) fails before anything is written. Also the command plans.
+#include "suites/runner.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "kernels/check.h"
+#include "results/results_db.h"
+
+namespace trainscope::suites {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainscope-runner-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    options_.db_path = dir_ / "results.db";
+    options_.trainscope_binary = TRAINSCOPE_BINARY_DIR "/trainscope";
+    options_.command_line = "runner_test";
+    options_.poll_interval_s = 0.1;
+    sink_ = std::fopen("/dev/null", "w");
+    options_.progress = sink_;
+    options_.out = sink_;
+    ASSERT_TRUE(fs::exists(options_.trainscope_binary)) << "build trainscope first";
+  }
+  void TearDown() override {
+    std::fclose(sink_);
+    fs::remove_all(dir_);
+  }
+  Suite suite(const std::string& text) { return parse_suite(text, "test.toml", dir_); }
+
+  fs::path dir_;
+  RunnerOptions options_;
+  std::FILE* sink_ = nullptr;
+};
+
+constexpr const char* kBase =
+    "[base]\nmodel = \"tiny\"\nbatch = 4\nblock = 32\nsteps = 3\nwarmup_steps = 1\nthreads = 1\n";
+
+TEST_F(RunnerTest, SmallSuiteWritesOkRunsAndSoundDb) {
+  const Suite s = suite(std::string("name = \"mini\"\ntimeout_s = 120\n") + kBase +
+                        "[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2]\n");
+  const SuiteResult r = run_suite(s, options_);
+  EXPECT_EQ(r.exit_code(), 0);
+  ASSERT_EQ(r.cases.size(), 4u);  // naive r1, naive r2 (skipped), sharded r1, sharded r2
+
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  EXPECT_EQ(db.integrity_check(), "ok");
+  const auto suites = db.list_suites();
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_TRUE(suites[0].finished_at.has_value());
+  EXPECT_EQ(suites[0].info.name, "mini");
+  const auto runs = db.list_runs(suites[0].id);
+  ASSERT_EQ(runs.size(), 4u);
+  int ok = 0, skipped = 0;
+  for (const auto& run : runs) {
+    if (run.status == results::RunStatus::kSkipped) {
+      ++skipped;
+      EXPECT_NE(run.error.find("naive runs one process"), std::string::npos);
+      continue;
+    }
+    ASSERT_EQ(run.status, results::RunStatus::kOk) << run.run_case.case_name << ": " << run.error;
+    ++ok;
+    EXPECT_TRUE(run.has_summary);
+    EXPECT_GT(run.totals.tokens_per_s, 0);
+    const auto summary = db.run_summary(run.id);
+    ASSERT_TRUE(summary.has_value());
+    EXPECT_EQ(summary->world_size, run.run_case.world_size);
+    EXPECT_FALSE(db.poller_samples(run.id).empty()) << run.run_case.case_name;
+  }
+  EXPECT_EQ(ok, 3);
+  EXPECT_EQ(skipped, 1);
+  // The 2-rank case went through mpirun, the 1-rank ones did not.
+  for (const auto& run : runs) {
+    if (run.status == results::RunStatus::kSkipped) continue;
+    EXPECT_EQ(run.run_case.launcher_command.find("mpirun") != std::string::npos,
+              run.run_case.world_size > 1)
+        << run.run_case.launcher_command;
+  }
+}
+
+TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
+  const Suite s = suite(std::string("name = \"bad\"\ntimeout_s = 60\n") + kBase +
+                        "[[case]]\nname = \"bad-option\"\nmode = \"sharded\"\nranks = 2\n"
+                        "[[case]]\nname = \"good\"\n");
+  // The bad case gets a flag train does not know: exit 2.
+  Suite with_bad = s;
+  with_bad.cases[0].extra_args = {"--no-such-flag"};
+  SuiteResult r = run_suite(with_bad, options_);
+  EXPECT_EQ(r.exit_code(), 1);
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_EQ(r.cases[0].status, results::RunStatus::kFailed);
+  EXPECT_NE(r.cases[0].exit_code, 0);
+  EXPECT_NE(r.cases[0].error.find("no-such-flag"), std::string::npos) << r.cases[0].error;
+  EXPECT_EQ(r.cases[1].status, results::RunStatus::kOk) << r.cases[1].error;
+
+  // A case that cannot finish within its timeout is killed; the next runs.
+  const Suite slow = suite(std::string("name = \"slow\"\ntimeout_s = 120\n") + kBase +
+                           "[[case]]\nname = \"hang\"\nmode = \"sharded\"\nranks = 2\n"
+                           "timeout_s = 1.5\n[[case]]\nname = \"after\"\n");
+  Suite hang = slow;
+  hang.cases[0].steps = 1000000;
+  r = run_suite(hang, options_);
+  ASSERT_EQ(r.cases.size(), 2u);
+  EXPECT_EQ(r.cases[0].status, results::RunStatus::kFailed);
+  EXPECT_NE(r.cases[0].error.find("timed out after 1.5 s"), std::string::npos) << r.cases[0].error;
+  EXPECT_LT(r.cases[0].seconds, 10.0);
+  EXPECT_EQ(r.cases[1].status, results::RunStatus::kOk) << r.cases[1].error;
+  EXPECT_EQ(r.exit_code(), 1);
+
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  EXPECT_EQ(db.integrity_check(), "ok");
+  const auto suites = db.list_suites();
+  ASSERT_EQ(suites.size(), 2u);
+  const auto runs = db.list_runs(suites[0].id);  // latest first: the timeout suite
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, results::RunStatus::kFailed);
+  EXPECT_NE(runs[0].error.find("timed out"), std::string::npos);
+  const auto bad_runs = db.list_runs(suites[1].id);
+  ASSERT_EQ(bad_runs.size(), 2u);
+  EXPECT_EQ(bad_runs[0].status, results::RunStatus::kFailed);
+  ASSERT_TRUE(bad_runs[0].exit_code.has_value());
+  EXPECT_NE(*bad_runs[0].exit_code, 0);
+}
+
+TEST_F(RunnerTest, MissingMpirunFailsBeforeWriting) {
+  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
+  options_.mpirun = "/nonexistent/mpirun";
+  try {
+    run_suite(s, options_);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/mpirun"), std::string::npos) << e.what();
+  }
+  options_.mpirun = "no-such-mpirun-anywhere";
+  EXPECT_THROW(run_suite(s, options_), Error);
+  EXPECT_FALSE(fs::exists(options_.db_path));
+}
+
+TEST_F(RunnerTest, BadHostfileAndFilterFailBeforeWriting) {
+  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nname = \"a\"\n");
+  {
+    std::FILE* f = std::fopen((dir_ / "hosts").c_str(), "w");
+    std::fputs("localhost slots=two\n", f);
+    std::fclose(f);
+  }
+  options_.hostfile = dir_ / "hosts";
+  try {
+    run_suite(s, options_);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(":1:"), std::string::npos) << e.what();
+  }
+  options_.hostfile.clear();
+  options_.filter = "zzz";
+  EXPECT_THROW(run_suite(s, options_), Error);
+  EXPECT_FALSE(fs::exists(options_.db_path));
+}
+
+TEST_F(RunnerTest, UnwritableDbIsAnError) {
+  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nname = \"a\"\n");
+  options_.db_path = dir_ / "no-such-dir" / "r.db";
+  EXPECT_THROW(run_suite(s, options_), Error);
+  // A file that is not a database.
+  options_.db_path = dir_ / "garbage.db";
+  {
+    std::FILE* f = std::fopen(options_.db_path.c_str(), "w");
+    std::fputs("this is not sqlite, just text that is long enough to have a header......", f);
+    std::fclose(f);
+  }
+  EXPECT_THROW(run_suite(s, options_), Error);
+}
+
+TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
+  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 4\ntransport = \"tcp\"\nlinks = 2\n"
+                        "[[case]]\nname = \"one\"\n",
+                        "p.toml", ".");
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.slots = 2;
+  ctx.as_root = true;
+  const LaunchPlan p = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
+  const std::string cmd = [&] {
+    std::string c;
+    for (const auto& a : p.argv) c += a + " ";
+    return c;
+  }();
+  EXPECT_TRUE(p.uses_mpirun);
+  EXPECT_EQ(p.argv[0], "/usr/bin/mpirun");
+  EXPECT_NE(cmd.find("-np 4 "), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--oversubscribe"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--bind-to none"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--mca btl tcp,self"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--mca btl_tcp_links 2"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--mca btl_tcp_if_include lo"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--mca oob_tcp_if_include lo"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--summary /tmp/s.json"), std::string::npos) << cmd;
+  EXPECT_EQ(p.env.size(), 2u);
+  EXPECT_EQ(p.transport["btl_tcp_links"], "2");
+
+  ctx.slots = 8;
+  ctx.as_root = false;
+  const LaunchPlan q = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
+  for (const auto& a : q.argv) EXPECT_NE(a, "--oversubscribe");
+  EXPECT_TRUE(q.env.empty());
+
+  const LaunchPlan one = plan_case(s, s.cases[1], ctx, "/tmp/s.json");
+  EXPECT_FALSE(one.uses_mpirun);
+  EXPECT_EQ(one.argv[0], "/bin/trainscope");
+}
+
+TEST(Table, RowsHaveTheSameColumns) {
+  CaseResult a;
+  a.name = "naive-r1-fused";
+  a.mode = "naive";
+  a.reduce = "fused";
+  a.bucket = "-";
+  a.threads = "2";
+  a.tokens_per_s = 1234.5;
+  a.step_ms_median = 12.25;
+  a.comm_share = 0.1;
+  a.peak_rss_bytes = 300 << 20;
+  CaseResult b = a;
+  b.tokens_per_s = -1;
+  b.status = results::RunStatus::kFailed;
+  const std::string ra = format_result_row(a), rb = format_result_row(b);
+  EXPECT_EQ(ra.size(), rb.size() + std::string("failed").size() - std::string("ok").size());
+  EXPECT_NE(ra.find("1234"), std::string::npos);
+  EXPECT_NE(ra.find("300M"), std::string::npos);
+  EXPECT_NE(ra.find("10.0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainscope::suites

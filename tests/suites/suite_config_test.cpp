@@ -1,0 +1,201 @@
+// Suite TOML parsing (errors with file:line), grid expansion, collapsing and
+// skipping, hostfile parsing, and that every built-in suite parses.
+#include "suites/suite_config.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/check.h"
+
+namespace trainscope::suites {
+namespace {
+
+Suite parse(const std::string& text) { return parse_suite(text, "t.toml", TRAINSCOPE_SOURCE_DIR "/suites"); }
+
+// The message of the Error `text` makes the parser throw ("" if none).
+std::string error_of(const std::string& text) {
+  try {
+    parse(text);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::string> names(const Suite& s) {
+  std::vector<std::string> out;
+  for (const auto& c : s.cases) out.push_back(c.name);
+  return out;
+}
+
+TEST(SuiteConfig, BadSyntaxNamesFileAndLine) {
+  const std::string e = error_of("name = \"x\"\n[grid]\nmode = [\"naive\",\n");
+  EXPECT_NE(e.find("t.toml:"), std::string::npos) << e;
+  EXPECT_NE(e.find("invalid TOML"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, UnknownTopLevelKeyNamesLine) {
+  const std::string e = error_of("name = \"x\"\nrepetitons = 2\n[grid]\nranks = [1]\n");
+  EXPECT_NE(e.find("t.toml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("repetitons"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, UnknownGridAxisNamesLine) {
+  const std::string e = error_of("name = \"x\"\n[grid]\nranks = [1]\nmodes = [\"naive\"]\n");
+  EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("'modes'"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, WrongTypeNamesLine) {
+  const std::string e = error_of("name = \"x\"\n[base]\nsteps = \"ten\"\n[grid]\nranks = [1]\n");
+  EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("'steps' must be an integer"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, UnknownModeNamesLineAndChoices) {
+  const std::string e = error_of("name = \"x\"\n[grid]\nmode = [\"naive\",\n  \"zero3\"]\n");
+  EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown mode 'zero3'"), std::string::npos) << e;
+  EXPECT_NE(e.find("sharded"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, MissingNameAndNoCases) {
+  EXPECT_NE(error_of("[grid]\nranks = [1]\n").find("missing required key 'name'"), std::string::npos);
+  EXPECT_NE(error_of("name = \"x\"\n").find("neither a [grid] nor [[case]]"), std::string::npos);
+}
+
+TEST(SuiteConfig, StepsMustExceedWarmup) {
+  const std::string e = error_of("name = \"x\"\n[base]\nsteps = 2\nwarmup_steps = 2\n[grid]\nranks = [1]\n");
+  EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, LinksOnNonTcpCaseIsAnError) {
+  const std::string e =
+      error_of("name = \"x\"\n[[case]]\nranks = 2\nmode = \"sharded\"\ntransport = \"shm\"\nlinks = 4\n");
+  EXPECT_NE(e.find("t.toml:6:"), std::string::npos) << e;
+  EXPECT_NE(e.find("tcp transport only"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, MissingModelConfigNamesLine) {
+  const std::string e = error_of("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
+  EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("none.json"), std::string::npos) << e;
+}
+
+TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
+  const Suite s = parse(
+      "name = \"x\"\n[base]\nbatch = 4\n[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2, 3]\n");
+  ASSERT_EQ(s.cases.size(), 6u);
+  int skipped = 0;
+  for (const auto& c : s.cases) {
+    if (c.mode == "naive" && c.ranks > 1) {
+      EXPECT_NE(c.skip_reason.find("naive runs one process"), std::string::npos);
+      ++skipped;
+    } else if (c.ranks == 3) {
+      EXPECT_NE(c.skip_reason.find("not divisible by 3"), std::string::npos);
+      ++skipped;
+    } else {
+      EXPECT_EQ(c.skip_reason, "") << c.name;
+    }
+  }
+  EXPECT_EQ(skipped, 3);  // naive r2, naive r3, sharded r3
+}
+
+TEST(SuiteConfig, InapplicableAxesCollapse) {
+  const Suite s = parse(
+      "name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\n"
+      "reduce = [\"per-tensor\", \"fused\"]\nbucket_mb = [1, 0]\n"
+      "transport = [\"shm\", \"tcp\"]\nlinks = [1, 2]\n");
+  // per-tensor x (shm + 2 tcp) = 3; fused x 2 buckets x 3 = 6.
+  EXPECT_EQ(s.cases.size(), 9u);
+  for (const auto& c : s.cases) {
+    if (c.reduce == "per-tensor") {
+      EXPECT_FALSE(c.bucket_mb.has_value()) << c.name;
+    }
+    if (c.transport == "shm") {
+      EXPECT_EQ(c.links, 0) << c.name;
+    }
+  }
+  const auto n = names(s);
+  EXPECT_NE(std::find(n.begin(), n.end(), "sharded-r2-fused-whole-tcp-l2"), n.end());
+  EXPECT_NE(std::find(n.begin(), n.end(), "sharded-r2-per-tensor-shm"), n.end());
+}
+
+TEST(SuiteConfig, ExplicitCasesOverrideBase) {
+  const Suite s = parse(
+      "name = \"x\"\n[base]\nsteps = 5\n[[case]]\nname = \"one\"\n[[case]]\nmode = \"sharded\"\n"
+      "ranks = 2\nreduce = \"overlap\"\nbucket_mb = 4\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].name, "one");
+  EXPECT_EQ(s.cases[1].name, "sharded-r2-overlap-b4");
+  EXPECT_EQ(s.cases[1].steps, 5);
+  EXPECT_EQ(*s.cases[1].bucket_mb, 4.0);
+  EXPECT_NE(error_of("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n").find("duplicate case 'a'"),
+            std::string::npos);
+}
+
+TEST(SuiteConfig, ModelPathResolvedAgainstSuiteDir) {
+  const Suite s = parse("name = \"x\"\n[grid]\nmodel = [\"tiny\", \"narrow24.json\"]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].model, "tiny");
+  EXPECT_TRUE(std::filesystem::path(s.cases[1].model).is_absolute());
+  EXPECT_NE(s.cases[1].name.find("narrow24"), std::string::npos);
+}
+
+TEST(SuiteConfig, AllReduceSuiteKeys) {
+  const Suite s = parse(
+      "name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\nmax_bytes = 1024\n[grid]\n"
+      "transport = [\"tcp\"]\nlinks = [1, 4]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[1].kind, CaseKind::kAllReduce);
+  EXPECT_EQ(s.cases[1].sweep.max_bytes, 1024);
+  EXPECT_EQ(s.cases[1].name, "allreduce-r2-tcp-l4");
+  // Training keys are not allowed in an allreduce suite.
+  EXPECT_NE(error_of("name = \"x\"\nkind = \"allreduce\"\n[base]\nmodel = \"seed\"\n[grid]\nranks = [2]\n")
+                .find("t.toml:4:"),
+            std::string::npos);
+}
+
+TEST(SuiteConfig, EveryBuiltinSuiteParses) {
+  const auto builtins = builtin_suite_names();
+  for (const char* expected : {"allreduce", "default", "dp-modes", "reductions", "scaling", "smoke", "tcp-links"}) {
+    EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
+  }
+  for (const auto& name : builtins) {
+    const Suite s = resolve_suite(name);
+    EXPECT_FALSE(s.cases.empty()) << name;
+    EXPECT_FALSE(s.description.empty()) << name;
+  }
+  EXPECT_THROW(resolve_suite("no-such-suite"), Error);
+}
+
+TEST(Hostfile, ParsesSlotsAndComments) {
+  const auto hosts = parse_hostfile("# cluster\nnode1 slots=4\n\nnode2   # two\nnode3 slots=2 max_slots=8\n", "h");
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].host, "node1");
+  EXPECT_EQ(hosts[0].slots, 4);
+  EXPECT_EQ(hosts[1].slots, 1);
+  EXPECT_EQ(hosts[2].slots, 2);
+}
+
+TEST(Hostfile, ErrorsNameLine) {
+  auto msg = [](const std::string& text) -> std::string {
+    try {
+      parse_hostfile(text, "hosts.txt");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(msg("a slots=2\nb slots=zero\n").find("hosts.txt:2:"), std::string::npos);
+  EXPECT_NE(msg("a cpus=2\n").find("hosts.txt:1:"), std::string::npos);
+  EXPECT_NE(msg("a slots=0\n").find("hosts.txt:1:"), std::string::npos);
+  EXPECT_NE(msg("# nothing\n\n").find("no hosts"), std::string::npos);
+  EXPECT_THROW(load_hostfile("/nonexistent/hostfile"), Error);
+}
+
+}  // namespace
+}  // namespace trainscope::suites
