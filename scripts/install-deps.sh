@@ -15,6 +15,7 @@ packages=(
   libcli11-dev                        # command line
   libtomlplusplus-dev                 # suite files
   gnuplot-nox                         # report charts
+  chromium                            # report test: renders the HTML report headless
 )
 
 if [[ $(id -u) -ne 0 ]]; then

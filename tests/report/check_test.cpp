@@ -1,0 +1,325 @@
+// Regression checks: the library against injected regressions and honest
+// reruns, and `trainscope check` end to end (exit codes 0 / 1 / 2, Markdown,
+// baseline files, ratio rules, input errors).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "kernels/check.h"
+#include "report/regression_check.h"
+#include "tests/report/run_command.h"
+#include "tests/report/suite_builder.h"
+
+namespace trainscope::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::build_suite_db;
+using testing::reductions_suite;
+using testing::run_trainscope;
+using testing::shell_quote;
+using testing::SuiteSpec;
+
+class CheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainscope-check-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string db(const std::string& name, const SuiteSpec& spec) {
+    const auto path = dir_ / name;
+    build_suite_db(path, spec);
+    return path.string();
+  }
+  static SuiteSpec honest(unsigned seed) {
+    auto s = reductions_suite();
+    s.seed = seed;
+    return s;
+  }
+  static CheckResult check(const std::string& baseline, const std::string& current,
+                           CheckOptions options = {}) {
+    auto b = load_check_suite(baseline, "latest");
+    auto c = load_check_suite(current, "latest");
+    return run_check(&b, c, options);
+  }
+  static const CheckRow* find_row(const CheckResult& r, const std::string& case_name,
+                                  const std::string& metric) {
+    for (const auto& row : r.rows) {
+      if (row.case_name == case_name && row.metric == metric) return &row;
+    }
+    return nullptr;
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  std::string q(const fs::path& p) { return shell_quote(p.string()); }
+
+  fs::path dir_;
+};
+
+TEST_F(CheckTest, TwoHonestRunsOfTheSameCodePass) {
+  auto r = check(db("a.db", honest(1)), db("b.db", honest(2)));
+  EXPECT_EQ(r.regressions(), 0) << check_table_text(r);
+  const CheckRow* row = find_row(r, "fused", "step time median");
+  ASSERT_NE(row, nullptr) << check_table_text(r);
+  EXPECT_FALSE(row->p_value.empty());
+  ASSERT_NE(find_row(r, "fused", "tracked.activations"), nullptr);
+  EXPECT_EQ(find_row(r, "fused", "train loss")->verdict, Verdict::kSame);
+}
+
+TEST_F(CheckTest, SlowerStepsOverRepetitionsAreARegression) {
+  auto slow = honest(2);
+  slow.slowdown = 1.5;
+  auto r = check(db("a.db", honest(1)), db("b.db", slow));
+  const CheckRow* row = find_row(r, "fused", "step time median");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->verdict, Verdict::kRegression) << check_table_text(r);
+  EXPECT_LT(std::stod(row->p_value), 0.05);
+  EXPECT_EQ(find_row(r, "fused", "tokens/s")->verdict, Verdict::kRegression);
+  // Deterministic figures did not move.
+  EXPECT_EQ(find_row(r, "fused", "tracked.total")->verdict, Verdict::kSame);
+}
+
+TEST_F(CheckTest, SlowdownBelowTheThresholdOrNotSignificantPasses) {
+  auto slow = honest(2);
+  slow.slowdown = 1.5;
+  CheckOptions lax;
+  lax.threshold_pct = 60;
+  EXPECT_EQ(check(db("a.db", honest(1)), db("b.db", slow), lax).regressions(), 0);
+}
+
+TEST_F(CheckTest, FewRepetitionsFallBackToStepSamples) {
+  auto base = honest(1), slow = honest(2);
+  base.repetitions = slow.repetitions = 2;
+  slow.slowdown = 1.5;
+  auto r = check(db("a.db", base), db("b.db", slow));
+  const CheckRow* row = find_row(r, "overlap", "step time");
+  ASSERT_NE(row, nullptr) << check_table_text(r);
+  EXPECT_EQ(row->verdict, Verdict::kRegression);
+  EXPECT_NE(row->note.find("38 vs 38 steps"), std::string::npos) << row->note;
+  EXPECT_EQ(find_row(r, "overlap", "tokens/s")->verdict, Verdict::kInfo);
+  base.seed = 3;
+  EXPECT_EQ(check(db("c.db", base), db("a.db", honest(1))).regressions(), 0);
+}
+
+TEST_F(CheckTest, DoubledTrackedMemoryAndChangedLossesAreRegressions) {
+  auto fat = honest(2);
+  fat.memory_factor = 2.0;
+  auto r = check(db("a.db", honest(1)), db("b.db", fat));
+  const CheckRow* row = find_row(r, "fused", "tracked.activations");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->verdict, Verdict::kRegression);
+  EXPECT_NE(row->note.find("rank(s) 0,1"), std::string::npos) << row->note;
+  EXPECT_EQ(find_row(r, "fused", "tracked.parameters")->verdict, Verdict::kSame);
+  // Less memory is not a failure, but it is reported.
+  auto r2 = check(db("c.db", fat), db("d.db", honest(1)));
+  EXPECT_EQ(r2.regressions(), 0) << check_table_text(r2);
+  EXPECT_EQ(find_row(r2, "fused", "tracked.activations")->verdict, Verdict::kImproved);
+
+  auto drift = honest(2);
+  drift.loss_offset = 1e-3;
+  auto r3 = check(db("a.db", honest(1)), db("e.db", drift));
+  EXPECT_EQ(find_row(r3, "naive", "train loss")->verdict, Verdict::kRegression);
+  EXPECT_EQ(find_row(r3, "naive", "val loss")->verdict, Verdict::kRegression);
+}
+
+TEST_F(CheckTest, ACaseThatNowFailsIsARegression) {
+  auto broken = honest(2);
+  broken.cases[2].fail_reason = "rank 0 killed by signal 9";
+  auto r = check(db("a.db", honest(1)), db("b.db", broken));
+  const CheckRow* row = find_row(r, "fused", "status");
+  ASSERT_NE(row, nullptr);
+  EXPECT_EQ(row->verdict, Verdict::kRegression);
+  EXPECT_NE(row->note.find("signal 9"), std::string::npos);
+}
+
+TEST_F(CheckTest, RatioRules) {
+  auto rule = parse_ratio_rule("fused/per-tensor<=1.10");
+  EXPECT_EQ(rule.metric, "step_time");
+  EXPECT_EQ(rule.numerator, "fused");
+  EXPECT_EQ(rule.denominator, "per-tensor");
+  EXPECT_TRUE(rule.at_most);
+  EXPECT_DOUBLE_EQ(rule.bound, 1.10);
+  auto tps = parse_ratio_rule(" tokens_per_s:overlap / naive >= 2.5");
+  EXPECT_EQ(tps.metric, "tokens_per_s");
+  EXPECT_EQ(tps.numerator, "overlap");
+  EXPECT_FALSE(tps.at_most);
+  EXPECT_EQ(parse_ratio_rule(tps.text()).text(), tps.text());
+  for (const char* bad : {"fused<=1", "fused/per-tensor", "fused/per-tensor<=x", "a/<=1",
+                          "latency:a/b<=1", "a/b<=-1"}) {
+    EXPECT_THROW(parse_ratio_rule(bad), Error) << bad;
+  }
+  auto current = load_check_suite(db("a.db", honest(1)), "latest");
+  CheckOptions o;
+  // fused ~0.05 s, per-tensor ~0.06 s: ratio ~0.83.
+  o.ratios = {parse_ratio_rule("fused/per-tensor<=0.9"), parse_ratio_rule("per-tensor/fused<=1.1")};
+  auto r = run_check(nullptr, current, o);
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.rows[0].verdict, Verdict::kSame);
+  EXPECT_EQ(r.rows[1].verdict, Verdict::kRegression);
+  o.ratios = {parse_ratio_rule("fused/ring<=1")};
+  try {
+    run_check(nullptr, current, o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has no case 'ring'"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(CheckTest, BaselineJsonRoundTripsAndNewerSchemaIsRefused) {
+  auto suite = load_check_suite(db("a.db", honest(1)), "latest");
+  suite.ratios = {parse_ratio_rule("fused/per-tensor<=0.9")};
+  save_baseline(suite, dir_ / "b.json");
+  auto back = load_baseline(dir_ / "b.json");
+  ASSERT_EQ(back.cases.size(), suite.cases.size());
+  for (size_t i = 0; i < back.cases.size(); ++i) {
+    EXPECT_EQ(back.cases[i].name, suite.cases[i].name);
+    EXPECT_EQ(back.cases[i].config, suite.cases[i].config);
+    EXPECT_EQ(back.cases[i].counters, suite.cases[i].counters);
+    EXPECT_EQ(back.cases[i].rep_step_median_s, suite.cases[i].rep_step_median_s);
+    EXPECT_EQ(back.cases[i].train_loss, suite.cases[i].train_loss);
+  }
+  ASSERT_EQ(back.ratios.size(), 1u);
+  EXPECT_EQ(run_check(&back, suite, {}).regressions(), 0);
+
+  auto j = nlohmann::json::parse(read(dir_ / "b.json"));
+  j["schema"] = "trainscope.baseline/2";
+  try {
+    baseline_from_json(j, "new.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("new.json: baseline schema 'trainscope.baseline/2' is "
+                                         "newer"),
+              std::string::npos)
+        << e.what();
+  }
+  j["schema"] = "trainscope.baseline/1";
+  j["cases"][1]["deterministic"]["counters"]["comm.calls"][0] = "many";
+  try {
+    baseline_from_json(j, "x.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cases[1].deterministic.counters.comm.calls[0]"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// ---- trainscope check end to end ----
+
+TEST_F(CheckTest, CliExitCodesAndMarkdown) {
+  const std::string a = db("a.db", honest(1)), b = db("b.db", honest(2));
+  auto slow_spec = honest(3);
+  slow_spec.slowdown = 1.5;
+  const std::string slow = db("slow.db", slow_spec);
+  auto fat_spec = honest(3);
+  fat_spec.memory_factor = 2;
+  const std::string fat = db("fat.db", fat_spec);
+
+  auto pass = run_trainscope("check --db " + q(b) + " --baseline " + q(a) + " --markdown " +
+                             q(dir_ / "pass.md"));
+  EXPECT_EQ(pass.exit_code, 0) << pass.output;
+  EXPECT_NE(pass.output.find("0 regression(s)"), std::string::npos) << pass.output;
+  const std::string md = read(dir_ / "pass.md");
+  EXPECT_NE(md.find("| case | metric | baseline | current | change | p | verdict | note |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| fused | step time median |"), std::string::npos) << md;
+
+  auto regressed = run_trainscope("check --db " + q(slow) + " --baseline " + q(a) +
+                                  " --markdown " + q(dir_ / "slow.md"));
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+  EXPECT_NE(regressed.output.find("REGRESSION"), std::string::npos);
+  EXPECT_NE(read(dir_ / "slow.md").find("**REGRESSION**"), std::string::npos);
+
+  auto memory = run_trainscope("check --db " + q(fat) + " --baseline " + q(a));
+  EXPECT_EQ(memory.exit_code, 1) << memory.output;
+  EXPECT_NE(memory.output.find("tracked.activations"), std::string::npos);
+
+  // A generous threshold lets the slowdown through; memory is still exact.
+  EXPECT_EQ(run_trainscope("check --db " + q(slow) + " --baseline " + q(a) + " --threshold 80")
+                .exit_code,
+            0);
+}
+
+TEST_F(CheckTest, CliBaselineFileAndRatioRules) {
+  const std::string a = db("a.db", honest(1)), b = db("b.db", honest(2));
+  auto saved = run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "base.json") +
+                              " --ratio 'fused/per-tensor<=0.95'");
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  auto ok = run_trainscope("check --db " + q(b) + " --baseline " + q(dir_ / "base.json"));
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_NE(ok.output.find("ratio of step_time"), std::string::npos) << ok.output;
+
+  auto ratio_only = run_trainscope("check --db " + q(b) + " --ratio 'per-tensor/fused<=1.05'");
+  EXPECT_EQ(ratio_only.exit_code, 1) << ratio_only.output;
+  auto tps = run_trainscope("check --db " + q(b) + " --ratio 'tokens_per_s:fused/naive>=2'");
+  EXPECT_EQ(tps.exit_code, 0) << tps.output;
+
+  // The same database as its own baseline: an earlier suite of the same name.
+  build_suite_db(dir_ / "a.db", honest(5));
+  auto same = run_trainscope("check --db " + q(dir_ / "a.db") + " --baseline " + q(dir_ / "a.db"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("suite 2 vs baseline"), std::string::npos) << same.output;
+}
+
+TEST_F(CheckTest, CliBadInputExitsTwoNamingTheCulprit) {
+  const std::string a = db("a.db", honest(1));
+  auto expect_error = [&](const std::string& args, const std::string& message) {
+    auto r = run_trainscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  };
+  expect_error("check --db " + q(a) + " --suite 9 --baseline " + q(a), "no suite with id 9");
+
+  auto other = honest(2);
+  other.batch = 8;
+  const std::string b = db("b.db", other);
+  expect_error("check --db " + q(b) + " --baseline " + q(a),
+               "case 'naive' of suite 'reductions': configuration differs from the baseline at "
+               "'/config/batch': baseline 4, current 8");
+
+  auto renamed = honest(2);
+  renamed.name = "dp-modes";
+  expect_error("check --db " + q(db("c.db", renamed)) + " --baseline " + q(a),
+               "no suite named 'dp-modes'");
+
+  auto fewer = honest(2);
+  fewer.cases.pop_back();
+  expect_error("check --db " + q(db("d.db", fewer)) + " --baseline " + q(a),
+               "case 'overlap' of suite 'reductions' is in the baseline");
+
+  SuiteSpec empty;
+  empty.cases.clear();
+  expect_error("check --db " + q(db("e.db", empty)) + " --baseline " + q(a), "has no cases");
+
+  ASSERT_EQ(run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "x.json"))
+                .exit_code,
+            0);
+  auto j = nlohmann::json::parse(read(dir_ / "x.json"));
+  j["schema"] = "trainscope.baseline/7";
+  std::ofstream(dir_ / "x.json") << j.dump();
+  expect_error("check --db " + q(a) + " --baseline " + q(dir_ / "x.json"),
+               "baseline schema 'trainscope.baseline/7' is newer");
+  expect_error("check --db " + q(dir_ / "missing.db") + " --baseline " + q(a), "missing.db");
+  expect_error("check --db " + q(a), "nothing to check");
+  expect_error("check --db " + q(a) + " --ratio 'fused/ring<=1'", "has no case 'ring'");
+  expect_error("check --db " + q(a) + " --ratio 'fused-per-tensor<=1'", "no '/'");
+}
+
+}  // namespace
+}  // namespace trainscope::report

@@ -1,0 +1,96 @@
+// The HTML report as a browser sees it: `trainscope report` writes the page,
+// headless Chromium renders it to a PNG and dumps the DOM it built, and the
+// test checks the picture is not empty and the charts' SVG elements are in
+// the DOM. Skipped (with the reason) when chromium or gnuplot is missing.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "report/gnuplot.h"
+#include "tests/report/run_command.h"
+#include "tests/report/suite_builder.h"
+
+namespace trainscope::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_shell;
+using testing::run_trainscope;
+using testing::shell_quote;
+
+std::string find_chromium() {
+  for (const char* name : {"chromium", "chromium-browser", "google-chrome"}) {
+    auto r = run_shell(std::string("command -v ") + name);
+    if (r.exit_code == 0 && !r.output.empty()) return r.output.substr(0, r.output.find('\n'));
+  }
+  return "";
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not installed (scripts/install-deps.sh installs it)";
+  }
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed (scripts/install-deps.sh)";
+  const fs::path dir = fs::temp_directory_path() /
+                       ("trainscope-chromium-test-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto spec = testing::reductions_suite();
+  spec.repetitions = 2;
+  spec.cases[1].name = "<script>document.title='pwned'</script>";
+  testing::build_suite_db(dir / "r.db", spec);
+
+  auto report = run_trainscope("report --db " + shell_quote((dir / "r.db").string()) + " --out " +
+                               shell_quote((dir / "report.html").string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("9 chart(s)"), std::string::npos) << report.output;
+
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --hide-scrollbars --window-size=1400,2400 --user-data-dir=";
+  const std::string url = "file://" + (dir / "report.html").string();
+  auto shot = run_shell("timeout 120 " + shell_quote(chromium) + flags +
+                        shell_quote((dir / "profile-shot").string()) + " --screenshot=" +
+                        shell_quote((dir / "shot.png").string()) + " " + shell_quote(url));
+  const std::string png = read(dir / "shot.png");
+  ASSERT_GT(png.size(), 10000u) << shot.output;  // a blank page compresses to a few KB
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+
+  auto dom = run_shell("timeout 120 " + shell_quote(chromium) + flags +
+                       shell_quote((dir / "profile-dom").string()) + " --dump-dom " +
+                       shell_quote(url) + " 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.output.substr(0, 2000);
+  // The DOM the browser built holds every chart as SVG with drawn paths.
+  EXPECT_EQ(count(dom.output, "<svg"), 9u);
+  EXPECT_GT(count(dom.output, "<path"), 20u);
+  EXPECT_NE(dom.output.find("id=\"chart-1-phases\""), std::string::npos);
+  // The case name stayed text: no script element, title untouched.
+  EXPECT_EQ(dom.output.find("<script"), std::string::npos);
+  EXPECT_NE(dom.output.find("<title>trainscope report</title>"), std::string::npos);
+  EXPECT_NE(dom.output.find("&lt;script&gt;document.title"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace trainscope::report

@@ -1,0 +1,250 @@
+// Report library: comparison figures, the Amdahl fit, charts drawn by
+// gnuplot, tables without gnuplot, HTML and Markdown escaping.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "kernels/check.h"
+#include "report/charts.h"
+#include "report/comparison.h"
+#include "report/gnuplot.h"
+#include "report/report.h"
+#include "report/suite_data.h"
+#include "tests/report/suite_builder.h"
+
+namespace trainscope::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::build_suite_db;
+using testing::CaseSpec;
+using testing::reductions_suite;
+using testing::SuiteSpec;
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("trainscope-report-test-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  SuiteData load(const SuiteSpec& spec) {
+    const auto path = dir_ / (spec.name + ".db");
+    build_suite_db(path, spec);
+    auto db = results::ResultsDb::open_for_reading(path);
+    return load_suite(db, resolve_suite(db, "latest"));
+  }
+
+  static size_t count(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+    return n;
+  }
+
+  fs::path dir_;
+};
+
+TEST(AmdahlTest, RecoversTheSerialFractionOfExactSpeedups) {
+  for (double f : {0.0, 0.05, 0.3}) {
+    std::vector<AmdahlPoint> points;
+    for (double n : {1.0, 2.0, 4.0, 8.0}) points.push_back({n, amdahl_speedup(f, n)});
+    auto fit = fit_amdahl(points);
+    ASSERT_TRUE(fit);
+    EXPECT_NEAR(fit->serial_fraction, f, 1e-12);
+    EXPECT_NEAR(fit->rms_residual, 0, 1e-9);
+    EXPECT_EQ(fit->points, 3);  // n = 1 says nothing about f
+  }
+}
+
+TEST(AmdahlTest, LeastSquaresOfNoisySpeedupsAndDegenerateInput) {
+  // 1/S - 1/n = f (1 - 1/n): with y = x * 0.1 +- 0.01 alternating, the
+  // least-squares slope is computable by hand.
+  std::vector<AmdahlPoint> points;
+  double sxy = 0, sxx = 0;
+  int i = 0;
+  for (double n : {2.0, 4.0, 8.0, 16.0}) {
+    const double x = 1 - 1 / n, y = 0.1 * x + (i++ % 2 ? 0.01 : -0.01);
+    sxy += x * y;
+    sxx += x * x;
+    points.push_back({n, 1 / (y + 1 / n)});
+  }
+  auto fit = fit_amdahl(points);
+  ASSERT_TRUE(fit);
+  EXPECT_NEAR(fit->serial_fraction, sxy / sxx, 1e-12);
+  EXPECT_GT(fit->rms_residual, 0);
+  EXPECT_FALSE(fit_amdahl({{1.0, 1.0}}));
+  EXPECT_FALSE(fit_amdahl({}));
+}
+
+TEST_F(ReportTest, ComparesEachCaseWithTheNaiveBaseline) {
+  auto spec = reductions_suite();
+  spec.cases.push_back({.name = "broken", .reduction = "fused", .fail_reason = "rank 1: NaN loss"});
+  spec.cases.push_back({.name = "eight-ranks", .world_size = 8, .skip = true});
+  const SuiteData suite = load(spec);
+  const Comparison cmp = compare_cases(suite);
+  EXPECT_EQ(cmp.baseline_case, "naive");
+  ASSERT_EQ(cmp.rows.size(), 6u);
+  const auto& naive = cmp.rows[0].figures;
+  const auto& fused = cmp.rows[2];
+  EXPECT_TRUE(cmp.rows[0].is_baseline);
+  EXPECT_DOUBLE_EQ(cmp.rows[0].speedup, 1.0);
+  EXPECT_EQ(fused.figures.usable, 5);
+  EXPECT_DOUBLE_EQ(fused.speedup, fused.figures.tokens_per_s / naive.tokens_per_s);
+  EXPECT_DOUBLE_EQ(fused.efficiency, fused.speedup / 2);
+  // Two ranks at ~0.05 s per step against one at ~0.08: about 3.2x.
+  EXPECT_NEAR(fused.speedup, 3.2, 0.3);
+  EXPECT_NEAR(fused.figures.comm_share, 0.2, 1e-9);
+  EXPECT_EQ(cmp.rows[4].figures.status, "failed");
+  EXPECT_NE(cmp.rows[4].figures.reason.find("rank 1: NaN loss"), std::string::npos);
+  EXPECT_TRUE(std::isnan(cmp.rows[4].speedup));
+  EXPECT_EQ(cmp.rows[5].figures.status, "skipped");
+  EXPECT_NE(cmp.rows[5].figures.reason.find("needs 8 ranks"), std::string::npos);
+}
+
+TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
+  auto spec = reductions_suite();
+  spec.cases.push_back({.name = "broken", .fail_reason = "rank 1: NaN loss"});
+  const SuiteData suite = load(spec);
+  const std::string md = render_markdown({suite});
+  EXPECT_NE(md.find("| case | ranks | reps | tokens/s | speedup | scaling eff. |"),
+            std::string::npos)
+      << md;
+  for (const char* name : {"| naive (baseline) |", "| per-tensor |", "| fused |", "| overlap |",
+                           "| broken |"}) {
+    EXPECT_NE(md.find(name), std::string::npos) << name << "\n" << md;
+  }
+  EXPECT_NE(md.find("rank 1: NaN loss"), std::string::npos);
+  EXPECT_NE(md.find("| 1.00x |"), std::string::npos);
+}
+
+TEST_F(ReportTest, EscapesCaseNamesInHtmlAndMarkdown) {
+  auto spec = reductions_suite();
+  spec.cases[1].name = "<script>alert('x')</script>|*";
+  const SuiteData suite = load(spec);
+  for (auto gnuplot : {std::optional<std::string>{}, find_gnuplot()}) {
+    const auto html = render_html({suite}, gnuplot).html;
+    EXPECT_EQ(html.find("<script"), std::string::npos) << "gnuplot: " << gnuplot.value_or("none");
+    EXPECT_NE(html.find("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"), std::string::npos);
+  }
+  const std::string md = render_markdown({suite});
+  EXPECT_EQ(md.find("<script"), std::string::npos);
+  EXPECT_NE(md.find("&lt;script&gt;alert('x')&lt;/script&gt;\\|\\*"), std::string::npos) << md;
+}
+
+TEST_F(ReportTest, WithoutGnuplotTheReportHasTablesAndSaysWhy) {
+  const SuiteData suite = load(reductions_suite());
+  const auto report = render_html({suite}, std::nullopt);
+  EXPECT_EQ(report.charts, 0);
+  EXPECT_EQ(report.html.find("<svg"), std::string::npos);
+  EXPECT_NE(report.html.find("gnuplot not found"), std::string::npos);
+  EXPECT_NE(report.html.find("<table class=\"comparison\">"), std::string::npos);
+  EXPECT_NE(report.html.find("<table class=\"memory-totals\">"), std::string::npos);
+  ASSERT_FALSE(report.notes.empty());
+}
+
+TEST_F(ReportTest, ChartsAreDrawnByGnuplot) {
+  auto gnuplot = find_gnuplot();
+  if (!gnuplot) GTEST_SKIP() << "gnuplot not installed (scripts/install-deps.sh)";
+  const SuiteData suite = load(reductions_suite());
+  const auto report = render_html({suite}, gnuplot);
+  EXPECT_TRUE(report.notes.empty()) << report.notes.front();
+  // phases, memory per rank, memory totals, memory over time for each of the
+  // 4 cases, loss, bucket sizes (1 and 4 MiB).
+  EXPECT_EQ(report.charts, 9);
+  EXPECT_EQ(count(report.html, "<svg"), 9u);
+  for (const char* id : {"phases", "memory-per-rank", "memory-totals", "memory-time-0", "loss",
+                         "buckets"}) {
+    EXPECT_NE(report.html.find(std::string("id=\"chart-1-") + id + "\""), std::string::npos) << id;
+  }
+  EXPECT_EQ(report.html.find("<?xml"), std::string::npos);
+  EXPECT_GT(count(report.html, "<path"), 20u);
+}
+
+TEST_F(ReportTest, ScalingSuiteFitsAmdahlAndAllreduceRowsGiveBusbw) {
+  SuiteSpec spec;
+  spec.name = "scaling";
+  spec.repetitions = 1;
+  // Per-rank step time grows with ranks: speedup 1, 1.8, 3.1.
+  spec.cases = {{.name = "np1", .mode = "naive", .world_size = 1, .step_time_s = 0.05},
+                {.name = "np2", .mode = "sharded", .world_size = 2, .step_time_s = 0.05 / 0.9},
+                {.name = "np4", .mode = "sharded", .world_size = 4, .step_time_s = 0.05 / 0.775}};
+  for (int64_t size = 1024; size <= (1 << 20); size *= 4) {
+    spec.cases[1].allreduce.push_back({"tcp", "lo", 2, size, size / 4, "float32", "sum",
+                                       10.0 + size * 1e-3, size / 1e4, size / 1e4, 0});
+  }
+  const SuiteData suite = load(spec);
+  const Comparison cmp = compare_cases(suite);
+  auto points = scaling_points(suite, cmp);
+  ASSERT_EQ(points.size(), 3u);
+  auto fit = fit_amdahl(points);
+  ASSERT_TRUE(fit);
+  EXPECT_GT(fit->serial_fraction, 0.03);
+  EXPECT_LT(fit->serial_fraction, 0.2);
+  const std::string md = render_markdown({suite});
+  EXPECT_NE(md.find(fmt::format("serial fraction **{:.4f}**", fit->serial_fraction)),
+            std::string::npos)
+      << md;
+  auto busbw = busbw_chart(suite);
+  ASSERT_TRUE(busbw);
+  ASSERT_EQ(busbw->data.size(), 1u);
+  EXPECT_EQ(std::count(busbw->data[0].content.begin(), busbw->data[0].content.end(), '\n'), 6);
+  auto amdahl = amdahl_chart(suite, cmp);
+  ASSERT_TRUE(amdahl);
+  EXPECT_NE(amdahl->title.find(fmt::format("{:.4f}", fit->serial_fraction)), std::string::npos);
+  if (auto gnuplot = find_gnuplot()) {
+    const auto html = render_html({suite}, gnuplot);
+    EXPECT_NE(html.html.find("id=\"chart-1-amdahl\""), std::string::npos);
+    EXPECT_NE(html.html.find("id=\"chart-1-busbw\""), std::string::npos);
+    EXPECT_TRUE(html.notes.empty());
+  }
+}
+
+TEST_F(ReportTest, LinkCountsAndLinksChart) {
+  EXPECT_EQ(link_count(""), 0);
+  EXPECT_EQ(link_count("lo"), 1);
+  EXPECT_EQ(link_count("eth0+eth1"), 2);
+  EXPECT_EQ(link_count("eth0, eth1,eth2"), 3);
+  SuiteSpec spec;
+  spec.name = "tcp-links";
+  spec.repetitions = 1;
+  spec.cases = {{.name = "one", .links = "eth0", .step_time_s = 0.06},
+                {.name = "two", .links = "eth0+eth1", .step_time_s = 0.05}};
+  const SuiteData suite = load(spec);
+  auto chart = links_chart(suite);
+  ASSERT_TRUE(chart);
+  ASSERT_EQ(chart->data.size(), 1u);
+  EXPECT_EQ(chart->data[0].content.substr(0, 2), "1 ");
+  EXPECT_NE(chart->data[0].content.find("\n2 "), std::string::npos);
+  EXPECT_FALSE(links_chart(load(reductions_suite())));  // one link count only
+}
+
+TEST_F(ReportTest, SuiteSelectorsNameTheCulprit) {
+  build_suite_db(dir_ / "r.db", reductions_suite());
+  auto db = results::ResultsDb::open_for_reading(dir_ / "r.db");
+  EXPECT_EQ(resolve_suite(db, "1"), 1);
+  try {
+    resolve_suite(db, "7");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no suite with id 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(resolve_suite(db, "newest"), Error);
+}
+
+TEST(GnuplotQuoteTest, QuotesAreDoubledAndControlCharactersDropped) {
+  EXPECT_EQ(gnuplot_quote("it's"), "'it''s'");
+  EXPECT_EQ(gnuplot_quote("a\nb"), "'a b'");
+}
+
+}  // namespace
+}  // namespace trainscope::report

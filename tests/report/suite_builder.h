@@ -1,0 +1,194 @@
+// Builds results databases for the report and check tests through the
+// ResultsDb writer API, with realistic run summaries: step times with seeded
+// noise, phases that add up to the step, tracked memory that follows the data
+// parallel mode (sharded ranks hold 1/N of the data), deterministic losses
+// and collective counts. Two databases built with different noise seeds are
+// "two honest runs of the same code"; slowdown and memory factors inject
+// regressions.
+#ifndef TRAINSCOPE_TESTS_REPORT_SUITE_BUILDER_H_
+#define TRAINSCOPE_TESTS_REPORT_SUITE_BUILDER_H_
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "profiler/stats.h"
+#include "results/records.h"
+#include "results/results_db.h"
+
+namespace trainscope::report::testing {
+
+struct CaseSpec {
+  std::string name;
+  std::string mode = "duplicated";
+  std::string reduction = "fused";
+  std::optional<double> bucket_mb;
+  int world_size = 2;
+  std::string links = "lo";
+  double step_time_s = 0.05;   // per-step time before noise
+  double comm_share = 0.2;     // of the step
+  std::string fail_reason;     // non-empty: every repetition fails
+  bool skip = false;           // recorded as skipped
+  std::vector<results::AllReduceRow> allreduce;
+};
+
+struct SuiteSpec {
+  std::string name = "reductions";
+  std::vector<CaseSpec> cases;
+  int repetitions = 5;
+  int steps = 20;
+  unsigned seed = 1;
+  double slowdown = 1.0;        // multiplies every step time
+  double memory_factor = 1.0;   // multiplies tracked activations
+  double loss_offset = 0.0;     // added to every loss
+  int batch = 4;                // goes into the case config
+  bool with_poller = true;
+};
+
+inline results::TimeStats time_stats(std::vector<double> v) {
+  auto s = profiler::summarize(v);
+  return {s.mean, s.median, s.p95, s.min, s.max};
+}
+
+inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& c, int rep) {
+  std::mt19937 rng(suite.seed * 7919u + rep * 104729u +
+                   static_cast<unsigned>(std::hash<std::string>{}(c.name)));
+  std::normal_distribution<double> noise(0.0, 0.03);
+  results::RunSummary s;
+  s.trainscope_version = "0.1.0";
+  s.git_revision = "testrev";
+  s.model = {{"preset", "tiny"}, {"n_layer", 2}};
+  s.options = {{"batch", suite.batch}, {"block", 32}, {"steps", suite.steps}, {"seed", 1}};
+  s.world_size = c.world_size;
+  const int64_t params = 3'000'000;
+  const int64_t dataset = 8'000'000;
+  double tokens_per_s_total = 0;
+  std::vector<double> all_steps;
+  for (int r = 0; r < c.world_size; ++r) {
+    s.hosts.push_back("node0");
+    std::vector<results::StepRecord> steps;
+    std::vector<double> times, ph[7];
+    for (int k = 0; k < suite.steps; ++k) {
+      results::StepRecord st;
+      st.step = k;
+      st.loss = 5.5 * std::exp(-0.03 * k) + 0.5 + suite.loss_offset;
+      st.lr = 3e-4;
+      st.tokens = suite.batch * 32;
+      const double t = c.step_time_s * suite.slowdown * (1.0 + noise(rng)) * (k == 0 ? 1.5 : 1.0);
+      st.step_time_s = t;
+      st.phases = {0.05 * t, 0.3 * t, (0.6 - c.comm_share) * t, c.comm_share * t, 0.05 * t, 0, 0};
+      st.comm_calls = c.reduction == "per-tensor" ? 20 : 2;
+      st.comm_bytes = params;
+      steps.push_back(st);
+      times.push_back(t);
+      all_steps.push_back(t);
+      const double p[7] = {st.phases.data, st.phases.forward, st.phases.backward, st.phases.comm,
+                           st.phases.optimizer, st.phases.eval, st.phases.checkpoint};
+      for (int i = 0; i < 7; ++i) ph[i].push_back(p[i]);
+    }
+    s.steps.push_back(steps);
+    results::RankResult rr;
+    rr.rank = r;
+    rr.host = "node0";
+    rr.pid = 1000 + r;
+    rr.step_time = time_stats(times);
+    rr.phases = {time_stats(ph[0]), time_stats(ph[1]), time_stats(ph[2]), time_stats(ph[3]),
+                 time_stats(ph[4]), time_stats(ph[5]), time_stats(ph[6])};
+    rr.tokens_per_s = suite.batch * 32 / rr.step_time.mean;
+    tokens_per_s_total += rr.tokens_per_s;
+    auto& m = rr.tracked_peak_by_category;
+    m.parameters = params;
+    m.gradients = params;
+    m.optimizer_state = 2 * params;
+    m.activations = static_cast<int64_t>(5'000'000 * suite.memory_factor);
+    m.data = c.mode == "sharded" ? dataset / c.world_size : dataset;
+    m.comm = c.reduction == "per-tensor" ? 0 : params / 2;
+    m.workspace = 100'000;
+    rr.tracked_peak_total = m.parameters + m.gradients + m.optimizer_state + m.activations +
+                            m.data + m.comm + m.workspace;
+    rr.vm_hwm = rr.tracked_peak_total + 40'000'000;
+    rr.vm_rss = rr.vm_hwm - 1'000'000;
+    rr.pss = rr.vm_rss - 5'000'000;
+    rr.comm = {suite.steps * (c.reduction == "per-tensor" ? 20 : 2), suite.steps * params,
+               rr.phases.comm.mean * suite.steps, 0.5 * rr.phases.comm.mean * suite.steps};
+    s.ranks.push_back(rr);
+  }
+  for (int k = 0; k < suite.steps; k += 5) {
+    s.val.push_back({k, 5.6 * std::exp(-0.03 * k) + 0.5 + suite.loss_offset});
+  }
+  auto all = profiler::summarize(all_steps);
+  s.totals = {tokens_per_s_total, all.median, all.p95};
+  return s;
+}
+
+inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& suite) {
+  auto db = results::ResultsDb::open_for_writing(path);
+  results::SuiteInfo info;
+  info.name = suite.name;
+  info.definition = "[suite]\nname = \"" + suite.name + "\"\n";
+  info.git_revision = "testrev";
+  const int64_t sid = db.begin_suite(info);
+  for (int rep = 0; rep < suite.repetitions; ++rep) {
+    for (const auto& c : suite.cases) {
+      results::RunCase rc;
+      rc.case_name = c.name;
+      rc.config = {{"model", "tiny"}, {"batch", suite.batch}, {"steps", suite.steps},
+                   {"mode", c.mode}, {"reduce", c.reduction}};
+      rc.mode = c.mode;
+      rc.reduction = c.reduction;
+      rc.bucket_mb = c.bucket_mb;
+      rc.world_size = c.world_size;
+      rc.links = c.links;
+      rc.repetition = rep;
+      if (c.skip) {
+        db.mark_skipped(sid, rc, "needs 8 ranks, the host has 2 cores");
+        continue;
+      }
+      const int64_t run = db.begin_run(sid, rc);
+      if (!c.fail_reason.empty()) {
+        db.finish_run(run, results::RunStatus::kFailed, 134, c.fail_reason, nullptr);
+        continue;
+      }
+      auto summary = make_summary(suite, c, rep);
+      db.finish_run(run, results::RunStatus::kOk, 0, "", &summary);
+      if (suite.with_poller && rep == 0) {
+        std::vector<results::PollerSample> samples;
+        for (int i = 0; i < 10; ++i) {
+          samples.push_back({0.2 * i, 900, 1, "launcher", -1, 20'000'000, 15'000'000, "mpirun"});
+          for (int r = 0; r < c.world_size; ++r) {
+            const int64_t rss = summary.ranks[r].vm_hwm * (i + 1) / 10;
+            samples.push_back({0.2 * i + 0.01, 1000 + r, 900, "rank", r, rss, rss - 4'000'000,
+                               "trainscope train"});
+          }
+        }
+        db.add_poller_samples(run, samples);
+      }
+      if (!c.allreduce.empty()) db.add_allreduce_rows(run, c.allreduce);
+    }
+  }
+  db.finish_suite(sid);
+}
+
+// The reductions suite: naive baseline, then per-tensor, fused and overlap.
+inline SuiteSpec reductions_suite() {
+  SuiteSpec s;
+  s.name = "reductions";
+  s.cases = {
+      {.name = "naive", .mode = "naive", .reduction = "none", .world_size = 1,
+       .step_time_s = 0.08, .comm_share = 0.0},
+      {.name = "per-tensor", .reduction = "per-tensor", .step_time_s = 0.06, .comm_share = 0.35},
+      {.name = "fused", .reduction = "fused", .bucket_mb = 1.0, .step_time_s = 0.05,
+       .comm_share = 0.2},
+      {.name = "overlap", .reduction = "overlap", .bucket_mb = 4.0, .step_time_s = 0.045,
+       .comm_share = 0.1},
+  };
+  return s;
+}
+
+}  // namespace trainscope::report::testing
+
+#endif  // TRAINSCOPE_TESTS_REPORT_SUITE_BUILDER_H_
