@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Kills rank 1 of a 2-rank training job with SIGKILL and checks that mpirun
+# ends (no hang) with a non-zero exit code.
+set -u
+mpirun=$1
+trainscope=$2
+"$mpirun" -np 2 --oversubscribe --bind-to none --mca btl self,vader,tcp \
+  --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+  "$trainscope" train --model tiny --steps 100000 --threads 1 --quiet --mode sharded \
+  >/dev/null 2>&1 &
+job=$!
+victim=""
+for _ in $(seq 1 100); do
+  for env in /proc/[0-9]*/environ; do
+    pid=${env#/proc/}; pid=${pid%/environ}
+    if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
+       grep -q trainscope "/proc/$pid/cmdline" 2>/dev/null; then
+      victim=$pid
+      break 2
+    fi
+  done
+  sleep 0.1
+done
+if [[ -z "$victim" ]]; then
+  echo "rank 1 never appeared"; kill "$job"; exit 1
+fi
+sleep 1   # let it get into the training loop
+kill -9 "$victim"
+for _ in $(seq 1 600); do
+  if ! kill -0 "$job" 2>/dev/null; then
+    wait "$job"; rc=$?
+    if [[ $rc -ne 0 ]]; then echo "job ended with exit $rc after rank 1 died: ok"; exit 0; fi
+    echo "job ended with exit 0 although rank 1 was killed"; exit 1
+  fi
+  sleep 0.1
+done
+echo "job still running 60 s after rank 1 died: hang"
+kill -9 "$job"; pkill -9 -f "trainscope train --model tiny --steps 100000"
+exit 1
