@@ -18,16 +18,6 @@
 #include "suites/suite_config.h"
 
 namespace trainscope::cli {
-namespace {
-
-std::string join_command_line(int argc, char** argv) {
-  std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
-  return s;
-}
-
-}  // namespace
-
 void add_suite_command(CLI::App& app) {
   CLI::App* suite = app.add_subcommand(
       "suite",

@@ -241,6 +241,22 @@ void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
     step += rank.step_time.mean;
   }
   if (step > 0) r.comm_share = comm / step;
+  // Each rank's own high-water mark beats the poller for short runs that end
+  // between two polls; their sum bounds the job's simultaneous peak.
+  int64_t hwm = 0;
+  for (const auto& rank : s.ranks) {
+    if (rank.vm_hwm < 0) {
+      hwm = -1;
+      break;
+    }
+    hwm += rank.vm_hwm;
+  }
+  if (hwm > 0 && static_cast<int>(s.ranks.size()) == s.world_size) r.peak_rss_bytes = hwm;
+  if (r.bucket == "-" && r.reduce != "per-tensor" && s.options.contains("bucket_mb") &&
+      s.options["bucket_mb"].is_number()) {
+    const double mb = s.options["bucket_mb"].get<double>();
+    r.bucket = mb <= 0 ? std::string("whole") : fmt::format("{}", mb);
+  }
 }
 
 }  // namespace
@@ -368,11 +384,14 @@ std::string file_tail(const std::filesystem::path& path, int max_lines) {
   in.seekg(start);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  size_t pos = text.size();
-  for (int n = 0; n < max_lines && pos != std::string::npos && pos > 0; ++n) {
-    pos = text.rfind('\n', pos - 1);
+  size_t begin = text.size();
+  for (int n = 0; n < max_lines && begin > 0; ++n) {
+    const size_t nl = text.rfind('\n', begin - 1);
+    begin = nl == std::string::npos ? 0 : nl;
+    if (nl == std::string::npos) break;
   }
-  return pos == std::string::npos ? text : text.substr(pos + 1);
+  if (begin < text.size() && text[begin] == '\n') ++begin;
+  return text.substr(begin);
 }
 
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
