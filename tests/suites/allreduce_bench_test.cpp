@@ -65,7 +65,7 @@ TEST(AllReduceBench, TwoRanksUnderMpirun) {
       rows_path.string() + " > " + out_path.string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   const auto rows = results::load_allreduce_rows(rows_path);
-  ASSERT_EQ(rows.size(), 11u);  // 8 B .. 4 MiB in x4 steps
+  ASSERT_EQ(rows.size(), 10u);  // 8 B .. 2 MiB in x4 steps (8 MiB would pass 4 MiB)
   for (const auto& r : rows) {
     EXPECT_EQ(r.wrong, 0) << r.size_bytes;
     EXPECT_EQ(r.world_size, 2);
