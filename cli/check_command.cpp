@@ -9,6 +9,7 @@
 // The logic lives in report/regression_check.h; this file only maps flags.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 

@@ -314,7 +314,8 @@ RatioRule parse_ratio_rule(std::string_view text) {
     throw bad("the bound must be a positive number");
   }
   rule.bound = value;
-  std::string_view lhs = rest.substr(0, op);
+  const std::string lhs_text = trim(rest.substr(0, op));
+  std::string_view lhs = lhs_text;
   for (std::string_view metric : {"step_time:", "tokens_per_s:"}) {
     if (lhs.starts_with(metric)) {
       rule.metric = std::string(metric.substr(0, metric.size() - 1));
