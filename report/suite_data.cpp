@@ -116,8 +116,7 @@ CaseFigures case_figures(const CaseData& c) {
       if (error.empty() && r.summary) error = r.summary->error;
       if (error.empty() && r.row.status == results::RunStatus::kOk) error = "no run summary";
       if (error.empty() && r.row.exit_code) error = fmt::format("exit code {}", *r.row.exit_code);
-      f.reason = fmt::format("{}: {}", results::to_string(r.row.status),
-                             error.empty() ? std::string("no reason recorded") : error);
+      f.reason = error.empty() ? std::string("no reason recorded") : error;
       f.status = std::string(results::to_string(r.row.status));
     }
   }
@@ -125,8 +124,8 @@ CaseFigures case_figures(const CaseData& c) {
     f.status = "ok";
   } else if (f.usable > 0) {
     f.status = "partial";
-    f.reason = fmt::format("{} of {} repetitions not usable; first: {}", f.repetitions - f.usable,
-                           f.repetitions, f.reason);
+    f.reason = fmt::format("{} of {} repetitions not usable; first {}: {}",
+                           f.repetitions - f.usable, f.repetitions, f.status, f.reason);
   }
   std::vector<double> tps, med, p95, mean, share;
   std::vector<std::vector<double>> phases(std::size(kPhaseNames));
