@@ -20,6 +20,7 @@ h3 { margin-top: 1.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td.name, th.name { text-align: left; }
+td { white-space: nowrap; } td.name { white-space: normal; }
 tr.baseline { background: #eef6ff; }
 .status-failed, .status-skipped, .status-running { color: #b00020; }
 .status-partial { color: #a66a00; }
