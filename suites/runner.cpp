@@ -118,7 +118,7 @@ CaseResult describe(const SuiteCase& c, int repetition) {
   r.mode = c.kind == CaseKind::kTrain ? c.mode : "allreduce";
   r.reduce = c.kind == CaseKind::kTrain ? c.reduce : "-";
   r.bucket = bucket_label(c);
-  r.threads = c.threads > 0 ? std::to_string(c.threads) : "auto";
+  r.threads = c.kind == CaseKind::kAllReduce ? "-" : c.threads > 0 ? std::to_string(c.threads) : "auto";
   return r;
 }
 
