@@ -33,11 +33,15 @@ inline void chunk_range(int64_t total, int parts, int index, int64_t* begin, int
 
 // exp(x) for float, vectorizable (Cephes expf: range reduction by ln 2 and a
 // degree-6 polynomial; ~1 ulp on [-87, 88]). Clamped so it never returns inf
-// or a denormal.
+// or a denormal. The reduction rounds x / ln 2 to nearest with the 1.5 * 2^23
+// trick instead of floor(): floorf is a library call GCC will not vectorize
+// without -ffast-math, and the remainder in [-ln2/2, ln2/2] suits the
+// polynomial as well.
 inline float fast_exp(float x) {
   x = x < 88.3762626647949f ? x : 88.3762626647949f;
   x = x > -87.3365447505531f ? x : -87.3365447505531f;
-  float fx = std::floor(x * 1.44269504088896341f + 0.5f);
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23
+  float fx = (x * 1.44269504088896341f + kRound) - kRound;
   x = x - fx * 0.693359375f + fx * 2.12194440e-4f;
   const float z = x * x;
   float y = 1.9875691500e-4f;

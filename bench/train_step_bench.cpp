@@ -1,0 +1,143 @@
+// One full training step (forward, backward, AdamW) of a preset, and the same
+// step's GEMMs alone through cblas_sgemm, so the model's FLOP/s can be read
+// against what sgemm reaches at exactly the model's shapes in the same run.
+//
+//   build/bench/train_step_bench                         # seed, 1 and 2 threads
+//   build/bench/train_step_bench --benchmark_filter=seed/threads:1
+//
+// Counters: tokens_per_s and GFLOP_per_s (model FLOPs: 6 x non-embedding
+// parameters per token + attention, the PaLM accounting). Run on a quiet
+// machine; compare ratios from the same run.
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <omp.h>
+
+#include <random>
+#include <vector>
+
+#include "kernels/adamw.h"
+#include "kernels/storage.h"
+#include "profiler/memory_tracker.h"
+#include "profiler/step_timer.h"
+#include "training/llama_model.h"
+
+namespace {
+using namespace trainscope;
+
+void set_threads(int n) {
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+struct StepFixture {
+  training::ModelConfig config;
+  int B, T;
+  training::LlamaModel<float> model;
+  std::vector<int32_t> inputs, targets;
+  kernels::Buffer<float> m, v;
+  StepFixture(const std::string& preset, int batch, int block)
+      : config(training::model_preset(preset)), B(batch), T(block - 1), model(config, B, T),
+        inputs(B * T), targets(B * T),
+        m(model.params().size(), kernels::MemoryCategory::kOptimizerState),
+        v(model.params().size(), kernels::MemoryCategory::kOptimizerState) {
+    model.init_weights(1);
+    std::mt19937 rng(2);
+    for (auto& t : inputs) t = static_cast<int32_t>(rng() % 50257 % config.vocab_size);
+    for (auto& t : targets) t = static_cast<int32_t>(rng() % 50257 % config.vocab_size);
+  }
+  void step(int64_t t) {
+    model.zero_grad();
+    model.forward(inputs.data(), targets.data(), 1.0 / (B * T));
+    model.backward(inputs.data());
+    kernels::AdamWParams hp;
+    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(),
+                          m.size(), hp, t);
+  }
+};
+
+void BM_TrainStep(benchmark::State& state, const std::string& preset) {
+  const int threads = static_cast<int>(state.range(0));
+  set_threads(threads);
+  StepFixture f(preset, 4, training::model_preset(preset).default_block);
+  f.step(1);  // first touch and caches, outside the timing
+  int64_t t = 2;
+  for (auto _ : state) f.step(t++);
+  const double tokens = static_cast<double>(f.B) * f.T;
+  const double flops = training::LlamaModel<float>::train_flops(f.config, f.B, f.T);
+  state.counters["tokens_per_s"] =
+      benchmark::Counter(tokens, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFLOP_per_s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The step's GEMMs, same shapes and count, nothing else: the sgemm ceiling.
+void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
+  const int threads = static_cast<int>(state.range(0));
+  set_threads(threads);
+  const training::ModelConfig c = training::model_preset(preset);
+  const int B = 4, T = c.default_block - 1, N = B * T, C = c.dim, F = c.mlp_dim, V = c.vocab_size;
+  struct Shape { int M, N, K; bool ta, tb; };
+  std::vector<Shape> shapes;
+  auto linear = [&](int in, int out) {
+    shapes.push_back({N, out, in, false, true});   // forward
+    shapes.push_back({N, in, out, false, false});  // dinput
+    shapes.push_back({out, in, N, true, false});   // dweight
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    linear(C, 3 * C);
+    linear(C, C);
+    linear(C, 2 * F);
+    linear(F, C);
+  }
+  linear(C, V);
+  std::size_t max_elems = 0;
+  for (const auto& s : shapes) {
+    max_elems = std::max({max_elems, std::size_t(s.M) * s.K, std::size_t(s.K) * s.N,
+                          std::size_t(s.M) * s.N});
+  }
+  std::vector<float> a(max_elems, 0.01f), b(max_elems, 0.02f), out(max_elems);
+  double flops = 0;
+  for (const auto& s : shapes) flops += 2.0 * s.M * s.N * s.K;
+  for (auto _ : state) {
+    for (const auto& s : shapes) {
+      cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans,
+                  s.M, s.N, s.K, 1.0f, a.data(), s.ta ? s.M : s.K, b.data(), s.tb ? s.K : s.N,
+                  0.0f, out.data(), s.N);
+    }
+  }
+  state.counters["GFLOP_per_s"] =
+      benchmark::Counter(flops / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// What the trainer adds per step for memory tracking and phase timing
+// (reset_peak, a by-category snapshot, seven phase scopes, the /proc view):
+// compare with BM_TrainStep's time for the overhead fraction.
+void BM_PerStepInstrumentation(benchmark::State& state) {
+  profiler::StepTimer timer;
+  int64_t step = 0;
+  for (auto _ : state) {
+    kernels::reset_peak_memory();
+    timer.begin_step(step++);
+    for (int p = 0; p < profiler::kNumPhases; ++p) {
+      auto scope = timer.phase(static_cast<profiler::Phase>(p));
+    }
+    timer.end_step();
+    benchmark::DoNotOptimize(kernels::memory_snapshot());
+    if (state.range(0) != 0) benchmark::DoNotOptimize(profiler::self_process_memory(false));
+    if (step % 4096 == 0) timer.clear();
+  }
+}
+
+BENCHMARK_CAPTURE(BM_TrainStep, seed, std::string("seed"))
+    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_StepGemmsOnly, seed, std::string("seed"))
+    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
+    ->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
+BENCHMARK_CAPTURE(BM_TrainStep, small, std::string("small"))
+    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PerStepInstrumentation)->ArgName("proc")->Arg(0)->Arg(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
