@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -43,11 +44,11 @@ void set_threads(int n) {
   openblas_set_num_threads(n);
 }
 
-uint64_t fnv1a(std::span<const float> data) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
+// FNV-1a over 32-bit words: any differing bit in any parameter changes it.
+uint64_t params_hash(std::span<const float> data) {
   uint64_t h = 1469598103934665603ull;
-  for (std::size_t i = 0; i < data.size_bytes(); ++i) {
-    h ^= p[i];
+  for (float f : data) {
+    h ^= std::bit_cast<uint32_t>(f);
     h *= 1099511628211ull;
   }
   return h;
@@ -499,7 +500,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   me.data = {ds.examples_held, ds.tokens_held, ds.bytes_held, ds.bytes_read};
   me.comm = comm_total;
 
-  json mine = {{"result", me}, {"steps", steps}, {"param_hash", fnv1a(model.params())}};
+  json mine = {{"result", me}, {"steps", steps}, {"param_hash", params_hash(model.params())}};
   std::map<std::string, std::string> transport;
   for (auto& [k, v] : comm::transport_settings()) transport[k] = v;
   mine["transport"] = transport;

@@ -1,0 +1,80 @@
+// Gradient reduction strategies on the seed model's gradient arena, against
+// one MPI all-reduce of the same total bytes, under mpirun (nccl-tests style:
+// one row per strategy, the same columns every time).
+//
+//   mpirun -np 2 build/bench/grad_sync_bench [--model seed] [--iters 10] [--warmup 2]
+//
+// busbw = algbw x 2(n-1)/n (docs/METRICS.md); time is the median over
+// iterations of the slowest rank. "ratio" is busbw / busbw of the single
+// all-reduce of the whole arena.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/grad_sync.h"
+#include "kernels/storage.h"
+#include "training/param_layout.h"
+
+using namespace trainscope;
+
+int main(int argc, char** argv) {
+  std::string model = "seed";
+  int iters = 10, warmup = 2;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--model")) model = argv[i + 1];
+    if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+  }
+  auto comm = comm::make_communicator("auto");
+  const training::ParamLayout layout(training::model_preset(model));
+  kernels::Buffer<float> grads(layout.total(), kernels::MemoryCategory::kGradients);
+  std::vector<comm::TensorRange> tensors;
+  for (const auto& t : layout.tensors()) tensors.push_back({t.offset, t.numel});
+  const int n = comm->size();
+  const double bytes = static_cast<double>(grads.bytes());
+
+  struct Case { std::string name; comm::ReduceStrategy s; double bucket_mb; };
+  std::vector<Case> cases = {{"allreduce(whole)", comm::ReduceStrategy::kFused, 0},
+                             {"fused 32MiB", comm::ReduceStrategy::kFused, 32},
+                             {"fused 4MiB", comm::ReduceStrategy::kFused, 4},
+                             {"fused 1MiB", comm::ReduceStrategy::kFused, 1},
+                             {"overlap 32MiB", comm::ReduceStrategy::kOverlap, 32},
+                             {"per-tensor", comm::ReduceStrategy::kPerTensor, 0}};
+  if (comm->rank() == 0) {
+    fmt::print("# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks\n",
+               model, bytes / (1 << 20), tensors.size(), n);
+    fmt::print("# {:>18} {:>7} {:>10} {:>11} {:>11} {:>7}\n", "strategy", "calls", "time(ms)",
+               "algbw(GB/s)", "busbw(GB/s)", "ratio");
+  }
+  double reference_busbw = 0;
+  for (const Case& c : cases) {
+    auto sync = comm::make_grad_sync(c.s, *comm, grads.span(), tensors,
+                                     static_cast<int64_t>(c.bucket_mb * (1 << 20)));
+    std::vector<double> times;
+    for (int it = 0; it < warmup + iters; ++it) {
+      comm->barrier();
+      const auto t0 = std::chrono::steady_clock::now();
+      sync->begin_step(it);
+      sync->on_ready(0);
+      sync->finish();
+      double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      comm->all_reduce_max(std::span<double>(&dt, 1));
+      if (it >= warmup) times.push_back(dt);
+    }
+    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+    const double t = times[times.size() / 2];
+    const double algbw = bytes / t / 1e9;
+    const double busbw = algbw * 2.0 * (n - 1) / n;
+    if (reference_busbw == 0) reference_busbw = busbw;
+    if (comm->rank() == 0) {
+      fmt::print("  {:>18} {:>7} {:>10.2f} {:>11.2f} {:>11.2f} {:>7.3f}\n", c.name,
+                 sync->stats().calls, t * 1e3, algbw, busbw, busbw / reference_busbw);
+    }
+  }
+  return 0;
+}
