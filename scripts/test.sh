@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The README's test command: install the Debian packages, build (Release) and
-# run every test with ctest. Exit code is ctest's.
+# The README's test command: install the Debian packages, build (Release), run
+# every test with ctest, then the CI smoke suite and its regression check
+# (deterministic figures against the baseline committed in suites/baselines/,
+# timings only as ratios between cases of the same run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 ctest --preset release "$@"
+./scripts/smoke-check.sh
