@@ -12,7 +12,8 @@ trap 'rm -rf "$(dirname "$db")"' EXIT
 ./build/trainscope suite run smoke --db "$db"
 if [[ ${1:-} == --save-baseline ]]; then
   exec ./build/trainscope check --db "$db" --save-baseline suites/baselines/smoke.json \
-    --ratio "step_time:sharded-r2-fused-b0.001MiB/sharded-r2-per-tensor<=2.0"
+    --ratio "step_time:sharded-r2-per-tensor-t1/duplicated-r2-fused-whole-t1<=2.0" \
+    --ratio "step_time:sharded-r2-fused-b0.001-t1/duplicated-r2-fused-whole-t1<=2.0"
 fi
 ./build/trainscope report --db "$db" --format md
 exec ./build/trainscope check --db "$db" --baseline suites/baselines/smoke.json
