@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "suites/runner.h"
 #include "kernels/check.h"
 #include "profiler/monitor.h"
 #include "results/environment.h"
@@ -45,18 +46,7 @@ void record_in_db(results::ResultsDb& db, const std::vector<std::string>& comman
   const int64_t run_id = db.begin_run(suite_id, run_case);
   std::vector<results::PollerSample> samples;
   samples.reserve(result.samples.size());
-  for (const auto& s : result.samples) {
-    results::PollerSample p;
-    p.t_s = s.time_seconds;
-    p.pid = s.pid;
-    p.ppid = s.ppid;
-    p.role = std::string(profiler::role_name(s.role));
-    p.rank = s.rank;
-    p.rss_bytes = s.rss_bytes;
-    p.pss_bytes = s.pss_bytes;
-    p.command = s.command;
-    samples.push_back(std::move(p));
-  }
+  for (const auto& s : result.samples) samples.push_back(suites::to_poller_record(s));
   db.add_poller_samples(run_id, samples);
   const bool ok = result.exit_code == 0;
   db.finish_run(run_id, ok ? results::RunStatus::kOk : results::RunStatus::kFailed,

@@ -44,55 +44,33 @@ void GradSync::trace_collective(int64_t start_ns, int32_t bucket, int64_t bytes)
 
 namespace {
 
-class PerTensorSync final : public GradSync {
+// per-tensor and fused: blocking all-reduces over a list of ranges after
+// backward; they differ only in the ranges (tensors vs buckets).
+class BlockingSync final : public GradSync {
  public:
-  PerTensorSync(Communicator& comm, std::span<float> grads, std::vector<TensorRange> tensors)
-      : comm_(comm), grads_(grads), tensors_(std::move(tensors)) {}
-  ReduceStrategy strategy() const override { return ReduceStrategy::kPerTensor; }
+  BlockingSync(ReduceStrategy strategy, Communicator& comm, std::span<float> grads,
+               std::vector<TensorRange> ranges)
+      : strategy_(strategy), comm_(comm), grads_(grads), ranges_(std::move(ranges)) {}
+  ReduceStrategy strategy() const override { return strategy_; }
   void finish() override {
     const auto t0 = Clock::now();
-    for (std::size_t i = 0; i < tensors_.size(); ++i) {
-      const TensorRange& t = tensors_[i];
+    for (std::size_t i = 0; i < ranges_.size(); ++i) {
+      const TensorRange& r = ranges_[i];
       const int64_t start = profiler::trace_clock_ns();
-      comm_.all_reduce_sum(grads_.subspan(t.offset, t.numel));
+      comm_.all_reduce_sum(grads_.subspan(r.offset, r.numel));
       stats_.calls += 1;
-      stats_.bytes += t.numel * static_cast<int64_t>(sizeof(float));
-      trace_collective(start, static_cast<int32_t>(i), t.numel * 4);
+      stats_.bytes += r.numel * static_cast<int64_t>(sizeof(float));
+      trace_collective(start, static_cast<int32_t>(i), r.numel * 4);
     }
     stats_.comm_s = stats_.exposed_s = seconds_since(t0);
   }
-  std::vector<TensorRange> buckets() const override { return tensors_; }
+  std::vector<TensorRange> buckets() const override { return ranges_; }
 
  private:
+  ReduceStrategy strategy_;
   Communicator& comm_;
   std::span<float> grads_;
-  std::vector<TensorRange> tensors_;
-};
-
-class FusedSync final : public GradSync {
- public:
-  FusedSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
-      : comm_(comm), grads_(grads),
-        buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)) {}
-  ReduceStrategy strategy() const override { return ReduceStrategy::kFused; }
-  void finish() override {
-    const auto t0 = Clock::now();
-    for (std::size_t i = 0; i < buckets_.size(); ++i) {
-      const TensorRange& b = buckets_[i];
-      const int64_t start = profiler::trace_clock_ns();
-      comm_.all_reduce_sum(grads_.subspan(b.offset, b.numel));
-      stats_.calls += 1;
-      stats_.bytes += b.numel * static_cast<int64_t>(sizeof(float));
-      trace_collective(start, static_cast<int32_t>(i), b.numel * 4);
-    }
-    stats_.comm_s = stats_.exposed_s = seconds_since(t0);
-  }
-  std::vector<TensorRange> buckets() const override { return buckets_; }
-
- private:
-  Communicator& comm_;
-  std::span<float> grads_;
-  std::vector<TensorRange> buckets_;
+  std::vector<TensorRange> ranges_;
 };
 
 class OverlapSync final : public GradSync {
@@ -178,9 +156,11 @@ std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& 
   const int64_t bucket_elems = bucket_bytes <= 0 ? 0 : std::max<int64_t>(1, bucket_bytes / 4);
   switch (strategy) {
     case ReduceStrategy::kPerTensor:
-      return std::make_unique<PerTensorSync>(comm, grads, std::move(tensors));
+      return std::make_unique<BlockingSync>(strategy, comm, grads, std::move(tensors));
     case ReduceStrategy::kFused:
-      return std::make_unique<FusedSync>(comm, grads, bucket_elems);
+      return std::make_unique<BlockingSync>(
+          strategy, comm, grads,
+          buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
     case ReduceStrategy::kOverlap:
       return std::make_unique<OverlapSync>(comm, grads, bucket_elems);
   }

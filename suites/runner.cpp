@@ -218,18 +218,6 @@ int exit_code_of(int status) {
   return -1;
 }
 
-results::PollerSample to_record(const profiler::ProcessSample& s) {
-  results::PollerSample p;
-  p.t_s = s.time_seconds;
-  p.pid = s.pid;
-  p.ppid = s.ppid;
-  p.role = std::string(profiler::role_name(s.role));
-  p.rank = s.rank;
-  p.rss_bytes = s.rss_bytes;
-  p.pss_bytes = s.pss_bytes;
-  p.command = s.command;
-  return p;
-}
 
 void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
   r.tokens_per_s = s.totals.tokens_per_s;
@@ -563,7 +551,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
 
       std::vector<results::PollerSample> samples;
       samples.reserve(poller.samples().size());
-      for (const auto& s : poller.samples()) samples.push_back(to_record(s));
+      for (const auto& s : poller.samples()) samples.push_back(to_poller_record(s));
       db.add_poller_samples(r.run_id, samples);
 
       std::optional<results::RunSummary> summary;
@@ -639,6 +627,19 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
                options.db_path.c_str(), static_cast<long long>(result.suite_id));
   std::fflush(progress);
   return result;
+}
+
+results::PollerSample to_poller_record(const profiler::ProcessSample& s) {
+  results::PollerSample p;
+  p.t_s = s.time_seconds;
+  p.pid = s.pid;
+  p.ppid = s.ppid;
+  p.role = std::string(profiler::role_name(s.role));
+  p.rank = s.rank;
+  p.rss_bytes = s.rss_bytes;
+  p.pss_bytes = s.pss_bytes;
+  p.command = s.command;
+  return p;
 }
 
 }  // namespace trainscope::suites

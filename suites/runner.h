@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/process_poller.h"
 #include "results/records.h"
 #include "suites/suite_config.h"
 
@@ -113,6 +114,9 @@ struct SuiteResult {
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options);
 
 // The fixed result table: header and one row.
+// A poller observation as the database record (shared with `monitor --db`).
+results::PollerSample to_poller_record(const profiler::ProcessSample& sample);
+
 std::string format_result_header();
 std::string format_result_row(const CaseResult& r);
 

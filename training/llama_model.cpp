@@ -218,6 +218,7 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
   // Head: logits_ holds grad_scale * dloss/dlogits.
   zero(dln_, NC);
   k::matmul_backward(dln_, G + layout_.lm_head(), logits_, lnf_, P + layout_.lm_head(), N_, C, V);
+  if (hook) hook(layout_.lm_head());
   zero(dres_, NC);
   const T* last = res_ + int64_t{config_.n_layers} * NC;
   k::rmsnorm_backward(dres_, G + layout_.final_norm(), dln_, last, P + layout_.final_norm(),
@@ -233,15 +234,19 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
     // dres = d(out). MLP branch: out = res_mid + down(h).
     zero(dh_, int64_t{N_} * F);
     k::matmul_backward(dh_, G + w.down, dres_, base + a.h, P + w.down, N_, F, C);
+    if (hook) hook(w.down);
     zero(dgu_, int64_t{N_} * 2 * F);
     k::swiglu_backward(dgu_, dh_, base + a.gu, N_, F);
     zero(dln_, NC);
     k::matmul_backward(dln_, G + w.gate_up, dgu_, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
+    if (hook) hook(w.gate_up);
     k::rmsnorm_backward(dres_, G + w.post_norm, dln_, base + a.res_mid, P + w.post_norm,
                         base + a.rstd2, N_, C);
+    if (hook) hook(w.post_norm);
     // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
     zero(datty_, NC);
     k::matmul_backward(datty_, G + w.o_proj, dres_, base + a.atty, P + w.o_proj, N_, C, C);
+    if (hook) hook(w.o_proj);
     zero(dqkv_, int64_t{N_} * 3 * C);
     k::attention_backward(dqkv_, dqkv_ + C, dqkv_ + 2 * C, att_ws_, datty_, base + a.att, qkv,
                           qkv + C, qkv + 2 * C, B_, T_, NH, hd, 3 * C);
@@ -249,6 +254,7 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
     k::rope_backward(dqkv_ + C, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, 3 * C);
     zero(dln_, NC);
     k::matmul_backward(dln_, G + w.qkv, dqkv_, base + a.ln1, P + w.qkv, N_, C, 3 * C);
+    if (hook) hook(w.qkv);
     k::rmsnorm_backward(dres_, G + w.input_norm, dln_, x, P + w.input_norm, base + a.rstd1, N_, C);
     // dres = d(x) = d(res[l]).
     if (hook) hook(w.begin);

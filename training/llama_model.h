@@ -28,8 +28,11 @@
 namespace trainscope::training {
 
 // Called during backward each time the gradients in [begin, total) of the
-// arena have become final (begin decreases with each call: head, then layers
-// L-1..0, then the embedding). Used to launch gradient reductions early.
+// arena have become final: after every tensor's gradient is complete, in
+// reverse arena order (head, final norm, each layer's down ... input norm
+// from the last layer to the first, then the embedding), so begin strictly
+// decreases and ends at 0. Used to launch gradient reductions early and to
+// drive the progress of those in flight.
 using GradReadyHook = std::function<void(int64_t begin)>;
 
 struct ForwardResult {

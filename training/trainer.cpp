@@ -231,7 +231,23 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   {
     json agreed = options_json;
     agreed["model_config"] = to_hf_config(config);
+    agreed["trace"] = !o.trace_path.empty();  // tracing adds collectives
     comm::run_collectively(comm, [&] { check_ranks_agree(comm, agreed); });
+  }
+  // Clock offsets for the merged trace, measured now: ranks leave a barrier
+  // within about one message latency of each other, and each reads its
+  // monotonic clock; ranks on rank 0's host share that clock exactly (offset 0).
+  std::vector<int64_t> clock_offsets(world, 0);
+  if (!o.trace_path.empty() && world > 1) {
+    comm.barrier();
+    const std::vector<std::string> clocks =
+        comm.all_gather(std::to_string(profiler::trace_clock_ns()) + " " + comm.host());
+    const int64_t clock0 = std::stoll(clocks[0]);
+    const std::string host0 = clocks[0].substr(clocks[0].find(' ') + 1);
+    for (int r = 1; r < world; ++r) {
+      const bool same_host = clocks[r].substr(clocks[r].find(' ') + 1) == host0;
+      clock_offsets[r] = same_host ? 0 : std::stoll(clocks[r]) - clock0;
+    }
   }
 
   // ---- data -----------------------------------------------------------------
@@ -505,10 +521,6 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   for (auto& [k, v] : comm::transport_settings()) transport[k] = v;
   mine["transport"] = transport;
   mine["trace"] = o.trace_path.empty() ? std::string() : recorder.serialize();
-  mine["clock_ns"] = profiler::trace_clock_ns();
-  comm.barrier();
-  // Clock offsets: ranks leave the barrier within a latency of each other;
-  // ranks on rank 0's host share its monotonic clock exactly.
   const std::vector<std::string> gathered = comm.all_gather(mine.dump());
 
   std::vector<json> per_rank;
@@ -546,11 +558,8 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
 
   if (lead && !o.trace_path.empty()) {
     std::vector<profiler::RankTrace> traces;
-    const int64_t clock0 = per_rank[0]["clock_ns"].get<int64_t>();
     for (int r = 0; r < world; ++r) {
-      const bool same_host = summary.ranks[r].host == summary.ranks[0].host;
-      traces.push_back({per_rank[r]["trace"].get<std::string>(),
-                        same_host ? 0 : per_rank[r]["clock_ns"].get<int64_t>() - clock0});
+      traces.push_back({per_rank[r]["trace"].get<std::string>(), clock_offsets[r]});
     }
     profiler::write_merged_chrome_trace(o.trace_path, traces);
   }

@@ -60,9 +60,12 @@ TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
   model.forward(in.data(), tg.data(), 0.25);
   std::vector<int64_t> begins;
   model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
-  ASSERT_EQ(begins.size(), static_cast<std::size_t>(c.n_layers + 2));
-  EXPECT_EQ(begins.front(), model.layout().final_norm());
-  EXPECT_EQ(begins[1], model.layout().layer(c.n_layers - 1).begin);
+  // One call per tensor, in reverse arena order: every tensor's offset once.
+  const auto& tensors = model.layout().tensors();
+  ASSERT_EQ(begins.size(), tensors.size() - 3u * c.n_layers) << "q/k/v and gate/up are fused";
+  EXPECT_EQ(begins.front(), model.layout().lm_head());
+  EXPECT_EQ(begins[1], model.layout().final_norm());
+  EXPECT_EQ(begins[2], model.layout().layer(c.n_layers - 1).down);
   EXPECT_EQ(begins.back(), 0);
   for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
 }
