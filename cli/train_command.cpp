@@ -16,6 +16,23 @@
 namespace trainscope::cli {
 namespace {
 
+// Flag validators whose messages say what is wrong in words (CLI11's own
+// print the whole double range).
+const CLI::Validator kPositive(
+    [](std::string& v) {
+      double x = 0;
+      return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string()
+                                                      : "must be positive, got " + v;
+    },
+    "POSITIVE");
+const CLI::Validator kNonNegative(
+    [](std::string& v) {
+      double x = 0;
+      return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string()
+                                                       : "must not be negative, got " + v;
+    },
+    "NON-NEGATIVE");
+
 struct TrainFlags {
   training::TrainOptions o;
   std::string schedule = "constant";
@@ -70,16 +87,21 @@ void add_train_command(CLI::App& app) {
                       ") or a Hugging Face style config.json")
       ->capture_default_str();
   cmd->add_option("--batch", o.batch, "Global batch in sequences, over all ranks (default: the "
-                                      "preset's, 4 for seed)");
+                                      "preset's, 4 for seed)")
+      ->check(kPositive);
   cmd->add_option("--block", o.block, "Tokens per example; each row trains on block-1 positions "
-                                      "(default: the preset's, 512 for seed)");
+                                      "(default: the preset's, 512 for seed)")
+      ->check(kPositive);
   cmd->add_option("--steps", o.steps, "Optimizer steps in total (a resumed run continues to this)")
-      ->capture_default_str();
-  cmd->add_option("--lr", o.lr, "Peak learning rate (AdamW)")->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
+  cmd->add_option("--lr", o.lr, "Peak learning rate (AdamW)")->capture_default_str()
+      ->check(kPositive);
   cmd->add_option("--schedule", flags->schedule, "Learning-rate schedule: constant or cosine")
       ->capture_default_str();
   cmd->add_option("--lr-warmup", o.lr_warmup, "Steps of linear learning-rate warm-up")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--min-lr", o.min_lr, "Final learning rate of the cosine schedule")
       ->capture_default_str();
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")
@@ -88,10 +110,12 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "Seed of the initial weights")->capture_default_str();
   cmd->add_option("--threads", o.threads, "Compute threads per rank (OpenMP and OpenBLAS); "
-                                          "default: cores / ranks on this host");
+                                          "default: cores / ranks on this host")
+      ->check(kPositive);
   cmd->add_option("--warmup-steps", o.warmup_steps,
                   "First steps left out of the timing statistics (page faults, caches)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--data", o.data.source,
                   "Data SOURCE: builtin:stories[?docs=N], a text file, a .jsonl file (text, chat "
                   "or instruction records) or a directory with train.jsonl/valid.jsonl")
@@ -118,8 +142,10 @@ void add_train_command(CLI::App& app) {
                 "Skip (and count) malformed JSONL records instead of failing");
   cmd->add_option("--eval-every", o.eval_every, "Validation loss every N steps and at the end "
                                                 "(0: never); needs a source with a valid split")
-      ->capture_default_str();
-  cmd->add_option("--val-batches", o.val_batches, "Batches per validation")->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
+  cmd->add_option("--val-batches", o.val_batches, "Batches per validation")->capture_default_str()
+      ->check(kPositive);
   cmd->add_option("--mode", flags->mode,
                   "Data parallelism: naive (one process), duplicated (every rank loads all data, "
                   "keeps its rows) or sharded (every rank loads only its shard)")
@@ -140,7 +166,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
                   "Save checkpoints here (safetensors + config.json); always at the end");
   cmd->add_option("--save-every", o.save_every, "Also checkpoint every N steps (0: end only)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--resume", o.resume, "Continue the run saved in this checkpoint directory");
   cmd->add_option("--summary", o.summary_path,
                   "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
@@ -148,7 +175,8 @@ void add_train_command(CLI::App& app) {
                   "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's phases and "
                   "collectives");
   cmd->add_option("--log-every", o.log_every, "Print a progress line every N steps")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_flag("--quiet", o.quiet, "Print nothing but errors");
   cmd->callback([flags] { run(*flags); });
 }

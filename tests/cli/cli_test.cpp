@@ -1,0 +1,76 @@
+// The trainscope program end to end: exit codes and messages that scripts
+// and users rely on.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "results/records.h"
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;  // stdout and stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(TRAINSCOPE_BINARY_DIR) + "/trainscope " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  std::array<char, 4096> buf;
+  while (fgets(buf.data(), buf.size(), pipe) != nullptr) r.output += buf.data();
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"train --batch 0", "--batch: must be positive, got 0"},
+           {"train --block -4", "--block: must be positive"},
+           {"train --lr 0", "--lr: must be positive"},
+           {"train --model nonesuch", "unknown model preset 'nonesuch'"},
+           {"train --model tiny --reduce ring", "--reduce: unknown strategy 'ring'"},
+           {"train --model tiny --mode halfway", "halfway"},
+           {"train --model tiny --block 65", "--block 65 is larger than the model's max sequence 64"},
+           {"train --model tiny --data /nonexistent/corpus.txt", "/nonexistent/corpus.txt"},
+           {"train --model tiny --resume /nonexistent/ckpt", "/nonexistent/ckpt"},
+       }) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+TEST(CliTest, TrainWritesASummaryAndExitsZero) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainscope_cli_test";
+  std::filesystem::create_directories(dir);
+  const auto summary = dir / "summary.json";
+  const Result r = run("train --model tiny --steps 3 --threads 1 --summary " + summary.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("step     3/3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("tracked peak memory by category"), std::string::npos);
+  const auto s = trainscope::results::load_run_summary(summary);
+  EXPECT_EQ(s.steps.at(0).size(), 3u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, NonFiniteLossExitsOne) {
+  const Result r = run("train --model tiny --steps 20 --threads 1 --lr 1e30 --grad-clip 0");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("loss is"), std::string::npos) << r.output;
+}
+
+TEST(CliTest, HelpAndVersion) {
+  EXPECT_EQ(run("--help").exit_code, 0);
+  const Result v = run("version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.output.find("openblas"), std::string::npos);
+  EXPECT_EQ(run("no-such-command").exit_code, 2);
+}
+
+}  // namespace
