@@ -1,5 +1,7 @@
 #include "report/regression_check.h"
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -85,11 +87,7 @@ std::string signed_percent(double base, double cur) {
   return fmt::format("{:+.1f}%", (cur - base) / std::fabs(base) * 100);
 }
 
-std::string join_ints(const std::vector<int>& v) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + std::to_string(v[i]);
-  return out;
-}
+std::string join_ints(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
 // Timing metric; `lower_is_better` for step time, not for tokens/s.
 CheckRow timing_row(const std::string& case_name, const std::string& metric,
