@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "comm/communicator.h"
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "results/records.h"
 #include "suites/allreduce_bench.h"
@@ -58,7 +59,7 @@ void add_allreduce_bench_command(CLI::App& app) {
         results::to_json(j, r);
         text += j.dump() + "\n";
       }
-      results::write_file_atomically(f->jsonl, text);
+      write_file_atomically(f->jsonl, text);
     }
     if (wrong > 0) throw SilentExit{kExitFailure};
   });

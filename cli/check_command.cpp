@@ -15,7 +15,7 @@
 
 #include "cli/commands.h"
 #include "kernels/check.h"
-#include "profiler/atomic_file.h"
+#include "kernels/atomic_file.h"
 #include "report/regression_check.h"
 
 namespace trainscope::cli {
@@ -112,7 +112,7 @@ void add_check_command(CLI::App& app) {
     auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
     std::fputs(report::check_table_text(result).c_str(), stdout);
     if (!flags->markdown.empty()) {
-      profiler::write_file_atomically(flags->markdown, report::check_markdown(result));
+      write_file_atomically(flags->markdown, report::check_markdown(result));
     }
     if (result.regressions() > 0) throw SilentExit{kExitFailure};
   });

@@ -14,7 +14,7 @@
 
 #include "cli/commands.h"
 #include "kernels/check.h"
-#include "profiler/atomic_file.h"
+#include "kernels/atomic_file.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"
@@ -65,7 +65,7 @@ void add_report_command(CLI::App& app) {
     }
     auto html = report::render_html(suites, report::find_gnuplot());
     for (const auto& note : html.notes) std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
-    profiler::write_file_atomically(flags->out, html.html);
+    write_file_atomically(flags->out, html.html);
     std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),
                 html.charts);
   });

@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 
 #include "kernels/check.h"
-#include "profiler/atomic_file.h"
+#include "kernels/atomic_file.h"
 #include "profiler/trace.h"
 
 namespace trainscope::profiler {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/check.h"
-#include "profiler/atomic_file.h"
+#include "kernels/atomic_file.h"
 
 namespace trainscope::profiler {
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/stats.h"
 #include "report/report.h"
@@ -493,7 +494,7 @@ CheckSuite baseline_from_json(const json& j, const std::string& where) {
 }
 
 void save_baseline(const CheckSuite& suite, const std::filesystem::path& path) {
-  results::write_file_atomically(path, baseline_to_json(suite).dump(2) + "\n");
+  write_file_atomically(path, baseline_to_json(suite).dump(2) + "\n");
 }
 
 CheckSuite load_baseline(const std::filesystem::path& path) {

@@ -1,9 +1,5 @@
 #include "results/records.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -13,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 namespace trainscope::results {
@@ -484,50 +481,6 @@ RunSummary load_run_summary(const std::filesystem::path& path) {
     throw Error(fmt::format("run summary {}: {}", path.string(), e.what()), e.exit_code());
   }
   return summary;
-}
-
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  // The temporary lives next to the target so rename() stays within one
-  // file system and is atomic; pid + counter keep concurrent writers apart.
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path tmp = path;
-  tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
-  auto fail = [&](std::string_view what) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)));
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    int err = errno;
-    throw Error(fmt::format("cannot write {}: creating {}: {}", path.string(), tmp.string(),
-                            std::strerror(err)));
-  }
-  const char* data = content.data();
-  size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, data, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      fail("write");
-    }
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail("fsync");
-  }
-  if (::close(fd) != 0) fail("close");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename");
-  // Make the rename itself durable; failure here does not undo the write.
-  std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    ::fsync(dir_fd);
-    ::close(dir_fd);
-  }
 }
 
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path) {

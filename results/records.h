@@ -250,8 +250,6 @@ RunSummary load_run_summary(const std::filesystem::path& path);
 // file; on failure nothing is left behind and trainscope::Error names `path`.
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path);
 
-// The atomic write used by save_run_summary, for other JSON outputs.
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 // Reads JSON Lines (one record per line, blank lines ignored) of sweep rows
 // or poller samples; errors name the file, the line and the field.

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "training/safetensors.h"
 
@@ -43,16 +44,16 @@ fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& c
     save_safetensors(tmp_dir / "model.safetensors", layout, view.params);
     save_safetensors(tmp_dir / "optimizer.m.safetensors", layout, view.adam_m);
     save_safetensors(tmp_dir / "optimizer.v.safetensors", layout, view.adam_v);
-    write_file_atomic(tmp_dir / "config.json", to_hf_config(config).dump(2) + "\n");
+    write_file_atomically(tmp_dir / "config.json", to_hf_config(config).dump(2) + "\n");
     json s = state;
     s["step"] = step;
-    write_file_atomic(tmp_dir / "trainer_state.json", s.dump(2) + "\n");
+    write_file_atomically(tmp_dir / "trainer_state.json", s.dump(2) + "\n");
     // Replace an existing step directory (a rerun) only once the new one is whole.
     const fs::path old_dir = dir / fmt::format(".{}.old.{}", name, ::getpid());
     if (fs::exists(final_dir)) fs::rename(final_dir, old_dir);
     fs::rename(tmp_dir, final_dir);
     fs::remove_all(old_dir, ec);
-    write_file_atomic(dir / "latest", name + "\n");
+    write_file_atomically(dir / "latest", name + "\n");
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(tmp_dir, ec);
     throw Error(fmt::format("saving checkpoint in {}: {}", dir.string(), e.what()), kExitFailure);

@@ -1,15 +1,12 @@
 #include "training/safetensors.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 namespace trainscope::training {
@@ -18,61 +15,11 @@ using nlohmann::json;
 
 namespace {
 
-// Writes [data, data+n) to fd fully, or throws naming `path`.
-void write_all(int fd, const char* data, std::size_t n, const fs::path& path) {
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      throw Error(fmt::format("writing {}: {}", path.string(), std::strerror(errno)),
-                  kExitFailure);
-    }
-    data += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-// Runs `write(fd)` against a temporary sibling of `path`, then renames it over
-// `path`; removes the temporary on any failure.
-template <typename WriteFn>
-void atomic_write(const fs::path& path, WriteFn&& write) {
-  const fs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw Error(fmt::format("cannot create {}: {}", tmp.string(), std::strerror(errno)),
-                kExitBadInput);
-  }
-  try {
-    write(fd, tmp);
-    if (::fsync(fd) != 0) {
-      throw Error(fmt::format("fsync {}: {}", tmp.string(), std::strerror(errno)), kExitFailure);
-    }
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("cannot rename {} to {}: {}", tmp.string(), path.string(),
-                            std::strerror(err)),
-                kExitFailure);
-  }
-}
-
 std::string shape_string(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
 }
 
 }  // namespace
-
-void write_file_atomic(const fs::path& path, std::string_view content) {
-  atomic_write(path, [&](int fd, const fs::path& tmp) {
-    write_all(fd, content.data(), content.size(), tmp);
-  });
-}
 
 void save_safetensors(const fs::path& path, const ParamLayout& layout,
                       std::span<const float> arena,
@@ -93,11 +40,9 @@ void save_safetensors(const fs::path& path, const ParamLayout& layout,
   const uint64_t n = text.size();
   char len[8];
   for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  atomic_write(path, [&](int fd, const fs::path& tmp) {
-    write_all(fd, len, 8, tmp);
-    write_all(fd, text.data(), text.size(), tmp);
-    write_all(fd, reinterpret_cast<const char*>(arena.data()), arena.size_bytes(), tmp);
-  });
+  write_file_atomically(path, {std::string_view(len, 8), text,
+                               std::string_view(reinterpret_cast<const char*>(arena.data()),
+                                                arena.size_bytes())});
 }
 
 void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span<float> arena) {

@@ -3,8 +3,8 @@
 // shape and byte range, then the raw data. Only F32 tensors, laid out by a
 // ParamLayout, which is all trainscope stores.
 //
-// Writes are atomic (temporary file in the same directory, fsync, rename), so
-// a crash never leaves a half-written file under the final name. Reads check
+// Writes are atomic (kernels/atomic_file.h), so a crash never leaves a
+// half-written file under the final name. Reads check
 // everything against the layout and throw trainscope::Error naming the file
 // and the tensor: unreadable, truncated, bad header, missing or extra tensor,
 // wrong dtype or shape.
@@ -27,9 +27,6 @@ void save_safetensors(const std::filesystem::path& path, const ParamLayout& layo
 // Fills `arena` (layout.total() floats) from the file.
 void load_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
                       std::span<float> arena);
-
-// Writes `content` to `path` atomically (temp + fsync + rename).
-void write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace trainscope::training
 

@@ -1,0 +1,64 @@
+#include "kernels/atomic_file.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "kernels/check.h"
+
+namespace trainscope {
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces) {
+  if (path.empty()) throw Error("output file name is empty");
+  // Next to the target, so rename() stays within one file system; pid and a
+  // counter keep concurrent writers apart.
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path tmp = path;
+  tmp += fmt::format(".tmp.{}.{}", ::getpid(), counter++);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw Error(fmt::format("cannot write {}: creating {}: {}", path.string(), tmp.string(),
+                            std::strerror(errno)));
+  }
+  auto fail = [&](std::string_view what, bool close_fd) {
+    const int err = errno;
+    if (close_fd) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)),
+                kExitFailure);
+  };
+  for (std::string_view piece : pieces) {
+    const char* data = piece.data();
+    std::size_t left = piece.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        fail("write", true);
+      }
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  if (::fsync(fd) != 0) fail("fsync", true);
+  if (::close(fd) != 0) fail("close", false);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", false);
+  // Make the rename itself durable; failing here does not undo the write.
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    ::fsync(dir_fd);
+    ::close(dir_fd);
+  }
+}
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  write_file_atomically(path, {content});
+}
+
+}  // namespace trainscope
