@@ -9,7 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=default
-if [[ ${1:-} == --suite ]]; then suite=$2; fi
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --suite) [[ $# -ge 2 ]] || { echo "main.sh: --suite needs a suite name" >&2; exit 2; }
+             suite=$2; shift 2 ;;
+    *) echo "main.sh: unknown argument '$1' (usage: main.sh [--suite NAME])" >&2; exit 2 ;;
+  esac
+done
 ./scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release

@@ -77,7 +77,8 @@ results::TimeStats to_time_stats(const profiler::Summary& s) {
   return {s.mean, s.median, s.p95, s.min, s.max};
 }
 
-void fill_memory(results::MemoryByCategory* m, const std::array<int64_t, 8>& peaks) {
+void fill_memory(results::MemoryByCategory* m,
+                 const std::array<int64_t, kernels::kNumMemoryCategories>& peaks) {
   m->parameters = peaks[0];
   m->gradients = peaks[1];
   m->optimizer_state = peaks[2];
@@ -349,14 +350,15 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   steps.reserve(static_cast<std::size_t>(std::max<int64_t>(0, o.steps - start_step)));
   std::array<int64_t, kernels::kNumMemoryCategories> run_peak{};
   int64_t run_peak_total = 0;
-  auto absorb_peaks = [&] {
-    const kernels::MemorySnapshot s = kernels::memory_snapshot();
+  // Peaks are reset every step (so each step records its own); the run's
+  // peak is the max over the setup and every step.
+  auto absorb_peaks = [&](const kernels::MemorySnapshot& s) {
     for (int c = 0; c < kernels::kNumMemoryCategories; ++c) {
       run_peak[c] = std::max(run_peak[c], s.by_category[c].peak);
     }
     run_peak_total = std::max(run_peak_total, s.total.peak);
   };
-  absorb_peaks();
+  absorb_peaks(profiler::tracked_memory());
   results::CommStats comm_total;
 
   const bool count_predicted = d.mask_padding;
@@ -376,7 +378,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   };
 
   for (int64_t step = start_step; step < o.steps; ++step) {
-    kernels::reset_peak_memory();
+    profiler::reset_peak_memory();
     timer.begin_step(step);
     const auto t0 = std::chrono::steady_clock::now();
     int64_t local_predicted = static_cast<int64_t>(rows) * T;
@@ -455,8 +457,8 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
     timer.end_step();
     const double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const profiler::StepTimes& times = timer.steps().back();
-    const kernels::MemorySnapshot mem = kernels::memory_snapshot();
-    absorb_peaks();
+    const kernels::MemorySnapshot mem = profiler::tracked_memory();
+    absorb_peaks(mem);
 
     results::StepRecord rec;
     rec.step = step;
