@@ -84,6 +84,8 @@ std::vector<int64_t> resolve_suites(results::ResultsDb& db, std::string_view sel
 SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
   SuiteData out;
   out.db_path = db.path().string();
+  // The runner may be committing cases while a report is made.
+  auto snapshot = db.snapshot();
   auto suite = db.suite(suite_id);
   if (!suite) throw Error(fmt::format("{}: no suite with id {}", out.db_path, suite_id));
   out.suite = *suite;

@@ -223,6 +223,12 @@ ResultsDb ResultsDb::open_for_reading(const fs::path& path, DbOptions options) {
   return ResultsDb(std::move(db), false);
 }
 
+ResultsDb::Snapshot::Snapshot(Connection& db)
+    : transaction_(std::make_unique<sqlite::ReadTransaction>(db)) {}
+ResultsDb::Snapshot::~Snapshot() = default;
+
+ResultsDb::Snapshot ResultsDb::snapshot() { return Snapshot(*db_); }
+
 const fs::path& ResultsDb::path() const { return db_->path(); }
 
 int ResultsDb::schema_version() { return results::schema_version(*db_); }

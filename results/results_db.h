@@ -49,6 +49,7 @@ namespace trainscope::results {
 
 namespace sqlite {
 class Connection;
+class ReadTransaction;
 }
 
 struct DbOptions {
@@ -149,6 +150,25 @@ class ResultsDb {
   void add_allreduce_rows(int64_t run_id, std::span<const AllReduceRow> rows);
 
   // ---- Reader ----
+
+  // While a Snapshot lives, every read method sees the database as of the
+  // moment snapshot() was called, even as a runner commits cases: a report
+  // taken mid-suite never pairs a run's 'running' row with its summary.
+  // Single reads are always consistent on their own; take a snapshot around
+  // reads that must agree with each other. Writer methods may not be called
+  // while it lives. Must not outlive this ResultsDb.
+  class Snapshot {
+   public:
+    ~Snapshot();
+    Snapshot(const Snapshot&) = delete;
+    Snapshot& operator=(const Snapshot&) = delete;
+
+   private:
+    friend class ResultsDb;
+    explicit Snapshot(sqlite::Connection& db);
+    std::unique_ptr<sqlite::ReadTransaction> transaction_;
+  };
+  [[nodiscard]] Snapshot snapshot();
 
   std::vector<SuiteRow> list_suites();  // latest first
   std::optional<int64_t> latest_suite_id();

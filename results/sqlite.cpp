@@ -202,4 +202,24 @@ void Transaction::commit() {
   open_ = false;
 }
 
+ReadTransaction::ReadTransaction(Connection& db) : db_(db) {
+  TS_CHECK(sqlite3_get_autocommit(db_.handle()))
+      << "read snapshot of " << db_.path() << " taken inside another transaction";
+  db_.exec("BEGIN DEFERRED", "starting a read transaction");
+  // A deferred transaction takes its snapshot at the first read, not at
+  // BEGIN: read now, so the snapshot is the moment of construction.
+  try {
+    db_.query_int("SELECT count(*) FROM sqlite_schema", "starting a read transaction");
+  } catch (...) {
+    sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+ReadTransaction::~ReadTransaction() {
+  // A read-only transaction has nothing to lose; errors cannot be reported
+  // from a destructor and leave nothing behind.
+  sqlite3_exec(db_.handle(), "COMMIT", nullptr, nullptr, nullptr);
+}
+
 }  // namespace trainscope::results::sqlite

@@ -116,6 +116,20 @@ class Transaction {
   bool open_ = false;
 };
 
+// A read transaction: every statement between construction and destruction
+// sees the database as of the first read, whatever other connections commit
+// meanwhile (WAL keeps that snapshot for us). Ends in the destructor.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& db);
+  ~ReadTransaction();
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Connection& db_;
+};
+
 }  // namespace trainscope::results::sqlite
 
 #endif  // TRAINSCOPE_RESULTS_SQLITE_H_

@@ -445,6 +445,9 @@ TEST_F(ResultsDbTest, ReadersWorkDuringAWrite) {
   int reads = 0, saw_running = 0;
   while (true) {
     bool finished = done.load();
+    // The writer may commit between any two reads: only a snapshot makes
+    // the row and its steps agree.
+    auto snapshot = reader.snapshot();
     RunRow row = *reader.run(run_id);
     size_t steps = reader.steps(run_id).size();
     if (row.status == RunStatus::kRunning) {
@@ -463,6 +466,34 @@ TEST_F(ResultsDbTest, ReadersWorkDuringAWrite) {
   EXPECT_GT(saw_running, 0);
   EXPECT_EQ(reader.run(run_id)->status, RunStatus::kOk);
   EXPECT_EQ(reader.rank_results(run_id), big.ranks);
+}
+
+TEST_F(ResultsDbTest, ASnapshotDoesNotSeeLaterCommits) {
+  ResultsDb writer = ResultsDb::open_for_writing(path_);
+  int64_t suite_id = writer.begin_suite(suite_info("s"));
+  int64_t run_id = writer.begin_run(suite_id, run_case("case"));
+  RunSummary summary = sample_summary(2, 3);
+  ResultsDb reader = ResultsDb::open_for_reading(path_);
+  {
+    auto snapshot = reader.snapshot();
+    EXPECT_EQ(reader.run(run_id)->status, RunStatus::kRunning);
+    writer.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
+    int64_t later = writer.begin_run(suite_id, run_case("later"));
+    EXPECT_EQ(reader.run(run_id)->status, RunStatus::kRunning);
+    EXPECT_TRUE(reader.steps(run_id).empty());
+    EXPECT_EQ(reader.run_summary(run_id), std::nullopt);
+    EXPECT_EQ(reader.run(later), std::nullopt);
+    EXPECT_EQ(reader.list_runs(suite_id).size(), 1u);
+  }
+  EXPECT_EQ(reader.run(run_id)->status, RunStatus::kOk);
+  EXPECT_EQ(reader.steps(run_id).size(), 6u);
+  EXPECT_EQ(reader.list_runs(suite_id).size(), 2u);
+  {
+    // A snapshot on the writer's own connection forbids writes until it ends.
+    auto snapshot = writer.snapshot();
+    EXPECT_THROW(writer.begin_run(suite_id, run_case("refused")), Error);
+  }
+  EXPECT_NO_THROW(writer.begin_run(suite_id, run_case("accepted")));
 }
 
 }  // namespace
