@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
                              {"fused 4MiB", comm::ReduceStrategy::kFused, 4},
                              {"fused 1MiB", comm::ReduceStrategy::kFused, 1},
                              {"overlap 32MiB", comm::ReduceStrategy::kOverlap, 32},
+                             {"overlap-poll 32MiB", comm::ReduceStrategy::kOverlapPoll, 32},
                              {"per-tensor", comm::ReduceStrategy::kPerTensor, 0}};
   if (comm->rank() == 0) {
     fmt::print("# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks\n",

@@ -156,9 +156,11 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--reduce", flags->reduce,
                   "Gradient reduction: per-tensor (one all-reduce per tensor), fused (buckets of "
-                  "--bucket-mb after backward) or overlap (buckets launched during backward)")
+                  "--bucket-mb after backward), overlap (buckets reduced by a communication thread "
+                  "during backward) or overlap-poll (nonblocking all-reduces polled between "
+                  "kernels)")
       ->capture_default_str();
-  cmd->add_option("--bucket-mb", o.bucket_mb, "Bucket size in MiB for fused/overlap (<= 0: the "
+  cmd->add_option("--bucket-mb", o.bucket_mb, "Bucket size in MiB for fused/overlap(-poll) (<= 0: the "
                                               "whole gradient in one all-reduce)")
       ->capture_default_str();
   cmd->add_option("--comm", flags->backend, "Communicator: auto (MPI under mpirun), mpi or local")

@@ -4,8 +4,9 @@
 // no-op). Nothing outside comm/ includes <mpi.h>.
 //
 // All collectives must be called by every rank in the same order. Buffers are
-// reduced in place. Only the thread that created the communicator may call it
-// (MPI_THREAD_FUNNELED); OpenMP threads inside kernels never do.
+// reduced in place. One thread at a time may call it (MPI_THREAD_SERIALIZED):
+// the training thread, or overlap's communication thread while the training
+// thread waits or computes; OpenMP threads inside kernels never do.
 #ifndef TRAINSCOPE_COMM_COMMUNICATOR_H_
 #define TRAINSCOPE_COMM_COMMUNICATOR_H_
 
@@ -42,6 +43,8 @@ class Communicator {
   virtual std::string backend() const = 0;
   // The host this rank runs on.
   virtual std::string host() const = 0;
+  // Whether a thread other than the creator may call it (one at a time).
+  virtual bool serialized_threads() const { return true; }
 
   virtual void barrier() = 0;
   virtual void all_reduce_sum(std::span<float> data) = 0;

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
 
 #include "kernels/check.h"
 
@@ -73,15 +78,131 @@ class BlockingSync final : public GradSync {
   std::vector<TensorRange> ranges_;
 };
 
-class OverlapSync final : public GradSync {
+// overlap: PyTorch DDP's design. Backward hands each finished bucket to one
+// communication thread that runs blocking all-reduces in bucket order, so
+// the transfer progresses while backward computes. (MPI progresses a
+// nonblocking collective only inside MPI calls, which the training thread
+// makes only between kernels: see PollOverlapSync.) The training thread
+// makes no MPI call between begin_step() and the end of finish(), so the
+// calls are serialized as MPI_THREAD_SERIALIZED requires.
+class ThreadOverlapSync final : public GradSync {
  public:
-  OverlapSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
+  ThreadOverlapSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
+      : comm_(comm), grads_(grads),
+        buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)),
+        start_ns_(buckets_.size()), end_ns_(buckets_.size()) {
+    worker_ = std::thread([this] { work(); });
+  }
+  ~ThreadOverlapSync() override {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+  ReduceStrategy strategy() const override { return ReduceStrategy::kOverlap; }
+  bool overlaps() const override { return true; }
+  void begin_step(int64_t step) override {
+    GradSync::begin_step(step);
+    std::lock_guard lock(mu_);
+    TS_CHECK(handed_ == done_) << "begin_step with buckets of the last step in flight";
+    handed_ = done_ = 0;
+  }
+  void on_ready(int64_t begin) override {
+    std::size_t n = handed_snapshot_;
+    while (n < buckets_.size() && buckets_[n].offset >= begin) ++n;
+    if (n != handed_snapshot_) hand_over(n);
+  }
+  void finish() override {
+    const auto t0 = Clock::now();
+    if (handed_snapshot_ < buckets_.size()) hand_over(buckets_.size());
+    {
+      std::unique_lock lock(mu_);
+      changed_.wait(lock, [&] { return done_ == buckets_.size(); });
+      handed_snapshot_ = 0;
+      if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+    stats_.exposed_s = seconds_since(t0);
+    stats_.calls = static_cast<int64_t>(buckets_.size());
+    stats_.bytes = static_cast<int64_t>(grads_.size() * sizeof(float));
+    stats_.comm_s = 0;
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {
+      stats_.comm_s += static_cast<double>(end_ns_[i] - start_ns_[i]) * 1e-9;
+      // Recorded here: the trace recorder belongs to the training thread.
+      if (trace_ != nullptr) {
+        trace_->record(trace_name_, profiler::Track::kComm, start_ns_[i],
+                       end_ns_[i] - start_ns_[i], step_,
+                       {buckets_[i].numel * 4, static_cast<int32_t>(i)});
+      }
+    }
+  }
+  std::vector<TensorRange> buckets() const override { return buckets_; }
+
+ private:
+  // Buckets [0, n) may now be reduced.
+  void hand_over(std::size_t n) {
+    {
+      std::lock_guard lock(mu_);
+      handed_ = n;
+    }
+    handed_snapshot_ = n;
+    changed_.notify_all();
+  }
+  void work() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      changed_.wait(lock, [&] { return stop_ || done_ < handed_; });
+      if (stop_) return;
+      const std::size_t i = done_;
+      // After a failure the rest of the step's buckets are only counted off.
+      const bool skip = error_ != nullptr;
+      lock.unlock();
+      std::exception_ptr failed;
+      start_ns_[i] = profiler::trace_clock_ns();
+      try {
+        if (!skip) comm_.all_reduce_sum(grads_.subspan(buckets_[i].offset, buckets_[i].numel));
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      end_ns_[i] = profiler::trace_clock_ns();
+      lock.lock();
+      if (failed) error_ = failed;
+      ++done_;
+      changed_.notify_all();
+    }
+  }
+
+  Communicator& comm_;
+  std::span<float> grads_;
+  std::vector<TensorRange> buckets_;
+  // Written by the worker for bucket i before done_ passes i; read after.
+  std::vector<int64_t> start_ns_, end_ns_;
+  std::size_t handed_snapshot_ = 0;  // the training thread's copy of handed_
+
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::size_t handed_ = 0;  // buckets [0, handed_) may be reduced
+  std::size_t done_ = 0;    // buckets [0, done_) are reduced
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread worker_;  // last: starts after everything it touches exists
+};
+
+// overlap-poll: the same buckets as nonblocking all-reduces launched during
+// backward and tested at every later gradient-ready point. Without a
+// progress thread, most of the transfer happens in the final wait: kept to
+// measure exactly that.
+class PollOverlapSync final : public GradSync {
+ public:
+  PollOverlapSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
       : comm_(comm), grads_(grads),
         buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)) {
     requests_.resize(buckets_.size());
     launched_ns_.resize(buckets_.size());
   }
-  ReduceStrategy strategy() const override { return ReduceStrategy::kOverlap; }
+  ReduceStrategy strategy() const override { return ReduceStrategy::kOverlapPoll; }
+  bool overlaps() const override { return true; }
   void begin_step(int64_t step) override {
     GradSync::begin_step(step);
     next_ = 0;
@@ -137,8 +258,9 @@ ReduceStrategy parse_reduce_strategy(std::string_view name) {
   if (name == "per-tensor") return ReduceStrategy::kPerTensor;
   if (name == "fused") return ReduceStrategy::kFused;
   if (name == "overlap") return ReduceStrategy::kOverlap;
+  if (name == "overlap-poll") return ReduceStrategy::kOverlapPoll;
   throw Error("--reduce: unknown strategy '" + std::string(name) +
-              "' (expected per-tensor, fused or overlap)");
+              "' (expected per-tensor, fused, overlap or overlap-poll)");
 }
 
 std::string_view reduce_strategy_name(ReduceStrategy s) {
@@ -146,6 +268,7 @@ std::string_view reduce_strategy_name(ReduceStrategy s) {
     case ReduceStrategy::kPerTensor: return "per-tensor";
     case ReduceStrategy::kFused: return "fused";
     case ReduceStrategy::kOverlap: return "overlap";
+    case ReduceStrategy::kOverlapPoll: return "overlap-poll";
   }
   return "?";
 }
@@ -162,7 +285,19 @@ std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& 
           strategy, comm, grads,
           buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
     case ReduceStrategy::kOverlap:
-      return std::make_unique<OverlapSync>(comm, grads, bucket_elems);
+      // One rank has nothing to overlap: no thread for it.
+      if (comm.size() == 1) {
+        return std::make_unique<BlockingSync>(
+            strategy, comm, grads,
+            buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
+      }
+      if (!comm.serialized_threads()) {
+        throw Error("--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
+                    "which its communication thread needs; use --reduce overlap-poll");
+      }
+      return std::make_unique<ThreadOverlapSync>(comm, grads, bucket_elems);
+    case ReduceStrategy::kOverlapPoll:
+      return std::make_unique<PollOverlapSync>(comm, grads, bucket_elems);
   }
   TS_CHECK(false) << "unhandled strategy";
   return nullptr;

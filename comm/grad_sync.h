@@ -7,16 +7,21 @@
 //  * fused: all-reduces over buckets of bucket_bytes (MLX's
 //    average_gradients, default 32 MiB; <= 0 means the whole arena at once),
 //    after backward.
-//  * overlap: the same buckets, cut from the END of the arena, launched as
-//    nonblocking all-reduces during backward as soon as backward has passed
-//    their first element (PyTorch DDP), waited on before the optimizer.
+//  * overlap: the same buckets, cut from the END of the arena, handed during
+//    backward, as soon as backward has passed their first element, to a
+//    communication thread that all-reduces them in order (PyTorch DDP);
+//    finish() waits for it before the optimizer.
+//  * overlap-poll: the same, but as nonblocking MPI all-reduces launched and
+//    tested by the training thread between kernels; without a progress
+//    thread they mostly progress in the final wait (measured, not hidden).
 //
 // Averaging: the model's loss gradient is scaled by 1 / (predicted tokens in
 // the GLOBAL batch), so the all-reduced SUM is already the mean gradient. For
 // unmasked batches that equals all_sum / N; with masked padding it is the
 // exact global mean; and it saves a pass over the gradients.
 //
-// Not thread-safe; used by the training loop's thread only.
+// Not thread-safe; used by the training loop's thread only (overlap's own
+// communication thread is internal).
 #ifndef TRAINSCOPE_COMM_GRAD_SYNC_H_
 #define TRAINSCOPE_COMM_GRAD_SYNC_H_
 
@@ -32,9 +37,10 @@
 
 namespace trainscope::comm {
 
-enum class ReduceStrategy { kPerTensor, kFused, kOverlap };
+enum class ReduceStrategy { kPerTensor, kFused, kOverlap, kOverlapPoll };
 
-// "per-tensor", "fused", "overlap"; Error naming the value otherwise.
+// "per-tensor", "fused", "overlap", "overlap-poll"; Error naming the value
+// otherwise.
 ReduceStrategy parse_reduce_strategy(std::string_view name);
 std::string_view reduce_strategy_name(ReduceStrategy s);
 
@@ -47,7 +53,7 @@ struct TensorRange {
 struct GradSyncStats {
   int64_t calls = 0;       // collective calls
   int64_t bytes = 0;       // bytes reduced
-  double comm_s = 0;       // wall time inside communication calls
+  double comm_s = 0;       // wall time of the collectives (overlap: on its thread)
   double exposed_s = 0;    // wall time spent in finish(): communication not hidden by backward
 };
 
@@ -62,6 +68,8 @@ class GradSync {
   }
   // Records one comm-track event per collective (bytes, bucket id) when set.
   void set_trace(profiler::TraceRecorder* recorder);
+  // True when on_ready() does anything (the overlapping strategies).
+  virtual bool overlaps() const { return false; }
   // From the model's GradReadyHook: gradients [begin, end of arena) are final.
   virtual void on_ready(int64_t begin) {}
   // After backward: every gradient holds the sum over ranks on return.

@@ -51,11 +51,14 @@ class MpiCommunicator final : public Communicator {
     MPI_Initialized(&initialized);
     if (!initialized) {
       int provided = 0;
-      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
         throw Error("MPI_Init_thread failed", kExitFailure);
       }
       owns_mpi_ = true;
     }
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    serialized_ = level >= MPI_THREAD_SERIALIZED;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
@@ -72,6 +75,7 @@ class MpiCommunicator final : public Communicator {
   int size() const override { return size_; }
   std::string backend() const override { return "mpi"; }
   std::string host() const override { return host_; }
+  bool serialized_threads() const override { return serialized_; }
 
   void barrier() override { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
   void all_reduce_sum(std::span<float> d) override { reduce(d.data(), d.size(), MPI_FLOAT, MPI_SUM); }
@@ -136,6 +140,7 @@ class MpiCommunicator final : public Communicator {
   int rank_ = 0, size_ = 1;
   std::string host_;
   bool owns_mpi_ = false;
+  bool serialized_ = false;
 };
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace trainscope::suites {
 namespace {
 
 const std::vector<std::string> kModes = {"naive", "duplicated", "sharded"};
-const std::vector<std::string> kReduces = {"per-tensor", "fused", "overlap"};
+const std::vector<std::string> kReduces = {"per-tensor", "fused", "overlap", "overlap-poll"};
 const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
 const std::vector<std::string> kAxes = {"model",   "mode",      "ranks",    "reduce",
                                         "bucket_mb", "threads", "transport", "links"};
@@ -347,7 +347,7 @@ Suite Parser::parse(std::string_view text) {
         fail(*t.get("links"), fmt::format("'links' applies to the tcp transport only, this case "
                                           "uses '{}'", c.transport));
       if (t.get("bucket_mb") && c.reduce == "per-tensor")
-        fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap, not per-tensor");
+        fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");
       if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
       if (c.transport != "tcp") c.links = 0;
       const toml::node* name = t.get("name");

@@ -406,7 +406,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
       model.zero_grad();
       sync->begin_step(step);
       model.backward(inputs.data(), [&](int64_t begin) {
-        if (o.reduce != comm::ReduceStrategy::kOverlap || world == 1) return;
+        if (!sync->overlaps() || world == 1) return;
         auto comm_scope = timer.phase(Phase::kComm);
         sync->on_ready(begin);
       });

@@ -2,7 +2,14 @@
 // each makes and over which ranges (as MLX's test checks fused = 1 call).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <functional>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -52,10 +59,10 @@ TEST(GradSyncTest, FusedBucketsAreContiguousFromTheEnd) {
   EXPECT_EQ(whole->stats().calls, 1);
 }
 
-TEST(GradSyncTest, OverlapLaunchesBucketsAsBackwardReachesThem) {
+TEST(GradSyncTest, OverlapPollLaunchesBucketsAsBackwardReachesThem) {
   auto comm = make_communicator("local");
   std::vector<float> g(100);
-  auto sync = make_grad_sync(ReduceStrategy::kOverlap, *comm, g, tensors_of({100}), 160);
+  auto sync = make_grad_sync(ReduceStrategy::kOverlapPoll, *comm, g, tensors_of({100}), 160);
   sync->begin_step(0);
   sync->on_ready(70);  // [70, 100) final: no bucket complete yet (first is [60, 100))
   EXPECT_EQ(sync->stats().calls, 0);
@@ -68,8 +75,115 @@ TEST(GradSyncTest, OverlapLaunchesBucketsAsBackwardReachesThem) {
   EXPECT_EQ(sync->stats().bytes, 400);
 }
 
+// A two-rank stand-in whose float all-reduce adds 1 to every element (as if
+// the other rank held ones) and records which thread reduced which range.
+class RecordingCommunicator final : public Communicator {
+ public:
+  explicit RecordingCommunicator(const float* base) : base_(base) {}
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  std::string backend() const override { return "recording"; }
+  std::string host() const override { return "here"; }
+  void barrier() override {}
+  void all_reduce_sum(std::span<float> d) override {
+    if (fail_at_offset >= 0 && d.data() - base_ == fail_at_offset) {
+      fail_at_offset = -1;
+      throw Error("link down");
+    }
+    for (float& x : d) x += 1;
+    std::lock_guard lock(mu);
+    calls.push_back({d.data() - base_, std::this_thread::get_id()});
+  }
+  void all_reduce_sum(std::span<double>) override {}
+  void all_reduce_sum(std::span<int64_t>) override {}
+  void all_reduce_max(std::span<double>) override {}
+  std::unique_ptr<Request> all_reduce_sum_async(std::span<float>) override { return nullptr; }
+  void broadcast(std::span<std::byte>, int) override {}
+  std::vector<std::string> all_gather(const std::string& r) override { return {r, r}; }
+  [[noreturn]] void abort(int code) override { std::_Exit(code); }
+
+  struct Call {
+    std::ptrdiff_t offset;
+    std::thread::id thread;
+  };
+  std::size_t call_count() {
+    std::lock_guard lock(mu);
+    return calls.size();
+  }
+  std::mutex mu;
+  std::vector<Call> calls;
+  std::atomic<std::ptrdiff_t> fail_at_offset{-1};
+
+ private:
+  const float* base_;
+};
+
+bool eventually(const std::function<bool()>& cond) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+TEST(GradSyncTest, OverlapReducesHandedBucketsOnItsOwnThreadBeforeFinish) {
+  std::vector<float> g(100, 0.0f);
+  RecordingCommunicator comm(g.data());
+  // 160-byte buckets: [60,100), [20,60), [0,20).
+  auto sync = make_grad_sync(ReduceStrategy::kOverlap, comm, g, tensors_of({100}), 160);
+  ASSERT_TRUE(sync->overlaps());
+  for (int step = 0; step < 2; ++step) {
+    comm.calls.clear();
+    sync->begin_step(step);
+    sync->on_ready(70);  // no bucket complete yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(comm.call_count(), 0u);
+    sync->on_ready(60);
+    // The first bucket is reduced while "backward" goes on, not in finish().
+    EXPECT_TRUE(eventually([&] { return comm.call_count() == 1; }));
+    EXPECT_EQ(g[60], static_cast<float>(step + 1));
+    EXPECT_EQ(g[59], static_cast<float>(step));
+    sync->finish();
+    ASSERT_EQ(comm.calls.size(), 3u);
+    EXPECT_EQ(comm.calls[0].offset, 60);
+    EXPECT_EQ(comm.calls[1].offset, 20);
+    EXPECT_EQ(comm.calls[2].offset, 0);
+    for (const auto& c : comm.calls) EXPECT_NE(c.thread, std::this_thread::get_id());
+    for (float x : g) ASSERT_EQ(x, static_cast<float>(step + 1));  // each element once
+    EXPECT_EQ(sync->stats().calls, 3);
+    EXPECT_EQ(sync->stats().bytes, 400);
+    EXPECT_GE(sync->stats().comm_s, 0.0);
+  }
+}
+
+TEST(GradSyncTest, OverlapRethrowsACommunicationErrorFromFinish) {
+  std::vector<float> g(100, 0.0f);
+  RecordingCommunicator comm(g.data());
+  auto sync = make_grad_sync(ReduceStrategy::kOverlap, comm, g, tensors_of({100}), 160);
+  comm.fail_at_offset = 20;
+  sync->begin_step(0);
+  sync->on_ready(0);
+  EXPECT_THROW(sync->finish(), Error);
+  // The next step starts clean.
+  sync->begin_step(1);
+  sync->on_ready(0);
+  EXPECT_NO_THROW(sync->finish());
+}
+
+TEST(GradSyncTest, OverlapOnOneRankStartsNoThread) {
+  auto comm = make_communicator("local");
+  std::vector<float> g(100);
+  auto sync = make_grad_sync(ReduceStrategy::kOverlap, *comm, g, tensors_of({100}), 160);
+  EXPECT_FALSE(sync->overlaps());
+  sync->begin_step(0);
+  sync->finish();
+  EXPECT_EQ(sync->stats().calls, 3);
+}
+
 TEST(GradSyncTest, StrategyNamesRoundTripAndUnknownIsAnError) {
-  for (auto s : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused, ReduceStrategy::kOverlap}) {
+  for (auto s : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused, ReduceStrategy::kOverlap,
+                 ReduceStrategy::kOverlapPoll}) {
     EXPECT_EQ(parse_reduce_strategy(reduce_strategy_name(s)), s);
   }
   EXPECT_THROW(parse_reduce_strategy("ring"), Error);

@@ -45,7 +45,7 @@ TEST(MpiTest, EveryStrategySumsTheGradients) {
   auto& c = *g_comm;
   const int n = c.size();
   for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                        comm::ReduceStrategy::kOverlap}) {
+                        comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
     std::vector<float> g(1000);
     for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1));
     auto sync = comm::make_grad_sync(strategy, c, g, {{0, 300}, {300, 700}}, 1200);
@@ -135,7 +135,7 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   if (c.rank() == 0) naive = train(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused, "naive");
   for (auto mode : {training::DataMode::kDuplicated, training::DataMode::kSharded}) {
     for (auto reduce : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                        comm::ReduceStrategy::kOverlap}) {
+                        comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
       const std::string what = std::string(training::to_string(mode)) + "/" +
                                std::string(comm::reduce_strategy_name(reduce));
       TrainRun dp = train(c, mode, reduce, what.substr(0, 3) + std::to_string(static_cast<int>(reduce)));
