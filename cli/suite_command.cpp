@@ -57,11 +57,11 @@ void add_suite_command(CLI::App& app) {
       "run",
       "Run every case of a suite (built-in NAME or a .toml FILE), each as its own job: mpirun\n"
       "with --oversubscribe when ranks exceed cores (or hostfile slots), --bind-to from the suite\n"
-      "(default none), TCP cases pinned to loopback; a 1-rank case on the default transport runs\n"
-      "without mpirun. Each case is polled for memory, bounded by the suite's timeout, and\n"
-      "recorded in --db (a failed or hung case is killed and recorded failed; the suite goes\n"
-      "on). Progress goes to stderr, one result row per case to stdout. Ctrl-C kills the\n"
-      "running case, records it as interrupted and exits 130.\n"
+      "(default none), TCP pinned to the suite's tcp_interface (default loopback); a 1-rank case\n"
+      "on the default transport runs without mpirun. Each case is polled for memory, bounded\n"
+      "by the suite's timeout, and recorded in --db (a failed or hung case is killed and\n"
+      "recorded failed; the suite goes on). Progress goes to stderr, one result row per case\n"
+      "to stdout. Ctrl-C kills the running case, records it as interrupted and exits 130.\n"
       "Exit codes: 0 every case ok or skipped, 1 a case failed, 2 bad input, 130 interrupted.");
   run->add_option("suite", f->suite, "Built-in suite name (see `trainscope suite list`) or path "
                                      "to a suite .toml file")
@@ -71,8 +71,14 @@ void add_suite_command(CLI::App& app) {
   run->add_option("--hostfile", f->hostfile,
                   "Open MPI hostfile (`host slots=N` lines, # comments) passed to mpirun; its "
                   "slots decide --oversubscribe. Default: this machine only");
-  run->add_option("--mpirun", f->o.mpirun, "The MPI launcher: a name on PATH or a path")
+  run->add_option("--mpirun", f->o.mpirun, "The MPI launcher: a name on PATH or a path (e.g. "
+                                          "scripts/netns-mpirun.sh for the virtual cluster of "
+                                          "scripts/netns-cluster.sh)")
       ->capture_default_str();
+  run->add_option("--tcp-interface", f->o.tcp_interface,
+                  "Network interface for Open MPI's TCP traffic (btl_tcp_if_include and "
+                  "oob_tcp_if_include), instead of the suite's tcp_interface (default lo). A "
+                  "hostfile naming other hosts needs the interface that reaches them");
   run->add_option("--extra-mpirun-args", f->o.extra_mpirun_args,
                   "Extra arguments for every mpirun (one value per argument, e.g. "
                   "--extra-mpirun-args=--report-bindings)")
@@ -90,6 +96,8 @@ void add_suite_command(CLI::App& app) {
     f->o.hostfile = f->hostfile;
     if (f->timeout_s != 0) f->o.timeout_s = f->timeout_s;
     f->o.command_line = "trainscope suite run " + f->suite;
+    if (!f->hostfile.empty()) f->o.command_line += " --hostfile " + f->hostfile;
+    if (!f->o.tcp_interface.empty()) f->o.command_line += " --tcp-interface " + f->o.tcp_interface;
     for (const auto& a : f->o.extra_mpirun_args) f->o.command_line += " --extra-mpirun-args=" + a;
     const suites::Suite s = suites::resolve_suite(f->suite);
     const suites::SuiteResult r = suites::run_suite(s, f->o);

@@ -91,8 +91,11 @@ std::vector<std::pair<std::string, std::string>> transport_settings() {
     const std::size_t eq = kv.find('=');
     if (eq == std::string_view::npos) continue;
     std::string key(kv.substr(kPrefix.size(), eq - kPrefix.size()));
-    // Open MPI's own bookkeeping variables are not transport settings.
+    // Open MPI's own bookkeeping variables are not transport settings; nor is
+    // how the launcher wired its daemons (plm, routed: set on remote hosts
+    // only, they would make ranks of one job look differently configured).
     if (key.starts_with("orte_") || key.starts_with("ess_") || key.starts_with("pmix") ||
+        key == "plm" || key == "routed" ||
         key == "mpi_yield_when_idle" || key.starts_with("initial_wdir") ||
         key.starts_with("shmem_RUNTIME")) {
       continue;

@@ -16,6 +16,7 @@ packages=(
   libtomlplusplus-dev                 # suite files
   gnuplot-nox                         # report charts
   chromium                            # report test: renders the HTML report headless
+  iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -1,6 +1,9 @@
 #include "suites/runner.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -247,6 +250,36 @@ void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
   }
 }
 
+// Whether a hostfile's host is this machine (by name, or an address of one
+// of its interfaces): Open MPI starts its ranks without a remote daemon, so
+// loopback is enough for it. No name lookup: a dead DNS must not stall us.
+bool is_this_host(const std::string& host) {
+  if (host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1") return true;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0) {
+    const std::string self(name);
+    if (host == self || host == self.substr(0, self.find('.')) ||
+        self == host.substr(0, host.find('.'))) {
+      return true;
+    }
+  }
+  ifaddrs* addrs = nullptr;
+  if (getifaddrs(&addrs) != 0) return false;
+  bool local = false;
+  for (ifaddrs* a = addrs; a != nullptr && !local; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    const int family = a->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    local = inet_ntop(family, raw, text, sizeof(text)) != nullptr && host == text;
+  }
+  freeifaddrs(addrs);
+  return local;
+}
+
 }  // namespace
 
 std::string resolve_executable(const std::string& name, const std::string& flag) {
@@ -297,8 +330,9 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       mca("btl", "vader,self");
     }
     // Pinned even for shm/auto: the TCP components open sockets regardless.
-    mca("btl_tcp_if_include", suite.tcp_interface);
-    mca("oob_tcp_if_include", suite.tcp_interface);
+    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
+    mca("btl_tcp_if_include", tcp_if);
+    mca("oob_tcp_if_include", tcp_if);
     plan.argv.insert(plan.argv.end(), ctx.extra_mpirun_args.begin(), ctx.extra_mpirun_args.end());
     if (ctx.as_root) {
       plan.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
@@ -390,11 +424,28 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
                               : options.trainscope_binary;
   ctx.as_root = geteuid() == 0;
   ctx.extra_mpirun_args = options.extra_mpirun_args;
+  ctx.tcp_interface = options.tcp_interface;
   ctx.slots = cores_available();
   if (!options.hostfile.empty()) {
     ctx.hostfile = std::filesystem::absolute(options.hostfile);
     ctx.slots = 0;
-    for (const auto& h : load_hostfile(options.hostfile)) ctx.slots += h.slots;
+    const std::vector<HostEntry> hosts = load_hostfile(options.hostfile);
+    for (const auto& h : hosts) ctx.slots += h.slots;
+    // Open MPI's daemons on other hosts call mpirun back over the pinned
+    // interface; over lo they never reach it and the job hangs until the
+    // case's timeout. Say so now instead.
+    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
+    if (tcp_if == "lo") {
+      for (const auto& h : hosts) {
+        if (!is_this_host(h.host)) {
+          throw Error(fmt::format("{}: host '{}' is not this machine, but Open MPI's TCP traffic is "
+                                  "pinned to lo, which cannot reach it: give --tcp-interface IFACE"
+                                  " (the interface the hosts share, e.g. "
+                                  "eth0) or set tcp_interface in the suite",
+                                  options.hostfile.string(), h.host));
+        }
+      }
+    }
   }
   if (options.repeat < 0) throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
   if (options.timeout_s && !(*options.timeout_s > 0))
@@ -450,9 +501,19 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
     std::fprintf(progress, "trainscope suite: marked %d run(s) left 'running' by a dead runner as failed\n", stale);
   }
 
-  char tmpl[] = "/tmp/trainscope-suite-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  if (!dir) throw Error(fmt::format("cannot create a temporary directory in /tmp: {}", std::strerror(errno)), kExitFailure);
+  // Rank 0 writes each case's summary on its host. On one machine that is
+  // this one; with a hostfile it is the first host, which shares the results
+  // database's folder more often than it shares our /tmp.
+  const std::filesystem::path work_root =
+      ctx.hostfile.empty() ? std::filesystem::path("/tmp")
+                           : std::filesystem::absolute(options.db_path).parent_path();
+  std::string tmpl = (work_root / "trainscope-suite-XXXXXX").string();
+  const char* dir = mkdtemp(tmpl.data());
+  if (!dir) {
+    throw Error(fmt::format("cannot create a temporary directory in {}: {}", work_root.string(),
+                            std::strerror(errno)),
+                kExitFailure);
+  }
   const std::filesystem::path work_dir(dir);
   struct Cleanup {
     std::filesystem::path dir;

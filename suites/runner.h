@@ -8,7 +8,17 @@
 // the hostfile's slots), --bind-to from the suite (default none), the
 // root-allow variables when running as root, and the transport's MCA
 // settings; out-of-band and TCP traffic are pinned to the suite's
-// tcp_interface (default lo, so single-box runs never leave 127.0.0.0/8).
+// tcp_interface (default lo, so single-box runs never leave 127.0.0.0/8), or
+// to RunnerOptions::tcp_interface. A hostfile naming other hosts needs an
+// interface that reaches them: with lo the job would hang until its timeout,
+// so run_suite rejects that combination up front.
+//
+// Multi-host runs (a hostfile): rank 0 writes the case's summary on its own
+// host (the hostfile's first), so the per-case files go to a temporary
+// folder beside the results database rather than /tmp: that folder must be
+// shared by the hosts (or rank 0 must run on this one). The poller sees only
+// this machine's processes; the figures that matter come from the ranks'
+// summary.
 //
 // The job runs in its own process group with stdout/stderr captured to files;
 // a ProcessPoller samples its process tree (stored as poller_samples). A job
@@ -45,6 +55,7 @@ struct RunnerOptions {
   std::filesystem::path hostfile;          // empty: this machine only
   std::string mpirun = "mpirun";           // name on PATH or a path
   std::vector<std::string> extra_mpirun_args;
+  std::string tcp_interface;               // empty: the suite's tcp_interface
   int repeat = 0;                          // > 0 overrides the suite's repetitions
   std::string filter;                      // run only cases whose name contains this
   bool dry_run = false;                    // print the plan; run and write nothing
@@ -64,6 +75,7 @@ struct PlanContext {
   int slots = 1;               // cores, or the hostfile's total slots
   bool as_root = false;
   std::vector<std::string> extra_mpirun_args;
+  std::string tcp_interface;   // empty: the suite's
 };
 
 struct LaunchPlan {

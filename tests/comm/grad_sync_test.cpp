@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <map>
 
 #include <atomic>
 #include <chrono>
@@ -199,6 +200,23 @@ TEST(CommunicatorTest, LocalIsSizeOneAndCollectivesAreNoOps) {
   EXPECT_EQ(comm->all_gather("a"), std::vector<std::string>{"a"});
   EXPECT_THROW(make_communicator("carrier-pigeon"), Error);
   EXPECT_THROW(run_collectively(*comm, [] { throw Error("boom"); }), CollectiveError);
+}
+
+TEST(CommunicatorTest, TransportSettingsKeepTransportsAndDropLauncherBookkeeping) {
+  const std::vector<std::pair<const char*, const char*>> vars = {
+      {"OMPI_MCA_btl_tcp_links", "4"}, {"OMPI_MCA_btl", "tcp,self"},
+      {"OMPI_MCA_plm", "rsh"},         {"OMPI_MCA_routed", "radix"},
+      {"OMPI_MCA_orte_hnp_uri", "x"},  {"OMPI_MCA_ess_base_jobid", "7"}};
+  for (const auto& [k, v] : vars) ::setenv(k, v, 1);
+  const auto settings = transport_settings();
+  for (const auto& [k, v] : vars) ::unsetenv(k);
+  std::map<std::string, std::string> got(settings.begin(), settings.end());
+  EXPECT_EQ(got["btl_tcp_links"], "4");
+  EXPECT_EQ(got["btl"], "tcp,self");
+  EXPECT_EQ(got.count("plm"), 0u);
+  EXPECT_EQ(got.count("routed"), 0u);
+  EXPECT_EQ(got.count("orte_hnp_uri"), 0u);
+  EXPECT_EQ(got.count("ess_base_jobid"), 0u);
 }
 
 }  // namespace

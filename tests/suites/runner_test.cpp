@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -168,6 +169,51 @@ TEST_F(RunnerTest, BadHostfileAndFilterFailBeforeWriting) {
   options_.hostfile.clear();
   options_.filter = "zzz";
   EXPECT_THROW(run_suite(s, options_), Error);
+  EXPECT_FALSE(fs::exists(options_.db_path));
+}
+
+TEST_F(RunnerTest, HostfileOfOtherHostsNeedsAnInterfaceThatReachesThem) {
+  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
+  auto write_hosts = [&](const char* text) {
+    std::FILE* f = std::fopen((dir_ / "hosts").c_str(), "w");
+    std::fputs(text, f);
+    std::fclose(f);
+  };
+  options_.hostfile = dir_ / "hosts";
+  options_.dry_run = true;
+  std::string printed;
+  auto dry_run = [&] {
+    char* buf = nullptr;
+    size_t size = 0;
+    std::FILE* out = open_memstream(&buf, &size);
+    options_.out = out;
+    run_suite(s, options_);
+    std::fclose(out);
+    printed.assign(buf, size);
+    std::free(buf);
+    options_.out = sink_;
+  };
+  // This machine under any of its names: loopback reaches it.
+  char self[256] = {};
+  gethostname(self, sizeof(self) - 1);
+  write_hosts((std::string("localhost slots=1\n127.0.0.1\n::1\n") + self + "\n").c_str());
+  EXPECT_NO_THROW(dry_run());
+  // Another host over lo would hang until the timeout: refused up front.
+  write_hosts("localhost\nnode-elsewhere-17 slots=2\n");
+  try {
+    dry_run();
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("node-elsewhere-17"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--tcp-interface"), std::string::npos) << e.what();
+  }
+  // --tcp-interface pins both TCP components to the interface given.
+  options_.tcp_interface = "eth7";
+  ASSERT_NO_THROW(dry_run());
+  EXPECT_NE(printed.find("--mca btl_tcp_if_include eth7"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("--mca oob_tcp_if_include eth7"), std::string::npos) << printed;
+  EXPECT_EQ(printed.find(" lo "), std::string::npos) << printed;
   EXPECT_FALSE(fs::exists(options_.db_path));
 }
 

@@ -1,0 +1,70 @@
+#!/bin/sh
+# mpirun on the virtual cluster of scripts/netns-cluster.sh: a drop-in for
+# `mpirun` (e.g. `trainscope suite run ... --mpirun scripts/netns-mpirun.sh`).
+#
+#   netns-mpirun.sh --hostfile HOSTS [mpirun arguments...]
+#
+# mpirun itself runs inside the "head" host: the namespace named by
+# $NETNS_HEAD, else the first host of the hostfile (as on a real cluster, where
+# one launches from the first node). Like the other hosts, the head gets a UTS
+# namespace whose host name is its namespace name, so Open MPI starts the
+# head's ranks locally and everything else through scripts/netns-rsh-agent.sh.
+#
+# Added to mpirun: the agent. Tree spawn stays on (Open MPI's default): with
+# plm_rsh_no_tree_spawn the remote daemons start with --daemonize and leave
+# mpirun's process tree, where the suite runner's poller and its timeout kill
+# would no longer find them. Tree spawn works here because every host sees
+# the same files and may enter the other namespaces.
+# Not added: the interface to use. Pass `--mca oob_tcp_if_include eth0 --mca
+# btl_tcp_if_include eth0` (the suite runner's `--tcp-interface eth0`):
+# loopback does not reach the other hosts.
+#
+# Environment: MPIRUN (default mpirun), NETNS_HEAD (default: the hostfile's
+# first host). Exit status: mpirun's, or 2 when the head cannot be found.
+prog=netns-mpirun.sh
+here=$(cd "$(dirname "$0")" && pwd)
+mpirun=${MPIRUN:-mpirun}
+
+head=${NETNS_HEAD:-}
+if [ -z "$head" ]; then
+  hostfile=""
+  prev=""
+  for a in "$@"; do
+    case "$prev" in
+      --hostfile|-hostfile|--machinefile|-machinefile) hostfile=$a ;;
+    esac
+    case "$a" in
+      --hostfile=*|--machinefile=*) hostfile=${a#*=} ;;
+    esac
+    prev=$a
+  done
+  if [ -z "$hostfile" ]; then
+    echo "$prog: give --hostfile FILE (its first host is the head) or set NETNS_HEAD" >&2
+    exit 2
+  fi
+  if [ ! -r "$hostfile" ]; then
+    echo "$prog: cannot read hostfile $hostfile" >&2
+    exit 2
+  fi
+  head=$(sed 's/#.*//' "$hostfile" | awk 'NF { print $1; exit }')
+  head=${head#*@}
+  if [ -z "$head" ]; then
+    echo "$prog: hostfile $hostfile lists no hosts" >&2
+    exit 2
+  fi
+fi
+if ! ip netns list 2>/dev/null | awk '{print $1}' | grep -qx -- "$head"; then
+  echo "$prog: no network namespace '$head' (is the cluster up? scripts/netns-cluster.sh status)" >&2
+  exit 2
+fi
+if ! command -v unshare >/dev/null 2>&1; then
+  echo "$prog: 'unshare' is missing: install util-linux" >&2
+  exit 2
+fi
+
+# exec all the way down: mpirun keeps this script's pid (and process group),
+# so whoever started us can signal it directly.
+# shellcheck disable=SC2016  # expanded by the inner shell
+exec ip netns exec "$head" unshare --uts -- sh -c \
+  'printf %s "$1" > /proc/sys/kernel/hostname || exit 2; shift; exec "$@"' sh "$head" \
+  "$mpirun" --mca plm_rsh_agent "$here/netns-rsh-agent.sh" "$@"
