@@ -27,6 +27,10 @@ namespace {
 int g_wake_pipe[2] = {-1, -1};
 volatile sig_atomic_t g_forward_pid = 0;    // launch mode: the child
 volatile sig_atomic_t g_stop_requested = 0;  // attach mode: stop on SIGINT/SIGTERM
+// Launch mode: a signal sent before the child's pid was known, forwarded
+// once it is (else it would be lost and the monitor would wait for a child
+// that was never told to stop).
+volatile sig_atomic_t g_pending_signal = 0;
 
 void wake() {
   const char byte = 1;
@@ -45,6 +49,7 @@ void on_terminate(int sig, siginfo_t* info, void*) {
     if (info->si_code == SI_USER || info->si_code == SI_QUEUE) ::kill(child, sig);
   } else {
     g_stop_requested = 1;
+    if (info->si_code == SI_USER || info->si_code == SI_QUEUE) g_pending_signal = sig;
   }
   wake();
 }
@@ -67,6 +72,7 @@ class SignalScope {
     ::sigaction(SIGTERM, &st, &old_term_);
     g_forward_pid = 0;
     g_stop_requested = 0;
+    g_pending_signal = 0;
   }
   ~SignalScope() {
     ::sigaction(SIGCHLD, &old_chld_, nullptr);
@@ -256,7 +262,11 @@ MonitorResult run_monitor(const MonitorOptions& options) {
 
   const double start = now_seconds();
   result.pid = launching ? launch(options.command) : options.attach_pid;
-  if (launching) g_forward_pid = result.pid;
+  if (launching) {
+    g_forward_pid = result.pid;
+    // From here the handler forwards by itself; before, it could only note.
+    if (g_pending_signal != 0) ::kill(result.pid, g_pending_signal);
+  }
 
   PollerOptions poller_options;
   poller_options.read_pss = options.read_pss;

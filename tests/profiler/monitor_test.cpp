@@ -59,10 +59,16 @@ TEST(ProcessPollerTest, ClassifiesLaunchersAndRanks) {
 TEST(ProcessPollerTest, PollsItselfAndSeesChildren) {
   const pid_t child = ::fork();
   if (child == 0) {
-    ::execlp("sleep", "sleep", "0.5", nullptr);
+    ::execlp("sleep", "sleep", "2", nullptr);
     ::_exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Until the child has exec'd, it is a copy of this test binary.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (std::string comm; comm != "sleep" && std::chrono::steady_clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::ifstream in("/proc/" + std::to_string(child) + "/comm");
+    std::getline(in, comm);
+  }
   ProcessPoller poller(::getpid());
   const std::vector<ProcessSample>& s = poller.poll();
   bool saw_self = false, saw_child = false;
@@ -81,6 +87,7 @@ TEST(ProcessPollerTest, PollsItselfAndSeesChildren) {
   EXPECT_TRUE(saw_self);
   EXPECT_TRUE(saw_child);
   EXPECT_EQ(poller.totals().polls, 1);
+  ::kill(child, SIGKILL);
   ::waitpid(child, nullptr, 0);
   EXPECT_TRUE(poller.poll().size() >= 1u);  // the reaped child simply disappears
 }
@@ -197,15 +204,48 @@ TEST(MonitorTest, ClassifiesRankFromEnvironmentAndLauncherByName) {
   EXPECT_TRUE(saw_rank);
 }
 
-TEST(MonitorTest, ForwardsSigtermToTheChild) {
-  std::thread killer([] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+// Whether this process has a handler installed for `sig` (SigCgt mask).
+bool catches(int sig) {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.starts_with("SigCgt:")) {
+      const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+      return (mask >> (sig - 1)) & 1;
+    }
+  }
+  return false;
+}
+
+// Sends SIGTERM to this process as soon as the monitor handles it, and after
+// `delay` more: early enough to land while the child is being started.
+std::thread terminate_when_handled(std::chrono::milliseconds delay) {
+  return std::thread([delay] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!catches(SIGTERM) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::yield();
+    }
+    std::this_thread::sleep_for(delay);
     ::kill(::getpid(), SIGTERM);
   });
+}
+
+TEST(MonitorTest, ForwardsSigtermToTheChild) {
+  std::thread killer = terminate_when_handled(std::chrono::milliseconds(300));
   const MonitorResult r = run_monitor(quiet({"sleep", "5"}));
   killer.join();
   EXPECT_EQ(r.exit_code, 128 + SIGTERM);
   EXPECT_LT(r.runtime_seconds, 4.0);
+}
+
+TEST(MonitorTest, ASigtermWhileTheChildStartsIsNotLost) {
+  for (int i = 0; i < 5; ++i) {
+    std::thread killer = terminate_when_handled(std::chrono::milliseconds(0));
+    const MonitorResult r = run_monitor(quiet({"sleep", "5"}));
+    killer.join();
+    EXPECT_EQ(r.exit_code, 128 + SIGTERM) << "try " << i;
+    EXPECT_LT(r.runtime_seconds, 4.0) << "try " << i;
+  }
 }
 
 TEST(MonitorTest, CsvHasHeaderAndOneRowPerSample) {
