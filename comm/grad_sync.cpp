@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
@@ -108,11 +109,15 @@ class ThreadOverlapSync final : public GradSync {
     std::lock_guard lock(mu_);
     TS_CHECK(handed_ == done_) << "begin_step with buckets of the last step in flight";
     handed_ = done_ = 0;
+    handing_s_ = 0;
   }
   void on_ready(int64_t begin) override {
     std::size_t n = handed_snapshot_;
     while (n < buckets_.size() && buckets_[n].offset >= begin) ++n;
-    if (n != handed_snapshot_) hand_over(n);
+    if (n == handed_snapshot_) return;
+    const auto t0 = Clock::now();
+    hand_over(n);
+    handing_s_ += seconds_since(t0);
   }
   void finish() override {
     const auto t0 = Clock::now();
@@ -123,7 +128,8 @@ class ThreadOverlapSync final : public GradSync {
       handed_snapshot_ = 0;
       if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     }
-    stats_.exposed_s = seconds_since(t0);
+    stats_.exposed_s = handing_s_ + seconds_since(t0);
+    handing_s_ = 0;
     stats_.calls = static_cast<int64_t>(buckets_.size());
     stats_.bytes = static_cast<int64_t>(grads_.size() * sizeof(float));
     stats_.comm_s = 0;
@@ -179,6 +185,7 @@ class ThreadOverlapSync final : public GradSync {
   // Written by the worker for bucket i before done_ passes i; read after.
   std::vector<int64_t> start_ns_, end_ns_;
   std::size_t handed_snapshot_ = 0;  // the training thread's copy of handed_
+  double handing_s_ = 0;             // this step's time in on_ready()
 
   std::mutex mu_;
   std::condition_variable changed_;
@@ -200,12 +207,14 @@ class PollOverlapSync final : public GradSync {
         buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)) {
     requests_.resize(buckets_.size());
     launched_ns_.resize(buckets_.size());
+    completed_ns_.resize(buckets_.size());
   }
   ReduceStrategy strategy() const override { return ReduceStrategy::kOverlapPoll; }
   bool overlaps() const override { return true; }
   void begin_step(int64_t step) override {
     GradSync::begin_step(step);
     next_ = 0;
+    in_calls_s_ = 0;
   }
   void on_ready(int64_t begin) override {
     const auto t0 = Clock::now();
@@ -214,7 +223,7 @@ class PollOverlapSync final : public GradSync {
       if (requests_[i] && requests_[i]->test()) complete(i);
     }
     while (next_ < buckets_.size() && buckets_[next_].offset >= begin) launch(next_++);
-    stats_.comm_s += seconds_since(t0);
+    in_calls_s_ += seconds_since(t0);
   }
   void finish() override {
     const auto t0 = Clock::now();
@@ -225,15 +234,25 @@ class PollOverlapSync final : public GradSync {
         complete(i);
       }
     }
-    const double waited = seconds_since(t0);
-    stats_.exposed_s = waited;
-    stats_.comm_s += waited;
+    // Exposed: all the training thread's time in MPI calls, testing during
+    // backward included (it is not computing then). Comm: the wall time
+    // during which some bucket was in flight (completion as first seen).
+    stats_.exposed_s = in_calls_s_ + seconds_since(t0);
+    in_calls_s_ = 0;
+    int64_t busy_ns = 0, covered_to = INT64_MIN;
+    for (std::size_t i = 0; i < buckets_.size(); ++i) {  // launched in order
+      const int64_t from = std::max(launched_ns_[i], covered_to);
+      if (completed_ns_[i] > from) busy_ns += completed_ns_[i] - from;
+      covered_to = std::max(covered_to, completed_ns_[i]);
+    }
+    stats_.comm_s = static_cast<double>(busy_ns) * 1e-9;
   }
   std::vector<TensorRange> buckets() const override { return buckets_; }
 
  private:
   void complete(std::size_t i) {
     requests_[i].reset();
+    completed_ns_[i] = profiler::trace_clock_ns();
     trace_collective(launched_ns_[i], static_cast<int32_t>(i), buckets_[i].numel * 4);
   }
   void launch(std::size_t i) {
@@ -248,8 +267,9 @@ class PollOverlapSync final : public GradSync {
   std::span<float> grads_;
   std::vector<TensorRange> buckets_;
   std::vector<std::unique_ptr<Request>> requests_;
-  std::vector<int64_t> launched_ns_;
+  std::vector<int64_t> launched_ns_, completed_ns_;
   std::size_t next_ = 0;
+  double in_calls_s_ = 0;  // this step's time in on_ready()
 };
 
 }  // namespace

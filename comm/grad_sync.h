@@ -53,8 +53,12 @@ struct TensorRange {
 struct GradSyncStats {
   int64_t calls = 0;       // collective calls
   int64_t bytes = 0;       // bytes reduced
-  double comm_s = 0;       // wall time of the collectives (overlap: on its thread)
-  double exposed_s = 0;    // wall time spent in finish(): communication not hidden by backward
+  // Wall time during which a collective of this step was running (overlap:
+  // its thread's busy time; overlap-poll: launch to completion as seen).
+  double comm_s = 0;
+  // The training thread's wall time in communication (finish(), and for
+  // overlap-poll also its tests during backward): what backward did not hide.
+  double exposed_s = 0;
 };
 
 class GradSync {

@@ -48,7 +48,8 @@ std::string comparison_table_html(const Comparison& cmp) {
   std::string out =
       "<table class=\"comparison\"><tr><th class=\"name\">case</th><th>ranks</th><th>reps</th>"
       "<th>tokens/s</th><th>speedup</th><th>scaling eff.</th><th>step median ms</th>"
-      "<th>step p95 ms</th><th>comm share</th><th class=\"name\">status</th></tr>\n";
+      "<th>step p95 ms</th><th>comm share</th><th>exposed comm ms</th>"
+      "<th class=\"name\">status</th></tr>\n";
   for (const auto& r : cmp.rows) {
     const auto& f = r.figures;
     out += r.is_baseline ? "<tr class=\"baseline\">" : "<tr>";
@@ -61,6 +62,7 @@ std::string comparison_table_html(const Comparison& cmp) {
     out += td(ms(f.step_median_s));
     out += td(ms(f.step_p95_s));
     out += td(percent(f.comm_share));
+    out += td(ms(f.comm_exposed_s));
     out += td(status_text(f), "name status-" + f.status);
     out += "</tr>\n";
   }
@@ -226,16 +228,17 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     const Comparison cmp = compare_cases(suite);
     out += fmt::format("Baseline: {}\n\n", markdown_cell(cmp.baseline_case));
     out += "| case | ranks | reps | tokens/s | speedup | scaling eff. | step median ms | "
-           "step p95 ms | comm share | status |\n"
-           "|:--|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n";
+           "step p95 ms | comm share | exposed comm ms | status |\n"
+           "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n";
     for (const auto& r : cmp.rows) {
       const auto& f = r.figures;
-      out += fmt::format("| {}{} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} |\n",
+      out += fmt::format("| {}{} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                          markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "",
                          f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
                          std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
                          percent(r.efficiency), ms(f.step_median_s), ms(f.step_p95_s),
-                         percent(f.comm_share), markdown_cell(status_text(f)));
+                         percent(f.comm_share), ms(f.comm_exposed_s),
+                         markdown_cell(status_text(f)));
     }
     out += "\n";
     if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {

@@ -1,5 +1,6 @@
 #include "report/suite_data.h"
 
+
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -129,7 +130,7 @@ CaseFigures case_figures(const CaseData& c) {
     f.reason = fmt::format("{} of {} repetitions not usable; first {}: {}",
                            f.repetitions - f.usable, f.repetitions, f.status, f.reason);
   }
-  std::vector<double> tps, med, p95, mean, share;
+  std::vector<double> tps, med, p95, mean, share, exposed;
   std::vector<std::vector<double>> phases(std::size(kPhaseNames));
   for (const RunData* r : usable) {
     const auto& s = *r->summary;
@@ -144,6 +145,14 @@ CaseFigures case_figures(const CaseData& c) {
     }
     double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases.comm.mean; });
     share.push_back(step_mean > 0 ? comm / step_mean : kNaN);
+    const size_t warmup = s.options.value("warmup_steps", size_t{0});
+    double exposed_sum = 0;
+    for (const auto& rank_steps : s.steps) {
+      std::vector<double> v;
+      for (size_t i = warmup; i < rank_steps.size(); ++i) v.push_back(rank_steps[i].comm_exposed_s);
+      exposed_sum += median_of(std::move(v));
+    }
+    exposed.push_back(s.steps.empty() ? kNaN : exposed_sum / static_cast<double>(s.steps.size()));
   }
   f.tokens_per_s = median_of(tps);
   f.step_median_s = median_of(med);
@@ -151,6 +160,7 @@ CaseFigures case_figures(const CaseData& c) {
   f.step_mean_s = median_of(mean);
   for (auto& p : phases) f.phase_mean_s.push_back(median_of(p));
   f.comm_share = median_of(share);
+  f.comm_exposed_s = median_of(exposed);
   return f;
 }
 

@@ -76,6 +76,11 @@ struct CaseFigures {
   // repetitions), in the order of kPhaseNames.
   std::vector<double> phase_mean_s;
   double comm_share = 0;            // comm phase mean / step mean
+  // Gradient-sync time per step that backward did not hide: the training
+  // thread's time in the reduction (median over measured steps, mean over
+  // ranks, median over repetitions). Comparable across strategies: what
+  // overlap buys shows here.
+  double comm_exposed_s = 0;
 };
 
 inline constexpr std::string_view kPhaseNames[] = {"data", "forward",  "backward",  "comm",

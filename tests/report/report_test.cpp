@@ -104,6 +104,8 @@ TEST_F(ReportTest, ComparesEachCaseWithTheNaiveBaseline) {
   // Two ranks at ~0.05 s per step against one at ~0.08: about 3.2x.
   EXPECT_NEAR(fused.speedup, 3.2, 0.3);
   EXPECT_NEAR(fused.figures.comm_share, 0.2, 1e-9);
+  EXPECT_GT(fused.figures.comm_exposed_s, 0.0);
+  EXPECT_TRUE(std::isnan(cmp.rows[5].figures.comm_exposed_s));  // skipped: no steps
   EXPECT_EQ(cmp.rows[4].figures.status, "failed");
   EXPECT_NE(cmp.rows[4].figures.reason.find("rank 1: NaN loss"), std::string::npos);
   EXPECT_TRUE(std::isnan(cmp.rows[4].speedup));

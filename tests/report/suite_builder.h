@@ -81,6 +81,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       const double t = c.step_time_s * suite.slowdown * (1.0 + noise(rng)) * (k == 0 ? 1.5 : 1.0);
       st.step_time_s = t;
       st.phases = {0.05 * t, 0.3 * t, (0.6 - c.comm_share) * t, c.comm_share * t, 0.05 * t, 0, 0};
+      st.comm_exposed_s = c.comm_share * t;
       st.comm_calls = c.reduction == "per-tensor" ? 20 : 2;
       st.comm_bytes = params;
       steps.push_back(st);
