@@ -65,7 +65,7 @@ struct SuiteCase {
   std::string model;     // preset or absolute path of a config.json
   std::string mode = "naive";        // naive | duplicated | sharded
   int ranks = 1;
-  std::string reduce = "fused";      // per-tensor | fused | overlap
+  std::string reduce = "fused";      // per-tensor | fused | overlap | overlap-poll
   std::optional<double> bucket_mb;   // fused/overlap only; <= 0: whole gradient
   int threads = 0;                   // per rank; 0: the trainer's default
   std::string transport = "auto";    // auto | shm | tcp
