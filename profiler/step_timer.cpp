@@ -9,8 +9,6 @@
 namespace trainscope::profiler {
 namespace {
 
-constexpr std::array<std::string_view, kNumPhases> kPhaseNames = {
-    "data", "forward", "backward", "comm", "optimizer", "eval", "checkpoint"};
 constexpr int kPhaseFrame = 0;
 constexpr int kRegionFrame = 1;
 

@@ -64,7 +64,11 @@ enum class Phase : int {
 };
 inline constexpr int kNumPhases = 7;
 
-// "data", "forward", "backward", "comm", "optimizer", "eval", "checkpoint".
+// The phases' names in Phase order: how summaries, the results database and
+// reports call them.
+inline constexpr std::array<std::string_view, kNumPhases> kPhaseNames = {
+    "data", "forward", "backward", "comm", "optimizer", "eval", "checkpoint"};
+
 std::string_view phase_name(Phase phase);
 // Inverse of phase_name; false for an unknown name.
 bool parse_phase(std::string_view name, Phase* out);

@@ -17,12 +17,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-const results::TimeStats& phase_stats(const results::PhaseStats& p, size_t index) {
-  const results::TimeStats* all[] = {&p.data, &p.forward, &p.backward, &p.comm,
-                                     &p.optimizer, &p.eval, &p.checkpoint};
-  return *all[index];
-}
-
 double mean_over_ranks(const results::RunSummary& s, auto&& field) {
   if (s.ranks.empty()) return kNaN;
   double sum = 0;
@@ -141,7 +135,7 @@ CaseFigures case_figures(const CaseData& c) {
     mean.push_back(step_mean);
     for (size_t p = 0; p < phases.size(); ++p) {
       phases[p].push_back(
-          mean_over_ranks(s, [p](const auto& rr) { return phase_stats(rr.phases, p).mean; }));
+          mean_over_ranks(s, [p](const auto& rr) { return results::phase_members(rr.phases)[p]->mean; }));
     }
     double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases.comm.mean; });
     share.push_back(step_mean > 0 ? comm / step_mean : kNaN);

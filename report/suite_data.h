@@ -83,8 +83,7 @@ struct CaseFigures {
   double comm_exposed_s = 0;
 };
 
-inline constexpr std::string_view kPhaseNames[] = {"data", "forward",  "backward",  "comm",
-                                                   "optimizer", "eval", "checkpoint"};
+using profiler::kPhaseNames;
 
 CaseFigures case_figures(const CaseData& c);
 

@@ -151,15 +151,14 @@ void get_object(const Field& f, std::string_view key, json& out) {
   out = m.value();
 }
 
-void read(const Field& f, PhaseTimes& v) {
-  get(f, "data", v.data);
-  get(f, "forward", v.forward);
-  get(f, "backward", v.backward);
-  get(f, "comm", v.comm);
-  get(f, "optimizer", v.optimizer);
-  get(f, "eval", v.eval);
-  get(f, "checkpoint", v.checkpoint);
+// PhaseTimes and PhaseStats: one member per phase, keyed by its name.
+template <typename Phases>
+void read_phases(const Field& f, Phases& v) {
+  const auto members = phase_members(v);
+  for (size_t i = 0; i < members.size(); ++i) get(f, profiler::kPhaseNames[i], *members[i]);
 }
+
+void read(const Field& f, PhaseTimes& v) { read_phases(f, v); }
 
 void read(const Field& f, StepRecord& v) {
   get(f, "step", v.step);
@@ -189,15 +188,7 @@ void read(const Field& f, TimeStats& v) {
   get(f, "max", v.max);
 }
 
-void read(const Field& f, PhaseStats& v) {
-  get(f, "data", v.data);
-  get(f, "forward", v.forward);
-  get(f, "backward", v.backward);
-  get(f, "comm", v.comm);
-  get(f, "optimizer", v.optimizer);
-  get(f, "eval", v.eval);
-  get(f, "checkpoint", v.checkpoint);
-}
+void read(const Field& f, PhaseStats& v) { read_phases(f, v); }
 
 void read(const Field& f, MemoryByCategory& v) {
   get(f, "parameters", v.parameters);
@@ -318,24 +309,26 @@ void read(const Field& f, PollerSample& v) {
 
 json num(double x) { return std::isfinite(x) ? json(x) : json(nullptr); }
 
-json to_j(const PhaseTimes& v) {
-  return {{"data", num(v.data)},       {"forward", num(v.forward)},
-          {"backward", num(v.backward)}, {"comm", num(v.comm)},
-          {"optimizer", num(v.optimizer)}, {"eval", num(v.eval)},
-          {"checkpoint", num(v.checkpoint)}};
-}
-
 json to_j(const TimeStats& v) {
   return {{"mean", num(v.mean)}, {"median", num(v.median)}, {"p95", num(v.p95)},
           {"min", num(v.min)},   {"max", num(v.max)}};
 }
 
-json to_j(const PhaseStats& v) {
-  return {{"data", to_j(v.data)},       {"forward", to_j(v.forward)},
-          {"backward", to_j(v.backward)}, {"comm", to_j(v.comm)},
-          {"optimizer", to_j(v.optimizer)}, {"eval", to_j(v.eval)},
-          {"checkpoint", to_j(v.checkpoint)}};
+json phase_value(double seconds) { return num(seconds); }
+json phase_value(const TimeStats& stats) { return to_j(stats); }
+
+template <typename Phases>
+json phases_to_j(const Phases& v) {
+  json out = json::object();
+  const auto members = phase_members(v);
+  for (size_t i = 0; i < members.size(); ++i) {
+    out[std::string(profiler::kPhaseNames[i])] = phase_value(*members[i]);
+  }
+  return out;
 }
+
+json to_j(const PhaseTimes& v) { return phases_to_j(v); }
+json to_j(const PhaseStats& v) { return phases_to_j(v); }
 
 json to_j(const MemoryByCategory& v) {
   return {{"parameters", v.parameters}, {"gradients", v.gradients},

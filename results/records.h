@@ -37,6 +37,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/step_timer.h"
+
 namespace trainscope::results {
 
 // Value of the `schema` field of every run summary this version writes and
@@ -69,6 +71,14 @@ struct PhaseTimes {
   double checkpoint = 0;
   bool operator==(const PhaseTimes&) const = default;
 };
+
+// The members of a PhaseTimes or PhaseStats in profiler::kPhaseNames order,
+// so that one loop handles all seven phases.
+template <typename Phases>
+auto phase_members(Phases& p) {
+  return std::array{&p.data, &p.forward, &p.backward, &p.comm,
+                    &p.optimizer, &p.eval, &p.checkpoint};
+}
 
 // One optimizer step as seen by one rank.
 struct StepRecord {

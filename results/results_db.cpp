@@ -30,13 +30,7 @@ std::string utc_timestamp() {
 
 namespace {
 
-constexpr const char* kPhaseNames[] = {"data",      "forward", "backward", "comm",
-                                       "optimizer", "eval",    "checkpoint"};
-
-// The phase members in kPhaseNames order, so one loop handles all seven.
-std::array<TimeStats*, 7> phase_members(PhaseStats& p) {
-  return {&p.data, &p.forward, &p.backward, &p.comm, &p.optimizer, &p.eval, &p.checkpoint};
-}
+using profiler::kPhaseNames;
 
 // kUnknown (-1) is stored as NULL so that SQL aggregates skip it.
 std::optional<int64_t> known(int64_t value) {
