@@ -84,17 +84,19 @@ void add_suite_command(CLI::App& app) {
                   "--extra-mpirun-args=--report-bindings)")
       ->allow_extra_args(false);
   run->add_option("--repeat", f->o.repeat,
-                  "Run every case K times (overrides the suite's repetitions)");
+                  "Run every case K times (overrides the suite's repetitions)")
+      ->check(CLI::PositiveNumber);
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
-  run->add_option("--timeout", f->timeout_s,
-                  "Per-case timeout in seconds (overrides the suite's timeout_s)");
+  auto* timeout = run->add_option("--timeout", f->timeout_s,
+                                  "Per-case timeout in seconds (overrides the suite's timeout_s)");
   run->add_flag("--dry-run", f->o.dry_run,
                 "Print each case's command (or skip reason) and exit; runs and writes nothing");
 
-  run->callback([f] {
+  run->callback([f, timeout] {
     f->o.db_path = f->db;
     f->o.hostfile = f->hostfile;
-    if (f->timeout_s != 0) f->o.timeout_s = f->timeout_s;
+    // Given at all, even as 0: the runner then says it must be positive.
+    if (timeout->count() > 0) f->o.timeout_s = f->timeout_s;
     f->o.command_line = "trainscope suite run " + f->suite;
     if (!f->hostfile.empty()) f->o.command_line += " --hostfile " + f->hostfile;
     if (!f->o.tcp_interface.empty()) f->o.command_line += " --tcp-interface " + f->o.tcp_interface;

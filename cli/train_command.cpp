@@ -5,6 +5,7 @@
 //   mpirun -np 2 trainscope train --mode sharded --reduce overlap --summary s.json
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "cli/commands.h"
@@ -21,17 +22,28 @@ namespace {
 const CLI::Validator kPositive(
     [](std::string& v) {
       double x = 0;
-      return CLI::detail::lexical_cast(v, x) && x > 0 ? std::string()
-                                                      : "must be positive, got " + v;
+      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x > 0
+                 ? std::string()
+                 : "must be a positive number, got " + v;
     },
     "POSITIVE");
 const CLI::Validator kNonNegative(
     [](std::string& v) {
       double x = 0;
-      return CLI::detail::lexical_cast(v, x) && x >= 0 ? std::string()
-                                                       : "must not be negative, got " + v;
+      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x >= 0
+                 ? std::string()
+                 : "must be a non-negative number, got " + v;
     },
     "NON-NEGATIVE");
+// For values where 0 or a negative number means something (off, whole):
+// only NaN and infinity are nonsense.
+const CLI::Validator kFinite(
+    [](std::string& v) {
+      double x = 0;
+      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) ? std::string()
+                                                                 : "must be a finite number, got " + v;
+    },
+    "NUMBER");
 
 struct TrainFlags {
   training::TrainOptions o;
@@ -69,6 +81,11 @@ void run(TrainFlags& f) {
     std::fprintf(stderr, "trainscope: rank %d: error: %s\n", comm->rank(), e.what());
     std::fflush(stderr);
     comm->abort(e.exit_code());
+  } catch (const std::exception& e) {
+    if (comm->size() == 1) throw;
+    std::fprintf(stderr, "trainscope: rank %d: error: %s\n", comm->rank(), e.what());
+    std::fflush(stderr);
+    comm->abort(kExitFailure);
   }
 }
 
@@ -103,11 +120,14 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--min-lr", o.min_lr, "Final learning rate of the cosine schedule")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW decoupled weight decay")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kNonNegative);
   cmd->add_option("--grad-clip", o.grad_clip, "Clip the global gradient norm to this (<= 0: off)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite);
   cmd->add_option("--seed", o.seed, "Seed of the initial weights")->capture_default_str();
   cmd->add_option("--threads", o.threads, "Compute threads per rank (OpenMP and OpenBLAS); "
                                           "default: cores / ranks on this host")
@@ -162,7 +182,8 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--bucket-mb", o.bucket_mb, "Bucket size in MiB for fused/overlap(-poll) (<= 0: the "
                                               "whole gradient in one all-reduce)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kFinite);
   cmd->add_option("--comm", flags->backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir,

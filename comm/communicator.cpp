@@ -41,6 +41,12 @@ void run_collectively(Communicator& comm, const std::function<void()>& fn) {
     message = e.what();
     code = e.exit_code();
     if (comm.size() == 1) throw CollectiveError(message, code);
+  } catch (const std::exception& e) {
+    // Out of memory, a library's exception...: still agreed on, or the other
+    // ranks would wait in the all_gather below forever.
+    message = e.what();
+    code = kExitFailure;
+    if (comm.size() == 1) throw CollectiveError(message, code);
   }
   if (comm.size() == 1) return;
   const std::vector<std::string> all = comm.all_gather(std::to_string(code) + " " + message);

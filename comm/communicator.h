@@ -72,7 +72,8 @@ class CollectiveError : public Error {
 };
 
 // Runs `fn` on every rank, then agrees on the outcome: if any rank threw
-// trainscope::Error, every rank throws a CollectiveError carrying the first
+// trainscope::Error (or any other std::exception, as exit code 1), every rank
+// throws a CollectiveError carrying the first
 // failing rank's message (prefixed "rank R: " in a multi-rank job when the
 // ranks failed differently) and the largest exit code. For setup steps whose
 // failure may differ between ranks (a file missing on one host), so no rank is

@@ -359,9 +359,8 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
       rec.rep_step_median_s.push_back(s.totals.step_time_median_s);
       rec.rep_tokens_per_s.push_back(s.totals.tokens_per_s);
       if (!s.steps.empty()) {
-        const auto& steps = s.steps.front();
-        for (size_t k = steps.size() > 1 ? 1 : 0; k < steps.size(); ++k) {
-          rec.step_times_s.push_back(steps[k].step_time_s);
+        for (const auto& step : measured_steps(s, s.steps.front())) {
+          rec.step_times_s.push_back(step.step_time_s);
         }
       }
     }

@@ -100,6 +100,14 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
   return out;
 }
 
+std::span<const results::StepRecord> measured_steps(const results::RunSummary& run,
+                                                    const std::vector<results::StepRecord>& steps) {
+  const auto warmup = run.options.value("warmup_steps", int64_t{0});
+  const size_t skip = warmup > 0 && static_cast<size_t>(warmup) < steps.size()
+                          ? static_cast<size_t>(warmup) : 0;
+  return std::span<const results::StepRecord>(steps).subspan(skip);
+}
+
 CaseFigures case_figures(const CaseData& c) {
   CaseFigures f;
   f.repetitions = static_cast<int>(c.runs.size());
@@ -139,11 +147,10 @@ CaseFigures case_figures(const CaseData& c) {
     }
     double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases.comm.mean; });
     share.push_back(step_mean > 0 ? comm / step_mean : kNaN);
-    const size_t warmup = s.options.value("warmup_steps", size_t{0});
     double exposed_sum = 0;
     for (const auto& rank_steps : s.steps) {
       std::vector<double> v;
-      for (size_t i = warmup; i < rank_steps.size(); ++i) v.push_back(rank_steps[i].comm_exposed_s);
+      for (const auto& step : measured_steps(s, rank_steps)) v.push_back(step.comm_exposed_s);
       exposed_sum += median_of(std::move(v));
     }
     exposed.push_back(s.steps.empty() ? kNaN : exposed_sum / static_cast<double>(s.steps.size()));

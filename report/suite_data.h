@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,6 +87,12 @@ struct CaseFigures {
 using profiler::kPhaseNames;
 
 CaseFigures case_figures(const CaseData& c);
+
+// A rank's measured steps: without the run's warm-up steps
+// (options.warmup_steps), as the trainer's own statistics; all of them when
+// the run has no more than its warm-up.
+std::span<const results::StepRecord> measured_steps(const results::RunSummary& run,
+                                                    const std::vector<results::StepRecord>& steps);
 
 // Median of the values (NaN when empty); the convention of profiler/stats.h.
 double median_of(std::vector<double> values);

@@ -623,10 +623,6 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
         problem = "interrupted";
       } else if (timed_out) {
         problem = fmt::format("timed out after {:g} s (killed)", case_timeout);
-        if (c.transport == "tcp" && c.links > 4) {
-          problem += "; note: Open MPI 4.1's TCP transport hangs with btl_tcp_links above 4 "
-                     "once a message exceeds the eager limit (docs/SUITES.md, known problems)";
-        }
       } else if (r.exit_code != 0) {
         problem = fmt::format("exit code {}", r.exit_code);
       }

@@ -219,6 +219,12 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
     if (resume) {
       check_resume_compatible(resume->state.value("options", json::object()), options_json,
                               resume->step_dir.string());
+      // The loop would train nothing and still report success.
+      if (resume->step > o.steps) {
+        throw Error(fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
+                                "continues to --steps in total",
+                                o.steps, resume->step, resume->step_dir.string()));
+      }
     }
     tokenizer = make_tokenizer(o.tokenizer);
     if (tokenizer->vocab_size() > config.vocab_size) {

@@ -28,11 +28,25 @@ Result run(const std::string& args) {
   return r;
 }
 
+TEST(CliTest, BadSuiteFlagsExitTwoAndNameTheFlag) {
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"suite run smoke --dry-run --timeout 0", "--timeout must be positive, got 0"},
+           {"suite run smoke --dry-run --repeat 0", "--repeat"},
+       }) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"train --batch 0", "--batch: must be positive, got 0"},
-           {"train --block -4", "--block: must be positive"},
-           {"train --lr 0", "--lr: must be positive"},
+           {"train --batch 0", "--batch: must be a positive number, got 0"},
+           {"train --block -4", "--block: must be a positive number"},
+           {"train --lr 0", "--lr: must be a positive number"},
+           {"train --lr inf", "--lr: must be a positive number, got inf"},
+           {"train --weight-decay -5", "--weight-decay: must be a non-negative number"},
+           {"train --bucket-mb nan", "--bucket-mb: must be a finite number, got nan"},
            {"train --model nonesuch", "unknown model preset 'nonesuch'"},
            {"train --model tiny --reduce ring", "--reduce: unknown strategy 'ring'"},
            {"train --model tiny --mode halfway", "halfway"},

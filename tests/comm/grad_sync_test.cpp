@@ -200,6 +200,12 @@ TEST(CommunicatorTest, LocalIsSizeOneAndCollectivesAreNoOps) {
   EXPECT_EQ(comm->all_gather("a"), std::vector<std::string>{"a"});
   EXPECT_THROW(make_communicator("carrier-pigeon"), Error);
   EXPECT_THROW(run_collectively(*comm, [] { throw Error("boom"); }), CollectiveError);
+  try {
+    run_collectively(*comm, [] { throw std::bad_alloc(); });
+    FAIL() << "not collective";
+  } catch (const CollectiveError& e) {
+    EXPECT_EQ(e.exit_code(), kExitFailure);
+  }
 }
 
 TEST(CommunicatorTest, TransportSettingsKeepTransportsAndDropLauncherBookkeeping) {

@@ -113,6 +113,18 @@ TEST_F(ReportTest, ComparesEachCaseWithTheNaiveBaseline) {
   EXPECT_NE(cmp.rows[5].figures.reason.find("needs 8 ranks"), std::string::npos);
 }
 
+TEST(MeasuredStepsTest, WarmupStepsAreLeftOutUnlessNothingWouldRemain) {
+  results::RunSummary run;
+  std::vector<results::StepRecord> steps(5);
+  for (int i = 0; i < 5; ++i) steps[i].step = i;
+  EXPECT_EQ(measured_steps(run, steps).size(), 5u);  // no warmup_steps: all
+  run.options = {{"warmup_steps", 2}};
+  ASSERT_EQ(measured_steps(run, steps).size(), 3u);
+  EXPECT_EQ(measured_steps(run, steps).front().step, 2);
+  run.options = {{"warmup_steps", 9}};
+  EXPECT_EQ(measured_steps(run, steps).size(), 5u);
+}
+
 TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
   auto spec = reductions_suite();
   spec.cases.push_back({.name = "broken", .fail_reason = "rank 1: NaN loss"});

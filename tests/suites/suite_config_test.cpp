@@ -79,6 +79,31 @@ TEST(SuiteConfig, LinksOnNonTcpCaseIsAnError) {
   EXPECT_NE(e.find("tcp transport only"), std::string::npos) << e;
 }
 
+TEST(SuiteConfig, MoreThanFourTcpLinksAreSkippedWithTheReason) {
+  const Suite s = parse("name = \"x\"\n[base]\nranks = 2\nmode = \"sharded\"\n"
+                        "transport = \"tcp\"\n[grid]\nlinks = [4, 8]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].skip_reason, "");
+  EXPECT_NE(s.cases[1].skip_reason.find("btl_tcp_links 8 hangs Open MPI"), std::string::npos)
+      << s.cases[1].skip_reason;
+}
+
+TEST(SuiteConfig, OutOfRangeAndNonFiniteValuesNameTheLine) {
+  struct Bad { std::string text, where, what; };
+  for (const Bad& b : std::vector<Bad>{
+           {"name = \"x\"\n[grid]\nranks = [4294967298]\n", "t.toml:3:", "at most"},
+           {"name = \"x\"\nrepetitions = 4294967296\n[grid]\nranks = [1]\n", "t.toml:2:", "at most"},
+           {"name = \"x\"\n[base]\nbucket_mb = nan\n[grid]\nranks = [2]\n", "t.toml:3:", "finite"},
+           {"name = \"x\"\ntimeout_s = inf\n[grid]\nranks = [1]\n", "t.toml:2:", "finite"},
+           {"name = \"x\"\ntcp_interface = \"\"\n[grid]\nranks = [1]\n", "t.toml:2:", "interface"},
+           {"name = \"x\"\nbind_to = \"banana\"\n[grid]\nranks = [1]\n", "t.toml:2:", "banana"},
+       }) {
+    const std::string e = error_of(b.text);
+    EXPECT_NE(e.find(b.where), std::string::npos) << b.text << " -> " << e;
+    EXPECT_NE(e.find(b.what), std::string::npos) << b.text << " -> " << e;
+  }
+}
+
 TEST(SuiteConfig, MissingModelConfigNamesLine) {
   const std::string e = error_of("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;

@@ -87,6 +87,15 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
   TrainOptions changed = second;
   changed.batch = 8;
   EXPECT_THROW(run_training(changed, *comm, stdout), Error);
+  // Resuming past --steps would train nothing and report success.
+  TrainOptions fewer = tiny_options(2);
+  fewer.resume = dir.string();
+  try {
+    run_training(fewer, *comm, stdout);
+    FAIL() << "a resume beyond --steps was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--steps 2 is below step 4"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 

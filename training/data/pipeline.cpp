@@ -92,9 +92,8 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
       }
     }
     if (error) std::rethrow_exception(error);
-    std::size_t wave_tokens = 0;
-    for (const auto& w : wave) wave_tokens += w.size();
-    store->tokens.reserve(store->tokens.size() + wave_tokens);
+    // No reserve here: an exact reserve per wave would copy everything loaded
+    // so far every wave (quadratic); insert() grows geometrically.
     for (auto& w : wave) {
       store->tokens.insert(store->tokens.end(), w.begin(), w.end());
       if (!append_eot) store->offsets.push_back(static_cast<int64_t>(store->tokens.size()));
