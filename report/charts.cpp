@@ -1,6 +1,7 @@
 #include "report/charts.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <set>
@@ -51,15 +52,11 @@ const char* kHistogramStyle =
 
 }  // namespace
 
-int link_count(const std::string& links) {
+int tcp_links(const std::string& links) {
   int n = 0;
-  bool in_token = false;
-  for (char c : links) {
-    const bool sep = c == '+' || c == ',' || c == ' ' || c == ';';
-    if (!sep && !in_token) ++n;
-    in_token = !sep;
-  }
-  return n;
+  const char* end = links.data() + links.size();
+  const auto [ptr, ec] = std::from_chars(links.data(), end, n);
+  return ec == std::errc() && ptr == end && n > 0 ? n : 0;
 }
 
 std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
@@ -318,7 +315,7 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
   std::map<std::string, std::vector<std::pair<double, double>>> series;
   std::set<int> counts;
   for (const auto& c : suite.cases) {
-    const int links = link_count(c.run_case.links);
+    const int links = tcp_links(c.run_case.links);
     const RunData* run = first_usable(c);
     if (links == 0 || !run) continue;
     double gbps = std::numeric_limits<double>::quiet_NaN();

@@ -56,9 +56,9 @@ struct MemoryTotals {
 };
 MemoryTotals memory_totals(const CaseData& c);
 
-// Number of links in a RunCase::links text ("eth0+eth1", "eth0,eth1" -> 2);
-// 0 when empty.
-int link_count(const std::string& links);
+// The btl_tcp_links count of a RunCase::links text, as the runner stores it:
+// "2" -> 2; a transport name ("shm", "auto": not a TCP case) -> 0.
+int tcp_links(const std::string& links);
 
 }  // namespace trainscope::report
 

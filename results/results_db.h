@@ -78,7 +78,7 @@ struct RunCase {
   int world_size = 1;
   int threads = 1;                 // threads per rank
   nlohmann::json transport = nlohmann::json::object();  // OMPI_MCA_* and interfaces asked for
-  std::string links;               // e.g. "lo", "eth0+eth1"
+  std::string links;               // tcp: btl_tcp_links ("1", "4"); else the transport ("shm")
   std::string launcher_command;    // the exact mpirun command line
   int repetition = 0;
   bool operator==(const RunCase&) const = default;

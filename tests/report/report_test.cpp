@@ -224,15 +224,18 @@ TEST_F(ReportTest, ScalingSuiteFitsAmdahlAndAllreduceRowsGiveBusbw) {
 }
 
 TEST_F(ReportTest, LinkCountsAndLinksChart) {
-  EXPECT_EQ(link_count(""), 0);
-  EXPECT_EQ(link_count("lo"), 1);
-  EXPECT_EQ(link_count("eth0+eth1"), 2);
-  EXPECT_EQ(link_count("eth0, eth1,eth2"), 3);
+  // What the runner stores (suites/runner.cpp, run_case_record).
+  EXPECT_EQ(tcp_links("4"), 4);
+  EXPECT_EQ(tcp_links("shm"), 0);
+  EXPECT_EQ(tcp_links("auto"), 0);
+  EXPECT_EQ(tcp_links(""), 0);
+  EXPECT_EQ(tcp_links("2x"), 0);
   SuiteSpec spec;
   spec.name = "tcp-links";
   spec.repetitions = 1;
-  spec.cases = {{.name = "one", .links = "eth0", .step_time_s = 0.06},
-                {.name = "two", .links = "eth0+eth1", .step_time_s = 0.05}};
+  spec.cases = {{.name = "shm", .links = "shm", .step_time_s = 0.04},
+                {.name = "one", .links = "1", .step_time_s = 0.06},
+                {.name = "two", .links = "2", .step_time_s = 0.05}};
   const SuiteData suite = load(spec);
   auto chart = links_chart(suite);
   ASSERT_TRUE(chart);
