@@ -305,19 +305,22 @@ std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& 
           strategy, comm, grads,
           buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
     case ReduceStrategy::kOverlap:
-      // One rank has nothing to overlap: no thread for it.
+    case ReduceStrategy::kOverlapPoll:
+      // One rank has nothing to overlap: the same buckets, blocking (and no
+      // thread, no calls during backward).
       if (comm.size() == 1) {
         return std::make_unique<BlockingSync>(
             strategy, comm, grads,
             buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
+      }
+      if (strategy == ReduceStrategy::kOverlapPoll) {
+        return std::make_unique<PollOverlapSync>(comm, grads, bucket_elems);
       }
       if (!comm.serialized_threads()) {
         throw Error("--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
                     "which its communication thread needs; use --reduce overlap-poll");
       }
       return std::make_unique<ThreadOverlapSync>(comm, grads, bucket_elems);
-    case ReduceStrategy::kOverlapPoll:
-      return std::make_unique<PollOverlapSync>(comm, grads, bucket_elems);
   }
   TS_CHECK(false) << "unhandled strategy";
   return nullptr;

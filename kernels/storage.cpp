@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -94,6 +96,14 @@ void reset_peak_memory() {
   for (auto& c : g_categories) {
     c.peak.store(c.active.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
+}
+
+std::string format_bytes(double bytes) {
+  if (bytes < 0) return "-";
+  if (bytes < 1024) return fmt::format("{:.0f} B", bytes);
+  if (bytes < 1024.0 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024);
+  if (bytes < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024 * 1024));
 }
 
 }  // namespace trainscope::kernels

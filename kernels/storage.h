@@ -18,6 +18,7 @@
 #include <limits>
 #include <new>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -140,6 +141,11 @@ class TrackedAllocator {
  private:
   MemoryCategory category_;
 };
+
+// A byte count for people: "512 B", "12.3 KiB", "1.5 MiB", "2.25 GiB"; "-"
+// when negative (unknown). The one formatter of train's, monitor's and the
+// report's tables.
+std::string format_bytes(double bytes);
 
 }  // namespace trainscope::kernels
 

@@ -313,13 +313,6 @@ MonitorResult run_monitor(const MonitorOptions& options) {
   return result;
 }
 
-std::string format_bytes(double bytes) {
-  if (bytes < 0) return "-";
-  if (bytes < 1024.0 * 1024.0) return fmt::format("{:.0f} KiB", bytes / 1024.0);
-  if (bytes < 1024.0 * 1024.0 * 1024.0) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024.0));
-  return fmt::format("{:.2f} GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-}
-
 std::string format_summary(const MonitorResult& r) {
   std::string out = fmt::format(
       "# trainscope monitor: pid {}, runtime {:.2f} s, {} polls, {} processes seen, exit code {}\n",

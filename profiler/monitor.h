@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/storage.h"
 #include "profiler/process_poller.h"
 
 namespace trainscope::profiler {
@@ -63,8 +64,7 @@ struct MonitorResult {
 
 MonitorResult run_monitor(const MonitorOptions& options);
 
-// Human-readable sizes: "512 KiB", "12.3 MiB", "1.50 GiB"; "-" for < 0.
-std::string format_bytes(double bytes);
+using kernels::format_bytes;  // its tables' sizes
 // Final table: per-process role, rank, pid, peak and average RSS/PSS,
 // command; then the totals.
 std::string format_summary(const MonitorResult& result);

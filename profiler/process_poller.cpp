@@ -232,10 +232,11 @@ const std::vector<ProcessSample>& ProcessPoller::poll_at(double time_seconds) {
     p.current_pss_bytes = s.pss_bytes;
     if (s.pss_bytes >= 0) {
       // Averaged over the polls where PSS was readable.
-      const int64_t readable = p.peak_pss_bytes < 0 ? 0 : p.polls;
-      p.average_pss_bytes = (readable == 0 ? 0.0 : p.average_pss_bytes * static_cast<double>(readable)) +
-                            static_cast<double>(s.pss_bytes);
-      p.average_pss_bytes /= static_cast<double>(readable + 1);
+      const auto readable = static_cast<double>(p.pss_polls);
+      p.average_pss_bytes = ((p.pss_polls == 0 ? 0.0 : p.average_pss_bytes * readable) +
+                             static_cast<double>(s.pss_bytes)) /
+                            (readable + 1);
+      ++p.pss_polls;
       p.peak_pss_bytes = std::max(p.peak_pss_bytes, s.pss_bytes);
       pss_sum += s.pss_bytes;
     }

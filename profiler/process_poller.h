@@ -75,7 +75,8 @@ struct ProcessSummary {
   double average_rss_bytes = -1;
   int64_t current_pss_bytes = -1;
   int64_t peak_pss_bytes = -1;  // -1 if PSS was never readable
-  double average_pss_bytes = -1;
+  double average_pss_bytes = -1;  // over the pss_polls
+  int64_t pss_polls = 0;          // polls in which PSS was readable
   bool alive = false;  // seen in the latest poll
 };
 

@@ -188,14 +188,6 @@ std::string format_number(double v, int precision) {
   return fmt::format("{:.{}f}", v, precision);
 }
 
-std::string format_bytes(int64_t bytes) {
-  if (bytes < 0) return "-";
-  if (bytes < 1024) return fmt::format("{} B", bytes);
-  if (bytes < 1024 * 1024) return fmt::format("{:.1f} KiB", bytes / 1024.0);
-  if (bytes < 1024LL * 1024 * 1024) return fmt::format("{:.1f} MiB", bytes / 1048576.0);
-  return fmt::format("{:.2f} GiB", bytes / 1073741824.0);
-}
-
 HtmlReport render_html(const std::vector<SuiteData>& suites,
                        const std::optional<std::string>& gnuplot) {
   HtmlReport report;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/storage.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {
@@ -43,7 +44,7 @@ std::string markdown_cell(std::string_view text);
 
 // Display helpers shared with the check tables: "-" for NaN.
 std::string format_number(double v, int precision);
-std::string format_bytes(int64_t bytes);  // "12.3 MiB"; "-" when negative (unknown)
+using kernels::format_bytes;
 
 }  // namespace trainscope::report
 

@@ -268,7 +268,8 @@ Suite Parser::parse(std::string_view text) {
   const auto& extra = kind_ == CaseKind::kTrain ? kTrainBase : kSweepBase;
   base_keys.insert(base_keys.end(), extra.begin(), extra.end());
   std::vector<std::string> axes = kAxes;
-  if (kind_ == CaseKind::kAllReduce) axes = {"ranks", "threads", "transport", "links"};
+  // allreduce-bench has no compute threads: a threads axis would only repeat jobs.
+  if (kind_ == CaseKind::kAllReduce) axes = {"ranks", "transport", "links"};
   if (kind_ == CaseKind::kAllReduce) {
     base_keys = axes;
     base_keys.insert(base_keys.end(), kSweepBase.begin(), kSweepBase.end());

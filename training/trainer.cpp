@@ -89,15 +89,6 @@ void fill_memory(results::MemoryByCategory* m,
   m->other = peaks[7];
 }
 
-std::string human_bytes(int64_t b) {
-  if (b < 0) return "n/a";
-  const double v = static_cast<double>(b);
-  if (v >= 1024.0 * 1024 * 1024) return fmt::format("{:.2f} GiB", v / (1024.0 * 1024 * 1024));
-  if (v >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", v / (1024.0 * 1024));
-  if (v >= 1024.0) return fmt::format("{:.1f} KiB", v / 1024.0);
-  return fmt::format("{} B", b);
-}
-
 // Options that must match a checkpoint for a resume to continue the same run.
 void check_resume_compatible(const json& saved, const json& now, const std::string& where) {
   for (const char* key : {"batch", "block", "tokenizer"}) {
@@ -106,7 +97,9 @@ void check_resume_compatible(const json& saved, const json& now, const std::stri
                               saved[key].dump(), now[key].dump()));
     }
   }
-  for (const char* key : {"source", "split", "seed", "shuffle", "batching", "mask_padding"}) {
+  // Everything that decides which documents and tokens make the batches.
+  for (const char* key : {"source", "split", "text_field", "delimiter", "one_per_line", "seed",
+                          "shuffle", "batching", "mask_padding"}) {
     if (saved.contains("data") && saved["data"].contains(key) && saved["data"][key] != now["data"][key]) {
       throw Error(fmt::format("--resume: {} was saved with data {} = {}, this run has {}", where,
                               key, saved["data"][key].dump(), now["data"][key].dump()));
@@ -160,6 +153,10 @@ json TrainOptions::to_json() const {
        {{"source", data.source},
         {"split", data.split},
         {"text_field", data.text_field},
+        {"delimiter", data.delimiter},
+        {"one_per_line", data.one_per_line},
+        {"skip_bad_records", data.skip_bad_records},
+        {"max_record_bytes", data.max_record_bytes},
         {"batching", training::to_string(data.mode)},
         {"mask_padding", data.mask_padding},
         {"seed", data.seed},
@@ -412,7 +409,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
       model.zero_grad();
       sync->begin_step(step);
       model.backward(inputs.data(), [&](int64_t begin) {
-        if (!sync->overlaps() || world == 1) return;
+        if (!sync->overlaps()) return;
         auto comm_scope = timer.phase(Phase::kComm);
         sync->on_ready(begin);
       });
@@ -586,10 +583,10 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
     for (const auto& rr : summary.ranks) {
       const auto& m = rr.tracked_peak_by_category;
       say(fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                      rr.rank, human_bytes(m.parameters), human_bytes(m.gradients),
-                      human_bytes(m.optimizer_state), human_bytes(m.activations),
-                      human_bytes(m.data), human_bytes(m.comm), human_bytes(m.workspace),
-                      human_bytes(rr.tracked_peak_total), human_bytes(rr.vm_hwm)));
+                      rr.rank, kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients),
+                      kernels::format_bytes(m.optimizer_state), kernels::format_bytes(m.activations),
+                      kernels::format_bytes(m.data), kernels::format_bytes(m.comm), kernels::format_bytes(m.workspace),
+                      kernels::format_bytes(rr.tracked_peak_total), kernels::format_bytes(rr.vm_hwm)));
     }
     say("\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n");
     say(fmt::format("{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "data",

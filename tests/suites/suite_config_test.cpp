@@ -97,6 +97,7 @@ TEST(SuiteConfig, OutOfRangeAndNonFiniteValuesNameTheLine) {
            {"name = \"x\"\ntimeout_s = inf\n[grid]\nranks = [1]\n", "t.toml:2:", "finite"},
            {"name = \"x\"\ntcp_interface = \"\"\n[grid]\nranks = [1]\n", "t.toml:2:", "interface"},
            {"name = \"x\"\nbind_to = \"banana\"\n[grid]\nranks = [1]\n", "t.toml:2:", "banana"},
+           {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nthreads = [1, 2]\n", "t.toml:4:", "threads"},
        }) {
     const std::string e = error_of(b.text);
     EXPECT_NE(e.find(b.where), std::string::npos) << b.text << " -> " << e;

@@ -1,5 +1,5 @@
-// Helpers shared by the tokenizer tests: where the GPT-2 files are, temporary
-// tokenizer files, and checking that an Error names its culprit.
+// Helpers shared by the tokenizer tests: where the GPT-2 files are, and
+// checking that an Error names its culprit (TempDir: tests/data/test_util.h).
 #ifndef TRAINSCOPE_TESTS_TOKENIZERS_TEST_UTIL_H_
 #define TRAINSCOPE_TESTS_TOKENIZERS_TEST_UTIL_H_
 
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/check.h"
+#include "tests/data/test_util.h"  // TempDir
 
 namespace trainscope::training::testing {
 
@@ -28,28 +29,6 @@ inline bool have_gpt2_files() {
   GTEST_SKIP() << "GPT-2 vocabulary not found in "                                   \
                << ::trainscope::training::testing::kGpt2Dir                          \
                << " (encoder.json, vocab.bpe); skipping"
-
-// A fresh empty directory for one test, removed when it goes out of scope.
-class TempDir {
- public:
-  TempDir() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    path_ = std::filesystem::path(::testing::TempDir()) /
-            (std::string("trainscope_tok_") + info->test_suite_name() + "_" + info->name());
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::filesystem::path& path() const { return path_; }
-  std::string write(const std::string& name, const std::string& contents) const {
-    const auto file = path_ / name;
-    std::ofstream(file, std::ios::binary) << contents;
-    return file.string();
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Runs `f`, which must throw trainscope::Error whose message contains every
 // one of `parts`.

@@ -255,6 +255,11 @@ class DataPipeline final : public BatchSource {
   // `epoch`, read in file order, with row_slot_ mapping row -> held slot.
   void load_epoch(int64_t epoch) {
     if (loaded_epoch_ == epoch) return;
+    // Unshuffled, every epoch has the same order: keep what is held.
+    if (!options_.shuffle && loaded_epoch_ >= 0) {
+      loaded_epoch_ = epoch;
+      return;
+    }
     const int64_t D = docs_->size();
     ensure_permutation(epoch, D);
     const int64_t count = batches_ * rows_;
