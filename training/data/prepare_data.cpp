@@ -1,7 +1,5 @@
 #include "training/data/prepare_data.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +10,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "kernels/storage.h"
 #include "training/data/example_index.h"
@@ -42,30 +41,14 @@ struct LineArena {
   }
 };
 
-// Removes the temporary files unless release() was called.
-class TempFiles {
- public:
-  ~TempFiles() {
-    std::error_code ec;
-    for (const fs::path& p : paths_) fs::remove(p, ec);
-  }
-  const fs::path& add(fs::path p) { return paths_.emplace_back(std::move(p)); }
-  void release() { paths_.clear(); }
-
- private:
-  std::vector<fs::path> paths_;
-};
-
-void write_lines(const fs::path& path, const LineArena& lines, std::span<const int64_t> order) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(fmt::format("cannot create '{}'", path.string()));
+// The lines in `order`, one per line, as a JSONL file's content.
+std::string join_lines(const LineArena& lines, std::span<const int64_t> order) {
+  std::string out;
   for (int64_t i : order) {
-    const std::string_view line = lines[i];
-    out.write(line.data(), static_cast<std::streamsize>(line.size()));
-    out.put('\n');
+    out += lines[i];
+    out += '\n';
   }
-  out.flush();
-  if (!out) throw Error(fmt::format("cannot write '{}' (disk full?)", path.string()));
+  return out;
 }
 
 }  // namespace
@@ -147,19 +130,11 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer& token
     throw Error(fmt::format("--out: cannot create directory '{}'{}", options.out_dir,
                             ec ? ": " + ec.message() : ""));
   }
-  const std::string suffix = fmt::format(".tmp.{}", ::getpid());
-  TempFiles temps;
-  const fs::path train_tmp = temps.add(dir / (".train.jsonl" + suffix));
-  const fs::path valid_tmp = temps.add(dir / (".valid.jsonl" + suffix));
   const std::span<const int64_t> all(order.data(), order.size());
-  write_lines(train_tmp, kept, all.first(result.train));
-  write_lines(valid_tmp, kept, all.subspan(result.train));
   const fs::path train_path = dir / "train.jsonl";
   const fs::path valid_path = dir / "valid.jsonl";
-  fs::rename(train_tmp, train_path, ec);
-  if (!ec) fs::rename(valid_tmp, valid_path, ec);
-  if (ec) throw Error(fmt::format("--out: cannot rename into '{}': {}", options.out_dir, ec.message()));
-  temps.release();
+  write_file_atomically(train_path, join_lines(kept, all.first(result.train)));
+  write_file_atomically(valid_path, join_lines(kept, all.subspan(result.train)));
   result.train_path = train_path.string();
   result.valid_path = valid_path.string();
   return result;
