@@ -47,16 +47,6 @@ std::string_view category_name(MemoryCategory category) {
   return kNames[static_cast<int>(category)];
 }
 
-bool parse_category(std::string_view name, MemoryCategory* out) {
-  for (int i = 0; i < kNumMemoryCategories; ++i) {
-    if (kNames[i] == name) {
-      *out = static_cast<MemoryCategory>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 void* tracked_alloc(std::size_t bytes, MemoryCategory category) {
   if (bytes == 0) return nullptr;
   const bool huge = bytes >= kHugePageThreshold;

@@ -39,8 +39,6 @@ inline constexpr int kNumMemoryCategories = 8;
 // "parameters", "gradients", "optimizer_state", "activations", "data",
 // "comm", "workspace", "other".
 std::string_view category_name(MemoryCategory category);
-// Inverse of category_name; returns false for an unknown name.
-bool parse_category(std::string_view name, MemoryCategory* out);
 
 struct MemoryCounters {
   int64_t active = 0;  // bytes allocated now

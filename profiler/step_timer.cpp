@@ -18,16 +18,6 @@ double ns_to_s(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 std::string_view phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
 
-bool parse_phase(std::string_view name, Phase* out) {
-  for (int i = 0; i < kNumPhases; ++i) {
-    if (kPhaseNames[i] == name) {
-      *out = static_cast<Phase>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 double StepTimes::untracked_seconds() const {
   double phased = 0;
   for (double s : exclusive_seconds) phased += s;

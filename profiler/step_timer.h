@@ -70,8 +70,6 @@ inline constexpr std::array<std::string_view, kNumPhases> kPhaseNames = {
     "data", "forward", "backward", "comm", "optimizer", "eval", "checkpoint"};
 
 std::string_view phase_name(Phase phase);
-// Inverse of phase_name; false for an unknown name.
-bool parse_phase(std::string_view name, Phase* out);
 
 using RegionId = int32_t;
 

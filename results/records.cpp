@@ -293,16 +293,6 @@ void read(const Field& f, AllReduceRow& v) {
   get(f, "wrong", v.wrong);
 }
 
-void read(const Field& f, PollerSample& v) {
-  get(f, "t_s", v.t_s);
-  get(f, "pid", v.pid);
-  get(f, "ppid", v.ppid);
-  get(f, "role", v.role);
-  get(f, "rank", v.rank);
-  get(f, "rss_bytes", v.rss_bytes);
-  get(f, "pss_bytes", v.pss_bytes);
-  get(f, "command", v.command);
-}
 
 // ---------------------------------------------------------------------------
 // Writing.
@@ -451,13 +441,6 @@ void to_json(json& j, const AllReduceRow& v) {
 
 void from_json(const json& j, AllReduceRow& v) { read(Field(j, ""), v); }
 
-void to_json(json& j, const PollerSample& v) {
-  j = {{"t_s", num(v.t_s)},   {"pid", v.pid},           {"ppid", v.ppid},
-       {"role", v.role},      {"rank", v.rank},         {"rss_bytes", v.rss_bytes},
-       {"pss_bytes", v.pss_bytes}, {"command", v.command}};
-}
-
-void from_json(const json& j, PollerSample& v) { read(Field(j, ""), v); }
 
 RunSummary load_run_summary(const std::filesystem::path& path) {
   std::string text = read_whole_file(path);
@@ -483,10 +466,6 @@ void save_run_summary(const RunSummary& summary, const std::filesystem::path& pa
 
 std::vector<AllReduceRow> load_allreduce_rows(const std::filesystem::path& path) {
   return load_jsonl<AllReduceRow>(path);
-}
-
-std::vector<PollerSample> load_poller_samples(const std::filesystem::path& path) {
-  return load_jsonl<PollerSample>(path);
 }
 
 }  // namespace trainscope::results

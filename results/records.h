@@ -248,8 +248,6 @@ void to_json(nlohmann::json& j, const RunSummary& v);
 void from_json(const nlohmann::json& j, RunSummary& v);
 void to_json(nlohmann::json& j, const AllReduceRow& v);
 void from_json(const nlohmann::json& j, AllReduceRow& v);
-void to_json(nlohmann::json& j, const PollerSample& v);
-void from_json(const nlohmann::json& j, PollerSample& v);
 
 // Reads and checks a run summary file. Errors (unreadable file, bad JSON,
 // wrong schema tag, missing or mistyped field) name the file and the field.
@@ -261,10 +259,9 @@ RunSummary load_run_summary(const std::filesystem::path& path);
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path);
 
 
-// Reads JSON Lines (one record per line, blank lines ignored) of sweep rows
-// or poller samples; errors name the file, the line and the field.
+// Reads JSON Lines (one record per line, blank lines ignored) of sweep rows;
+// errors name the file, the line and the field.
 std::vector<AllReduceRow> load_allreduce_rows(const std::filesystem::path& path);
-std::vector<PollerSample> load_poller_samples(const std::filesystem::path& path);
 
 }  // namespace trainscope::results
 

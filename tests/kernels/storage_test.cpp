@@ -48,15 +48,5 @@ TEST(StorageTest, VectorWithTrackedAllocatorCountsAsData) {
   EXPECT_EQ(memory_snapshot()[MemoryCategory::kData].active, before);
 }
 
-TEST(StorageTest, CategoryNamesRoundTrip) {
-  for (int i = 0; i < kNumMemoryCategories; ++i) {
-    MemoryCategory c;
-    ASSERT_TRUE(parse_category(category_name(static_cast<MemoryCategory>(i)), &c));
-    EXPECT_EQ(static_cast<int>(c), i);
-  }
-  MemoryCategory c;
-  EXPECT_FALSE(parse_category("bogus", &c));
-}
-
 }  // namespace
 }  // namespace trainscope::kernels

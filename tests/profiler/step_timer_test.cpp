@@ -17,15 +17,10 @@ void spin_for(double seconds) {
   }
 }
 
-TEST(StepTimerTest, PhaseNamesRoundTrip) {
-  for (int i = 0; i < kNumPhases; ++i) {
-    Phase p;
-    ASSERT_TRUE(parse_phase(phase_name(static_cast<Phase>(i)), &p));
-    EXPECT_EQ(static_cast<int>(p), i);
-  }
-  Phase p;
-  EXPECT_FALSE(parse_phase("fwd", &p));
+TEST(StepTimerTest, PhaseNamesFollowTheEnum) {
+  EXPECT_EQ(phase_name(Phase::kData), "data");
   EXPECT_EQ(phase_name(Phase::kComm), "comm");
+  EXPECT_EQ(phase_name(Phase::kCheckpoint), "checkpoint");
 }
 
 TEST(StepTimerTest, CommNestedInBackwardIsSubtractedFromExclusive) {

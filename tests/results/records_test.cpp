@@ -182,17 +182,16 @@ TEST_F(RecordsTest, JsonLinesRoundTripAndErrorsNameTheLine) {
   write(rows_path, json(rows[0]).dump() + "\n\n" + json(rows[1]).dump() + "\n");
   EXPECT_EQ(load_allreduce_rows(rows_path), rows);
 
-  fs::path samples_path = dir_ / "poller.jsonl";
-  json bad = testing::sample_poller(3);
-  bad.erase("rss_bytes");
-  write(samples_path, json(testing::sample_poller(1)).dump() + "\n" + bad.dump() + "\n");
+  json bad = rows[1];
+  bad.erase("busbw_gbps");
+  write(rows_path, json(rows[0]).dump() + "\n" + bad.dump() + "\n");
   try {
-    load_poller_samples(samples_path);
+    load_allreduce_rows(rows_path);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     std::string message = e.what();
-    EXPECT_NE(message.find(samples_path.string() + ":2"), std::string::npos) << message;
-    EXPECT_NE(message.find("rss_bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find(rows_path.string() + ":2"), std::string::npos) << message;
+    EXPECT_NE(message.find("busbw_gbps"), std::string::npos) << message;
   }
 }
 
