@@ -48,6 +48,8 @@ void ModelConfig::validate(const std::string& source) const {
   positive("mlp_dims", mlp_dim);
   positive("vocab", vocab_size);
   positive("max_seq", max_seq_len);
+  positive("default_batch", default_batch);
+  positive("default_block", default_block);
   if (dim % n_heads != 0) {
     throw Error(fmt::format("{}: heads ({}) must divide dims ({})", source, n_heads, dim));
   }
@@ -122,6 +124,33 @@ ModelConfig from_hf_config(const nlohmann::json& j, const std::string& source) {
     }
     return j[key].get<int>();
   };
+  // Optional fields are checked too: a string where a number belongs is an
+  // error naming the file and the field, not a library exception.
+  auto get_float = [&](const nlohmann::json& o, const char* key, float fallback) -> float {
+    if (!o.contains(key)) return fallback;
+    if (!o[key].is_number()) throw Error(fmt::format("{}: field '{}' must be a number", source, key));
+    return o[key].get<float>();
+  };
+  auto get_optional_int = [&](const nlohmann::json& o, const char* key, int fallback) -> int {
+    if (!o.contains(key)) return fallback;
+    if (!o[key].is_number_integer()) {
+      throw Error(fmt::format("{}: field '{}' must be an integer", source, key));
+    }
+    return o[key].get<int>();
+  };
+  // What this model cannot do must not be trained as if it were plain Llama.
+  if (j.contains("hidden_act") && j["hidden_act"] != "silu") {
+    throw Error(fmt::format("{}: hidden_act {} is not supported (the MLP is SwiGLU: silu)", source,
+                            j["hidden_act"].dump()));
+  }
+  for (const char* key : {"attention_bias", "mlp_bias"}) {
+    if (j.contains(key) && j[key] != false) {
+      throw Error(fmt::format("{}: {} is not supported (projections have no bias)", source, key));
+    }
+  }
+  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
+    throw Error(fmt::format("{}: rope_scaling is not supported (plain rotary embeddings)", source));
+  }
   ModelConfig c;
   c.name = source;
   c.dim = get_int("hidden_size");
@@ -140,13 +169,22 @@ ModelConfig from_hf_config(const nlohmann::json& j, const std::string& source) {
                             "untied)",
                             source));
   }
-  if (j.contains("rope_theta")) c.rope_theta = j["rope_theta"].get<float>();
-  if (j.contains("rms_norm_eps")) c.norm_eps = j["rms_norm_eps"].get<float>();
+  c.rope_theta = get_float(j, "rope_theta", c.rope_theta);
+  c.norm_eps = get_float(j, "rms_norm_eps", c.norm_eps);
   if (j.contains("trainscope")) {
     const auto& t = j["trainscope"];
+    if (!t.is_object()) throw Error(fmt::format("{}: field 'trainscope' must be an object", source));
+    if (t.contains("preset") && !t["preset"].is_string()) {
+      throw Error(fmt::format("{}: field 'preset' must be a string", source));
+    }
     c.name = t.value("preset", c.name);
-    c.default_batch = t.value("default_batch", c.default_batch);
-    c.default_block = t.value("default_block", std::min(c.max_seq_len, c.default_block));
+    c.default_batch = get_optional_int(t, "default_batch", c.default_batch);
+    c.default_block =
+        get_optional_int(t, "default_block", std::min(c.max_seq_len, c.default_block));
+    if (c.default_block > c.max_seq_len) {
+      throw Error(fmt::format("{}: default_block {} is larger than max_position_embeddings {}",
+                              source, c.default_block, c.max_seq_len));
+    }
   } else {
     c.default_block = std::min(c.max_seq_len, c.default_block);
   }

@@ -198,6 +198,33 @@ TEST(TrainerTest, BadOptionsNameTheCulprit) {
   fs::remove_all(dir);
 }
 
+TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
+  const nlohmann::json good = to_hf_config(model_preset("tiny"));
+  EXPECT_EQ(from_hf_config(good, "c.json").dim, model_preset("tiny").dim);
+  struct Bad { const char* path; nlohmann::json value; const char* needle; };
+  for (const Bad& b : std::vector<Bad>{
+           {"/hidden_act", "gelu", "hidden_act \"gelu\" is not supported"},
+           {"/attention_bias", true, "attention_bias is not supported"},
+           {"/mlp_bias", true, "mlp_bias is not supported"},
+           {"/rope_scaling", {{"type", "linear"}, {"factor", 2.0}}, "rope_scaling is not supported"},
+           {"/rope_theta", "x", "'rope_theta' must be a number"},
+           {"/trainscope/default_batch", "4", "'default_batch' must be an integer"},
+           {"/trainscope/default_batch", 0, "default_batch must be positive"},
+           {"/trainscope/default_block", 1000, "default_block 1000 is larger than max_position_embeddings"},
+       }) {
+    nlohmann::json j = good;
+    j[nlohmann::json::json_pointer(b.path)] = b.value;
+    try {
+      from_hf_config(j, "c.json");
+      ADD_FAILURE() << b.path << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      EXPECT_NE(std::string(e.what()).find(std::string("c.json: ")), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(b.needle), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("summary");
