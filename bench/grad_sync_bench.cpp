@@ -5,12 +5,14 @@
 //   mpirun -np 2 build/bench/grad_sync_bench [--model seed] [--iters 10] [--warmup 2]
 //
 // busbw = algbw x 2(n-1)/n (docs/METRICS.md); time is the median over
-// iterations of the slowest rank. "ratio" is busbw / busbw of the single
-// all-reduce of the whole arena.
+// iterations of the slowest rank. "ratio" is the single all-reduce of the
+// whole arena's time over this row's time (= busbw / its busbw; defined on one
+// rank too).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "kernels/storage.h"
+#include "profiler/stats.h"
 #include "training/param_layout.h"
 
 using namespace trainscope;
@@ -25,10 +28,21 @@ using namespace trainscope;
 int main(int argc, char** argv) {
   std::string model = "seed";
   int iters = 10, warmup = 2;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  for (int i = 1; i < argc; i += 2) {
+    const bool known = !std::strcmp(argv[i], "--model") || !std::strcmp(argv[i], "--iters") ||
+                       !std::strcmp(argv[i], "--warmup");
+    if (!known || i + 1 >= argc) {
+      std::fprintf(stderr, "grad_sync_bench: usage: [--model NAME] [--iters N>=1] [--warmup N>=0]"
+                           " (bad argument '%s')\n", argv[i]);
+      return 2;
+    }
     if (!std::strcmp(argv[i], "--model")) model = argv[i + 1];
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
+  }
+  if (iters < 1 || warmup < 0) {
+    std::fprintf(stderr, "grad_sync_bench: --iters must be >= 1 and --warmup >= 0\n");
+    return 2;
   }
   auto comm = comm::make_communicator("auto");
   const training::ParamLayout layout(training::model_preset(model));
@@ -52,7 +66,7 @@ int main(int argc, char** argv) {
     fmt::print("# {:>18} {:>7} {:>10} {:>11} {:>11} {:>7}\n", "strategy", "calls", "time(ms)",
                "algbw(GB/s)", "busbw(GB/s)", "ratio");
   }
-  double reference_busbw = 0;
+  double reference_time = 0;
   for (const Case& c : cases) {
     auto sync = comm::make_grad_sync(c.s, *comm, grads.span(), tensors,
                                      static_cast<int64_t>(c.bucket_mb * (1 << 20)));
@@ -67,14 +81,13 @@ int main(int argc, char** argv) {
       comm->all_reduce_max(std::span<double>(&dt, 1));
       if (it >= warmup) times.push_back(dt);
     }
-    std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-    const double t = times[times.size() / 2];
+    const double t = profiler::summarize(times).median;
     const double algbw = bytes / t / 1e9;
     const double busbw = algbw * 2.0 * (n - 1) / n;
-    if (reference_busbw == 0) reference_busbw = busbw;
+    if (reference_time == 0) reference_time = t;
     if (comm->rank() == 0) {
       fmt::print("  {:>18} {:>7} {:>10.2f} {:>11.2f} {:>11.2f} {:>7.3f}\n", c.name,
-                 sync->stats().calls, t * 1e3, algbw, busbw, busbw / reference_busbw);
+                 sync->stats().calls, t * 1e3, algbw, busbw, reference_time / t);
     }
   }
   return 0;
