@@ -7,6 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "kernels/check.h"
 
@@ -59,6 +63,24 @@ void write_file_atomically(const std::filesystem::path& path,
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
   write_file_atomically(path, {content});
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  if (in.bad()) throw Error(fmt::format("cannot read {}: read error", path.string()));
+  return std::move(contents).str();
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  const std::string text = read_file(path);
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
+  }
 }
 
 }  // namespace trainscope

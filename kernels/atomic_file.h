@@ -5,13 +5,18 @@
 // failure the temporary is removed and trainscope::Error names the target.
 //
 // Every summary, checkpoint, trace, report, baseline and CSV trainscope writes
-// goes through here. Thread-safe: concurrent writers use distinct temporaries.
+// goes through here, and the files it reads whole come in through read_file /
+// read_json_file, so every such error names the file the same way.
+// Thread-safe: concurrent writers use distinct temporaries.
 #ifndef TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
 #define TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
 
 #include <filesystem>
 #include <initializer_list>
+#include <string>
 #include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace trainscope {
 
@@ -20,6 +25,11 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // checkpoint's header and its hundreds of MiB of tensor data).
 void write_file_atomically(const std::filesystem::path& path,
                            std::initializer_list<std::string_view> pieces);
+
+// The whole file; Error "cannot read PATH: reason" when it cannot be read.
+std::string read_file(const std::filesystem::path& path);
+// read_file, parsed; Error "PATH: not valid JSON: ..." when it is not JSON.
+nlohmann::json read_json_file(const std::filesystem::path& path);
 
 }  // namespace trainscope
 

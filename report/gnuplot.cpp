@@ -9,10 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 namespace trainscope::report {
@@ -31,13 +31,6 @@ void write_text(const fs::path& path, std::string_view content) {
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
   out.close();
   if (!out) throw Error(fmt::format("cannot write {}", path.string()), kExitFailure);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Removes the directory on every way out of render_svg.
@@ -137,13 +130,13 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart) {
                   kExitFailure);
     }
   }
-  const std::string messages = read_text(err_path);
+  const std::string messages = read_file(err_path);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     throw Error(fmt::format("chart '{}': gnuplot ({}) failed (status {}): {}", chart.id, gnuplot,
                             WIFEXITED(status) ? WEXITSTATUS(status) : -1, messages),
                 kExitFailure);
   }
-  std::string svg = read_text(dir.path / "chart.svg");
+  std::string svg = read_file(dir.path / "chart.svg");
   const auto start = svg.find("<svg");
   const auto end = svg.rfind("</svg>");
   if (start == std::string::npos || end == std::string::npos) {

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -497,17 +496,7 @@ void save_baseline(const CheckSuite& suite, const std::filesystem::path& path) {
 }
 
 CheckSuite load_baseline(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open the baseline file", path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(s.str());
-  } catch (const json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
-  return baseline_from_json(j, path.string());
+  return baseline_from_json(read_json_file(path), path.string());
 }
 
 CheckSuite load_check_suite(const std::filesystem::path& db_path, std::string_view selector) {

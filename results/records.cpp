@@ -1,9 +1,6 @@
 #include "results/records.h"
 
-#include <cerrno>
 #include <cmath>
-#include <cstring>
-#include <fstream>
 #include <limits>
 #include <sstream>
 
@@ -326,20 +323,9 @@ json to_j(const MemoryByCategory& v) {
           {"data", v.data}, {"comm", v.comm}, {"workspace", v.workspace}, {"other", v.other}};
 }
 
-std::string read_whole_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("error reading {}", path.string()));
-  return buffer.str();
-}
-
 template <typename T>
 std::vector<T> load_jsonl(const std::filesystem::path& path) {
-  std::istringstream in(read_whole_file(path));
+  std::istringstream in(read_file(path));
   std::vector<T> rows;
   std::string line;
   for (int line_no = 1; std::getline(in, line); ++line_no) {
@@ -443,7 +429,7 @@ void from_json(const json& j, AllReduceRow& v) { read(Field(j, ""), v); }
 
 
 RunSummary load_run_summary(const std::filesystem::path& path) {
-  std::string text = read_whole_file(path);
+  std::string text = read_file(path);
   json j;
   try {
     j = json::parse(text);

@@ -17,7 +17,6 @@ packages=(
   gnuplot-nox                         # report charts
   chromium                            # report test: renders the HTML report headless
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
-  procps                              # pkill in tests/comm/rank_death_test.sh
 )
 
 if [[ $(id -u) -ne 0 ]]; then

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -14,6 +13,7 @@
 
 #include <toml++/toml.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
@@ -39,14 +39,6 @@ const std::vector<std::string> kSweepBase = {"min_bytes", "max_bytes", "factor",
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-std::string read_file(const std::filesystem::path& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{} {}: cannot be read", what, path.string()));
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // Parses one suite; holds the file name for error positions.
@@ -428,7 +420,7 @@ Suite load_suite_file(const std::filesystem::path& path) {
   if (!std::filesystem::is_regular_file(path)) {
     throw Error(fmt::format("suite file {} does not exist", path.string()));
   }
-  Suite s = parse_suite(read_file(path, "suite file"), path.string(),
+  Suite s = parse_suite(read_file(path), path.string(),
                         std::filesystem::absolute(path).parent_path());
   s.file = path;
   return s;
@@ -501,7 +493,7 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
 }
 
 std::vector<HostEntry> load_hostfile(const std::filesystem::path& path) {
-  return parse_hostfile(read_file(path, "hostfile"), path.string());
+  return parse_hostfile(read_file(path), path.string());
 }
 
 }  // namespace trainscope::suites

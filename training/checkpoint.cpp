@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
@@ -15,15 +14,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read {}", path.string()));
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
-}
 }  // namespace
 
 fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& config,

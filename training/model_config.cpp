@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 namespace trainscope::training {
@@ -81,15 +81,7 @@ ModelConfig resolve_model(const std::string& preset_or_path) {
   if (!looks_like_path) return model_preset(preset_or_path);
   std::filesystem::path path(preset_or_path);
   if (std::filesystem::is_directory(path)) path /= "config.json";
-  std::ifstream in(path);
-  if (!in) throw Error(fmt::format("cannot read model config {}", path.string()));
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
-  return from_hf_config(j, path.string());
+  return from_hf_config(read_json_file(path), path.string());
 }
 
 nlohmann::json to_hf_config(const ModelConfig& c) {

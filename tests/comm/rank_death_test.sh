@@ -9,12 +9,22 @@ trainscope=$2
   "$trainscope" train --model tiny --steps 100000 --threads 1 --quiet --mode sharded \
   >/dev/null 2>&1 &
 job=$!
+# Whether $1 descends from $2: other tests' jobs may have a rank 1 too.
+descends_from() {
+  local pid=$1
+  while [[ $pid -gt 1 ]]; do
+    [[ $pid -eq $2 ]] && return 0
+    pid=$(awk '{print $4}' "/proc/$pid/stat" 2>/dev/null) || return 1
+    [[ -n $pid ]] || return 1
+  done
+  return 1
+}
 victim=""
 for _ in $(seq 1 100); do
   for env in /proc/[0-9]*/environ; do
     pid=${env#/proc/}; pid=${pid%/environ}
     if tr '\0' '\n' <"$env" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
-       grep -q trainscope "/proc/$pid/cmdline" 2>/dev/null; then
+       grep -q trainscope "/proc/$pid/cmdline" 2>/dev/null && descends_from "$pid" "$job"; then
       victim=$pid
       break 2
     fi
@@ -35,5 +45,10 @@ for _ in $(seq 1 600); do
   sleep 0.1
 done
 echo "job still running 60 s after rank 1 died: hang"
-kill -9 "$job"; pkill -9 -f "trainscope train --model tiny --steps 100000"
+for env in /proc/[0-9]*/environ; do  # this job's ranks only, while mpirun still holds them
+  pid=${env#/proc/}; pid=${pid%/environ}
+  grep -q "steps 100000" "/proc/$pid/cmdline" 2>/dev/null && descends_from "$pid" "$job" &&
+    kill -9 "$pid"
+done
+kill -9 "$job"
 exit 1

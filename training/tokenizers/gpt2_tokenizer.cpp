@@ -5,16 +5,13 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <unordered_map>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "training/tokenizers/gpt2_pretokenizer.h"
 #include "training/tokenizers/unicode_classes.h"
@@ -82,27 +79,6 @@ bool token_to_bytes(std::string_view token, std::string* bytes, uint32_t* bad_cp
     i += c.len;
   }
   return true;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw Error(fmt::format("cannot read tokenizer file {}: {}", path.string(),
-                            std::strerror(errno)));
-  }
-  std::ostringstream contents;
-  contents << in.rdbuf();
-  if (in.bad()) throw Error(fmt::format("error reading tokenizer file {}", path.string()));
-  return std::move(contents).str();
-}
-
-Json parse_json(const fs::path& path) {
-  const std::string text = read_file(path);
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
 }
 
 // encoder.json / vocab.json / tokenizer.json's model.vocab: an object mapping
@@ -199,7 +175,7 @@ std::vector<Gpt2Tokenizer::Merge> merges_from_json(const Json& merges_json,
 std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const std::string& spec,
                                                    Gpt2Options options) {
   const std::string name = path.string();
-  const Json root = parse_json(path);
+  const Json root = read_json_file(path);
   if (!root.is_object()) throw Error(fmt::format("{}: expected a JSON object", name));
   const auto model = root.find("model");
   if (model == root.end() || !model->is_object()) {
@@ -253,7 +229,7 @@ std::unique_ptr<Gpt2Tokenizer> load_vocab_and_merges(const fs::path& vocab_path,
                                                      const fs::path& merges_path,
                                                      const std::string& spec,
                                                      Gpt2Options options) {
-  return std::make_unique<Gpt2Tokenizer>(vocab_from_json(parse_json(vocab_path),
+  return std::make_unique<Gpt2Tokenizer>(vocab_from_json(read_json_file(vocab_path),
                                                          vocab_path.string()),
                                          merges_from_text(merges_path), vocab_path.string(),
                                          spec, options);
