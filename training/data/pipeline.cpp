@@ -61,6 +61,11 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
   const int64_t n = static_cast<int64_t>(ids.size());
   const int nthreads = threads > 0 ? threads : omp_get_max_threads();
   std::vector<DataVector<int32_t>> wave;
+  // Each wave's tokens in one exact block; joined once at the end. Linear
+  // time (appending to one growing vector copies it at every reallocation)
+  // and a peak of about twice the tokens, as with any single final block.
+  std::vector<DataVector<int32_t>> chunks;
+  int64_t total = 0;
   for (int64_t first = 0; first < n; first += kWaveDocs) {
     const int64_t count = std::min(kWaveDocs, n - first);
     wave.assign(count, data_vector<int32_t>());
@@ -92,15 +97,22 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
       }
     }
     if (error) std::rethrow_exception(error);
-    // No reserve here: an exact reserve per wave would copy everything loaded
-    // so far every wave (quadratic); insert() grows geometrically.
+    std::size_t wave_tokens = 0;
+    for (const auto& w : wave) wave_tokens += w.size();
+    DataVector<int32_t>& chunk = chunks.emplace_back(data_vector<int32_t>());
+    chunk.reserve(wave_tokens);
     for (auto& w : wave) {
-      store->tokens.insert(store->tokens.end(), w.begin(), w.end());
-      if (!append_eot) store->offsets.push_back(static_cast<int64_t>(store->tokens.size()));
+      chunk.insert(chunk.end(), w.begin(), w.end());
+      total += static_cast<int64_t>(w.size());
+      if (!append_eot) store->offsets.push_back(total);
       DataVector<int32_t>(data_vector<int32_t>()).swap(w);
     }
   }
-  store->tokens.shrink_to_fit();
+  store->tokens.reserve(static_cast<std::size_t>(total));
+  for (auto& chunk : chunks) {
+    store->tokens.insert(store->tokens.end(), chunk.begin(), chunk.end());
+    DataVector<int32_t>(data_vector<int32_t>()).swap(chunk);
+  }
 }
 
 class DataPipeline final : public BatchSource {
