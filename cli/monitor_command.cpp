@@ -44,16 +44,13 @@ void record_in_db(results::ResultsDb& db, const std::vector<std::string>& comman
   run_case.launcher_command = what;
   run_case.config = {{"command", command}, {"pid", pid}};
   const int64_t run_id = db.begin_run(suite_id, run_case);
-  std::vector<results::PollerSample> samples;
-  samples.reserve(result.samples.size());
-  for (const auto& s : result.samples) samples.push_back(suites::to_poller_record(s));
-  db.add_poller_samples(run_id, samples);
+  db.add_poller_samples(run_id, result.samples);
   const bool ok = result.exit_code == 0;
   db.finish_run(run_id, ok ? results::RunStatus::kOk : results::RunStatus::kFailed,
                 result.exit_code, ok ? "" : fmt::format("exit code {}", result.exit_code), nullptr);
   db.finish_suite(suite_id);
   std::fprintf(stderr, "monitor: %zu samples recorded in %s (suite %lld, run %lld)\n",
-               samples.size(), db.path().c_str(), static_cast<long long>(suite_id),
+               result.samples.size(), db.path().c_str(), static_cast<long long>(suite_id),
                static_cast<long long>(run_id));
 }
 

@@ -10,7 +10,6 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
 
 #include "kernels/check.h"
 
@@ -72,15 +71,6 @@ std::string read_file(const std::filesystem::path& path) {
   contents << in.rdbuf();
   if (in.bad()) throw Error(fmt::format("cannot read {}: read error", path.string()));
   return std::move(contents).str();
-}
-
-nlohmann::json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_file(path);
-  try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path.string(), e.what()));
-  }
 }
 
 }  // namespace trainscope

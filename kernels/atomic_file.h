@@ -5,8 +5,9 @@
 // failure the temporary is removed and trainscope::Error names the target.
 //
 // Every summary, checkpoint, trace, report, baseline and CSV trainscope writes
-// goes through here, and the files it reads whole come in through read_file /
-// read_json_file, so every such error names the file the same way.
+// goes through here, and the files it reads whole come in through read_file
+// (JSON files through read_json_file, kernels/json_reader.h), so every such
+// error names the file the same way.
 // Thread-safe: concurrent writers use distinct temporaries.
 #ifndef TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
 #define TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
@@ -15,8 +16,6 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace trainscope {
 
@@ -28,8 +27,6 @@ void write_file_atomically(const std::filesystem::path& path,
 
 // The whole file; Error "cannot read PATH: reason" when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
-// read_file, parsed; Error "PATH: not valid JSON: ..." when it is not JSON.
-nlohmann::json read_json_file(const std::filesystem::path& path);
 
 }  // namespace trainscope
 

@@ -37,14 +37,10 @@ void add(AtomicCounters& c, int64_t delta) {
   if (delta > 0) raise_peak(c, now);
 }
 
-constexpr std::string_view kNames[kNumMemoryCategories] = {
-    "parameters", "gradients", "optimizer_state", "activations",
-    "data",       "comm",      "workspace",       "other"};
-
 }  // namespace
 
 std::string_view category_name(MemoryCategory category) {
-  return kNames[static_cast<int>(category)];
+  return kMemoryCategoryNames[static_cast<int>(category)];
 }
 
 void* tracked_alloc(std::size_t bytes, MemoryCategory category) {

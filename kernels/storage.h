@@ -36,8 +36,16 @@ enum class MemoryCategory : int {
 };
 inline constexpr int kNumMemoryCategories = 8;
 
-// "parameters", "gradients", "optimizer_state", "activations", "data",
-// "comm", "workspace", "other".
+// The categories' names in MemoryCategory order: how summaries, the results
+// database, reports and tables call them.
+inline constexpr std::array<std::string_view, kNumMemoryCategories> kMemoryCategoryNames = {
+    "parameters", "gradients", "optimizer_state", "activations",
+    "data",       "comm",      "workspace",       "other"};
+
+// Short labels for table headers, in the same order.
+inline constexpr std::array<std::string_view, kNumMemoryCategories> kMemoryCategoryLabels = {
+    "params", "grads", "optimizer", "activations", "data", "comm", "workspace", "other"};
+
 std::string_view category_name(MemoryCategory category);
 
 struct MemoryCounters {

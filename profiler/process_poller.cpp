@@ -40,16 +40,7 @@ std::string proc_path(pid_t pid, const char* file) {
 
 }  // namespace
 
-std::string_view role_name(ProcessRole role) {
-  switch (role) {
-    case ProcessRole::kLauncher:
-      return "launcher";
-    case ProcessRole::kRank:
-      return "rank";
-    default:
-      return "other";
-  }
-}
+std::string_view role_name(ProcessRole role) { return kProcessRoleNames[static_cast<int>(role)]; }
 
 bool is_launcher_name(std::string_view comm) {
   return std::find(kLauncherNames.begin(), kLauncherNames.end(), comm) != kLauncherNames.end();

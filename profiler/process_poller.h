@@ -29,6 +29,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -41,7 +42,8 @@
 namespace trainscope::profiler {
 
 enum class ProcessRole { kLauncher, kRank, kOther };
-std::string_view role_name(ProcessRole role);  // "launcher", "rank", "other"
+inline constexpr std::array<std::string_view, 3> kProcessRoleNames = {"launcher", "rank", "other"};
+std::string_view role_name(ProcessRole role);  // kProcessRoleNames
 
 // Launcher by its comm (/proc/PID/stat name, at most 15 characters).
 bool is_launcher_name(std::string_view comm);
@@ -58,6 +60,7 @@ struct ProcessSample {
   int64_t rss_bytes = -1;
   int64_t pss_bytes = -1;  // -1: not read, unreadable or unsupported
   std::string command;     // command line, shortened to kMaxCommandChars
+  bool operator==(const ProcessSample&) const = default;
 };
 inline constexpr std::size_t kMaxCommandChars = 120;
 

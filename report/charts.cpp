@@ -104,16 +104,19 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
     const RunData* run = first_usable(c);
     if (!run) continue;
     for (const auto& r : run->summary->ranks) {
-      const auto& m = r.tracked_peak_by_category;
       labels.push_back(fmt::format("{} r{}", c.name, r.rank));
-      data += fmt::format("{} {} {} {} {} {} {} {} {}\n", labels.size() - 1,
-                          num(m.parameters / kMiB), num(m.gradients / kMiB),
-                          num(m.optimizer_state / kMiB), num(m.activations / kMiB),
-                          num(m.data / kMiB), num(m.comm / kMiB), num(m.workspace / kMiB),
-                          num(m.other / kMiB));
+      data += std::to_string(labels.size() - 1);
+      for (int64_t bytes : r.tracked_peak_by_category.values) data += fmt::format(" {}", num(bytes / kMiB));
+      data += "\n";
     }
   }
   if (labels.empty()) return std::nullopt;
+  std::vector<std::string> titles;
+  for (std::string_view name : kernels::kMemoryCategoryNames) {
+    std::string title(name);
+    std::replace(title.begin(), title.end(), '_', ' ');
+    titles.push_back(title);
+  }
   ChartSpec chart;
   chart.id = "memory-per-rank";
   chart.title = "Tracked peak memory per rank, by category";
@@ -121,9 +124,7 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
   chart.data.push_back({"memory.dat", data});
   chart.script = std::string(kHistogramStyle) + "set style histogram rowstacked\n" +
                  "set ylabel 'MiB'\n" + histogram_xtics(labels) +
-                 plot_columns("memory.dat", 2,
-                              {"parameters", "gradients", "optimizer state", "activations",
-                               "data", "comm", "workspace", "other"});
+                 plot_columns("memory.dat", 2, titles);
   return chart;
 }
 
@@ -196,7 +197,7 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
       }
     }
     if (!run) continue;
-    std::map<int64_t, std::vector<const results::PollerSample*>> by_pid;
+    std::map<int64_t, std::vector<const profiler::ProcessSample*>> by_pid;
     std::map<int64_t, int64_t> peak;
     for (const auto& s : run->poller) {
       by_pid[s.pid].push_back(&s);
@@ -222,7 +223,7 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
       bool has_pss = false;
       for (const auto* s : samples) {
         has_pss = has_pss || s->pss_bytes >= 0;
-        data += fmt::format("{} {} {}\n", num(s->t_s), num(s->rss_bytes / kMiB),
+        data += fmt::format("{} {} {}\n", num(s->time_seconds), num(s->rss_bytes / kMiB),
                             s->pss_bytes < 0 ? "NaN" : num(s->pss_bytes / kMiB));
       }
       const std::string file = fmt::format("p{}.dat", i);
@@ -230,7 +231,7 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
       const auto* first = samples.front();
       const std::string who = first->rank >= 0
                                   ? fmt::format("rank {} pid {}", first->rank, first->pid)
-                                  : fmt::format("{} pid {}", first->role, first->pid);
+                                  : fmt::format("{} pid {}", profiler::role_name(first->role), first->pid);
       plot += fmt::format("{}{} using 1:2 with lines lw 2 lc {} title {}", i ? ", " : "",
                           gnuplot_quote(file), i + 1, gnuplot_quote(who + " RSS"));
       if (has_pss) {
@@ -286,7 +287,7 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
     auto f = case_figures(c);
     if (f.usable == 0) continue;
     by_reduction[c.run_case.reduction].emplace_back(*c.run_case.bucket_mb,
-                                                    f.phase_mean_s[3] * 1e3);
+                                                    f.phase_mean_s[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
     sizes.insert(*c.run_case.bucket_mb);
   }
   if (sizes.size() < 2) return std::nullopt;

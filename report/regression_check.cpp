@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "kernels/atomic_file.h"
+#include "kernels/json_reader.h"
 #include "kernels/check.h"
 #include "profiler/stats.h"
 #include "report/report.h"
@@ -38,46 +39,6 @@ json canonical_config(const results::RunCase& c) {
               {"threads", c.threads},
               {"links", c.links},
               {"config", c.config}};
-}
-
-// ---- JSON helpers: NaN as null, strict reads naming the path ----
-
-json doubles_to_json(const std::vector<double>& v) {
-  json a = json::array();
-  for (double x : v) a.push_back(std::isfinite(x) ? json(x) : json(nullptr));
-  return a;
-}
-
-const json& field(const json& j, const std::string& key, const std::string& path,
-                  const std::string& where) {
-  if (!j.is_object() || !j.contains(key)) {
-    throw Error(fmt::format("{}: missing field '{}{}'", where, path, key));
-  }
-  return j.at(key);
-}
-
-std::string read_string(const json& j, const std::string& key, const std::string& path,
-                        const std::string& where) {
-  const json& v = field(j, key, path, where);
-  if (!v.is_string()) throw Error(fmt::format("{}: field '{}{}' must be a string", where, path, key));
-  return v.get<std::string>();
-}
-
-std::vector<double> read_doubles(const json& j, const std::string& key, const std::string& path,
-                                 const std::string& where) {
-  const json& v = field(j, key, path, where);
-  if (!v.is_array()) throw Error(fmt::format("{}: field '{}{}' must be an array", where, path, key));
-  std::vector<double> out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i].is_null()) {
-      out.push_back(kNaN);
-    } else if (v[i].is_number()) {
-      out.push_back(v[i].get<double>());
-    } else {
-      throw Error(fmt::format("{}: field '{}{}[{}]' must be a number or null", where, path, key, i));
-    }
-  }
-  return out;
 }
 
 // ---- Comparison helpers ----
@@ -124,41 +85,41 @@ CheckRow timing_row(const std::string& case_name, const std::string& metric,
 
 void compare_timings(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
                      std::vector<CheckRow>& rows) {
-  const bool enough = static_cast<int>(b.rep_step_median_s.size()) >= kMinRepetitions &&
-                      static_cast<int>(c.rep_step_median_s.size()) >= kMinRepetitions;
+  const bool enough = static_cast<int>(b.timings.step_time_median_s.size()) >= kMinRepetitions &&
+                      static_cast<int>(c.timings.step_time_median_s.size()) >= kMinRepetitions;
   if (enough) {
-    rows.push_back(timing_row(c.name, "step time median", b.rep_step_median_s,
-                              c.rep_step_median_s, true, 1e3, " ms", "repetitions", o));
-    rows.push_back(timing_row(c.name, "tokens/s", b.rep_tokens_per_s, c.rep_tokens_per_s, false,
+    rows.push_back(timing_row(c.name, "step time median", b.timings.step_time_median_s,
+                              c.timings.step_time_median_s, true, 1e3, " ms", "repetitions", o));
+    rows.push_back(timing_row(c.name, "tokens/s", b.timings.tokens_per_s, c.timings.tokens_per_s, false,
                               1, "", "repetitions", o));
     return;
   }
-  rows.push_back(timing_row(c.name, "step time", b.step_times_s, c.step_times_s, true, 1e3, " ms",
+  rows.push_back(timing_row(c.name, "step time", b.timings.step_times_s, c.timings.step_times_s, true, 1e3, " ms",
                             "steps (fewer than " + std::to_string(kMinRepetitions) +
                                 " repetitions a side)",
                             o));
   CheckRow tps;
   tps.case_name = c.name;
   tps.metric = "tokens/s";
-  tps.baseline = format_number(median_of(b.rep_tokens_per_s), 1);
-  tps.current = format_number(median_of(c.rep_tokens_per_s), 1);
-  tps.change = signed_percent(median_of(b.rep_tokens_per_s), median_of(c.rep_tokens_per_s));
+  tps.baseline = format_number(median_of(b.timings.tokens_per_s), 1);
+  tps.current = format_number(median_of(c.timings.tokens_per_s), 1);
+  tps.change = signed_percent(median_of(b.timings.tokens_per_s), median_of(c.timings.tokens_per_s));
   tps.verdict = Verdict::kInfo;
   tps.note = fmt::format("no test: {} vs {} repetitions (need {} a side)",
-                         b.rep_tokens_per_s.size(), c.rep_tokens_per_s.size(), kMinRepetitions);
+                         b.timings.tokens_per_s.size(), c.timings.tokens_per_s.size(), kMinRepetitions);
   rows.push_back(std::move(tps));
 }
 
 void compare_counters(const CaseRecord& b, const CaseRecord& c, std::vector<CheckRow>& rows) {
-  for (const auto& [name, base] : b.counters) {
-    auto it = c.counters.find(name);
+  for (const auto& [name, base] : b.deterministic.counters) {
+    auto it = c.deterministic.counters.find(name);
     CheckRow row;
     row.case_name = c.name;
     row.metric = name;
     int64_t sb = 0, sc = 0;
     for (auto v : base) sb += v;
     row.baseline = std::to_string(sb);
-    if (it == c.counters.end()) {
+    if (it == c.deterministic.counters.end()) {
       row.current = "-";
       row.verdict = Verdict::kRegression;
       row.note = "missing in the current run";
@@ -251,7 +212,7 @@ std::string pointer_value(const json& j, const std::string& pointer) {
 }
 
 double ratio_metric(const CaseRecord& c, const std::string& metric) {
-  return metric == "tokens_per_s" ? median_of(c.rep_tokens_per_s) : median_of(c.rep_step_median_s);
+  return metric == "tokens_per_s" ? median_of(c.timings.tokens_per_s) : median_of(c.timings.step_time_median_s);
 }
 
 void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<CheckRow>& rows) {
@@ -331,6 +292,19 @@ RatioRule parse_ratio_rule(std::string_view text) {
   return rule;
 }
 
+}  // namespace trainscope::report
+
+void trainscope::results::JsonCodec<trainscope::report::RatioRule>::read(
+    const JsonReader& r, report::RatioRule& rule) {
+  try {
+    rule = report::parse_ratio_rule(r.get<std::string>());
+  } catch (const Error& e) {
+    r.fail(e.what());
+  }
+}
+
+namespace trainscope::report {
+
 // ---- Extraction ----
 
 const CaseRecord* CheckSuite::find(std::string_view case_name) const {
@@ -355,30 +329,30 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
     auto runs = c.usable_runs();
     for (const RunData* r : runs) {
       const auto& s = *r->summary;
-      rec.rep_step_median_s.push_back(s.totals.step_time_median_s);
-      rec.rep_tokens_per_s.push_back(s.totals.tokens_per_s);
+      rec.timings.step_time_median_s.push_back(s.totals.step_time_median_s);
+      rec.timings.tokens_per_s.push_back(s.totals.tokens_per_s);
       if (!s.steps.empty()) {
         for (const auto& step : measured_steps(s, s.steps.front())) {
-          rec.step_times_s.push_back(step.step_time_s);
+          rec.timings.step_times_s.push_back(step.step_time_s);
         }
       }
     }
     if (!runs.empty()) {
       const auto& s = *runs.front()->summary;
+      auto& counters = rec.deterministic.counters;
       for (const auto& r : s.ranks) {
-        const auto& m = r.tracked_peak_by_category;
-        const std::pair<const char*, int64_t> values[] = {
-            {"tracked.parameters", m.parameters}, {"tracked.gradients", m.gradients},
-            {"tracked.optimizer_state", m.optimizer_state}, {"tracked.activations", m.activations},
-            {"tracked.data", m.data}, {"tracked.comm", m.comm}, {"tracked.workspace", m.workspace},
-            {"tracked.other", m.other}, {"tracked.total", r.tracked_peak_total},
-            {"comm.calls", r.comm.calls}, {"comm.bytes", r.comm.bytes}};
-        for (const auto& [name, v] : values) rec.counters[name].push_back(v);
+        for (size_t i = 0; i < kernels::kMemoryCategoryNames.size(); ++i) {
+          counters[fmt::format("tracked.{}", kernels::kMemoryCategoryNames[i])].push_back(
+              r.tracked_peak_by_category.values[i]);
+        }
+        counters["tracked.total"].push_back(r.tracked_peak_total);
+        counters["comm.calls"].push_back(r.comm.calls);
+        counters["comm.bytes"].push_back(r.comm.bytes);
       }
       if (!s.steps.empty()) {
-        for (const auto& st : s.steps.front()) rec.train_loss.push_back(st.loss);
+        for (const auto& st : s.steps.front()) rec.deterministic.train_loss.push_back(st.loss);
       }
-      for (const auto& v : s.val) rec.val_loss.push_back(v.loss);
+      for (const auto& v : s.val) rec.deterministic.val_loss.push_back(v.loss);
     }
     out.cases.push_back(std::move(rec));
   }
@@ -388,106 +362,47 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
 // ---- Baseline files ----
 
 json baseline_to_json(const CheckSuite& suite) {
-  json cases = json::array();
-  for (const auto& c : suite.cases) {
-    json counters = json::object();
-    for (const auto& [k, v] : c.counters) counters[k] = v;
-    cases.push_back(json{{"name", c.name},
-                         {"config", c.config},
-                         {"status", c.status},
-                         {"reason", c.reason},
-                         {"timings",
-                          {{"step_time_median_s", doubles_to_json(c.rep_step_median_s)},
-                           {"tokens_per_s", doubles_to_json(c.rep_tokens_per_s)},
-                           {"step_times_s", doubles_to_json(c.step_times_s)}}},
-                         {"deterministic",
-                          {{"counters", counters},
-                           {"train_loss", doubles_to_json(c.train_loss)},
-                           {"val_loss", doubles_to_json(c.val_loss)}}}});
-  }
-  json ratios = json::array();
-  for (const auto& r : suite.ratios) ratios.push_back(r.text());
-  return json{{"schema", fmt::format("{}{}", kBaselineSchemaPrefix, kBaselineSchemaVersion)},
-              {"suite", suite.name},
-              {"source", suite.source},
-              {"cases", cases},
-              {"ratios", ratios}};
+  json j = results::to_json_value(suite);
+  j["schema"] = fmt::format("{}{}", kBaselineSchemaPrefix, kBaselineSchemaVersion);
+  return j;
 }
 
-CheckSuite baseline_from_json(const json& j, const std::string& where) {
-  const std::string schema = read_string(j, "schema", "", where);
+namespace {
+
+// The version of a baseline's schema tag; Error when it is not one this
+// trainscope reads.
+void check_baseline_schema(const JsonReader& r) {
+  const std::string schema = r["schema"].get<std::string>();
   if (!schema.starts_with(kBaselineSchemaPrefix)) {
-    throw Error(fmt::format("{}: not a trainscope baseline (schema '{}', expected '{}{}')", where,
-                            schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
+    throw Error(fmt::format("not a trainscope baseline (schema '{}', expected '{}{}')", schema,
+                            kBaselineSchemaPrefix, kBaselineSchemaVersion));
   }
   int version = 0;
   const std::string v = schema.substr(kBaselineSchemaPrefix.size());
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
   if (ec != std::errc() || end != v.data() + v.size()) {
-    throw Error(fmt::format("{}: unreadable baseline schema '{}'", where, schema));
+    throw Error(fmt::format("unreadable baseline schema '{}'", schema));
   }
   if (version > kBaselineSchemaVersion) {
-    throw Error(fmt::format("{}: baseline schema '{}' is newer than this trainscope reads "
+    throw Error(fmt::format("baseline schema '{}' is newer than this trainscope reads "
                             "('{}{}'); use a newer trainscope or re-create the baseline with "
                             "this one (trainscope check --save-baseline)",
-                            where, schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
+                            schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
   }
-  if (version < 1) throw Error(fmt::format("{}: unknown baseline schema '{}'", where, schema));
+  if (version < 1) throw Error(fmt::format("unknown baseline schema '{}'", schema));
+}
+
+}  // namespace
+
+CheckSuite baseline_from_json(const json& j, const std::string& where) {
   CheckSuite out;
-  out.name = read_string(j, "suite", "", where);
+  JsonReader::rethrow_in(where, [&] {
+    const JsonReader r(j);
+    r.require_object();
+    check_baseline_schema(r);
+    results::from_json_value(r, out);
+  });
   out.source = where;
-  const json& cases = field(j, "cases", "", where);
-  if (!cases.is_array()) throw Error(fmt::format("{}: field 'cases' must be an array", where));
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const json& c = cases[i];
-    const std::string path = fmt::format("cases[{}].", i);
-    CaseRecord rec;
-    rec.name = read_string(c, "name", path, where);
-    rec.config = field(c, "config", path, where);
-    rec.status = read_string(c, "status", path, where);
-    rec.reason = read_string(c, "reason", path, where);
-    const json& t = field(c, "timings", path, where);
-    rec.rep_step_median_s = read_doubles(t, "step_time_median_s", path + "timings.", where);
-    rec.rep_tokens_per_s = read_doubles(t, "tokens_per_s", path + "timings.", where);
-    rec.step_times_s = read_doubles(t, "step_times_s", path + "timings.", where);
-    const json& d = field(c, "deterministic", path, where);
-    const json& counters = field(d, "counters", path + "deterministic.", where);
-    if (!counters.is_object()) {
-      throw Error(fmt::format("{}: field '{}deterministic.counters' must be an object", where, path));
-    }
-    for (const auto& [k, v] : counters.items()) {
-      if (!v.is_array()) {
-        throw Error(fmt::format("{}: field '{}deterministic.counters.{}' must be an array", where,
-                                path, k));
-      }
-      for (size_t r = 0; r < v.size(); ++r) {
-        if (!v[r].is_number_integer()) {
-          throw Error(fmt::format("{}: field '{}deterministic.counters.{}[{}]' must be an integer",
-                                  where, path, k, r));
-        }
-        rec.counters[k].push_back(v[r].get<int64_t>());
-      }
-    }
-    rec.train_loss = read_doubles(d, "train_loss", path + "deterministic.", where);
-    rec.val_loss = read_doubles(d, "val_loss", path + "deterministic.", where);
-    out.cases.push_back(std::move(rec));
-  }
-  if (j.contains("ratios")) {
-    const json& ratios = j.at("ratios");
-    if (!ratios.is_array()) throw Error(fmt::format("{}: field 'ratios' must be an array", where));
-    for (size_t i = 0; i < ratios.size(); ++i) {
-      if (!ratios[i].is_string()) {
-        throw Error(fmt::format("{}: field 'ratios[{}]' must be a string like "
-                                "\"fused/per-tensor<=1.10\"",
-                                where, i));
-      }
-      try {
-        out.ratios.push_back(parse_ratio_rule(ratios[i].get<std::string>()));
-      } catch (const Error& e) {
-        throw Error(fmt::format("{}: ratios[{}]: {}", where, i, e.what()));
-      }
-    }
-  }
   return out;
 }
 
@@ -596,9 +511,9 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
       }
       compare_timings(b, c, options, result.rows);
       compare_counters(b, c, result.rows);
-      compare_losses(c.name, "train loss", b.train_loss, c.train_loss, options.loss_rel_tol,
+      compare_losses(c.name, "train loss", b.deterministic.train_loss, c.deterministic.train_loss, options.loss_rel_tol,
                      result.rows);
-      compare_losses(c.name, "val loss", b.val_loss, c.val_loss, options.loss_rel_tol,
+      compare_losses(c.name, "val loss", b.deterministic.val_loss, c.deterministic.val_loss, options.loss_rel_tol,
                      result.rows);
     }
     for (const auto& c : current.cases) {

@@ -41,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/suite_data.h"
+#include "results/fields.h"
 
 namespace trainscope::report {
 
@@ -56,24 +57,38 @@ struct RatioRule {
   bool at_most = true;  // "<=" (else ">=")
   double bound = 1;
   std::string text() const;
+  bool operator==(const RatioRule&) const = default;
 };
 RatioRule parse_ratio_rule(std::string_view text);
 
-// The figures check compares for one case.
-struct CaseRecord {
-  std::string name;
-  nlohmann::json config;  // mode, reduction, bucket_mb, world_size, threads, links, config
-  std::string status;     // "ok", "partial", "failed", "skipped", "running"
-  std::string reason;
-  std::vector<double> rep_step_median_s;  // one per usable repetition
-  std::vector<double> rep_tokens_per_s;
-  std::vector<double> step_times_s;       // rank 0, every usable repetition, warm-up step left out
+// Noisy figures of a case: compared with a significance test.
+struct CaseTimings {
+  std::vector<double> step_time_median_s;  // one per usable repetition
+  std::vector<double> tokens_per_s;        // one per usable repetition
+  std::vector<double> step_times_s;        // rank 0, every usable repetition, warm-up left out
+  bool operator==(const CaseTimings&) const = default;
+};
+
+// Figures of a case that a fixed seed makes exact.
+struct CaseDeterministic {
   // Per-rank integers of the first usable repetition ("tracked.parameters",
   // "tracked.total", "comm.calls", "comm.bytes", ...), one value per rank.
   std::map<std::string, std::vector<int64_t>> counters;
   std::vector<double> train_loss;  // rank 0, by step
   std::vector<double> val_loss;    // by evaluation
+  bool operator==(const CaseDeterministic&) const = default;
+};
+
+// The figures check compares for one case; a baseline file's cases.
+struct CaseRecord {
+  std::string name;
+  nlohmann::json config;  // mode, reduction, bucket_mb, world_size, threads, links, config
+  std::string status;     // "ok", "partial", "failed", "skipped", "running"
+  std::string reason;
+  CaseTimings timings;
+  CaseDeterministic deterministic;
   bool usable() const { return status == "ok" || status == "partial"; }
+  bool operator==(const CaseRecord&) const = default;
 };
 
 struct CheckSuite {
@@ -84,6 +99,60 @@ struct CheckSuite {
   std::vector<RatioRule> ratios;  // from a baseline file
   const CaseRecord* find(std::string_view case_name) const;
 };
+
+}  // namespace trainscope::report
+
+// A baseline file is these records (results/fields.h), under a schema tag.
+namespace trainscope::results {
+template <>
+struct Fields<report::CaseTimings> {
+  using T = report::CaseTimings;
+  static constexpr auto table = std::tuple{
+      field("step_time_median_s", &T::step_time_median_s),
+      field("tokens_per_s", &T::tokens_per_s),
+      field("step_times_s", &T::step_times_s),
+  };
+};
+template <>
+struct Fields<report::CaseDeterministic> {
+  using T = report::CaseDeterministic;
+  static constexpr auto table = std::tuple{
+      field("counters", &T::counters),
+      field("train_loss", &T::train_loss),
+      field("val_loss", &T::val_loss),
+  };
+};
+template <>
+struct Fields<report::CaseRecord> {
+  using T = report::CaseRecord;
+  static constexpr auto table = std::tuple{
+      field("name", &T::name),
+      field("config", &T::config),
+      field("status", &T::status),
+      field("reason", &T::reason),
+      field("timings", &T::timings),
+      field("deterministic", &T::deterministic),
+  };
+};
+// Written as its text, e.g. "fused/per-tensor<=1.10".
+template <>
+struct JsonCodec<report::RatioRule> {
+  static nlohmann::json write(const report::RatioRule& rule) { return rule.text(); }
+  static void read(const JsonReader& r, report::RatioRule& rule);
+};
+template <>
+struct Fields<report::CheckSuite> {
+  using T = report::CheckSuite;
+  static constexpr auto table = std::tuple{
+      field("suite", &T::name),
+      field("source", &T::source).absent_ok(),
+      field("cases", &T::cases),
+      field("ratios", &T::ratios).absent_ok(),
+  };
+};
+}  // namespace trainscope::results
+
+namespace trainscope::report {
 
 CheckSuite extract_check_suite(const SuiteData& suite);
 

@@ -70,10 +70,9 @@ std::string comparison_table_html(const Comparison& cmp) {
 }
 
 std::string memory_table_html(const SuiteData& suite) {
-  std::string out =
-      "<table class=\"memory\"><tr><th class=\"name\">case</th><th>rank</th><th>params</th>"
-      "<th>grads</th><th>optimizer</th><th>activations</th><th>data</th><th>comm</th>"
-      "<th>workspace</th><th>other</th><th>tracked peak</th><th>VmHWM</th><th>PSS</th></tr>\n";
+  std::string out = "<table class=\"memory\"><tr><th class=\"name\">case</th><th>rank</th>";
+  for (std::string_view label : kernels::kMemoryCategoryLabels) out += fmt::format("<th>{}</th>", label);
+  out += "<th>tracked peak</th><th>VmHWM</th><th>PSS</th></tr>\n";
   std::string totals =
       "<table class=\"memory-totals\"><tr><th class=\"name\">case</th><th>tracked peak</th>"
       "<th>VmHWM</th><th>peak PSS</th><th class=\"name\">PSS from</th></tr>\n";
@@ -83,13 +82,10 @@ std::string memory_table_html(const SuiteData& suite) {
     if (runs.empty()) continue;
     any = true;
     for (const auto& r : runs.front()->summary->ranks) {
-      const auto& m = r.tracked_peak_by_category;
-      out += "<tr>" + td(c.name, "name") + td(std::to_string(r.rank)) +
-             td(format_bytes(m.parameters)) + td(format_bytes(m.gradients)) +
-             td(format_bytes(m.optimizer_state)) + td(format_bytes(m.activations)) +
-             td(format_bytes(m.data)) + td(format_bytes(m.comm)) + td(format_bytes(m.workspace)) +
-             td(format_bytes(m.other)) + td(format_bytes(r.tracked_peak_total)) +
-             td(format_bytes(r.vm_hwm)) + td(format_bytes(r.pss)) + "</tr>\n";
+      out += "<tr>" + td(c.name, "name") + td(std::to_string(r.rank));
+      for (int64_t bytes : r.tracked_peak_by_category.values) out += td(format_bytes(bytes));
+      out += td(format_bytes(r.tracked_peak_total)) + td(format_bytes(r.vm_hwm)) +
+             td(format_bytes(r.pss)) + "</tr>\n";
     }
     auto t = memory_totals(c);
     totals += "<tr>" + td(c.name, "name") + td(format_bytes(t.tracked_peak)) +
@@ -109,8 +105,8 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += fmt::format(
       "<p class=\"meta\">started {} &middot; finished {} &middot; git {} &middot; database "
       "{}</p>\n",
-      html_escape(suite.suite.started_at),
-      html_escape(suite.suite.finished_at.value_or("never (running, or the runner died)")),
+      html_escape(info.started_at),
+      html_escape(info.finished_at.value_or("never (running, or the runner died)")),
       html_escape(info.git_revision.empty() ? "unknown" : info.git_revision),
       html_escape(suite.db_path));
   if (suite.cases.empty()) {

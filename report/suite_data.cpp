@@ -143,9 +143,9 @@ CaseFigures case_figures(const CaseData& c) {
     mean.push_back(step_mean);
     for (size_t p = 0; p < phases.size(); ++p) {
       phases[p].push_back(
-          mean_over_ranks(s, [p](const auto& rr) { return results::phase_members(rr.phases)[p]->mean; }));
+          mean_over_ranks(s, [p](const auto& rr) { return rr.phases.values[p].mean; }));
     }
-    double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases.comm.mean; });
+    double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases[profiler::Phase::kComm].mean; });
     share.push_back(step_mean > 0 ? comm / step_mean : kNaN);
     double exposed_sum = 0;
     for (const auto& rank_steps : s.steps) {

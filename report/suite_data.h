@@ -33,7 +33,7 @@ namespace trainscope::report {
 struct RunData {
   results::RunRow row;
   std::optional<results::RunSummary> summary;  // none: the run died before writing one
-  std::vector<results::PollerSample> poller;
+  std::vector<profiler::ProcessSample> poller;
   std::vector<results::AllReduceRow> allreduce;
   // Counts as measured: status ok and a summary to measure from.
   bool usable() const { return row.status == results::RunStatus::kOk && summary.has_value(); }

@@ -7,12 +7,15 @@
 // ingests it into the results database (results/results_db.h). Keeping the
 // ranks away from SQLite means a crashing job can never corrupt the database.
 //
-// JSON layout: field names are the struct member names (snake_case); the
-// summary carries the tag `"schema": "trainscope.run_summary/1"`. Parsing is
-// strict: a missing required field or a value of the wrong type throws
-// trainscope::Error naming the field by its path (`ranks[1].data.bytes_held`)
-// and, for the file helpers, the file. Unknown fields are ignored so that a
-// newer writer can add fields without breaking older readers.
+// Each record declares its fields once, in the table that follows it
+// (results/fields.h); JSON, SQL columns and their reading and writing all
+// derive from those tables. JSON layout: field names are the table's names
+// (snake_case); the summary carries the tag `"schema":
+// "trainscope.run_summary/1"`. Parsing is strict: a missing required field or
+// a value of the wrong type throws trainscope::Error naming the field by its
+// path (`ranks[1].data.bytes_held`) and, for the file helpers, the file.
+// Unknown fields are ignored so that a newer writer can add fields without
+// breaking older readers.
 //
 // Conventions shared by all records:
 //  * times are seconds (`_s`) unless the name says otherwise (`time_us`);
@@ -37,7 +40,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/storage.h"
+#include "profiler/process_poller.h"
 #include "profiler/step_timer.h"
+#include "results/fields.h"
 
 namespace trainscope::results {
 
@@ -52,33 +58,42 @@ inline constexpr int64_t kUnknown = -1;
 // State of one run (one case, one repetition). A summary is only ever kOk or
 // kFailed; kRunning and kSkipped exist in the database only.
 enum class RunStatus { kRunning, kOk, kFailed, kSkipped };
+template <>
+struct EnumNames<RunStatus> {
+  static constexpr std::array<std::string_view, 4> names = {"running", "ok", "failed", "skipped"};
+  static constexpr bool sql_check = true;
+};
+// The statuses a run summary may have.
+inline constexpr std::array<RunStatus, 2> kSummaryStatuses = {RunStatus::kOk, RunStatus::kFailed};
 
 // "running", "ok", "failed", "skipped".
 std::string_view to_string(RunStatus status);
 // Inverse of to_string; std::nullopt for anything else.
 std::optional<RunStatus> parse_run_status(std::string_view text);
 
+template <>
+struct EnumNames<profiler::Phase> {
+  static constexpr auto names = profiler::kPhaseNames;
+  static constexpr bool sql_check = true;
+};
+template <>
+struct EnumNames<kernels::MemoryCategory> {
+  static constexpr auto names = kernels::kMemoryCategoryNames;
+  static constexpr bool sql_check = false;
+};
+template <>
+struct EnumNames<profiler::ProcessRole> {
+  static constexpr auto names = profiler::kProcessRoleNames;
+  static constexpr bool sql_check = false;
+};
+
 // Wall time spent in each phase of one training step, seconds. `comm` is the
 // time inside communication calls; the part not hidden behind compute is
 // StepRecord::comm_exposed_s.
-struct PhaseTimes {
-  double data = 0;
-  double forward = 0;
-  double backward = 0;
-  double comm = 0;
-  double optimizer = 0;
-  double eval = 0;
-  double checkpoint = 0;
-  bool operator==(const PhaseTimes&) const = default;
-};
+using PhaseTimes = EnumArray<profiler::Phase, double>;
 
-// The members of a PhaseTimes or PhaseStats in profiler::kPhaseNames order,
-// so that one loop handles all seven phases.
-template <typename Phases>
-auto phase_members(Phases& p) {
-  return std::array{&p.data, &p.forward, &p.backward, &p.comm,
-                    &p.optimizer, &p.eval, &p.checkpoint};
-}
+// Peak bytes held by the tracked allocator, per category of memory.
+using MemoryByCategory = EnumArray<kernels::MemoryCategory, int64_t>;
 
 // One optimizer step as seen by one rank.
 struct StepRecord {
@@ -96,12 +111,36 @@ struct StepRecord {
   int64_t mem_peak = 0;    // tracked peak bytes during the step
   bool operator==(const StepRecord&) const = default;
 };
+template <>
+struct Fields<StepRecord> {
+  static constexpr auto table = std::tuple{
+      field("step", &StepRecord::step),
+      field("loss", &StepRecord::loss),
+      field("lr", &StepRecord::lr),
+      field("grad_norm", &StepRecord::grad_norm),
+      field("tokens", &StepRecord::tokens),
+      field("step_time_s", &StepRecord::step_time_s),
+      field("phases", &StepRecord::phases, {.suffix = "_s"}),  // data_s, forward_s...
+      field("comm_calls", &StepRecord::comm_calls),
+      field("comm_bytes", &StepRecord::comm_bytes),
+      field("comm_exposed_s", &StepRecord::comm_exposed_s),
+      field("mem_active", &StepRecord::mem_active),
+      field("mem_peak", &StepRecord::mem_peak),
+  };
+};
 
 // One validation evaluation.
 struct ValLoss {
   int64_t step = 0;
   double loss = 0;
   bool operator==(const ValLoss&) const = default;
+};
+template <>
+struct Fields<ValLoss> {
+  static constexpr auto table = std::tuple{
+      field("step", &ValLoss::step),
+      field("loss", &ValLoss::loss),
+  };
 };
 
 // Distribution of a per-step time over the measured steps, seconds.
@@ -113,31 +152,19 @@ struct TimeStats {
   double max = 0;
   bool operator==(const TimeStats&) const = default;
 };
-
-// TimeStats for each member of PhaseTimes.
-struct PhaseStats {
-  TimeStats data;
-  TimeStats forward;
-  TimeStats backward;
-  TimeStats comm;
-  TimeStats optimizer;
-  TimeStats eval;
-  TimeStats checkpoint;
-  bool operator==(const PhaseStats&) const = default;
+template <>
+struct Fields<TimeStats> {
+  static constexpr auto table = std::tuple{
+      field("mean", &TimeStats::mean),
+      field("median", &TimeStats::median),
+      field("p95", &TimeStats::p95),
+      field("min", &TimeStats::min),
+      field("max", &TimeStats::max),
+  };
 };
 
-// Peak bytes held by the tracked allocator, per category of memory.
-struct MemoryByCategory {
-  int64_t parameters = 0;
-  int64_t gradients = 0;
-  int64_t optimizer_state = 0;
-  int64_t activations = 0;
-  int64_t data = 0;
-  int64_t comm = 0;
-  int64_t workspace = 0;
-  int64_t other = 0;
-  bool operator==(const MemoryByCategory&) const = default;
-};
+// TimeStats for each phase.
+using PhaseStats = EnumArray<profiler::Phase, TimeStats>;
 
 // What the rank's share of the data set cost it.
 struct DataStats {
@@ -146,6 +173,15 @@ struct DataStats {
   int64_t bytes_held = 0;   // resident bytes of the data shard
   int64_t bytes_read = 0;   // bytes read from disk
   bool operator==(const DataStats&) const = default;
+};
+template <>
+struct Fields<DataStats> {
+  static constexpr auto table = std::tuple{
+      field("examples_held", &DataStats::examples_held),
+      field("tokens_held", &DataStats::tokens_held),
+      field("bytes_held", &DataStats::bytes_held),
+      field("bytes_read", &DataStats::bytes_read),
+  };
 };
 
 // Communication totals over the whole run.
@@ -156,8 +192,18 @@ struct CommStats {
   double exposed_s = 0;
   bool operator==(const CommStats&) const = default;
 };
+template <>
+struct Fields<CommStats> {
+  static constexpr auto table = std::tuple{
+      field("calls", &CommStats::calls),
+      field("bytes", &CommStats::bytes),
+      field("time_s", &CommStats::time_s),
+      field("exposed_s", &CommStats::exposed_s),
+  };
+};
 
-// Per-rank totals of a run.
+// Per-rank totals of a run. In SQL: a rank_results row; the phase statistics
+// are rank_phase_stats rows.
 struct RankResult {
   int rank = 0;
   std::string host;
@@ -174,6 +220,24 @@ struct RankResult {
   CommStats comm;
   bool operator==(const RankResult&) const = default;
 };
+template <>
+struct Fields<RankResult> {
+  static constexpr auto table = std::tuple{
+      field("rank", &RankResult::rank),
+      field("host", &RankResult::host),
+      field("pid", &RankResult::pid),
+      field("tokens_per_s", &RankResult::tokens_per_s),
+      field("step_time", &RankResult::step_time, {.prefix = "step_time_", .suffix = "_s"}),
+      field("phases", &RankResult::phases, {.not_stored = true}),
+      field("tracked_peak_total", &RankResult::tracked_peak_total),
+      field("tracked_peak_by_category", &RankResult::tracked_peak_by_category, {.prefix = "peak_"}),
+      field("vm_hwm", &RankResult::vm_hwm, {.minus_one_is_null = true}),
+      field("vm_rss", &RankResult::vm_rss, {.minus_one_is_null = true}),
+      field("pss", &RankResult::pss, {.minus_one_is_null = true}),
+      field("data", &RankResult::data, {.prefix = "data_"}),
+      field("comm", &RankResult::comm, {.prefix = "comm_"}),
+  };
+};
 
 // Whole-run figures (over all ranks).
 struct Totals {
@@ -182,8 +246,18 @@ struct Totals {
   double step_time_p95_s = 0;
   bool operator==(const Totals&) const = default;
 };
+template <>
+struct Fields<Totals> {
+  static constexpr auto table = std::tuple{
+      field("tokens_per_s", &Totals::tokens_per_s),
+      field("step_time_median_s", &Totals::step_time_median_s),
+      field("step_time_p95_s", &Totals::step_time_p95_s),
+  };
+};
 
-// Everything one `trainscope train` run reports; written once by rank 0.
+// Everything one `trainscope train` run reports; written once by rank 0. In
+// SQL: columns of its run's `runs` row (NULL for a run without a summary),
+// with steps, val and ranks in child tables.
 struct RunSummary {
   std::string schema = std::string(kRunSummarySchema);
   std::string trainscope_version;
@@ -208,6 +282,31 @@ struct RunSummary {
   Totals totals;
   bool operator==(const RunSummary&) const = default;
 };
+template <>
+struct Fields<RunSummary> {
+  static constexpr auto table = std::tuple{
+      field("schema", &RunSummary::schema, {.column = "summary_schema"}),
+      field("trainscope_version", &RunSummary::trainscope_version),
+      field("git_revision", &RunSummary::git_revision),
+      field("model", &RunSummary::model),
+      field("options", &RunSummary::options),
+      field("world_size", &RunSummary::world_size, {.column = "summary_world_size"}),
+      field("threads_per_rank", &RunSummary::threads_per_rank),
+      field("hosts", &RunSummary::hosts),
+      field("transport", &RunSummary::transport, {.column = "summary_transport"}),
+      field("transport_per_rank", &RunSummary::transport_per_rank).absent_ok(),
+      field("status", &RunSummary::status, {.column = "summary_status"}).only(kSummaryStatuses),
+      field("error", &RunSummary::error, {.column = "summary_error"}),
+      field("failed_step", &RunSummary::failed_step).absent_ok(),
+      // In SQL the number of per-rank lists; the steps are rows of `steps`.
+      field("steps", &RunSummary::steps, {.column = "step_lists", .count_only = true}),
+      field("val", &RunSummary::val, {.not_stored = true}),
+      field("ranks", &RunSummary::ranks, {.not_stored = true}),
+      field("totals", &RunSummary::totals),
+  };
+  // The schema tag, and ranks and step lists that fit world_size.
+  static void validate(const RunSummary& s, const JsonReader& r);
+};
 
 // One row of an all-reduce sweep (nccl-tests columns).
 struct AllReduceRow {
@@ -224,30 +323,39 @@ struct AllReduceRow {
   int64_t wrong = 0;       // elements that failed verification
   bool operator==(const AllReduceRow&) const = default;
 };
-
-// One observation of one process by the memory poller.
-struct PollerSample {
-  double t_s = 0;           // seconds since the poller started
-  int64_t pid = 0;
-  int64_t ppid = 0;
-  std::string role;         // "launcher", "rank", "runner", "other"...
-  int rank = -1;            // -1 for processes that are not ranks
-  int64_t rss_bytes = 0;
-  int64_t pss_bytes = kUnknown;
-  std::string command;
-  bool operator==(const PollerSample&) const = default;
+template <>
+struct Fields<AllReduceRow> {
+  static constexpr auto table = std::tuple{
+      field("transport", &AllReduceRow::transport),
+      field("links", &AllReduceRow::links),
+      field("world_size", &AllReduceRow::world_size),
+      field("size_bytes", &AllReduceRow::size_bytes),
+      field("count", &AllReduceRow::count),
+      field("dtype", &AllReduceRow::dtype),
+      field("redop", &AllReduceRow::redop),
+      field("time_us", &AllReduceRow::time_us),
+      field("algbw_gbps", &AllReduceRow::algbw_gbps),
+      field("busbw_gbps", &AllReduceRow::busbw_gbps),
+      field("wrong", &AllReduceRow::wrong),
+  };
 };
 
-// nlohmann hooks. from_json is strict (see the file comment) and throws
-// trainscope::Error naming the field path.
-void to_json(nlohmann::json& j, const StepRecord& v);
-void from_json(const nlohmann::json& j, StepRecord& v);
-void to_json(nlohmann::json& j, const RankResult& v);
-void from_json(const nlohmann::json& j, RankResult& v);
-void to_json(nlohmann::json& j, const RunSummary& v);
-void from_json(const nlohmann::json& j, RunSummary& v);
-void to_json(nlohmann::json& j, const AllReduceRow& v);
-void from_json(const nlohmann::json& j, AllReduceRow& v);
+// One observation of one process by the memory poller (profiler/
+// process_poller.h), as the results database stores it.
+template <>
+struct Fields<profiler::ProcessSample> {
+  using S = profiler::ProcessSample;
+  static constexpr auto table = std::tuple{
+      field("t_s", &S::time_seconds, {.not_null = true}),
+      field("pid", &S::pid),
+      field("ppid", &S::ppid),
+      field("role", &S::role),
+      field("rank", &S::rank, {.minus_one_is_null = true}),
+      field("rss_bytes", &S::rss_bytes),
+      field("pss_bytes", &S::pss_bytes, {.minus_one_is_null = true}),
+      field("command", &S::command),
+  };
+};
 
 // Reads and checks a run summary file. Errors (unreadable file, bad JSON,
 // wrong schema tag, missing or mistyped field) name the file and the field.
@@ -258,10 +366,20 @@ RunSummary load_run_summary(const std::filesystem::path& path);
 // file; on failure nothing is left behind and trainscope::Error names `path`.
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path);
 
-
 // Reads JSON Lines (one record per line, blank lines ignored) of sweep rows;
 // errors name the file, the line and the field.
 std::vector<AllReduceRow> load_allreduce_rows(const std::filesystem::path& path);
+
+// nlohmann's hooks for every described record (json j = record;
+// j.get<RankResult>()), reading strictly.
+template <Described T>
+void to_json(nlohmann::json& j, const T& v) {
+  j = to_json_value(v);
+}
+template <Described T>
+void from_json(const nlohmann::json& j, T& v) {
+  from_json_value(JsonReader(j), v);
+}
 
 }  // namespace trainscope::results
 

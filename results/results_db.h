@@ -19,8 +19,11 @@
 //
 // Storage: WAL journal (readers never block the writer nor see half a
 // transaction), foreign keys on, a busy timeout after which a lock held by
-// someone else becomes a clear "locked" error. The schema is versioned and
-// migrated on open (results/schema.h); a newer database is refused.
+// someone else becomes a clear "locked" error. The tables' columns come from
+// the records' field tables (results/fields.h). The schema is versioned and
+// migrated on open (results/schema.h); a newer database is refused. A column
+// declared after a database was made is added when it is next opened for
+// writing, and reads as NULL (NaN, unknown) until then.
 //
 // Errors: every failure the user can act on (not a database, corrupt, newer
 // schema, unwritable path, locked, unknown id) throws trainscope::Error naming
@@ -35,7 +38,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -51,6 +56,7 @@ namespace sqlite {
 class Connection;
 class ReadTransaction;
 }
+struct ColumnDef;
 
 struct DbOptions {
   // How long a statement waits for a lock held by another connection before
@@ -58,14 +64,29 @@ struct DbOptions {
   int busy_timeout_ms = 5000;
 };
 
-// What the runner knows about a suite when it starts.
+// A suite as the runner starts it; the database stamps the times.
 struct SuiteInfo {
   std::string name;
   std::string definition;    // the suite file (TOML) as run
+  std::string started_at;                  // ISO-8601 UTC, set by begin_suite
+  std::optional<std::string> finished_at;  // set by finish_suite; unset: running, or the runner died
   std::string git_revision;
   nlohmann::json host_facts = nlohmann::json::object();   // hostname, cores, memory...
   nlohmann::json environment = nlohmann::json::object();  // capture_environment()
   std::string command_line;
+};
+template <>
+struct Fields<SuiteInfo> {
+  static constexpr auto table = std::tuple{
+      field("name", &SuiteInfo::name),
+      field("definition", &SuiteInfo::definition),
+      field("started_at", &SuiteInfo::started_at),
+      field("finished_at", &SuiteInfo::finished_at),
+      field("git_revision", &SuiteInfo::git_revision),
+      field("host_facts", &SuiteInfo::host_facts),
+      field("environment", &SuiteInfo::environment),
+      field("command_line", &SuiteInfo::command_line),
+  };
 };
 
 // What the runner knows about a case before launching it.
@@ -83,25 +104,53 @@ struct RunCase {
   int repetition = 0;
   bool operator==(const RunCase&) const = default;
 };
+template <>
+struct Fields<RunCase> {
+  static constexpr auto table = std::tuple{
+      field("case_name", &RunCase::case_name),
+      field("config", &RunCase::config),
+      field("mode", &RunCase::mode),
+      field("reduction", &RunCase::reduction),
+      field("bucket_mb", &RunCase::bucket_mb),
+      field("world_size", &RunCase::world_size),
+      field("threads", &RunCase::threads),
+      field("transport", &RunCase::transport),
+      field("links", &RunCase::links),
+      field("launcher_command", &RunCase::launcher_command),
+      field("repetition", &RunCase::repetition),
+  };
+};
 
 struct SuiteRow {
   int64_t id = 0;
   SuiteInfo info;
-  std::string started_at;                  // ISO-8601 UTC
-  std::optional<std::string> finished_at;  // unset: running, or the runner died
 };
 
+// One run (a case's repetition) as stored: the case, its state and, when the
+// run wrote one, its summary's totals.
 struct RunRow {
   int64_t id = 0;
   int64_t suite_id = 0;
-  RunCase run_case;
+  RunCase run_case = {};
   RunStatus status = RunStatus::kRunning;
-  std::optional<int> exit_code;
-  std::string error;
-  std::string started_at;
-  std::optional<std::string> finished_at;
+  std::optional<int> exit_code = {};
+  std::string error = {};
+  std::string started_at = {};
+  std::optional<std::string> finished_at = {};
   bool has_summary = false;  // finish_run() was given a summary
-  Totals totals;             // from the summary; NaN without one
+  Totals totals = {};        // from the summary; NaN without one
+};
+// The columns begin_run writes (after suite_id); the summary's follow them.
+template <>
+struct Fields<RunRow> {
+  static constexpr auto table = std::tuple{
+      field("run_case", &RunRow::run_case),
+      field("status", &RunRow::status),
+      field("exit_code", &RunRow::exit_code),
+      field("error", &RunRow::error, {.default_value = "''"}),
+      field("started_at", &RunRow::started_at),
+      field("finished_at", &RunRow::finished_at),
+  };
 };
 
 // One rank's step, as stored in the steps table.
@@ -146,7 +195,7 @@ class ResultsDb {
   // Records a case that was not run; returns its run id.
   int64_t mark_skipped(int64_t suite_id, const RunCase& run_case, std::string_view reason);
   // Append rows to a run (one transaction per call).
-  void add_poller_samples(int64_t run_id, std::span<const PollerSample> samples);
+  void add_poller_samples(int64_t run_id, std::span<const profiler::ProcessSample> samples);
   void add_allreduce_rows(int64_t run_id, std::span<const AllReduceRow> rows);
 
   // ---- Reader ----
@@ -179,7 +228,7 @@ class ResultsDb {
   std::vector<StepRow> steps(int64_t run_id);                // by rank, then step
   std::vector<StepRecord> steps(int64_t run_id, int rank);   // by step
   std::vector<ValLoss> val_losses(int64_t run_id);           // by step
-  std::vector<PollerSample> poller_samples(int64_t run_id);  // by time
+  std::vector<profiler::ProcessSample> poller_samples(int64_t run_id);  // by time
   std::vector<AllReduceRow> allreduce_rows(int64_t run_id);  // by size
   // The run's summary as ingested, rebuilt from the tables; std::nullopt if
   // the run has none.
@@ -188,9 +237,13 @@ class ResultsDb {
  private:
   ResultsDb(std::unique_ptr<sqlite::Connection> db, bool writable);
   void require_writable() const;
+  // The SELECT list of `columns` of `table`: NULL for a column the database
+  // does not have (made before the field existed).
+  std::string select_list(std::string_view table, const std::vector<ColumnDef>& columns) const;
 
   std::unique_ptr<sqlite::Connection> db_;
   bool writable_ = false;
+  std::map<std::string, std::set<std::string>, std::less<>> existing_columns_;
 };
 
 // Current time as ISO-8601 UTC with milliseconds, e.g. 2026-11-21T17:28:33.123Z.

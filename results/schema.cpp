@@ -1,196 +1,106 @@
 #include "results/schema.h"
 
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "kernels/check.h"
+#include "results/records.h"
+#include "results/results_db.h"
 
 namespace trainscope::results {
 
 namespace {
 
-struct Migration {
-  int version;  // user_version after this step
-  std::string_view sql;
-};
+ColumnDef id_column() { return {"id", "INTEGER PRIMARY KEY"}; }
+ColumnDef parent_column(std::string_view name, std::string_view table) {
+  return {std::string(name),
+          fmt::format("INTEGER NOT NULL REFERENCES {}(id) ON DELETE CASCADE", table)};
+}
+ColumnDef integer_column(std::string_view name) { return {std::string(name), "INTEGER NOT NULL"}; }
 
-// Version 1: the initial schema. Conventions: times are seconds (REAL),
-// memory is bytes (INTEGER), timestamps are ISO-8601 UTC text, JSON columns
-// are text checked with json_valid. A NULL measurement means unknown or NaN.
-constexpr std::string_view kSchemaV1 = R"sql(
-CREATE TABLE suites (
-  id            INTEGER PRIMARY KEY,
-  name          TEXT NOT NULL,
-  definition    TEXT NOT NULL,              -- the suite file (TOML) as run
-  started_at    TEXT NOT NULL,
-  finished_at   TEXT,                       -- NULL while running or if the runner died
-  git_revision  TEXT NOT NULL,
-  host_facts    TEXT NOT NULL CHECK (json_valid(host_facts)),
-  environment   TEXT NOT NULL CHECK (json_valid(environment)),
-  command_line  TEXT NOT NULL
-);
+std::vector<ColumnDef> concat(std::initializer_list<std::vector<ColumnDef>> parts) {
+  std::vector<ColumnDef> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
 
-CREATE TABLE runs (
-  id               INTEGER PRIMARY KEY,
-  suite_id         INTEGER NOT NULL REFERENCES suites(id) ON DELETE CASCADE,
-  case_name        TEXT NOT NULL,
-  config           TEXT NOT NULL CHECK (json_valid(config)),
-  mode             TEXT NOT NULL,
-  reduction        TEXT NOT NULL,
-  bucket_mb        REAL,
-  world_size       INTEGER NOT NULL,
-  threads          INTEGER NOT NULL,
-  transport        TEXT NOT NULL CHECK (json_valid(transport)),
-  links            TEXT NOT NULL,
-  launcher_command TEXT NOT NULL,
-  repetition       INTEGER NOT NULL,
-  status           TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'skipped')),
-  exit_code        INTEGER,
-  error            TEXT NOT NULL DEFAULT '',
-  started_at       TEXT NOT NULL,
-  finished_at      TEXT,
-  -- From the run summary; all NULL when the run produced none.
-  summary_schema     TEXT,
-  trainscope_version TEXT,
-  git_revision       TEXT,
-  model              TEXT CHECK (model IS NULL OR json_valid(model)),
-  options            TEXT CHECK (options IS NULL OR json_valid(options)),
-  summary_world_size INTEGER,
-  threads_per_rank   INTEGER,
-  hosts              TEXT CHECK (hosts IS NULL OR json_valid(hosts)),
-  summary_transport  TEXT CHECK (summary_transport IS NULL OR json_valid(summary_transport)),
-  transport_per_rank TEXT CHECK (transport_per_rank IS NULL OR json_valid(transport_per_rank)),
-  summary_status     TEXT CHECK (summary_status IS NULL OR summary_status IN ('ok', 'failed')),
-  summary_error      TEXT,
-  failed_step        INTEGER,
-  step_lists         INTEGER,               -- number of per-rank step lists in the summary
-  tokens_per_s       REAL,
-  step_time_median_s REAL,
-  step_time_p95_s    REAL
-);
-CREATE INDEX runs_suite_id ON runs(suite_id);
-CREATE INDEX runs_status ON runs(status);
+// Conventions: times are seconds (REAL), memory is bytes (INTEGER),
+// timestamps are ISO-8601 UTC text, JSON columns are text checked with
+// json_valid. A NULL measurement means unknown or NaN.
+std::vector<TableSpec> make_tables() {
+  // The phase of a rank_phase_stats row, with the phases' CHECK.
+  std::vector<ColumnDef> phase;
+  SqlCodec<profiler::Phase>::columns(phase, {}, "phase", {});
+  const Scope seconds{.suffix = "_s"};
+  return {
+      {"suites", concat({{id_column()}, columns_of<SuiteInfo>()}), {}, false, {}},
+      {"runs",
+       concat({{id_column(), parent_column("suite_id", "suites")}, columns_of<RunRow>(),
+               columns_of<RunSummary>({.nullable = true})}),
+       {},
+       false,
+       {"CREATE INDEX runs_suite_id ON runs(suite_id)", "CREATE INDEX runs_status ON runs(status)"}},
+      {"rank_results", concat({{parent_column("run_id", "runs")}, columns_of<RankResult>()}),
+       {"PRIMARY KEY (run_id, rank)"}, true, {}},
+      {"rank_phase_stats",
+       concat({{integer_column("run_id"), integer_column("rank")}, phase,
+               columns_of<TimeStats>(seconds)}),
+       {"PRIMARY KEY (run_id, rank, phase)",
+        "FOREIGN KEY (run_id, rank) REFERENCES rank_results(run_id, rank) ON DELETE CASCADE"},
+       true,
+       {}},
+      {"steps",
+       concat({{parent_column("run_id", "runs"), integer_column("rank")},
+               columns_of<StepRecord>()}),
+       {"PRIMARY KEY (run_id, rank, step)"}, true, {}},
+      {"val_losses", concat({{parent_column("run_id", "runs")}, columns_of<ValLoss>()}),
+       {"PRIMARY KEY (run_id, step)"}, true, {}},
+      {"poller_samples",
+       concat({{id_column(), parent_column("run_id", "runs")},
+               columns_of<profiler::ProcessSample>()}),
+       {}, false, {"CREATE INDEX poller_samples_run_id ON poller_samples(run_id, t_s)"}},
+      {"allreduce_rows",
+       concat({{id_column(), parent_column("run_id", "runs")}, columns_of<AllReduceRow>()}), {},
+       false, {"CREATE INDEX allreduce_rows_run_id ON allreduce_rows(run_id, size_bytes)"}},
+  };
+}
 
-CREATE TABLE rank_results (
-  run_id                INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  rank                  INTEGER NOT NULL,
-  host                  TEXT NOT NULL,
-  pid                   INTEGER NOT NULL,
-  tokens_per_s          REAL,
-  step_time_mean_s      REAL,
-  step_time_median_s    REAL,
-  step_time_p95_s       REAL,
-  step_time_min_s       REAL,
-  step_time_max_s       REAL,
-  tracked_peak_total    INTEGER NOT NULL,
-  peak_parameters       INTEGER NOT NULL,
-  peak_gradients        INTEGER NOT NULL,
-  peak_optimizer_state  INTEGER NOT NULL,
-  peak_activations      INTEGER NOT NULL,
-  peak_data             INTEGER NOT NULL,
-  peak_comm             INTEGER NOT NULL,
-  peak_workspace        INTEGER NOT NULL,
-  peak_other            INTEGER NOT NULL,
-  vm_hwm                INTEGER,            -- NULL: unknown
-  vm_rss                INTEGER,
-  pss                   INTEGER,
-  data_examples_held    INTEGER NOT NULL,
-  data_tokens_held      INTEGER NOT NULL,
-  data_bytes_held       INTEGER NOT NULL,
-  data_bytes_read       INTEGER NOT NULL,
-  comm_calls            INTEGER NOT NULL,
-  comm_bytes            INTEGER NOT NULL,
-  comm_time_s           REAL,
-  comm_exposed_s        REAL,
-  PRIMARY KEY (run_id, rank)
-) WITHOUT ROWID;
+// The whole schema as CREATE statements, from the tables.
+std::string schema_sql() {
+  std::string sql;
+  for (const TableSpec& t : table_specs()) {
+    sql += t.create_sql() + ";\n";
+    for (const auto& index : t.indexes) sql += index + ";\n";
+  }
+  return sql;
+}
 
--- Per-phase step-time distribution of each rank (one row per phase).
-CREATE TABLE rank_phase_stats (
-  run_id   INTEGER NOT NULL,
-  rank     INTEGER NOT NULL,
-  phase    TEXT NOT NULL CHECK (phase IN ('data', 'forward', 'backward', 'comm', 'optimizer',
-                                          'eval', 'checkpoint')),
-  mean_s   REAL,
-  median_s REAL,
-  p95_s    REAL,
-  min_s    REAL,
-  max_s    REAL,
-  PRIMARY KEY (run_id, rank, phase),
-  FOREIGN KEY (run_id, rank) REFERENCES rank_results(run_id, rank) ON DELETE CASCADE
-) WITHOUT ROWID;
-
-CREATE TABLE steps (
-  run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  rank           INTEGER NOT NULL,
-  step           INTEGER NOT NULL,
-  loss           REAL,
-  lr             REAL,
-  grad_norm      REAL,
-  tokens         INTEGER NOT NULL,
-  step_time_s    REAL,
-  data_s         REAL,
-  forward_s      REAL,
-  backward_s     REAL,
-  comm_s         REAL,
-  optimizer_s    REAL,
-  eval_s         REAL,
-  checkpoint_s   REAL,
-  comm_calls     INTEGER NOT NULL,
-  comm_bytes     INTEGER NOT NULL,
-  comm_exposed_s REAL,
-  mem_active     INTEGER NOT NULL,
-  mem_peak       INTEGER NOT NULL,
-  PRIMARY KEY (run_id, rank, step)
-) WITHOUT ROWID;
-
-CREATE TABLE val_losses (
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  step   INTEGER NOT NULL,
-  loss   REAL,
-  PRIMARY KEY (run_id, step)
-) WITHOUT ROWID;
-
-CREATE TABLE poller_samples (
-  id        INTEGER PRIMARY KEY,
-  run_id    INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  t_s       REAL NOT NULL,
-  pid       INTEGER NOT NULL,
-  ppid      INTEGER NOT NULL,
-  role      TEXT NOT NULL,
-  rank      INTEGER,                         -- NULL: not a rank
-  rss_bytes INTEGER NOT NULL,
-  pss_bytes INTEGER,                         -- NULL: unknown
-  command   TEXT NOT NULL
-);
-CREATE INDEX poller_samples_run_id ON poller_samples(run_id, t_s);
-
-CREATE TABLE allreduce_rows (
-  id         INTEGER PRIMARY KEY,
-  run_id     INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  transport  TEXT NOT NULL,
-  links      TEXT NOT NULL,
-  world_size INTEGER NOT NULL,
-  size_bytes INTEGER NOT NULL,
-  count      INTEGER NOT NULL,
-  dtype      TEXT NOT NULL,
-  redop      TEXT NOT NULL,
-  time_us    REAL,
-  algbw_gbps REAL,
-  busbw_gbps REAL,
-  wrong      INTEGER NOT NULL
-);
-CREATE INDEX allreduce_rows_run_id ON allreduce_rows(run_id, size_bytes);
-)sql";
-
-constexpr Migration kMigrations[] = {
-    {1, kSchemaV1},
-};
-static_assert(std::size(kMigrations) == kSchemaVersion,
-              "one migration per schema version, in order");
+// Version 1 is the tables as declared; later versions append steps that
+// change what the field tables cannot (renames, new tables' data...).
+// Columns added to a field table need no step: add_missing_columns.
+const std::vector<std::pair<int, std::string>>& migrations() {
+  static const std::vector<std::pair<int, std::string>> steps = {{1, schema_sql()}};
+  return steps;
+}
 
 }  // namespace
+
+std::string TableSpec::create_sql() const {
+  std::string sql = fmt::format("CREATE TABLE {} (\n", name);
+  std::vector<std::string> lines;
+  for (const auto& c : columns) lines.push_back(fmt::format("  {} {}", c.name, c.decl));
+  for (const auto& c : constraints) lines.push_back("  " + c);
+  sql += fmt::format("{}\n)", fmt::join(lines, ",\n"));
+  if (without_rowid) sql += " WITHOUT ROWID";
+  return sql;
+}
+
+const std::vector<TableSpec>& table_specs() {
+  static const std::vector<TableSpec> tables = make_tables();
+  return tables;
+}
 
 int schema_version(sqlite::Connection& db) {
   return static_cast<int>(db.query_int("PRAGMA user_version", "reading the schema version"));
@@ -223,19 +133,47 @@ void check_schema_compatible(sqlite::Connection& db) {
 
 void migrate(sqlite::Connection& db) {
   check_schema_compatible(db);
-  for (const Migration& m : kMigrations) {
-    if (schema_version(db) >= m.version) continue;
+  static_assert(kSchemaVersion == 1, "one migration step per schema version, in order");
+  for (const auto& [version, sql] : migrations()) {
+    if (schema_version(db) >= version) continue;
     sqlite::Transaction transaction(db);
     // Another process may have migrated while we waited for the lock.
-    if (schema_version(db) >= m.version) continue;
-    db.exec(m.sql, fmt::format("migrating to schema version {}", m.version));
+    if (schema_version(db) >= version) continue;
+    db.exec(sql, fmt::format("migrating to schema version {}", version));
     db.exec(fmt::format("PRAGMA application_id = {}; PRAGMA user_version = {}", kApplicationId,
-                        m.version),
+                        version),
             "recording the schema version");
     transaction.commit();
   }
   TS_CHECK(schema_version(db) == kSchemaVersion) << "migration ended at version "
                                                  << schema_version(db);
+  add_missing_columns(db);
+}
+
+std::map<std::string, std::set<std::string>, std::less<>> existing_columns(sqlite::Connection& db) {
+  std::map<std::string, std::set<std::string>, std::less<>> out;
+  for (const TableSpec& t : table_specs()) {
+    sqlite::Statement s(db, fmt::format("SELECT name FROM pragma_table_info('{}')", t.name));
+    auto& names = out[t.name];
+    while (s.step(fmt::format("reading the columns of table {}", t.name))) names.insert(s.column_text(0));
+  }
+  return out;
+}
+
+void add_missing_columns(sqlite::Connection& db) {
+  sqlite::Transaction transaction(db);
+  const auto existing = existing_columns(db);
+  for (const TableSpec& t : table_specs()) {
+    for (const ColumnDef& c : t.columns) {
+      if (existing.at(t.name).contains(c.name)) continue;
+      // Rows made before the column existed hold NULL: no NOT NULL.
+      std::string decl = c.decl;
+      if (auto at = decl.find(" NOT NULL"); at != std::string::npos) decl.erase(at, 9);
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", t.name, c.name, decl),
+              fmt::format("adding column {} to table {}", c.name, t.name));
+    }
+  }
+  transaction.commit();
 }
 
 }  // namespace trainscope::results

@@ -1,19 +1,30 @@
 // The results database schema and its migrations.
 //
+// The tables are declared in schema.cpp as key columns plus the columns of the
+// records they hold, which come from the records' field tables (results/
+// fields.h): adding a field to a record adds its column. Version 1 creates the
+// tables as declared; a database made before a column was declared gets it
+// from add_missing_columns() (NULL in the rows it already has).
+//
 // The schema version lives in `PRAGMA user_version`; `PRAGMA application_id`
 // marks the file as a trainscope results database so that some other SQLite
 // file is refused instead of being "migrated". migrate() applies each missing
 // migration in its own transaction (BEGIN IMMEDIATE, re-checking the version
-// inside it so two openers cannot both apply a step). To change the schema,
-// append a migration to the list in schema.cpp and bump kSchemaVersion; never
-// edit a migration that has shipped.
+// inside it so two openers cannot both apply a step). A change that is not
+// an added column (a rename, a new constraint) is a migration step appended
+// in schema.cpp with kSchemaVersion bumped; never edit a step that has shipped.
 //
 // Thread-safety: operates on the Connection it is given (see sqlite.h).
 #ifndef TRAINSCOPE_RESULTS_SCHEMA_H_
 #define TRAINSCOPE_RESULTS_SCHEMA_H_
 
 #include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "results/sql_fields.h"
 #include "results/sqlite.h"
 
 namespace trainscope::results {
@@ -31,9 +42,27 @@ int schema_version(sqlite::Connection& db);
 // a schema newer than kSchemaVersion. An empty database passes.
 void check_schema_compatible(sqlite::Connection& db);
 
-// Brings `db` up to kSchemaVersion (after check_schema_compatible). Each step
-// commits on its own: a failure leaves the database at the last good version.
+// Brings `db` up to kSchemaVersion (after check_schema_compatible), then adds
+// missing columns. Each step commits on its own: a failure leaves the
+// database at the last good version.
 void migrate(sqlite::Connection& db);
+
+// One table: its columns (keys first, then the records' columns), table
+// constraints and indexes.
+struct TableSpec {
+  std::string name;
+  std::vector<ColumnDef> columns;
+  std::vector<std::string> constraints;  // PRIMARY KEY (...), FOREIGN KEY ...
+  bool without_rowid = false;
+  std::vector<std::string> indexes;      // CREATE INDEX statements
+  std::string create_sql() const;
+};
+const std::vector<TableSpec>& table_specs();
+
+// The columns each table of `db` has, by table name.
+std::map<std::string, std::set<std::string>, std::less<>> existing_columns(sqlite::Connection& db);
+// ALTER TABLE ... ADD COLUMN for every declared column `db` lacks.
+void add_missing_columns(sqlite::Connection& db);
 
 }  // namespace trainscope::results
 

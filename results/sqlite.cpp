@@ -184,6 +184,11 @@ std::optional<std::string> Statement::column_optional_text(int column) {
   return column_text(column);
 }
 
+std::string Statement::column_name(int column) {
+  const char* name = sqlite3_column_name(stmt_, column);
+  return name ? name : "?";
+}
+
 Transaction::Transaction(Connection& db) : db_(db) {
   db_.exec("BEGIN IMMEDIATE", "starting a write transaction");
   open_ = true;

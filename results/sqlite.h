@@ -93,6 +93,8 @@ class Statement {
   std::string column_text(int column);
   std::optional<int64_t> column_optional_int64(int column);
   std::optional<std::string> column_optional_text(int column);
+  // The column's name in the result (for messages).
+  std::string column_name(int column);
 
  private:
   Connection& db_;

@@ -228,7 +228,7 @@ void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
   r.threads = std::to_string(s.threads_per_rank);
   double comm = 0, step = 0;
   for (const auto& rank : s.ranks) {
-    comm += rank.phases.comm.mean;
+    comm += rank.phases[profiler::Phase::kComm].mean;
     step += rank.step_time.mean;
   }
   if (step > 0) r.comm_share = comm / step;
@@ -610,10 +610,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
       r.exit_code = exit_code_of(job.status);
       r.peak_rss_bytes = peak;
 
-      std::vector<results::PollerSample> samples;
-      samples.reserve(poller.samples().size());
-      for (const auto& s : poller.samples()) samples.push_back(to_poller_record(s));
-      db.add_poller_samples(r.run_id, samples);
+      db.add_poller_samples(r.run_id, poller.samples());
 
       std::optional<results::RunSummary> summary;
       std::vector<results::AllReduceRow> rows;
@@ -690,17 +687,5 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
   return result;
 }
 
-results::PollerSample to_poller_record(const profiler::ProcessSample& s) {
-  results::PollerSample p;
-  p.t_s = s.time_seconds;
-  p.pid = s.pid;
-  p.ppid = s.ppid;
-  p.role = std::string(profiler::role_name(s.role));
-  p.rank = s.rank;
-  p.rss_bytes = s.rss_bytes;
-  p.pss_bytes = s.pss_bytes;
-  p.command = s.command;
-  return p;
-}
 
 }  // namespace trainscope::suites

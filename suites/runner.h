@@ -126,9 +126,6 @@ struct SuiteResult {
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options);
 
 // The fixed result table: header and one row.
-// A poller observation as the database record (shared with `monitor --db`).
-results::PollerSample to_poller_record(const profiler::ProcessSample& sample);
-
 std::string format_result_header();
 std::string format_result_row(const CaseResult& r);
 

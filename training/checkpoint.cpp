@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kernels/atomic_file.h"
+#include "kernels/json_reader.h"
 #include "kernels/check.h"
 #include "training/safetensors.h"
 
@@ -72,12 +73,14 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
   info.step_dir = step_dir;
   info.config = from_hf_config(read_json_file(step_dir / "config.json"),
                                (step_dir / "config.json").string());
-  info.state = read_json_file(step_dir / "trainer_state.json");
-  if (!info.state.contains("step") || !info.state["step"].is_number_integer()) {
-    throw Error(fmt::format("{}: missing integer field 'step'",
-                            (step_dir / "trainer_state.json").string()));
-  }
-  info.step = info.state["step"].get<int64_t>();
+  const fs::path state = step_dir / "trainer_state.json";
+  info.state = read_json_file(state);
+  info.step = JsonReader::rethrow_in(state.string(), [&] {
+    const JsonReader r(info.state);
+    const int64_t step = r["step"].get<int64_t>();
+    if (step < 0) r["step"].fail(fmt::format("is {}, must not be negative", step));
+    return step;
+  });
   return info;
 }
 

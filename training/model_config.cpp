@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "kernels/atomic_file.h"
+#include "kernels/json_reader.h"
 #include "kernels/check.h"
 
 namespace trainscope::training {
@@ -107,79 +107,68 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
   };
 }
 
-ModelConfig from_hf_config(const nlohmann::json& j, const std::string& source) {
-  if (!j.is_object()) throw Error(fmt::format("{}: expected a JSON object", source));
-  auto get_int = [&](const char* key) -> int {
-    if (!j.contains(key)) throw Error(fmt::format("{}: missing field '{}'", source, key));
-    if (!j[key].is_number_integer()) {
-      throw Error(fmt::format("{}: field '{}' must be an integer", source, key));
-    }
-    return j[key].get<int>();
-  };
-  // Optional fields are checked too: a string where a number belongs is an
-  // error naming the file and the field, not a library exception.
-  auto get_float = [&](const nlohmann::json& o, const char* key, float fallback) -> float {
-    if (!o.contains(key)) return fallback;
-    if (!o[key].is_number()) throw Error(fmt::format("{}: field '{}' must be a number", source, key));
-    return o[key].get<float>();
-  };
-  auto get_optional_int = [&](const nlohmann::json& o, const char* key, int fallback) -> int {
-    if (!o.contains(key)) return fallback;
-    if (!o[key].is_number_integer()) {
-      throw Error(fmt::format("{}: field '{}' must be an integer", source, key));
-    }
-    return o[key].get<int>();
-  };
-  // What this model cannot do must not be trained as if it were plain Llama.
-  if (j.contains("hidden_act") && j["hidden_act"] != "silu") {
-    throw Error(fmt::format("{}: hidden_act {} is not supported (the MLP is SwiGLU: silu)", source,
-                            j["hidden_act"].dump()));
+namespace {
+
+// What this model cannot do must not be trained as if it were plain Llama.
+void reject_unsupported(const JsonReader& r) {
+  if (auto act = r.find("hidden_act"); act && act->value() != "silu") {
+    throw Error(fmt::format("hidden_act {} is not supported (the MLP is SwiGLU: silu)",
+                            act->value().dump()));
   }
   for (const char* key : {"attention_bias", "mlp_bias"}) {
-    if (j.contains(key) && j[key] != false) {
-      throw Error(fmt::format("{}: {} is not supported (projections have no bias)", source, key));
+    if (auto bias = r.find(key); bias && bias->value() != false) {
+      throw Error(fmt::format("{} is not supported (projections have no bias)", key));
     }
   }
-  if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
-    throw Error(fmt::format("{}: rope_scaling is not supported (plain rotary embeddings)", source));
+  if (r.find("rope_scaling")) {
+    throw Error("rope_scaling is not supported (plain rotary embeddings)");
   }
+}
+
+// The `trainscope` object our own configs carry: preset name and defaults.
+void read_trainscope_defaults(const JsonReader& t, ModelConfig& c) {
+  t.require_object();
+  c.name = t.get_or<std::string>("preset", c.name);
+  c.default_batch = t.get_or<int>("default_batch", c.default_batch);
+  c.default_block = t.get_or<int>("default_block", std::min(c.max_seq_len, c.default_block));
+  if (c.default_block > c.max_seq_len) {
+    throw Error(fmt::format("default_block {} is larger than max_position_embeddings {}",
+                            c.default_block, c.max_seq_len));
+  }
+}
+
+ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
+  r.require_object();
+  reject_unsupported(r);
   ModelConfig c;
   c.name = source;
-  c.dim = get_int("hidden_size");
-  c.mlp_dim = get_int("intermediate_size");
-  c.n_heads = get_int("num_attention_heads");
-  c.n_layers = get_int("num_hidden_layers");
-  c.vocab_size = get_int("vocab_size");
-  c.max_seq_len = get_int("max_position_embeddings");
-  if (j.contains("num_key_value_heads") && j["num_key_value_heads"] != c.n_heads) {
-    throw Error(fmt::format("{}: num_key_value_heads must equal num_attention_heads (grouped-query "
-                            "attention is not supported)",
-                            source));
+  c.dim = r["hidden_size"].get<int>();
+  c.mlp_dim = r["intermediate_size"].get<int>();
+  c.n_heads = r["num_attention_heads"].get<int>();
+  c.n_layers = r["num_hidden_layers"].get<int>();
+  c.vocab_size = r["vocab_size"].get<int>();
+  c.max_seq_len = r["max_position_embeddings"].get<int>();
+  if (r.get_or<int>("num_key_value_heads", c.n_heads) != c.n_heads) {
+    throw Error("num_key_value_heads must equal num_attention_heads (grouped-query attention is "
+                "not supported)");
   }
-  if (j.value("tie_word_embeddings", false)) {
-    throw Error(fmt::format("{}: tie_word_embeddings is not supported (the output projection is "
-                            "untied)",
-                            source));
+  if (r.get_or<bool>("tie_word_embeddings", false)) {
+    throw Error("tie_word_embeddings is not supported (the output projection is untied)");
   }
-  c.rope_theta = get_float(j, "rope_theta", c.rope_theta);
-  c.norm_eps = get_float(j, "rms_norm_eps", c.norm_eps);
-  if (j.contains("trainscope")) {
-    const auto& t = j["trainscope"];
-    if (!t.is_object()) throw Error(fmt::format("{}: field 'trainscope' must be an object", source));
-    if (t.contains("preset") && !t["preset"].is_string()) {
-      throw Error(fmt::format("{}: field 'preset' must be a string", source));
-    }
-    c.name = t.value("preset", c.name);
-    c.default_batch = get_optional_int(t, "default_batch", c.default_batch);
-    c.default_block =
-        get_optional_int(t, "default_block", std::min(c.max_seq_len, c.default_block));
-    if (c.default_block > c.max_seq_len) {
-      throw Error(fmt::format("{}: default_block {} is larger than max_position_embeddings {}",
-                              source, c.default_block, c.max_seq_len));
-    }
+  c.rope_theta = r.get_or<float>("rope_theta", c.rope_theta);
+  c.norm_eps = r.get_or<float>("rms_norm_eps", c.norm_eps);
+  if (auto t = r.find("trainscope")) {
+    read_trainscope_defaults(*t, c);
   } else {
     c.default_block = std::min(c.max_seq_len, c.default_block);
   }
+  return c;
+}
+
+}  // namespace
+
+ModelConfig from_hf_config(const nlohmann::json& j, const std::string& source) {
+  ModelConfig c = JsonReader::rethrow_in(source, [&] { return read_hf_config(JsonReader(j), source); });
   c.validate(source);
   return c;
 }

@@ -77,18 +77,6 @@ results::TimeStats to_time_stats(const profiler::Summary& s) {
   return {s.mean, s.median, s.p95, s.min, s.max};
 }
 
-void fill_memory(results::MemoryByCategory* m,
-                 const std::array<int64_t, kernels::kNumMemoryCategories>& peaks) {
-  m->parameters = peaks[0];
-  m->gradients = peaks[1];
-  m->optimizer_state = peaks[2];
-  m->activations = peaks[3];
-  m->data = peaks[4];
-  m->comm = peaks[5];
-  m->workspace = peaks[6];
-  m->other = peaks[7];
-}
-
 // Options that must match a checkpoint for a resume to continue the same run.
 void check_resume_compatible(const json& saved, const json& now, const std::string& where) {
   for (const char* key : {"batch", "block", "tokenizer"}) {
@@ -470,10 +458,12 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
     rec.grad_norm = grad_norm;
     rec.tokens = static_cast<int64_t>(rows) * T;
     rec.step_time_s = step_s;
-    rec.phases = {times.exclusive(Phase::kData),      times.exclusive(Phase::kForward),
-                  times.exclusive(Phase::kBackward),  times.seconds(Phase::kComm),
-                  times.exclusive(Phase::kOptimizer), times.exclusive(Phase::kEval),
-                  times.exclusive(Phase::kCheckpoint)};
+    // comm counts all its time (it nests in backward when overlapped); the
+    // others only their own.
+    for (int p = 0; p < profiler::kNumPhases; ++p) {
+      const auto phase = static_cast<Phase>(p);
+      rec.phases[phase] = phase == Phase::kComm ? times.seconds(phase) : times.exclusive(phase);
+    }
     const comm::GradSyncStats& cs = sync->stats();
     rec.comm_calls = cs.calls;
     rec.comm_bytes = cs.bytes;
@@ -506,13 +496,13 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   auto phase_stats = [&](Phase p, bool inclusive) {
     return to_time_stats(inclusive ? run[p].inclusive : run[p].exclusive);
   };
-  me.phases = {phase_stats(Phase::kData, false),      phase_stats(Phase::kForward, false),
-               phase_stats(Phase::kBackward, false),  phase_stats(Phase::kComm, true),
-               phase_stats(Phase::kOptimizer, false), phase_stats(Phase::kEval, false),
-               phase_stats(Phase::kCheckpoint, false)};
+  for (int p = 0; p < profiler::kNumPhases; ++p) {
+    const auto phase = static_cast<Phase>(p);
+    me.phases[phase] = phase_stats(phase, phase == Phase::kComm);
+  }
   me.tokens_per_s = run.wall.median > 0 ? static_cast<double>(rows) * T / run.wall.median : 0;
   me.tracked_peak_total = run_peak_total;
-  fill_memory(&me.tracked_peak_by_category, run_peak);
+  me.tracked_peak_by_category.values = run_peak;
   const profiler::ProcessMemory pm = profiler::self_process_memory(true);
   me.vm_hwm = pm.hwm_bytes;
   me.vm_rss = pm.rss_bytes;
@@ -577,27 +567,25 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
                     summary.totals.tokens_per_s,
                     worst_median > 0 ? flops_per_step / worst_median / 1e9 : 0.0));
     say("\ntracked peak memory by category, and process peak resident memory (VmHWM):\n");
-    say(fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                    "rank", "params", "grads", "optimizer", "activation", "data", "comm",
-                    "workspace", "tracked", "VmHWM"));
+    std::string header = fmt::format("{:>4}", "rank");
+    for (std::string_view label : kernels::kMemoryCategoryLabels) header += fmt::format(" {:>11}", label);
+    say(header + fmt::format(" {:>11} {:>11}\n", "tracked", "VmHWM"));
     for (const auto& rr : summary.ranks) {
-      const auto& m = rr.tracked_peak_by_category;
-      say(fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                      rr.rank, kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients),
-                      kernels::format_bytes(m.optimizer_state), kernels::format_bytes(m.activations),
-                      kernels::format_bytes(m.data), kernels::format_bytes(m.comm), kernels::format_bytes(m.workspace),
-                      kernels::format_bytes(rr.tracked_peak_total), kernels::format_bytes(rr.vm_hwm)));
+      std::string row = fmt::format("{:>4}", rr.rank);
+      for (int64_t bytes : rr.tracked_peak_by_category.values) {
+        row += fmt::format(" {:>11}", kernels::format_bytes(bytes));
+      }
+      say(row + fmt::format(" {:>11} {:>11}\n", kernels::format_bytes(rr.tracked_peak_total),
+                            kernels::format_bytes(rr.vm_hwm)));
     }
     say("\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n");
-    say(fmt::format("{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "data",
-                    "forward", "backward", "comm", "optimizer", "eval", "ckpt", "step"));
+    header = fmt::format("{:>4}", "rank");
+    for (std::string_view name : profiler::kPhaseNames) header += fmt::format(" {:>10}", name);
+    say(header + fmt::format(" {:>10}\n", "step"));
     for (const auto& rr : summary.ranks) {
-      const auto& p = rr.phases;
-      say(fmt::format("{:>4} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
-                      "{:>9.1f}\n",
-                      rr.rank, p.data.median * 1e3, p.forward.median * 1e3,
-                      p.backward.median * 1e3, p.comm.median * 1e3, p.optimizer.median * 1e3,
-                      p.eval.median * 1e3, p.checkpoint.median * 1e3, rr.step_time.median * 1e3));
+      std::string row = fmt::format("{:>4}", rr.rank);
+      for (const auto& stats : rr.phases.values) row += fmt::format(" {:>10.1f}", stats.median * 1e3);
+      say(row + fmt::format(" {:>10.1f}\n", rr.step_time.median * 1e3));
     }
   }
   if (lead && !o.summary_path.empty()) results::save_run_summary(summary, o.summary_path);

@@ -51,7 +51,7 @@ TEST(RecordsTest, ErrorsNameWhereAndWhat) {
     render_line(R"({"text": "unterminated)");
     FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("t.jsonl:1: malformed JSON"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("t.jsonl:1: not valid JSON"), std::string::npos)
         << e.what();
   }
 }

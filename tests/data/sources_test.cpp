@@ -157,7 +157,7 @@ TEST(SourcesErrorsTest, MalformedJsonNamesFileAndLineOrIsSkipped) {
   auto source = open_document_source(options_for(path), "train");
   ASSERT_EQ(source->size(), 3);  // the index does not parse
   const std::string msg = error_of([&] { all_texts(*source); });
-  EXPECT_NE(msg.find(path + ":2: malformed JSON"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(path + ":2: not valid JSON"), std::string::npos) << msg;
 
   DataOptions skip = options_for(path);
   skip.skip_bad_records = true;

@@ -189,9 +189,9 @@ TEST_F(CheckTest, BaselineJsonRoundTripsAndNewerSchemaIsRefused) {
   for (size_t i = 0; i < back.cases.size(); ++i) {
     EXPECT_EQ(back.cases[i].name, suite.cases[i].name);
     EXPECT_EQ(back.cases[i].config, suite.cases[i].config);
-    EXPECT_EQ(back.cases[i].counters, suite.cases[i].counters);
-    EXPECT_EQ(back.cases[i].rep_step_median_s, suite.cases[i].rep_step_median_s);
-    EXPECT_EQ(back.cases[i].train_loss, suite.cases[i].train_loss);
+    EXPECT_EQ(back.cases[i].deterministic.counters, suite.cases[i].deterministic.counters);
+    EXPECT_EQ(back.cases[i].timings.step_time_median_s, suite.cases[i].timings.step_time_median_s);
+    EXPECT_EQ(back.cases[i].deterministic.train_loss, suite.cases[i].deterministic.train_loss);
   }
   ASSERT_EQ(back.ratios.size(), 1u);
   EXPECT_EQ(run_check(&back, suite, {}).regressions(), 0);

@@ -88,9 +88,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       steps.push_back(st);
       times.push_back(t);
       all_steps.push_back(t);
-      const double p[7] = {st.phases.data, st.phases.forward, st.phases.backward, st.phases.comm,
-                           st.phases.optimizer, st.phases.eval, st.phases.checkpoint};
-      for (int i = 0; i < 7; ++i) ph[i].push_back(p[i]);
+      for (int i = 0; i < 7; ++i) ph[i].push_back(st.phases.values[i]);
     }
     s.steps.push_back(steps);
     results::RankResult rr;
@@ -98,25 +96,26 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     rr.host = "node0";
     rr.pid = 1000 + r;
     rr.step_time = time_stats(times);
-    rr.phases = {time_stats(ph[0]), time_stats(ph[1]), time_stats(ph[2]), time_stats(ph[3]),
-                 time_stats(ph[4]), time_stats(ph[5]), time_stats(ph[6])};
+    for (int i = 0; i < 7; ++i) rr.phases.values[i] = time_stats(ph[i]);
     rr.tokens_per_s = suite.batch * 32 / rr.step_time.mean;
     tokens_per_s_total += rr.tokens_per_s;
+    using kernels::MemoryCategory;
     auto& m = rr.tracked_peak_by_category;
-    m.parameters = params;
-    m.gradients = params;
-    m.optimizer_state = 2 * params;
-    m.activations = static_cast<int64_t>(5'000'000 * suite.memory_factor);
-    m.data = c.mode == "sharded" ? dataset / c.world_size : dataset;
-    m.comm = c.reduction == "per-tensor" ? 0 : params / 2;
-    m.workspace = 100'000;
-    rr.tracked_peak_total = m.parameters + m.gradients + m.optimizer_state + m.activations +
-                            m.data + m.comm + m.workspace;
+    m[MemoryCategory::kParameters] = params;
+    m[MemoryCategory::kGradients] = params;
+    m[MemoryCategory::kOptimizerState] = 2 * params;
+    m[MemoryCategory::kActivations] = static_cast<int64_t>(5'000'000 * suite.memory_factor);
+    m[MemoryCategory::kData] = c.mode == "sharded" ? dataset / c.world_size : dataset;
+    m[MemoryCategory::kComm] = c.reduction == "per-tensor" ? 0 : params / 2;
+    m[MemoryCategory::kWorkspace] = 100'000;
+    rr.tracked_peak_total = 0;
+    for (int64_t bytes : m.values) rr.tracked_peak_total += bytes;
     rr.vm_hwm = rr.tracked_peak_total + 40'000'000;
     rr.vm_rss = rr.vm_hwm - 1'000'000;
     rr.pss = rr.vm_rss - 5'000'000;
     rr.comm = {suite.steps * (c.reduction == "per-tensor" ? 20 : 2), suite.steps * params,
-               rr.phases.comm.mean * suite.steps, 0.5 * rr.phases.comm.mean * suite.steps};
+               rr.phases[profiler::Phase::kComm].mean * suite.steps,
+               0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
     s.ranks.push_back(rr);
   }
   for (int k = 0; k < suite.steps; k += 5) {
@@ -158,13 +157,15 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
       auto summary = make_summary(suite, c, rep);
       db.finish_run(run, results::RunStatus::kOk, 0, "", &summary);
       if (suite.with_poller && rep == 0) {
-        std::vector<results::PollerSample> samples;
+        using profiler::ProcessRole;
+        std::vector<profiler::ProcessSample> samples;
         for (int i = 0; i < 10; ++i) {
-          samples.push_back({0.2 * i, 900, 1, "launcher", -1, 20'000'000, 15'000'000, "mpirun"});
+          samples.push_back({0.2 * i, 900, 1, ProcessRole::kLauncher, -1, 20'000'000, 15'000'000,
+                             "mpirun"});
           for (int r = 0; r < c.world_size; ++r) {
             const int64_t rss = summary.ranks[r].vm_hwm * (i + 1) / 10;
-            samples.push_back({0.2 * i + 0.01, 1000 + r, 900, "rank", r, rss, rss - 4'000'000,
-                               "trainscope train"});
+            samples.push_back({0.2 * i + 0.01, 1000 + r, 900, ProcessRole::kRank, r, rss,
+                               rss - 4'000'000, "trainscope train"});
           }
         }
         db.add_poller_samples(run, samples);

@@ -225,8 +225,8 @@ TEST_F(ResultsDbTest, StoresAndReadsBackEverything) {
   EXPECT_EQ(suites[0].id, suite_id);
   EXPECT_EQ(suites[0].info.environment, suite_info("new").environment);
   EXPECT_EQ(suites[0].info.definition, suite_info("new").definition);
-  EXPECT_FALSE(suites[0].finished_at.has_value());
-  EXPECT_TRUE(suites[1].finished_at.has_value());
+  EXPECT_FALSE(suites[0].info.finished_at.has_value());
+  EXPECT_TRUE(suites[1].info.finished_at.has_value());
 
   RunSummary summary = sample_summary(3, 6);
   summary.steps[1][4].loss = std::nan("");  // a diverged loss is stored as NULL
@@ -257,7 +257,7 @@ TEST_F(ResultsDbTest, StoresAndReadsBackEverything) {
   EXPECT_EQ(db.steps(run_id).size(), 18u);
   EXPECT_EQ(db.val_losses(run_id), summary.val);
 
-  std::vector<PollerSample> samples;
+  std::vector<profiler::ProcessSample> samples;
   for (int i = 0; i < 9; ++i) samples.push_back(testing::sample_poller(i));
   db.add_poller_samples(run_id, samples);
   EXPECT_EQ(db.poller_samples(run_id), samples);

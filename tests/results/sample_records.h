@@ -79,10 +79,12 @@ inline AllReduceRow sample_allreduce_row(int64_t size_bytes) {
                       12.5 + size_bytes * 1e-3, size_bytes / 12.5e3, size_bytes / 12.5e3, 0};
 }
 
-inline PollerSample sample_poller(int i) {
-  return PollerSample{0.1 * i, 100 + i % 3, 99, i % 3 == 0 ? "launcher" : "rank",
-                      i % 3 == 0 ? -1 : i % 3 - 1, 1000000LL * (i + 1),
-                      i % 4 == 0 ? kUnknown : 900000LL * (i + 1), "trainscope train"};
+inline profiler::ProcessSample sample_poller(int i) {
+  using profiler::ProcessRole;
+  return profiler::ProcessSample{0.1 * i, 100 + i % 3, 99,
+                                 i % 3 == 0 ? ProcessRole::kLauncher : ProcessRole::kRank,
+                                 i % 3 == 0 ? -1 : i % 3 - 1, 1000000LL * (i + 1),
+                                 i % 4 == 0 ? kUnknown : 900000LL * (i + 1), "trainscope train"};
 }
 
 }  // namespace trainscope::results::testing

@@ -375,8 +375,8 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
     ASSERT_FALSE(samples.empty());
     bool launcher = false;
     for (const auto& p : samples) {
-      launcher = launcher || p.role == "launcher";
-      if (p.role == "rank") {
+      launcher = launcher || p.role == profiler::ProcessRole::kLauncher;
+      if (p.role == profiler::ProcessRole::kRank) {
         EXPECT_TRUE(p.rank == 0 || p.rank == 1) << p.rank;
       }
     }
@@ -449,7 +449,7 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
   ASSERT_EQ(runs.size(), 1u);
   std::set<int> ranks_seen;
   for (const auto& p : db.poller_samples(runs[0].id)) {
-    if (p.role == "rank") ranks_seen.insert(p.rank);
+    if (p.role == profiler::ProcessRole::kRank) ranks_seen.insert(p.rank);
   }
   EXPECT_EQ(ranks_seen, (std::set<int>{0, 1}));
 }

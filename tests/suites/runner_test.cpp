@@ -64,7 +64,7 @@ TEST_F(RunnerTest, SmallSuiteWritesOkRunsAndSoundDb) {
   EXPECT_EQ(db.integrity_check(), "ok");
   const auto suites = db.list_suites();
   ASSERT_EQ(suites.size(), 1u);
-  EXPECT_TRUE(suites[0].finished_at.has_value());
+  EXPECT_TRUE(suites[0].info.finished_at.has_value());
   EXPECT_EQ(suites[0].info.name, "mini");
   const auto runs = db.list_runs(suites[0].id);
   ASSERT_EQ(runs.size(), 4u);

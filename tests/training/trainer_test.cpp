@@ -208,7 +208,7 @@ TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
            {"/mlp_bias", true, "mlp_bias is not supported"},
            {"/rope_scaling", {{"type", "linear"}, {"factor", 2.0}}, "rope_scaling is not supported"},
            {"/rope_theta", "x", "'rope_theta' must be a number"},
-           {"/trainscope/default_batch", "4", "'default_batch' must be an integer"},
+           {"/trainscope/default_batch", "4", "'trainscope.default_batch' must be an integer"},
            {"/trainscope/default_batch", 0, "default_batch must be positive"},
            {"/trainscope/default_block", 1000, "default_block 1000 is larger than max_position_embeddings"},
        }) {
@@ -243,15 +243,15 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   const int64_t param_bytes = ParamLayout(c).total() * 4;
   // Exact: the tracked peaks of parameters, gradients and AdamW state follow
   // from the config alone.
-  EXPECT_EQ(r.tracked_peak_by_category.parameters, param_bytes);
-  EXPECT_EQ(r.tracked_peak_by_category.gradients, param_bytes);
-  EXPECT_EQ(r.tracked_peak_by_category.optimizer_state, 2 * param_bytes);
-  EXPECT_EQ(r.tracked_peak_by_category.activations,
+  EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kParameters], param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kGradients], param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kOptimizerState], 2 * param_bytes);
+  EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kActivations],
             LlamaModel<float>::activation_elements(c, 4, 15) * 4);
   EXPECT_GT(r.vm_hwm, 0);
   EXPECT_GT(r.data.bytes_held, 0);
-  EXPECT_GT(r.phases.forward.median, 0);
-  EXPECT_GT(r.phases.backward.median, 0);
+  EXPECT_GT(r.phases[profiler::Phase::kForward].median, 0);
+  EXPECT_GT(r.phases[profiler::Phase::kBackward].median, 0);
   fs::remove_all(dir);
 }
 

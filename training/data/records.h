@@ -32,6 +32,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "training/tokenizers/utf8.h"  // find_invalid_utf8
+
 namespace trainscope::training {
 
 inline constexpr std::string_view kAssistantPreamble = "You are a helpful assistant.";
@@ -72,10 +74,6 @@ void render_record(const Record& record, std::string* out);
 // The record as one JSON object: {"messages": [...]} for chat and instruction
 // records, {"text": ...} for text records (there are no turns to invent).
 nlohmann::json record_to_json(const Record& record);
-
-// Byte offset of the first invalid UTF-8 sequence in `text`, or -1 if valid.
-// Rejects overlong forms, surrogates and code points above U+10FFFF.
-int64_t find_invalid_utf8(std::string_view text);
 
 }  // namespace trainscope::training
 

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "kernels/atomic_file.h"
+#include "kernels/json_reader.h"
 #include "kernels/check.h"
 #include "training/tokenizers/gpt2_pretokenizer.h"
 #include "training/tokenizers/unicode_classes.h"

@@ -9,7 +9,7 @@
 // \s, and its Unicode version is its own), and a 800-entry table avoids a
 // runtime dependency. Regenerate the table when the reference changes.
 //
-// Also a strict UTF-8 decoder, shared by the scanner and the vocabulary loader.
+// The scanner decodes text with training/tokenizers/utf8.h.
 //
 // Thread-safety: pure functions over constant data.
 #ifndef TRAINSCOPE_TRAINING_TOKENIZERS_UNICODE_CLASSES_H_
@@ -18,6 +18,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+
+#include "training/tokenizers/utf8.h"
 
 namespace trainscope::training {
 
@@ -40,38 +42,6 @@ extern const int kNumCodePointRanges;
 
 // The class of `cp`; values above U+10FFFF (e.g. kInvalidCodePoint) are kOther.
 CodePointClass code_point_class(uint32_t cp);
-
-// Stands for a byte that does not start valid UTF-8.
-inline constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFFu;
-
-struct Utf8Char {
-  uint32_t cp;   // kInvalidCodePoint for a byte that does not start valid UTF-8
-  uint32_t len;  // bytes; 1 for an invalid byte
-};
-
-// The character at text[pos] (pos < size()). Strict: overlong forms,
-// surrogates and values past U+10FFFF are invalid, so every byte string
-// splits into characters and invalid bytes in exactly one way.
-inline Utf8Char decode_utf8(std::string_view text, std::size_t pos) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data()) + pos;
-  const std::size_t left = text.size() - pos;
-  const unsigned char b0 = s[0];
-  if (b0 < 0x80) return {b0, 1};
-  auto cont = [&](std::size_t i) { return i < left && (s[i] & 0xC0) == 0x80; };
-  if (b0 >= 0xC2 && b0 <= 0xDF && cont(1)) {
-    return {(uint32_t(b0 & 0x1F) << 6) | (s[1] & 0x3F), 2};
-  }
-  if (b0 >= 0xE0 && b0 <= 0xEF && cont(1) && cont(2)) {
-    const uint32_t cp = (uint32_t(b0 & 0x0F) << 12) | (uint32_t(s[1] & 0x3F) << 6) | (s[2] & 0x3F);
-    if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) return {cp, 3};
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4 && cont(1) && cont(2) && cont(3)) {
-    const uint32_t cp = (uint32_t(b0 & 0x07) << 18) | (uint32_t(s[1] & 0x3F) << 12) |
-                        (uint32_t(s[2] & 0x3F) << 6) | (s[3] & 0x3F);
-    if (cp >= 0x10000 && cp <= 0x10FFFF) return {cp, 4};
-  }
-  return {kInvalidCodePoint, 1};
-}
 
 }  // namespace trainscope::training
 
