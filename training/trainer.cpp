@@ -7,12 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "kernels/adamw.h"
 #include "kernels/check.h"
@@ -73,8 +76,57 @@ void check_ranks_agree(comm::Communicator& comm, const json& mine) {
   }
 }
 
+// What one step computed, beside what the profiler measured of it.
+struct StepFigures {
+  int64_t step = 0;
+  double loss = 0;
+  double lr = 0;
+  double grad_norm = 0;
+  double seconds = 0;  // wall time of the whole step
+};
+
+// ---- filling results records --------------------------------------------------
+// The only code here that knows the members of results::PhaseTimes,
+// PhaseStats and MemoryByCategory.
+
 results::TimeStats to_time_stats(const profiler::Summary& s) {
   return {s.mean, s.median, s.p95, s.min, s.max};
+}
+
+// Phases as the step records report them: each without the phases nested in
+// it (backward without the comm it overlaps), except comm, which is whole.
+results::StepRecord make_step_record(const StepFigures& figures, int64_t tokens,
+                                     const profiler::StepTimes& times,
+                                     const comm::GradSyncStats& comm_stats,
+                                     const kernels::MemorySnapshot& memory) {
+  results::StepRecord rec;
+  rec.step = figures.step;
+  rec.loss = figures.loss;
+  rec.lr = figures.lr;
+  rec.grad_norm = figures.grad_norm;
+  rec.tokens = tokens;
+  rec.step_time_s = figures.seconds;
+  rec.phases = {times.exclusive(Phase::kData),      times.exclusive(Phase::kForward),
+                times.exclusive(Phase::kBackward),  times.seconds(Phase::kComm),
+                times.exclusive(Phase::kOptimizer), times.exclusive(Phase::kEval),
+                times.exclusive(Phase::kCheckpoint)};
+  rec.comm_calls = comm_stats.calls;
+  rec.comm_bytes = comm_stats.bytes;
+  rec.comm_exposed_s = comm_stats.exposed_s;
+  rec.mem_active = memory.total.active;
+  rec.mem_peak = memory.total.peak;
+  return rec;
+}
+
+// Over the measured steps, with comm inclusive as in make_step_record.
+results::PhaseStats phase_stats(const profiler::RunTimes& run) {
+  auto stats = [&](Phase p, bool inclusive) {
+    return to_time_stats(inclusive ? run[p].inclusive : run[p].exclusive);
+  };
+  return {stats(Phase::kData, false),      stats(Phase::kForward, false),
+          stats(Phase::kBackward, false),  stats(Phase::kComm, true),
+          stats(Phase::kOptimizer, false), stats(Phase::kEval, false),
+          stats(Phase::kCheckpoint, false)};
 }
 
 void fill_memory(results::MemoryByCategory* m,
@@ -87,6 +139,46 @@ void fill_memory(results::MemoryByCategory* m,
   m->comm = peaks[5];
   m->workspace = peaks[6];
   m->other = peaks[7];
+}
+
+results::DataStats to_data_stats(const DataStats& ds) {
+  return {ds.examples_held, ds.tokens_held, ds.bytes_held, ds.bytes_read};
+}
+
+// The final tables, one row per rank.
+std::string memory_table(const std::vector<results::RankResult>& ranks) {
+  using kernels::format_bytes;
+  std::string table =
+      "\ntracked peak memory by category, and process peak resident memory (VmHWM):\n";
+  table += fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                       "rank", "params", "grads", "optimizer", "activation", "data", "comm",
+                       "workspace", "tracked", "VmHWM");
+  for (const results::RankResult& rr : ranks) {
+    const results::MemoryByCategory& m = rr.tracked_peak_by_category;
+    table += fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
+                         rr.rank, format_bytes(m.parameters), format_bytes(m.gradients),
+                         format_bytes(m.optimizer_state), format_bytes(m.activations),
+                         format_bytes(m.data), format_bytes(m.comm), format_bytes(m.workspace),
+                         format_bytes(rr.tracked_peak_total), format_bytes(rr.vm_hwm));
+  }
+  return table;
+}
+
+std::string phase_table(const std::vector<results::RankResult>& ranks) {
+  std::string table =
+      "\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n";
+  table += fmt::format("{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "data",
+                       "forward", "backward", "comm", "optimizer", "eval", "ckpt", "step");
+  for (const results::RankResult& rr : ranks) {
+    const results::PhaseStats& p = rr.phases;
+    table += fmt::format("{:>4} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
+                         "{:>9.1f}\n",
+                         rr.rank, p.data.median * 1e3, p.forward.median * 1e3,
+                         p.backward.median * 1e3, p.comm.median * 1e3, p.optimizer.median * 1e3,
+                         p.eval.median * 1e3, p.checkpoint.median * 1e3,
+                         rr.step_time.median * 1e3);
+  }
+  return table;
 }
 
 // Options that must match a checkpoint for a resume to continue the same run.
@@ -463,24 +555,9 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
     const kernels::MemorySnapshot mem = profiler::tracked_memory();
     absorb_peaks(mem);
 
-    results::StepRecord rec;
-    rec.step = step;
-    rec.loss = loss;
-    rec.lr = lr;
-    rec.grad_norm = grad_norm;
-    rec.tokens = static_cast<int64_t>(rows) * T;
-    rec.step_time_s = step_s;
-    rec.phases = {times.exclusive(Phase::kData),      times.exclusive(Phase::kForward),
-                  times.exclusive(Phase::kBackward),  times.seconds(Phase::kComm),
-                  times.exclusive(Phase::kOptimizer), times.exclusive(Phase::kEval),
-                  times.exclusive(Phase::kCheckpoint)};
     const comm::GradSyncStats& cs = sync->stats();
-    rec.comm_calls = cs.calls;
-    rec.comm_bytes = cs.bytes;
-    rec.comm_exposed_s = cs.exposed_s;
-    rec.mem_active = mem.total.active;
-    rec.mem_peak = mem.total.peak;
-    steps.push_back(rec);
+    const StepFigures figures{step, loss, lr, grad_norm, step_s};
+    steps.push_back(make_step_record(figures, static_cast<int64_t>(rows) * T, times, cs, mem));
     comm_total.calls += cs.calls;
     comm_total.bytes += cs.bytes;
     comm_total.time_s += cs.comm_s;
@@ -503,13 +580,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   me.host = comm.host();
   me.pid = ::getpid();
   me.step_time = to_time_stats(run.wall);
-  auto phase_stats = [&](Phase p, bool inclusive) {
-    return to_time_stats(inclusive ? run[p].inclusive : run[p].exclusive);
-  };
-  me.phases = {phase_stats(Phase::kData, false),      phase_stats(Phase::kForward, false),
-               phase_stats(Phase::kBackward, false),  phase_stats(Phase::kComm, true),
-               phase_stats(Phase::kOptimizer, false), phase_stats(Phase::kEval, false),
-               phase_stats(Phase::kCheckpoint, false)};
+  me.phases = phase_stats(run);
   me.tokens_per_s = run.wall.median > 0 ? static_cast<double>(rows) * T / run.wall.median : 0;
   me.tracked_peak_total = run_peak_total;
   fill_memory(&me.tracked_peak_by_category, run_peak);
@@ -517,8 +588,7 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
   me.vm_hwm = pm.hwm_bytes;
   me.vm_rss = pm.rss_bytes;
   me.pss = pm.pss_bytes;
-  const DataStats ds = source->stats();
-  me.data = {ds.examples_held, ds.tokens_held, ds.bytes_held, ds.bytes_read};
+  me.data = to_data_stats(source->stats());
   me.comm = comm_total;
 
   json mine = {{"result", me}, {"steps", steps}, {"param_hash", params_hash(model.params())}};
@@ -576,29 +646,8 @@ results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& co
                     run.measured_steps, run.warmup_steps, worst_median * 1e3, worst_p95 * 1e3,
                     summary.totals.tokens_per_s,
                     worst_median > 0 ? flops_per_step / worst_median / 1e9 : 0.0));
-    say("\ntracked peak memory by category, and process peak resident memory (VmHWM):\n");
-    say(fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                    "rank", "params", "grads", "optimizer", "activation", "data", "comm",
-                    "workspace", "tracked", "VmHWM"));
-    for (const auto& rr : summary.ranks) {
-      const auto& m = rr.tracked_peak_by_category;
-      say(fmt::format("{:>4} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                      rr.rank, kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients),
-                      kernels::format_bytes(m.optimizer_state), kernels::format_bytes(m.activations),
-                      kernels::format_bytes(m.data), kernels::format_bytes(m.comm), kernels::format_bytes(m.workspace),
-                      kernels::format_bytes(rr.tracked_peak_total), kernels::format_bytes(rr.vm_hwm)));
-    }
-    say("\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n");
-    say(fmt::format("{:>4} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}\n", "rank", "data",
-                    "forward", "backward", "comm", "optimizer", "eval", "ckpt", "step"));
-    for (const auto& rr : summary.ranks) {
-      const auto& p = rr.phases;
-      say(fmt::format("{:>4} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} {:>9.1f} "
-                      "{:>9.1f}\n",
-                      rr.rank, p.data.median * 1e3, p.forward.median * 1e3,
-                      p.backward.median * 1e3, p.comm.median * 1e3, p.optimizer.median * 1e3,
-                      p.eval.median * 1e3, p.checkpoint.median * 1e3, rr.step_time.median * 1e3));
-    }
+    say(memory_table(summary.ranks));
+    say(phase_table(summary.ranks));
   }
   if (lead && !o.summary_path.empty()) results::save_run_summary(summary, o.summary_path);
   return summary;
