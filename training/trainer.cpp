@@ -7,12 +7,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "kernels/adamw.h"
 #include "kernels/check.h"
@@ -73,9 +79,96 @@ void check_ranks_agree(comm::Communicator& comm, const json& mine) {
   }
 }
 
+// What one step computed, beside what the profiler measured of it.
+struct StepFigures {
+  int64_t step = 0;
+  double loss = 0;
+  double lr = 0;
+  double grad_norm = 0;
+  double seconds = 0;  // wall time of the whole step
+};
+
+// ---- filling results records --------------------------------------------------
+
 results::TimeStats to_time_stats(const profiler::Summary& s) {
   return {s.mean, s.median, s.p95, s.min, s.max};
 }
+
+// Phases are reported without the phases nested in them (backward without
+// the comm it overlaps), except comm, which is whole.
+bool reported_inclusive(Phase p) { return p == Phase::kComm; }
+
+results::StepRecord make_step_record(const StepFigures& figures, int64_t tokens,
+                                     const profiler::StepTimes& times,
+                                     const comm::GradSyncStats& comm_stats,
+                                     const kernels::MemorySnapshot& memory) {
+  results::StepRecord rec;
+  rec.step = figures.step;
+  rec.loss = figures.loss;
+  rec.lr = figures.lr;
+  rec.grad_norm = figures.grad_norm;
+  rec.tokens = tokens;
+  rec.step_time_s = figures.seconds;
+  for (int i = 0; i < profiler::kNumPhases; ++i) {
+    const auto p = static_cast<Phase>(i);
+    rec.phases[p] = reported_inclusive(p) ? times.seconds(p) : times.exclusive(p);
+  }
+  rec.comm_calls = comm_stats.calls;
+  rec.comm_bytes = comm_stats.bytes;
+  rec.comm_exposed_s = comm_stats.exposed_s;
+  rec.mem_active = memory.total.active;
+  rec.mem_peak = memory.total.peak;
+  return rec;
+}
+
+// Over the measured steps, as make_step_record reports each phase.
+results::PhaseStats phase_stats(const profiler::RunTimes& run) {
+  results::PhaseStats stats;
+  for (int i = 0; i < profiler::kNumPhases; ++i) {
+    const auto p = static_cast<Phase>(i);
+    stats[p] = to_time_stats(reported_inclusive(p) ? run[p].inclusive : run[p].exclusive);
+  }
+  return stats;
+}
+
+results::DataStats to_data_stats(const DataStats& ds) {
+  return {ds.examples_held, ds.tokens_held, ds.bytes_held, ds.bytes_read};
+}
+
+// The final tables, one row per rank.
+std::string memory_table(const std::vector<results::RankResult>& ranks) {
+  using kernels::format_bytes;
+  std::string table =
+      "\ntracked peak memory by category, and process peak resident memory (VmHWM):\n";
+  table += fmt::format("{:>4}", "rank");
+  for (std::string_view label : kernels::kMemoryCategoryLabels) table += fmt::format(" {:>11}", label);
+  table += fmt::format(" {:>11} {:>11}\n", "tracked", "VmHWM");
+  for (const results::RankResult& rr : ranks) {
+    table += fmt::format("{:>4}", rr.rank);
+    for (int64_t bytes : rr.tracked_peak_by_category.values) {
+      table += fmt::format(" {:>11}", format_bytes(bytes));
+    }
+    table += fmt::format(" {:>11} {:>11}\n", format_bytes(rr.tracked_peak_total),
+                         format_bytes(rr.vm_hwm));
+  }
+  return table;
+}
+
+std::string phase_table(const std::vector<results::RankResult>& ranks) {
+  std::string table =
+      "\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n";
+  table += fmt::format("{:>4}", "rank");
+  for (std::string_view name : profiler::kPhaseNames) table += fmt::format(" {:>10}", name);
+  table += fmt::format(" {:>10}\n", "step");
+  for (const results::RankResult& rr : ranks) {
+    table += fmt::format("{:>4}", rr.rank);
+    for (const results::TimeStats& p : rr.phases.values) table += fmt::format(" {:>10.1f}", p.median * 1e3);
+    table += fmt::format(" {:>10.1f}\n", rr.step_time.median * 1e3);
+  }
+  return table;
+}
+
+// ---- the run ------------------------------------------------------------------
 
 // Options that must match a checkpoint for a resume to continue the same run.
 void check_resume_compatible(const json& saved, const json& now, const std::string& where) {
@@ -93,6 +186,633 @@ void check_resume_compatible(const json& saved, const json& now, const std::stri
                               key, saved["data"][key].dump(), now["data"][key].dump()));
     }
   }
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The run's tracked peaks. The tracker's peaks are reset every step (so each
+// step records its own); the run's peak is the max over the setup and every step.
+struct RunPeaks {
+  std::array<int64_t, kernels::kNumMemoryCategories> by_category{};
+  int64_t total = 0;
+
+  void absorb(const kernels::MemorySnapshot& snapshot) {
+    for (int c = 0; c < kernels::kNumMemoryCategories; ++c) {
+      by_category[c] = std::max(by_category[c], snapshot.by_category[c].peak);
+    }
+    total = std::max(total, snapshot.total.peak);
+  }
+};
+
+// One call of run_training(), as stages that run_training() calls in order;
+// members hold what one stage hands to the next. Every rank walks the same
+// stages, so every rank issues the same collectives in the same order.
+class TrainingRun {
+ public:
+  TrainingRun(const TrainOptions& options, comm::Communicator& comm, std::FILE* out);
+  TrainingRun(const TrainingRun&) = delete;
+  TrainingRun& operator=(const TrainingRun&) = delete;
+
+  void configure();      // options, model config, resume, tokenizer, threads
+  void load_data();      // this rank's batch source (and validation source)
+  void build_model();    // model, AdamW state, initial weights, gradient reduction
+  void print_header() const;
+  void train();          // the loop, up to --steps or a non-finite loss
+  void gather_totals();  // every rank's results into the summary (rank 0 uses it)
+  void write_outputs();  // trace, final tables and summary file (rank 0)
+  results::RunSummary take_summary() { return std::move(summary_); }
+
+ private:
+  void say(const std::string& text) const;
+
+  void choose_model();
+  void check_options() const;
+  void check_resume() const;
+  void open_tokenizer();
+  void agree_across_ranks();
+  void measure_clock_offsets();
+  void broadcast_initial_state();
+  void prepare_steps();
+
+  bool run_step(int64_t step);
+  int64_t load_batch(int64_t step);
+  double forward_backward(int64_t step, int64_t global_predicted);
+  void stop_on_bad_loss(int64_t step, double loss);
+  double optimizer_step(int64_t step, double lr);
+  void maybe_evaluate(int64_t step);
+  void evaluate(int64_t step);
+  void maybe_checkpoint(int64_t step);
+  void record_step(const StepFigures& figures);
+  void log_step(const StepFigures& figures) const;
+
+  json rank_report();
+  results::RankResult rank_result() const;
+  void check_parameters_agree() const;
+  void describe_run();
+  void add_rank_results();
+  void add_transports();
+  void add_totals();
+  void write_trace() const;
+  void print_report() const;
+
+  bool is_last(int64_t step) const { return step + 1 == options_.steps; }
+  std::size_t param_count() const { return static_cast<std::size_t>(model_->layout().total()); }
+  int64_t tokens_per_step() const { return static_cast<int64_t>(options_.batch) * seq_len_; }
+  int64_t tokens_per_rank_step() const { return static_cast<int64_t>(rows_) * seq_len_; }
+  double flops_per_step() const {
+    return LlamaModel<float>::train_flops(config_, options_.batch, seq_len_);
+  }
+
+  // Given; configure() fills in the batch and block defaults.
+  TrainOptions options_;
+  comm::Communicator& comm_;
+  std::FILE* out_;
+  const int rank_, world_;
+  const bool lead_;
+
+  // configure()
+  std::optional<CheckpointInfo> resume_;
+  ModelConfig config_;
+  int threads_ = 1;
+  json options_json_;
+  std::unique_ptr<Tokenizer> tokenizer_;
+  std::vector<int64_t> clock_offsets_;  // per rank, for the merged trace
+
+  // load_data()
+  DataOptions data_;
+  double data_load_s_ = 0;
+  std::unique_ptr<BatchSource> source_, val_source_;
+  int rows_ = 0, seq_len_ = 0;
+
+  // build_model()
+  std::optional<LlamaModel<float>> model_;
+  kernels::Buffer<float> adam_m_, adam_v_;
+  int64_t start_step_ = 0;
+  std::unique_ptr<comm::GradSync> sync_;
+  kernels::Buffer<int32_t> inputs_, targets_;
+  LrSchedule schedule_;
+  kernels::AdamWParams adamw_;
+  std::optional<profiler::StepTimer> timer_;
+  profiler::TraceRecorder recorder_;
+
+  // train() and after
+  results::RunSummary summary_;
+  std::vector<results::StepRecord> steps_;
+  RunPeaks peaks_;
+  results::CommStats comm_total_;
+  profiler::RunTimes run_times_;
+  std::vector<json> per_rank_;  // gathered rank_report()s, by rank
+};
+
+TrainingRun::TrainingRun(const TrainOptions& options, comm::Communicator& comm, std::FILE* out)
+    : options_(options),
+      comm_(comm),
+      out_(out),
+      rank_(comm.rank()),
+      world_(comm.size()),
+      lead_(rank_ == 0),
+      clock_offsets_(world_, 0),
+      recorder_(rank_, comm.host()) {}
+
+void TrainingRun::say(const std::string& text) const {
+  if (lead_ && !options_.quiet) {
+    std::fputs(text.c_str(), out_);
+    std::fflush(out_);
+  }
+}
+
+// ---- setup ----------------------------------------------------------------------
+// Setup runs in stages that end in agreement (run_collectively), so a rank
+// that fails alone (a file missing on its host) cannot leave the others
+// waiting in a collective, and an error all ranks share is printed once.
+
+void TrainingRun::configure() {
+  comm::run_collectively(comm_, [&] {
+    choose_model();
+    check_options();
+    threads_ = options_.threads > 0 ? options_.threads : default_threads_per_rank();
+    options_json_ = options_.to_json();
+    options_json_["model"] = config_.name;
+    if (resume_) check_resume();
+    open_tokenizer();
+  });
+  set_threads(threads_);
+  agree_across_ranks();
+  if (!options_.trace_path.empty() && world_ > 1) measure_clock_offsets();
+}
+
+// The checkpoint's model when resuming, else --model; and the batch shape it
+// implies where --batch or --block was not given.
+void TrainingRun::choose_model() {
+  if (!options_.resume.empty()) {
+    resume_ = find_checkpoint(options_.resume);
+    config_ = resume_->config;
+  } else {
+    config_ = resolve_model(options_.model);
+  }
+  if (options_.batch == 0) options_.batch = config_.default_batch;
+  if (options_.block == 0) options_.block = std::min(config_.default_block, config_.max_seq_len);
+}
+
+void TrainingRun::check_options() const {
+  const TrainOptions& o = options_;
+  if (o.batch < 0) throw Error(fmt::format("--batch must be positive, got {}", o.batch));
+  if (o.block < 2) throw Error(fmt::format("--block must be at least 2, got {}", o.block));
+  if (o.block > config_.max_seq_len) {
+    throw Error(fmt::format("--block {} is larger than the model's max sequence {} ({})", o.block,
+                            config_.max_seq_len, config_.name));
+  }
+  if (o.steps < 0) throw Error(fmt::format("--steps must not be negative, got {}", o.steps));
+  if (!(o.lr > 0)) throw Error(fmt::format("--lr must be positive, got {}", o.lr));
+  if (o.data.data_mode == DataMode::kNaive && world_ > 1) {
+    throw Error(fmt::format("--mode naive runs one process, but this job has {} ranks (use "
+                            "duplicated or sharded)",
+                            world_));
+  }
+  if (o.batch % world_ != 0) {
+    throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world_));
+  }
+}
+
+void TrainingRun::check_resume() const {
+  check_resume_compatible(resume_->state.value("options", json::object()), options_json_,
+                          resume_->step_dir.string());
+  // The loop would train nothing and still report success.
+  if (resume_->step > options_.steps) {
+    throw Error(fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
+                            "continues to --steps in total",
+                            options_.steps, resume_->step, resume_->step_dir.string()));
+  }
+}
+
+void TrainingRun::open_tokenizer() {
+  tokenizer_ = make_tokenizer(options_.tokenizer);
+  if (tokenizer_->vocab_size() > config_.vocab_size) {
+    throw Error(fmt::format("tokenizer {} has {} ids but the model's vocabulary is {} ({}): "
+                            "use a model with vocab >= {}",
+                            options_.tokenizer, tokenizer_->vocab_size(), config_.vocab_size,
+                            config_.name, tokenizer_->vocab_size()));
+  }
+}
+
+// Ranks started with different flags would issue different collectives and
+// hang; a mismatch fails at once on every rank, naming the field and the rank.
+void TrainingRun::agree_across_ranks() {
+  json agreed = options_json_;
+  agreed["model_config"] = to_hf_config(config_);
+  agreed["trace"] = !options_.trace_path.empty();  // tracing adds collectives
+  comm::run_collectively(comm_, [&] { check_ranks_agree(comm_, agreed); });
+}
+
+// Clock offsets for the merged trace, measured now: ranks leave a barrier
+// within about one message latency of each other, and each reads its
+// monotonic clock; ranks on rank 0's host share that clock exactly (offset 0).
+void TrainingRun::measure_clock_offsets() {
+  comm_.barrier();
+  const std::vector<std::string> clocks =
+      comm_.all_gather(std::to_string(profiler::trace_clock_ns()) + " " + comm_.host());
+  const int64_t clock0 = std::stoll(clocks[0]);
+  const std::string host0 = clocks[0].substr(clocks[0].find(' ') + 1);
+  for (int r = 1; r < world_; ++r) {
+    const bool same_host = clocks[r].substr(clocks[r].find(' ') + 1) == host0;
+    clock_offsets_[r] = same_host ? 0 : std::stoll(clocks[r]) - clock0;
+  }
+}
+
+void TrainingRun::load_data() {
+  data_ = options_.data;
+  data_.block = options_.block;
+  data_.global_batch = options_.batch;
+  data_.world_size = world_;
+  data_.rank = rank_;
+  const auto start = std::chrono::steady_clock::now();
+  comm::run_collectively(comm_, [&] {
+    source_ = open_batch_source(data_, *tokenizer_);
+    if (options_.eval_every > 0) val_source_ = open_validation_source(data_, *tokenizer_);
+  });
+  data_load_s_ = seconds_since(start);
+  rows_ = source_->rows();
+  seq_len_ = source_->seq_len();
+  TS_CHECK(rows_ * world_ == options_.batch && seq_len_ == options_.block - 1);
+}
+
+void TrainingRun::build_model() {
+  model_.emplace(config_, rows_, seq_len_);
+  adam_m_ = kernels::Buffer<float>(param_count(), MemoryCategory::kOptimizerState);
+  adam_v_ = kernels::Buffer<float>(param_count(), MemoryCategory::kOptimizerState);
+  comm::run_collectively(comm_, [&] {
+    if (!lead_) return;
+    if (resume_) {
+      load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), adam_m_.span(),
+                              adam_v_.span());
+      start_step_ = resume_->step;
+    } else {
+      model_->init_weights(options_.seed);
+    }
+  });
+  broadcast_initial_state();
+  prepare_steps();
+}
+
+// Rank 0's weights and state for everyone: identical starts even across
+// hosts whose random number libraries differ, and no shared filesystem needed.
+void TrainingRun::broadcast_initial_state() {
+  comm_.broadcast(std::as_writable_bytes(model_->params()), 0);
+  if (!resume_) return;
+  comm_.broadcast(std::as_writable_bytes(adam_m_.span()), 0);
+  comm_.broadcast(std::as_writable_bytes(adam_v_.span()), 0);
+  comm_.broadcast(std::as_writable_bytes(std::span<int64_t>(&start_step_, 1)), 0);
+}
+
+// What every step uses besides the model: gradient reduction, batch buffers,
+// learning rates, AdamW settings and tracing.
+void TrainingRun::prepare_steps() {
+  std::vector<comm::TensorRange> tensors;
+  for (const TensorSpec& t : model_->layout().tensors()) tensors.push_back({t.offset, t.numel});
+  const int64_t bucket_bytes = static_cast<int64_t>(options_.bucket_mb * 1024 * 1024);
+  sync_ = comm::make_grad_sync(options_.reduce, comm_, model_->grads(), tensors, bucket_bytes);
+  const auto batch_tokens = static_cast<std::size_t>(tokens_per_rank_step());
+  inputs_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
+  targets_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
+  schedule_ = {options_.schedule, options_.lr, options_.lr_warmup, options_.steps, options_.min_lr};
+  adamw_.beta1 = static_cast<float>(options_.beta1);
+  adamw_.beta2 = static_cast<float>(options_.beta2);
+  adamw_.eps = static_cast<float>(options_.adam_eps);
+  adamw_.weight_decay = static_cast<float>(options_.weight_decay);
+  timer_.emplace(profiler::StepTimerOptions{.warmup_steps = options_.warmup_steps});
+  recorder_.set_enabled(!options_.trace_path.empty());
+  if (!options_.trace_path.empty()) {
+    timer_->set_trace_recorder(&recorder_);
+    sync_->set_trace(&recorder_);
+  }
+}
+
+void TrainingRun::print_header() const {
+  const ModelConfig& c = config_;
+  const DataOptions& d = data_;
+  say(fmt::format("trainscope train: model {} ({} layers, dims {}, heads {}, mlp {}, vocab {}; "
+                  "{:.2f} M parameters)\n",
+                  c.name, c.n_layers, c.dim, c.n_heads, c.mlp_dim, c.vocab_size,
+                  static_cast<double>(param_count()) / 1e6));
+  say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
+                  "{} rank{} x {} thread{}, mode {}{}, reduce {}\n",
+                  d.source, d.split, options_.tokenizer, training::to_string(d.mode),
+                  options_.batch, options_.block, world_, world_ == 1 ? "" : "s", threads_,
+                  threads_ == 1 ? "" : "s", training::to_string(d.data_mode),
+                  d.data_mode == DataMode::kSharded
+                      ? fmt::format(" ({})", training::to_string(d.shard))
+                      : std::string(),
+                  comm::reduce_strategy_name(options_.reduce)));
+  say(fmt::format("  {:.1f} GFLOP per step, data loaded in {:.2f} s{}\n", flops_per_step() / 1e9,
+                  data_load_s_,
+                  resume_ ? fmt::format(", resumed from {} at step {}",
+                                        resume_->step_dir.string(), start_step_)
+                          : std::string()));
+}
+
+// ---- the loop -------------------------------------------------------------------
+
+void TrainingRun::train() {
+  steps_.reserve(static_cast<std::size_t>(std::max<int64_t>(0, options_.steps - start_step_)));
+  peaks_.absorb(profiler::tracked_memory());  // the setup's peak
+  for (int64_t step = start_step_; step < options_.steps; ++step) {
+    if (!run_step(step)) break;
+  }
+}
+
+// Returns false when the loss is not finite: the run stops there, failed.
+bool TrainingRun::run_step(int64_t step) {
+  profiler::reset_peak_memory();
+  timer_->begin_step(step);
+  const auto start = std::chrono::steady_clock::now();
+  StepFigures figures{.step = step};
+  const int64_t global_predicted = load_batch(step);
+  figures.loss = forward_backward(step, global_predicted);
+  if (!std::isfinite(figures.loss)) {
+    stop_on_bad_loss(step, figures.loss);
+    return false;
+  }
+  figures.lr = schedule_.at(step);
+  figures.grad_norm = optimizer_step(step, figures.lr);
+  maybe_evaluate(step);
+  maybe_checkpoint(step);
+  timer_->end_step();
+  figures.seconds = seconds_since(start);
+  record_step(figures);
+  log_step(figures);
+  return true;
+}
+
+// Loads this rank's rows of the step's batch. Returns the target positions
+// of the whole global batch, the loss's denominator: with --mask-padding
+// they are counted, which takes an all-reduce.
+int64_t TrainingRun::load_batch(int64_t step) {
+  const bool count_predicted = data_.mask_padding;
+  int64_t local_predicted = tokens_per_rank_step();
+  {
+    auto scope = timer_->phase(Phase::kData);
+    source_->batch(step, inputs_.span(), targets_.span());
+    if (count_predicted) {
+      local_predicted = 0;
+      for (int32_t t : targets_) local_predicted += t >= 0 ? 1 : 0;
+    }
+  }
+  if (!count_predicted) return local_predicted * world_;
+  auto scope = timer_->phase(Phase::kComm);
+  return comm_.all_reduce_sum(local_predicted);
+}
+
+// Leaves the gradients summed over ranks (reduced during backward when the
+// strategy overlaps) and returns the loss as a mean over the global batch.
+double TrainingRun::forward_backward(int64_t step, int64_t global_predicted) {
+  ForwardResult fr;
+  {
+    auto scope = timer_->phase(Phase::kForward);
+    const double scale = global_predicted > 0 ? 1.0 / static_cast<double>(global_predicted) : 0.0;
+    fr = model_->forward(inputs_.data(), targets_.data(), scale);
+  }
+  {
+    auto scope = timer_->phase(Phase::kBackward);
+    model_->zero_grad();
+    sync_->begin_step(step);
+    model_->backward(inputs_.data(), [&](int64_t begin) {
+      if (!sync_->overlaps()) return;
+      auto comm_scope = timer_->phase(Phase::kComm);
+      sync_->on_ready(begin);
+    });
+  }
+  double loss_sum = fr.loss_sum;
+  {
+    auto scope = timer_->phase(Phase::kComm);
+    sync_->finish();
+    loss_sum = comm_.all_reduce_sum(loss_sum);
+  }
+  return global_predicted > 0 ? loss_sum / static_cast<double>(global_predicted) : std::nan("");
+}
+
+// Every rank sees the same (all-reduced) loss, so every rank stops here.
+void TrainingRun::stop_on_bad_loss(int64_t step, double loss) {
+  timer_->end_step();
+  summary_.status = results::RunStatus::kFailed;
+  summary_.failed_step = step;
+  summary_.error = fmt::format("loss is {} at step {}", loss, step);
+  say(fmt::format("step {:>5}: loss {} -- stopping: the loss is not finite\n", step, loss));
+}
+
+// Clips the gradient to --grad-clip and applies AdamW. Returns the gradient
+// norm before clipping.
+double TrainingRun::optimizer_step(int64_t step, double lr) {
+  auto scope = timer_->phase(Phase::kOptimizer);
+  float* grads = model_->grads().data();
+  const std::size_t P = param_count();
+  const double grad_norm = kernels::global_norm(grads, P);
+  if (options_.grad_clip > 0 && grad_norm > options_.grad_clip) {
+    kernels::scale_inplace(grads, P, static_cast<float>(options_.grad_clip / grad_norm));
+  }
+  adamw_.lr = static_cast<float>(lr);
+  kernels::adamw_update(model_->params().data(), grads, adam_m_.data(), adam_v_.data(), P, adamw_,
+                        step + 1);
+  return grad_norm;
+}
+
+void TrainingRun::maybe_evaluate(int64_t step) {
+  if (!val_source_) return;  // only opened when eval_every > 0
+  if ((step + 1) % options_.eval_every != 0 && !is_last(step)) return;
+  auto scope = timer_->phase(Phase::kEval);
+  evaluate(step + 1);
+}
+
+// Validation loss over the first --val-batches batches, a mean over all ranks.
+void TrainingRun::evaluate(int64_t step) {
+  double sums[2] = {0, 0};
+  for (int64_t b = 0; b < options_.val_batches; ++b) {
+    val_source_->batch(b, inputs_.span(), targets_.span());
+    const ForwardResult r = model_->forward(inputs_.data(), targets_.data(), 0.0);
+    sums[0] += r.loss_sum;
+    sums[1] += static_cast<double>(r.predicted);
+  }
+  comm_.all_reduce_sum(std::span<double>(sums, 2));
+  const double loss = sums[1] > 0 ? sums[0] / sums[1] : std::nan("");
+  summary_.val.push_back({step, loss});
+  say(fmt::format("  validation at step {}: loss {:.4f} over {} batches\n", step, loss,
+                  options_.val_batches));
+}
+
+// Rank 0 writes; the barrier keeps the others from running ahead of a slow save.
+void TrainingRun::maybe_checkpoint(int64_t step) {
+  if (options_.checkpoint_dir.empty()) return;
+  const int64_t every = options_.save_every;
+  if (!(every > 0 && (step + 1) % every == 0) && !is_last(step)) return;
+  auto scope = timer_->phase(Phase::kCheckpoint);
+  if (lead_) {
+    json state = {{"options", options_json_}, {"world_size", world_}};
+    save_checkpoint(options_.checkpoint_dir, step + 1, config_, model_->layout(),
+                    {model_->params(), adam_m_.span(), adam_v_.span()}, state);
+  }
+  comm_.barrier();
+}
+
+void TrainingRun::record_step(const StepFigures& figures) {
+  const profiler::StepTimes& times = timer_->steps().back();
+  const kernels::MemorySnapshot memory = profiler::tracked_memory();
+  peaks_.absorb(memory);
+  const comm::GradSyncStats& stats = sync_->stats();
+  steps_.push_back(make_step_record(figures, tokens_per_rank_step(), times, stats, memory));
+  comm_total_.calls += stats.calls;
+  comm_total_.bytes += stats.bytes;
+  comm_total_.time_s += stats.comm_s;
+  comm_total_.exposed_s += stats.exposed_s;
+}
+
+// Every --log-every steps, and always the first and the last.
+void TrainingRun::log_step(const StepFigures& f) const {
+  const int64_t every = options_.log_every;
+  if (every <= 0) return;
+  if ((f.step + 1) % every != 0 && !is_last(f.step) && f.step != start_step_) return;
+  const double comm_s = sync_->stats().comm_s;
+  say(fmt::format("step {:>5}/{} | loss {:.4f} | lr {:.2e} | {:7.1f} ms | {:8.0f} tok/s | "
+                  "{:6.1f} GFLOP/s{}\n",
+                  f.step + 1, options_.steps, f.loss, f.lr, f.seconds * 1e3,
+                  tokens_per_step() / f.seconds, flops_per_step() / f.seconds / 1e9,
+                  world_ > 1 ? fmt::format(" | comm {:.1f} ms", comm_s * 1e3) : std::string()));
+}
+
+// ---- totals ---------------------------------------------------------------------
+
+void TrainingRun::gather_totals() {
+  run_times_ = timer_->run_times();
+  for (const std::string& report : comm_.all_gather(rank_report().dump())) {
+    per_rank_.push_back(json::parse(report));
+  }
+  check_parameters_agree();
+  describe_run();
+  add_rank_results();
+  add_transports();
+  add_totals();
+}
+
+// What this rank sends to the others at the end: its results and steps, a
+// hash of its parameters, its transport settings and its trace.
+json TrainingRun::rank_report() {
+  json report = {{"result", rank_result()},
+                 {"steps", steps_},
+                 {"param_hash", params_hash(model_->params())}};
+  std::map<std::string, std::string> transport;
+  for (auto& [k, v] : comm::transport_settings()) transport[k] = v;
+  report["transport"] = transport;
+  report["trace"] = options_.trace_path.empty() ? std::string() : recorder_.serialize();
+  return report;
+}
+
+results::RankResult TrainingRun::rank_result() const {
+  const profiler::RunTimes& run = run_times_;
+  results::RankResult me;
+  me.rank = rank_;
+  me.host = comm_.host();
+  me.pid = ::getpid();
+  me.step_time = to_time_stats(run.wall);
+  me.phases = phase_stats(run);
+  me.tokens_per_s =
+      run.wall.median > 0 ? static_cast<double>(rows_) * seq_len_ / run.wall.median : 0;
+  me.tracked_peak_total = peaks_.total;
+  me.tracked_peak_by_category.values = peaks_.by_category;
+  const profiler::ProcessMemory pm = profiler::self_process_memory(true);
+  me.vm_hwm = pm.hwm_bytes;
+  me.vm_rss = pm.rss_bytes;
+  me.pss = pm.pss_bytes;
+  me.data = to_data_stats(source_->stats());
+  me.comm = comm_total_;
+  return me;
+}
+
+// Data parallelism's promise: every rank ends with rank 0's parameters.
+void TrainingRun::check_parameters_agree() const {
+  const uint64_t hash0 = per_rank_[0]["param_hash"].get<uint64_t>();
+  for (int r = 1; r < world_; ++r) {
+    const uint64_t hash = per_rank_[r]["param_hash"].get<uint64_t>();
+    if (hash != hash0) {
+      throw Error(fmt::format("rank {} ended with parameters different from rank 0's (hash {:016x} "
+                              "vs {:016x})",
+                              r, hash, hash0),
+                  kExitFailure);
+    }
+  }
+}
+
+void TrainingRun::describe_run() {
+  summary_.trainscope_version = TRAINSCOPE_VERSION;
+  summary_.git_revision = TRAINSCOPE_GIT_REVISION;
+  summary_.model = to_hf_config(config_);
+  summary_.options = options_json_;
+  summary_.world_size = world_;
+  summary_.threads_per_rank = threads_;
+}
+
+void TrainingRun::add_rank_results() {
+  for (const json& report : per_rank_) {
+    results::RankResult rr = report["result"].get<results::RankResult>();
+    if (std::find(summary_.hosts.begin(), summary_.hosts.end(), rr.host) == summary_.hosts.end()) {
+      summary_.hosts.push_back(rr.host);
+    }
+    summary_.ranks.push_back(std::move(rr));
+    summary_.steps.push_back(report["steps"].get<std::vector<results::StepRecord>>());
+  }
+}
+
+// Rank 0's settings, and every rank's only where they differ.
+void TrainingRun::add_transports() {
+  std::vector<std::map<std::string, std::string>> transports;
+  for (const json& report : per_rank_) {
+    transports.push_back(report["transport"].get<std::map<std::string, std::string>>());
+  }
+  summary_.transport = transports[0];
+  if (std::any_of(transports.begin(), transports.end(),
+                  [&](const auto& t) { return t != transports[0]; })) {
+    summary_.transport_per_rank = transports;
+  }
+}
+
+// The job is as fast as its slowest rank.
+void TrainingRun::add_totals() {
+  double worst_median = 0, worst_p95 = 0;
+  for (const results::RankResult& rr : summary_.ranks) {
+    worst_median = std::max(worst_median, rr.step_time.median);
+    worst_p95 = std::max(worst_p95, rr.step_time.p95);
+  }
+  summary_.totals.step_time_median_s = worst_median;
+  summary_.totals.step_time_p95_s = worst_p95;
+  summary_.totals.tokens_per_s = worst_median > 0 ? tokens_per_step() / worst_median : 0;
+}
+
+// ---- output (rank 0) ------------------------------------------------------------
+
+void TrainingRun::write_outputs() {
+  if (!lead_) return;
+  if (!options_.trace_path.empty()) write_trace();
+  if (!options_.quiet && !steps_.empty()) print_report();
+  if (!options_.summary_path.empty()) results::save_run_summary(summary_, options_.summary_path);
+}
+
+void TrainingRun::write_trace() const {
+  std::vector<profiler::RankTrace> traces;
+  for (int r = 0; r < world_; ++r) {
+    traces.push_back({per_rank_[r]["trace"].get<std::string>(), clock_offsets_[r]});
+  }
+  profiler::write_merged_chrome_trace(options_.trace_path, traces);
+}
+
+void TrainingRun::print_report() const {
+  const results::Totals& t = summary_.totals;
+  say(fmt::format("\nsummary: {} steps measured (first {} excluded), median step {:.1f} ms, "
+                  "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
+                  run_times_.measured_steps, run_times_.warmup_steps,
+                  t.step_time_median_s * 1e3, t.step_time_p95_s * 1e3, t.tokens_per_s,
+                  t.step_time_median_s > 0 ? flops_per_step() / t.step_time_median_s / 1e9
+                                           : 0.0));
+  say(memory_table(summary_.ranks));
+  say(phase_table(summary_.ranks));
 }
 
 }  // namespace
@@ -152,444 +872,17 @@ json TrainOptions::to_json() const {
   };
 }
 
-results::RunSummary run_training(const TrainOptions& opt, comm::Communicator& comm,
+results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out) {
-  const int rank = comm.rank(), world = comm.size();
-  const bool lead = rank == 0;
-  auto say = [&](const std::string& s) {
-    if (lead && !opt.quiet) {
-      std::fputs(s.c_str(), out);
-      std::fflush(out);
-    }
-  };
-
-  // ---- configuration --------------------------------------------------------
-  // Setup runs in stages that end in agreement (run_collectively), so a rank
-  // that fails alone (a file missing on its host) cannot leave the others
-  // waiting in a collective, and an error all ranks share is printed once.
-  std::optional<CheckpointInfo> resume;
-  ModelConfig config;
-  TrainOptions o = opt;
-  int threads = 1;
-  json options_json;
-  std::unique_ptr<Tokenizer> tokenizer;
-  comm::run_collectively(comm, [&] {
-    if (!opt.resume.empty()) {
-      resume = find_checkpoint(opt.resume);
-      config = resume->config;
-    } else {
-      config = resolve_model(opt.model);
-    }
-    if (o.batch == 0) o.batch = config.default_batch;
-    if (o.block == 0) o.block = std::min(config.default_block, config.max_seq_len);
-    if (o.batch < 0) throw Error(fmt::format("--batch must be positive, got {}", o.batch));
-    if (o.block < 2) throw Error(fmt::format("--block must be at least 2, got {}", o.block));
-    if (o.block > config.max_seq_len) {
-      throw Error(fmt::format("--block {} is larger than the model's max sequence {} ({})",
-                              o.block, config.max_seq_len, config.name));
-    }
-    if (o.steps < 0) throw Error(fmt::format("--steps must not be negative, got {}", o.steps));
-    if (!(o.lr > 0)) throw Error(fmt::format("--lr must be positive, got {}", o.lr));
-    if (o.data.data_mode == DataMode::kNaive && world > 1) {
-      throw Error(fmt::format("--mode naive runs one process, but this job has {} ranks (use "
-                              "duplicated or sharded)",
-                              world));
-    }
-    if (o.batch % world != 0) {
-      throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world));
-    }
-    threads = o.threads > 0 ? o.threads : default_threads_per_rank();
-    options_json = o.to_json();
-    options_json["model"] = config.name;
-    if (resume) {
-      check_resume_compatible(resume->state.value("options", json::object()), options_json,
-                              resume->step_dir.string());
-      // The loop would train nothing and still report success.
-      if (resume->step > o.steps) {
-        throw Error(fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
-                                "continues to --steps in total",
-                                o.steps, resume->step, resume->step_dir.string()));
-      }
-    }
-    tokenizer = make_tokenizer(o.tokenizer);
-    if (tokenizer->vocab_size() > config.vocab_size) {
-      throw Error(fmt::format("tokenizer {} has {} ids but the model's vocabulary is {} ({}): "
-                              "use a model with vocab >= {}",
-                              o.tokenizer, tokenizer->vocab_size(), config.vocab_size,
-                              config.name, tokenizer->vocab_size()));
-    }
-  });
-  set_threads(threads);
-  {
-    json agreed = options_json;
-    agreed["model_config"] = to_hf_config(config);
-    agreed["trace"] = !o.trace_path.empty();  // tracing adds collectives
-    comm::run_collectively(comm, [&] { check_ranks_agree(comm, agreed); });
-  }
-  // Clock offsets for the merged trace, measured now: ranks leave a barrier
-  // within about one message latency of each other, and each reads its
-  // monotonic clock; ranks on rank 0's host share that clock exactly (offset 0).
-  std::vector<int64_t> clock_offsets(world, 0);
-  if (!o.trace_path.empty() && world > 1) {
-    comm.barrier();
-    const std::vector<std::string> clocks =
-        comm.all_gather(std::to_string(profiler::trace_clock_ns()) + " " + comm.host());
-    const int64_t clock0 = std::stoll(clocks[0]);
-    const std::string host0 = clocks[0].substr(clocks[0].find(' ') + 1);
-    for (int r = 1; r < world; ++r) {
-      const bool same_host = clocks[r].substr(clocks[r].find(' ') + 1) == host0;
-      clock_offsets[r] = same_host ? 0 : std::stoll(clocks[r]) - clock0;
-    }
-  }
-
-  // ---- data -----------------------------------------------------------------
-  DataOptions d = o.data;
-  d.block = o.block;
-  d.global_batch = o.batch;
-  d.world_size = world;
-  d.rank = rank;
-  const auto t_data0 = std::chrono::steady_clock::now();
-  std::unique_ptr<BatchSource> source, val_source;
-  comm::run_collectively(comm, [&] {
-    source = open_batch_source(d, *tokenizer);
-    if (o.eval_every > 0) val_source = open_validation_source(d, *tokenizer);
-  });
-  const double data_load_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_data0).count();
-  const int rows = source->rows(), T = source->seq_len();
-  TS_CHECK(rows * world == o.batch && T == o.block - 1);
-
-  // ---- model, optimizer, reduction -------------------------------------------
-  LlamaModel<float> model(config, rows, T);
-  const ParamLayout& layout = model.layout();
-  const std::size_t P = static_cast<std::size_t>(layout.total());
-  kernels::Buffer<float> adam_m(P, MemoryCategory::kOptimizerState);
-  kernels::Buffer<float> adam_v(P, MemoryCategory::kOptimizerState);
-  int64_t start_step = 0;
-  comm::run_collectively(comm, [&] {
-    if (!lead) return;
-    if (resume) {
-      load_checkpoint_tensors(*resume, layout, model.params(), adam_m.span(), adam_v.span());
-      start_step = resume->step;
-    } else {
-      model.init_weights(o.seed);
-    }
-  });
-  // Rank 0's weights and state for everyone: identical starts even across
-  // hosts whose random number libraries differ, and no shared filesystem needed.
-  comm.broadcast(std::as_writable_bytes(model.params()), 0);
-  if (resume) {
-    comm.broadcast(std::as_writable_bytes(adam_m.span()), 0);
-    comm.broadcast(std::as_writable_bytes(adam_v.span()), 0);
-    comm.broadcast(std::as_writable_bytes(std::span<int64_t>(&start_step, 1)), 0);
-  }
-
-  std::vector<comm::TensorRange> tensors;
-  for (const TensorSpec& t : layout.tensors()) tensors.push_back({t.offset, t.numel});
-  const int64_t bucket_bytes = static_cast<int64_t>(o.bucket_mb * 1024 * 1024);
-  auto sync = comm::make_grad_sync(o.reduce, comm, model.grads(), tensors, bucket_bytes);
-
-  kernels::Buffer<int32_t> inputs(static_cast<std::size_t>(rows) * T, MemoryCategory::kData);
-  kernels::Buffer<int32_t> targets(static_cast<std::size_t>(rows) * T, MemoryCategory::kData);
-
-  LrSchedule schedule{o.schedule, o.lr, o.lr_warmup, o.steps, o.min_lr};
-  kernels::AdamWParams hp;
-  hp.beta1 = static_cast<float>(o.beta1);
-  hp.beta2 = static_cast<float>(o.beta2);
-  hp.eps = static_cast<float>(o.adam_eps);
-  hp.weight_decay = static_cast<float>(o.weight_decay);
-
-  profiler::StepTimer timer({.warmup_steps = o.warmup_steps});
-  profiler::TraceRecorder recorder(rank, comm.host());
-  recorder.set_enabled(!o.trace_path.empty());
-  if (!o.trace_path.empty()) {
-    timer.set_trace_recorder(&recorder);
-    sync->set_trace(&recorder);
-  }
-
-  const double flops_per_step = LlamaModel<float>::train_flops(config, o.batch, T);
-  const int64_t tokens_per_step = static_cast<int64_t>(o.batch) * T;
-  say(fmt::format("trainscope train: model {} ({} layers, dims {}, heads {}, mlp {}, vocab {}; "
-                  "{:.2f} M parameters)\n",
-                  config.name, config.n_layers, config.dim, config.n_heads, config.mlp_dim,
-                  config.vocab_size, static_cast<double>(P) / 1e6));
-  say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
-                  "{} rank{} x {} thread{}, mode {}{}, reduce {}\n",
-                  d.source, d.split, o.tokenizer, training::to_string(d.mode), o.batch, o.block,
-                  world, world == 1 ? "" : "s", threads, threads == 1 ? "" : "s",
-                  training::to_string(d.data_mode),
-                  d.data_mode == DataMode::kSharded
-                      ? fmt::format(" ({})", training::to_string(d.shard))
-                      : std::string(),
-                  comm::reduce_strategy_name(o.reduce)));
-  say(fmt::format("  {:.1f} GFLOP per step, data loaded in {:.2f} s{}\n", flops_per_step / 1e9,
-                  data_load_s,
-                  resume ? fmt::format(", resumed from {} at step {}", resume->step_dir.string(),
-                                       start_step)
-                         : std::string()));
-
-  // ---- the loop ---------------------------------------------------------------
-  results::RunSummary summary;
-  summary.trainscope_version = TRAINSCOPE_VERSION;
-  summary.git_revision = TRAINSCOPE_GIT_REVISION;
-  summary.model = to_hf_config(config);
-  summary.options = options_json;
-  summary.world_size = world;
-  summary.threads_per_rank = threads;
-
-  std::vector<results::StepRecord> steps;
-  steps.reserve(static_cast<std::size_t>(std::max<int64_t>(0, o.steps - start_step)));
-  std::array<int64_t, kernels::kNumMemoryCategories> run_peak{};
-  int64_t run_peak_total = 0;
-  // Peaks are reset every step (so each step records its own); the run's
-  // peak is the max over the setup and every step.
-  auto absorb_peaks = [&](const kernels::MemorySnapshot& s) {
-    for (int c = 0; c < kernels::kNumMemoryCategories; ++c) {
-      run_peak[c] = std::max(run_peak[c], s.by_category[c].peak);
-    }
-    run_peak_total = std::max(run_peak_total, s.total.peak);
-  };
-  absorb_peaks(profiler::tracked_memory());
-  results::CommStats comm_total;
-
-  const bool count_predicted = d.mask_padding;
-  auto evaluate = [&](int64_t step) {
-    double sums[2] = {0, 0};
-    for (int64_t b = 0; b < o.val_batches; ++b) {
-      val_source->batch(b, inputs.span(), targets.span());
-      const ForwardResult r = model.forward(inputs.data(), targets.data(), 0.0);
-      sums[0] += r.loss_sum;
-      sums[1] += static_cast<double>(r.predicted);
-    }
-    comm.all_reduce_sum(std::span<double>(sums, 2));
-    const double loss = sums[1] > 0 ? sums[0] / sums[1] : std::nan("");
-    summary.val.push_back({step, loss});
-    say(fmt::format("  validation at step {}: loss {:.4f} over {} batches\n", step, loss,
-                    o.val_batches));
-  };
-
-  for (int64_t step = start_step; step < o.steps; ++step) {
-    profiler::reset_peak_memory();
-    timer.begin_step(step);
-    const auto t0 = std::chrono::steady_clock::now();
-    int64_t local_predicted = static_cast<int64_t>(rows) * T;
-    {
-      auto scope = timer.phase(Phase::kData);
-      source->batch(step, inputs.span(), targets.span());
-      if (count_predicted) {
-        local_predicted = 0;
-        for (int32_t t : targets) local_predicted += t >= 0 ? 1 : 0;
-      }
-    }
-    int64_t global_predicted = local_predicted * world;
-    if (count_predicted) {
-      auto scope = timer.phase(Phase::kComm);
-      global_predicted = comm.all_reduce_sum(local_predicted);
-    }
-    ForwardResult fr;
-    {
-      auto scope = timer.phase(Phase::kForward);
-      const double scale = global_predicted > 0 ? 1.0 / static_cast<double>(global_predicted) : 0.0;
-      fr = model.forward(inputs.data(), targets.data(), scale);
-    }
-    {
-      auto scope = timer.phase(Phase::kBackward);
-      model.zero_grad();
-      sync->begin_step(step);
-      model.backward(inputs.data(), [&](int64_t begin) {
-        if (!sync->overlaps()) return;
-        auto comm_scope = timer.phase(Phase::kComm);
-        sync->on_ready(begin);
-      });
-    }
-    double loss_sum = fr.loss_sum;
-    {
-      auto scope = timer.phase(Phase::kComm);
-      sync->finish();
-      loss_sum = comm.all_reduce_sum(loss_sum);
-    }
-    const double loss = global_predicted > 0 ? loss_sum / static_cast<double>(global_predicted)
-                                             : std::nan("");
-    if (!std::isfinite(loss)) {
-      timer.end_step();
-      summary.status = results::RunStatus::kFailed;
-      summary.failed_step = step;
-      summary.error = fmt::format("loss is {} at step {}", loss, step);
-      say(fmt::format("step {:>5}: loss {} -- stopping: the loss is not finite\n", step, loss));
-      break;
-    }
-    double grad_norm = 0;
-    const double lr = schedule.at(step);
-    {
-      auto scope = timer.phase(Phase::kOptimizer);
-      grad_norm = kernels::global_norm(model.grads().data(), P);
-      if (o.grad_clip > 0 && grad_norm > o.grad_clip) {
-        kernels::scale_inplace(model.grads().data(), P, static_cast<float>(o.grad_clip / grad_norm));
-      }
-      hp.lr = static_cast<float>(lr);
-      kernels::adamw_update(model.params().data(), model.grads().data(), adam_m.data(),
-                            adam_v.data(), P, hp, step + 1);
-    }
-    const bool last = step + 1 == o.steps;
-    if (val_source && (((step + 1) % o.eval_every == 0) || last)) {
-      auto scope = timer.phase(Phase::kEval);
-      evaluate(step + 1);
-    }
-    if (!o.checkpoint_dir.empty() &&
-        ((o.save_every > 0 && (step + 1) % o.save_every == 0) || last)) {
-      auto scope = timer.phase(Phase::kCheckpoint);
-      if (lead) {
-        json state = {{"options", options_json}, {"world_size", world}};
-        save_checkpoint(o.checkpoint_dir, step + 1, config, layout,
-                        {model.params(), adam_m.span(), adam_v.span()}, state);
-      }
-      comm.barrier();
-    }
-    timer.end_step();
-    const double step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const profiler::StepTimes& times = timer.steps().back();
-    const kernels::MemorySnapshot mem = profiler::tracked_memory();
-    absorb_peaks(mem);
-
-    results::StepRecord rec;
-    rec.step = step;
-    rec.loss = loss;
-    rec.lr = lr;
-    rec.grad_norm = grad_norm;
-    rec.tokens = static_cast<int64_t>(rows) * T;
-    rec.step_time_s = step_s;
-    // comm counts all its time (it nests in backward when overlapped); the
-    // others only their own.
-    for (int p = 0; p < profiler::kNumPhases; ++p) {
-      const auto phase = static_cast<Phase>(p);
-      rec.phases[phase] = phase == Phase::kComm ? times.seconds(phase) : times.exclusive(phase);
-    }
-    const comm::GradSyncStats& cs = sync->stats();
-    rec.comm_calls = cs.calls;
-    rec.comm_bytes = cs.bytes;
-    rec.comm_exposed_s = cs.exposed_s;
-    rec.mem_active = mem.total.active;
-    rec.mem_peak = mem.total.peak;
-    steps.push_back(rec);
-    comm_total.calls += cs.calls;
-    comm_total.bytes += cs.bytes;
-    comm_total.time_s += cs.comm_s;
-    comm_total.exposed_s += cs.exposed_s;
-
-    if (o.log_every > 0 && ((step + 1) % o.log_every == 0 || last || step == start_step)) {
-      say(fmt::format("step {:>5}/{} | loss {:.4f} | lr {:.2e} | {:7.1f} ms | {:8.0f} tok/s | "
-                      "{:6.1f} GFLOP/s{}\n",
-                      step + 1, o.steps, loss, lr, step_s * 1e3, tokens_per_step / step_s,
-                      flops_per_step / step_s / 1e9,
-                      world > 1 ? fmt::format(" | comm {:.1f} ms", cs.comm_s * 1e3)
-                                : std::string()));
-    }
-  }
-
-  // ---- per-rank results, gathered --------------------------------------------
-  const profiler::RunTimes run = timer.run_times();
-  results::RankResult me;
-  me.rank = rank;
-  me.host = comm.host();
-  me.pid = ::getpid();
-  me.step_time = to_time_stats(run.wall);
-  auto phase_stats = [&](Phase p, bool inclusive) {
-    return to_time_stats(inclusive ? run[p].inclusive : run[p].exclusive);
-  };
-  for (int p = 0; p < profiler::kNumPhases; ++p) {
-    const auto phase = static_cast<Phase>(p);
-    me.phases[phase] = phase_stats(phase, phase == Phase::kComm);
-  }
-  me.tokens_per_s = run.wall.median > 0 ? static_cast<double>(rows) * T / run.wall.median : 0;
-  me.tracked_peak_total = run_peak_total;
-  me.tracked_peak_by_category.values = run_peak;
-  const profiler::ProcessMemory pm = profiler::self_process_memory(true);
-  me.vm_hwm = pm.hwm_bytes;
-  me.vm_rss = pm.rss_bytes;
-  me.pss = pm.pss_bytes;
-  const DataStats ds = source->stats();
-  me.data = {ds.examples_held, ds.tokens_held, ds.bytes_held, ds.bytes_read};
-  me.comm = comm_total;
-
-  json mine = {{"result", me}, {"steps", steps}, {"param_hash", params_hash(model.params())}};
-  std::map<std::string, std::string> transport;
-  for (auto& [k, v] : comm::transport_settings()) transport[k] = v;
-  mine["transport"] = transport;
-  mine["trace"] = o.trace_path.empty() ? std::string() : recorder.serialize();
-  const std::vector<std::string> gathered = comm.all_gather(mine.dump());
-
-  std::vector<json> per_rank;
-  for (const std::string& g : gathered) per_rank.push_back(json::parse(g));
-  const uint64_t hash0 = per_rank[0]["param_hash"].get<uint64_t>();
-  for (int r = 1; r < world; ++r) {
-    if (per_rank[r]["param_hash"].get<uint64_t>() != hash0) {
-      throw Error(fmt::format("rank {} ended with parameters different from rank 0's (hash {:016x} "
-                              "vs {:016x})",
-                              r, per_rank[r]["param_hash"].get<uint64_t>(), hash0),
-                  kExitFailure);
-    }
-  }
-  double worst_median = 0, worst_p95 = 0;
-  std::vector<std::map<std::string, std::string>> transports;
-  for (int r = 0; r < world; ++r) {
-    results::RankResult rr = per_rank[r]["result"].get<results::RankResult>();
-    worst_median = std::max(worst_median, rr.step_time.median);
-    worst_p95 = std::max(worst_p95, rr.step_time.p95);
-    summary.ranks.push_back(rr);
-    summary.steps.push_back(per_rank[r]["steps"].get<std::vector<results::StepRecord>>());
-    if (std::find(summary.hosts.begin(), summary.hosts.end(), rr.host) == summary.hosts.end()) {
-      summary.hosts.push_back(rr.host);
-    }
-    transports.push_back(per_rank[r]["transport"].get<std::map<std::string, std::string>>());
-  }
-  summary.transport = transports[0];
-  if (std::any_of(transports.begin(), transports.end(),
-                  [&](const auto& t) { return t != transports[0]; })) {
-    summary.transport_per_rank = transports;
-  }
-  summary.totals.step_time_median_s = worst_median;
-  summary.totals.step_time_p95_s = worst_p95;
-  summary.totals.tokens_per_s = worst_median > 0 ? tokens_per_step / worst_median : 0;
-
-  if (lead && !o.trace_path.empty()) {
-    std::vector<profiler::RankTrace> traces;
-    for (int r = 0; r < world; ++r) {
-      traces.push_back({per_rank[r]["trace"].get<std::string>(), clock_offsets[r]});
-    }
-    profiler::write_merged_chrome_trace(o.trace_path, traces);
-  }
-
-  // ---- final report (rank 0) -----------------------------------------------------
-  if (lead && !o.quiet && !steps.empty()) {
-    say(fmt::format("\nsummary: {} steps measured (first {} excluded), median step {:.1f} ms, "
-                    "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
-                    run.measured_steps, run.warmup_steps, worst_median * 1e3, worst_p95 * 1e3,
-                    summary.totals.tokens_per_s,
-                    worst_median > 0 ? flops_per_step / worst_median / 1e9 : 0.0));
-    say("\ntracked peak memory by category, and process peak resident memory (VmHWM):\n");
-    std::string header = fmt::format("{:>4}", "rank");
-    for (std::string_view label : kernels::kMemoryCategoryLabels) header += fmt::format(" {:>11}", label);
-    say(header + fmt::format(" {:>11} {:>11}\n", "tracked", "VmHWM"));
-    for (const auto& rr : summary.ranks) {
-      std::string row = fmt::format("{:>4}", rr.rank);
-      for (int64_t bytes : rr.tracked_peak_by_category.values) {
-        row += fmt::format(" {:>11}", kernels::format_bytes(bytes));
-      }
-      say(row + fmt::format(" {:>11} {:>11}\n", kernels::format_bytes(rr.tracked_peak_total),
-                            kernels::format_bytes(rr.vm_hwm)));
-    }
-    say("\nmedian time per step by phase (ms; comm includes time overlapped with backward):\n");
-    header = fmt::format("{:>4}", "rank");
-    for (std::string_view name : profiler::kPhaseNames) header += fmt::format(" {:>10}", name);
-    say(header + fmt::format(" {:>10}\n", "step"));
-    for (const auto& rr : summary.ranks) {
-      std::string row = fmt::format("{:>4}", rr.rank);
-      for (const auto& stats : rr.phases.values) row += fmt::format(" {:>10.1f}", stats.median * 1e3);
-      say(row + fmt::format(" {:>10.1f}\n", rr.step_time.median * 1e3));
-    }
-  }
-  if (lead && !o.summary_path.empty()) results::save_run_summary(summary, o.summary_path);
-  return summary;
+  TrainingRun run(options, comm, out);
+  run.configure();
+  run.load_data();
+  run.build_model();
+  run.print_header();
+  run.train();
+  run.gather_totals();
+  run.write_outputs();
+  return run.take_summary();
 }
 
 }  // namespace trainscope::training
