@@ -1,7 +1,5 @@
 #include "profiler/monitor.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -10,141 +8,28 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <csignal>
-#include <cstring>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
-#include "profiler/trace.h"
+#include "profiler/process.h"
 
 namespace trainscope::profiler {
 namespace {
 
-// State shared with the signal handlers: only async-signal-safe operations.
-int g_wake_pipe[2] = {-1, -1};
-volatile sig_atomic_t g_forward_pid = 0;    // launch mode: the child
-volatile sig_atomic_t g_stop_requested = 0;  // attach mode: stop on SIGINT/SIGTERM
-// Launch mode: a signal sent before the child's pid was known, forwarded
-// once it is (else it would be lost and the monitor would wait for a child
-// that was never told to stop).
-volatile sig_atomic_t g_pending_signal = 0;
-
-void wake() {
-  const char byte = 1;
-  const int saved = errno;
-  [[maybe_unused]] ssize_t n = ::write(g_wake_pipe[1], &byte, 1);
-  errno = saved;
-}
-
-void on_sigchld(int) { wake(); }
-
-void on_terminate(int sig, siginfo_t* info, void*) {
-  const pid_t child = g_forward_pid;
-  if (child > 0) {
-    // Sent by a process (kill, a job scheduler): pass it on. From the
-    // terminal (SI_KERNEL) the child's process group got it already.
-    if (info->si_code == SI_USER || info->si_code == SI_QUEUE) ::kill(child, sig);
-  } else {
-    g_stop_requested = 1;
-    if (info->si_code == SI_USER || info->si_code == SI_QUEUE) g_pending_signal = sig;
+// Reaps the adopted orphans (we are their subreaper) that have exited;
+// `child` itself is left to its ChildProcess. waitid() only peeks (WNOWAIT)
+// so that the child's status is not taken here.
+void reap_exited_orphans(pid_t child) {
+  for (;;) {
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) return;
+    if (info.si_pid == child) return;  // first in line: supervise() reaps it and ends
+    ::waitpid(info.si_pid, nullptr, 0);
   }
-  wake();
-}
-
-// Installs the handlers and the wake pipe; restores everything on exit.
-class SignalScope {
- public:
-  SignalScope() {
-    TS_CHECK(::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) << std::strerror(errno);
-    struct sigaction sa {};
-    sa.sa_handler = on_sigchld;
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGCHLD, &sa, &old_chld_);
-    struct sigaction st {};
-    st.sa_sigaction = on_terminate;
-    st.sa_flags = SA_RESTART | SA_SIGINFO;
-    sigemptyset(&st.sa_mask);
-    ::sigaction(SIGINT, &st, &old_int_);
-    ::sigaction(SIGTERM, &st, &old_term_);
-    g_forward_pid = 0;
-    g_stop_requested = 0;
-    g_pending_signal = 0;
-  }
-  ~SignalScope() {
-    ::sigaction(SIGCHLD, &old_chld_, nullptr);
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    g_forward_pid = 0;
-    ::close(g_wake_pipe[0]);
-    ::close(g_wake_pipe[1]);
-    g_wake_pipe[0] = g_wake_pipe[1] = -1;
-  }
-  SignalScope(const SignalScope&) = delete;
-  SignalScope& operator=(const SignalScope&) = delete;
-
-  // Sleeps until `timeout_ms` passes or a signal arrives.
-  static void wait(int timeout_ms) {
-    pollfd p{g_wake_pipe[0], POLLIN, 0};
-    if (::poll(&p, 1, std::max(0, timeout_ms)) > 0) {
-      char buf[64];
-      while (::read(g_wake_pipe[0], buf, sizeof(buf)) > 0) {
-      }
-    }
-  }
-
- private:
-  struct sigaction old_chld_ {}, old_int_ {}, old_term_ {};
-};
-
-double now_seconds() { return static_cast<double>(trace_clock_ns()) * 1e-9; }
-
-// Starts argv; throws with a shell's exit codes if exec fails.
-pid_t launch(const std::vector<std::string>& command) {
-  std::vector<char*> argv;
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  int exec_pipe[2];
-  TS_CHECK(::pipe2(exec_pipe, O_CLOEXEC) == 0) << std::strerror(errno);
-  std::fflush(nullptr);  // or buffered output would be printed twice
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int err = errno;
-    ::close(exec_pipe[0]);
-    ::close(exec_pipe[1]);
-    throw Error("cannot start " + command[0] + ": fork failed: " + std::strerror(err),
-                kExitFailure);
-  }
-  if (pid == 0) {
-    ::close(exec_pipe[0]);
-    ::execvp(argv[0], argv.data());
-    const int err = errno;
-    [[maybe_unused]] ssize_t n = ::write(exec_pipe[1], &err, sizeof(err));
-    ::_exit(127);
-  }
-  ::close(exec_pipe[1]);
-  int exec_errno = 0;
-  ssize_t n;
-  do {
-    n = ::read(exec_pipe[0], &exec_errno, sizeof(exec_errno));
-  } while (n < 0 && errno == EINTR);
-  ::close(exec_pipe[0]);
-  if (n == sizeof(exec_errno)) {  // exec failed: the pipe carried its errno
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (exec_errno == ENOENT) throw Error("command not found: " + command[0], 127);
-    throw Error("cannot execute " + command[0] + ": " + std::strerror(exec_errno), 126);
-  }
-  return pid;
-}
-
-int shell_exit_code(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return kExitFailure;
 }
 
 int role_order(const ProcessSummary& p) {
@@ -244,7 +129,8 @@ MonitorResult run_monitor(const MonitorOptions& options) {
   if (!launching && ::kill(options.attach_pid, 0) != 0 && errno == ESRCH)
     throw Error(fmt::format("no process with PID {}", options.attach_pid));
 
-  SignalScope signals;
+  // Launch mode: SIGINT/SIGTERM are the child's to act on; attach mode: ours.
+  SignalGuard signals(launching ? SignalPolicy::kForwardToChild : SignalPolicy::kRecordInterrupt);
   MonitorResult result;
   int was_subreaper = 0;
   if (launching) {
@@ -260,13 +146,14 @@ MonitorResult run_monitor(const MonitorOptions& options) {
     }
   } restore{launching, was_subreaper};
 
-  const double start = now_seconds();
-  result.pid = launching ? launch(options.command) : options.attach_pid;
+  std::optional<ChildProcess> child;
   if (launching) {
-    g_forward_pid = result.pid;
-    // From here the handler forwards by itself; before, it could only note.
-    if (g_pending_signal != 0) ::kill(result.pid, g_pending_signal);
+    SpawnOptions spawn_options;  // our process group: the terminal's signals reach it
+    spawn_options.argv = options.command;
+    child.emplace(spawn(spawn_options));
+    signals.forward_to(child->pid());
   }
+  result.pid = launching ? child->pid() : options.attach_pid;
 
   PollerOptions poller_options;
   poller_options.read_pss = options.read_pss;
@@ -274,38 +161,19 @@ MonitorResult run_monitor(const MonitorOptions& options) {
   ProcessPoller poller(launching ? ::getpid() : options.attach_pid, poller_options);
   Display display(options, result.pid);
 
-  const int interval_ms = std::max(1, static_cast<int>(std::lround(options.interval_seconds * 1000)));
-  double next_poll = start;
-  bool child_done = false;
-  int status = 0;
-  for (;;) {
-    if (launching) {
-      // Reap the child and any adopted orphans that have exited.
-      int st = 0;
-      pid_t reaped;
-      while ((reaped = ::waitpid(-1, &st, WNOHANG)) > 0) {
-        if (reaped == result.pid) {
-          child_done = true;
-          status = st;
-        }
-      }
-      if (child_done) break;
-    } else if (g_stop_requested) {
-      break;
-    }
-    const double now = now_seconds();
-    if (now >= next_poll) {
-      poller.poll();
-      if (!launching && poller.last_poll().empty()) break;  // the attached process is gone
-      display.update(poller, now - start);
-      next_poll += options.interval_seconds;
-      if (next_poll < now) next_poll = now + options.interval_seconds;  // fell behind
-    }
-    SignalScope::wait(std::min(interval_ms,
-                               static_cast<int>(std::ceil((next_poll - now_seconds()) * 1000))));
-  }
-  result.runtime_seconds = now_seconds() - start;
-  result.exit_code = launching ? shell_exit_code(status) : kExitOk;
+  SuperviseOptions supervise_options;
+  supervise_options.poll_interval_seconds = options.interval_seconds;
+  supervise_options.on_poll = [&](const ProcessPoller& polled, double elapsed) {
+    if (launching) reap_exited_orphans(child->pid());
+    else if (polled.last_poll().empty()) return false;  // the attached process is gone
+    display.update(polled, elapsed);
+    return true;
+  };
+  const SuperviseResult run =
+      supervise(child ? &*child : nullptr, poller, signals, supervise_options);
+  if (launching) reap_exited_orphans(-1);  // the child is reaped: take every exited orphan
+  result.runtime_seconds = run.runtime_seconds;
+  result.exit_code = launching ? run.exit_code : kExitOk;
   result.samples = poller.samples();
   result.processes = sorted_processes(poller.process_summaries());
   result.totals = poller.totals();

@@ -1,12 +1,15 @@
 // `trainscope monitor`: run a command (or attach to a running process) and
 // record the memory of its whole process tree until it ends.
 //
-// run_monitor() either forks and execs `command` (PATH lookup as a shell
-// does) or follows an existing PID, polls the tree with a ProcessPoller every
-// `interval_seconds`, shows progress on `out`, and returns every sample plus
-// per-process and total summaries. In launch mode the monitor makes itself the
-// child subreaper, so descendants whose parent exits (a shell's background
-// jobs, daemonizing helpers) are re-parented to it and stay in the tree.
+// run_monitor() either starts `command` (found on PATH as a shell does, see
+// profiler/process.h) in the monitor's process group (not one of its own),
+// so that it stays in the terminal's foreground, or follows an existing PID;
+// it polls the tree with a ProcessPoller every `interval_seconds`
+// (profiler::supervise), shows progress on `out`, and returns every sample
+// plus per-process and total summaries. In launch mode the monitor makes
+// itself the child subreaper, so descendants whose parent exits (a shell's
+// background jobs, daemonizing helpers) are re-parented to it and stay in
+// the tree.
 //
 // Exit status (MonitorResult::exit_code), as a shell reports it: the child's
 // exit code; 128 + N if signal N killed it. Attach mode cannot learn a
@@ -17,6 +20,7 @@
 // Signals: SIGINT/SIGTERM sent to the monitor with kill() are forwarded to the
 // child; those the terminal sends reach the child's process group directly
 // and are not sent twice. The monitor keeps polling until the child exits.
+// In attach mode SIGINT/SIGTERM stop the monitor (not the process).
 //
 // Thread-safety: run_monitor() installs process-wide signal handlers while it
 // runs (restored before returning); run one at a time.

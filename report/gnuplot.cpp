@@ -1,9 +1,5 @@
 #include "report/gnuplot.h"
 
-#include <fcntl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -14,17 +10,13 @@
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "profiler/process.h"
 
 namespace trainscope::report {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_executable(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
-}
 
 void write_text(const fs::path& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary);
@@ -55,23 +47,12 @@ struct TempDir {
 }  // namespace
 
 std::optional<std::string> find_gnuplot() {
-  if (const char* env = std::getenv("TRAINSCOPE_GNUPLOT")) {
-    if (is_executable(env)) return std::string(env);
-    return std::nullopt;
+  const char* chosen = std::getenv("TRAINSCOPE_GNUPLOT");
+  try {
+    return profiler::find_program(chosen != nullptr ? chosen : "gnuplot");
+  } catch (const Error&) {
+    return std::nullopt;  // not found or not executable: tables only
   }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "/usr/bin:/bin";
-  while (!dirs.empty()) {
-    auto colon = dirs.find(':');
-    std::string_view dir = dirs.substr(0, colon);
-    if (!dir.empty()) {
-      fs::path candidate = fs::path(dir) / "gnuplot";
-      if (is_executable(candidate)) return candidate.string();
-    }
-    if (colon == std::string_view::npos) break;
-    dirs.remove_prefix(colon + 1);
-  }
-  return std::nullopt;
 }
 
 std::string gnuplot_quote(std::string_view text) {
@@ -89,7 +70,8 @@ std::string gnuplot_quote(std::string_view text) {
   return out;
 }
 
-std::string render_svg(const std::string& gnuplot, const ChartSpec& chart) {
+std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
+                       double timeout_seconds) {
   TempDir dir;
   for (const auto& d : chart.data) write_text(dir.path / d.name, d.content);
   std::string script = fmt::format(
@@ -105,35 +87,30 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart) {
   write_text(dir.path / "chart.gp", script);
 
   const fs::path err_path = dir.path / "gnuplot.err";
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    throw Error(fmt::format("chart '{}': cannot start gnuplot: {}", chart.id, std::strerror(errno)),
+  profiler::SpawnOptions options;
+  options.argv = {gnuplot, "chart.gp"};
+  options.working_dir = dir.path;
+  options.stdin_file = options.stdout_file = "/dev/null";
+  options.stderr_file = err_path;
+  options.own_process_group = true;  // whatever gnuplot starts dies with it
+  std::optional<int> exit_code;
+  try {
+    profiler::ChildProcess child = profiler::spawn(options);
+    exit_code = child.wait_for(timeout_seconds);
+    if (!exit_code) child.kill_tree({});
+  } catch (const Error& e) {
+    throw Error(fmt::format("chart '{}': cannot run gnuplot: {}", chart.id, e.what()),
                 kExitFailure);
   }
-  if (pid == 0) {
-    if (::chdir(dir.path.c_str()) != 0) ::_exit(126);
-    int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int null = ::open("/dev/null", O_RDWR);
-    if (err >= 0) ::dup2(err, STDERR_FILENO);
-    if (null >= 0) {
-      ::dup2(null, STDIN_FILENO);
-      ::dup2(null, STDOUT_FILENO);
-    }
-    ::execl(gnuplot.c_str(), gnuplot.c_str(), "chart.gp", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      throw Error(fmt::format("chart '{}': waiting for gnuplot: {}", chart.id,
-                              std::strerror(errno)),
-                  kExitFailure);
-    }
+  if (!exit_code) {
+    throw Error(fmt::format("chart '{}': gnuplot ({}) did not finish within {:g} s (killed)",
+                            chart.id, gnuplot, timeout_seconds),
+                kExitFailure);
   }
   const std::string messages = read_file(err_path);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw Error(fmt::format("chart '{}': gnuplot ({}) failed (status {}): {}", chart.id, gnuplot,
-                            WIFEXITED(status) ? WEXITSTATUS(status) : -1, messages),
+  if (*exit_code != 0) {
+    throw Error(fmt::format("chart '{}': gnuplot ({}) failed (exit code {}): {}", chart.id,
+                            gnuplot, *exit_code, messages),
                 kExitFailure);
   }
   std::string svg = read_file(dir.path / "chart.svg");

@@ -8,7 +8,9 @@
 //
 // The gnuplot program is found on PATH, or taken from the TRAINSCOPE_GNUPLOT
 // environment variable when set (which also lets tests simulate a missing
-// gnuplot).
+// gnuplot), by profiler::find_program()'s rule. gnuplot runs in its own
+// process group with stdin and stdout on /dev/null and stderr to a file; one
+// that outlives the timeout is killed with whatever it started.
 //
 // Thread-safety: safe to call from several threads (separate directories).
 #ifndef TRAINSCOPE_REPORT_GNUPLOT_H_
@@ -38,11 +40,16 @@ struct ChartSpec {
 // Path of the gnuplot program, or std::nullopt when none is found.
 std::optional<std::string> find_gnuplot();
 
+// A chart takes gnuplot well under a second; one minute means it hangs.
+inline constexpr double kGnuplotTimeoutSeconds = 60;
+
 // Renders the chart and returns the <svg> element (the XML prolog and
 // DOCTYPE gnuplot writes are dropped so it can be inlined in HTML). Throws
-// trainscope::Error (exit code 1) with gnuplot's messages and the chart id
-// when gnuplot fails.
-std::string render_svg(const std::string& gnuplot, const ChartSpec& chart);
+// trainscope::Error (exit code 1) naming the chart id, with gnuplot's
+// messages, when gnuplot cannot start, fails or does not finish within
+// `timeout_seconds`.
+std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
+                       double timeout_seconds = kGnuplotTimeoutSeconds);
 
 // A gnuplot single-quoted string literal for arbitrary text: quotes doubled,
 // control characters replaced by spaces. Use with `set termoption

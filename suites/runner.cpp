@@ -1,13 +1,10 @@
 #include "suites/runner.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sched.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -15,16 +12,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <set>
-#include <sstream>
+#include <optional>
 #include <thread>
 
 #include "kernels/check.h"
+#include "profiler/process.h"
 #include "profiler/process_poller.h"
 #include "results/environment.h"
 #include "results/results_db.h"
@@ -33,38 +29,10 @@
 #define TRAINSCOPE_GIT_REVISION "unknown"
 #endif
 
-extern char** environ;
-
 namespace trainscope::suites {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-volatile std::sig_atomic_t g_interrupted = 0;
-void on_signal(int) { g_interrupted = 1; }
-
-// Installs the interrupt handlers for the lifetime of a suite run.
-class SignalGuard {
- public:
-  SignalGuard() {
-    g_interrupted = 0;
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~SignalGuard() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  SignalGuard(const SignalGuard&) = delete;
-  SignalGuard& operator=(const SignalGuard&) = delete;
-
- private:
-  struct sigaction old_int_ {};
-  struct sigaction old_term_ {};
-};
 
 std::string fmt_number(double v, const char* spec) {
   return v < 0 || !std::isfinite(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
@@ -141,86 +109,53 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   return rc;
 }
 
-// A running job: its own process group, output to files.
-struct Job {
-  pid_t pid = -1;
-  bool reaped = false;
-  int status = 0;
+// What became of one case's job.
+struct JobOutcome {
+  profiler::SuperviseResult run;  // exit code, timed out, interrupted, seconds
+  int64_t peak_rss_bytes = -1;    // the ranks' RSS summed, peak over polls
+  std::vector<profiler::ProcessSample> samples;
+  std::string start_error;        // why it could not start (exit code 127/126...)
 };
 
-Job spawn(const LaunchPlan& plan, const std::filesystem::path& stdout_path,
-          const std::filesystem::path& stderr_path) {
-  // Everything the child needs is built before fork().
-  std::vector<std::string> env_strings;
-  std::set<std::string> overridden;
-  for (const auto& e : plan.env) overridden.insert(e.substr(0, e.find('=')));
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    if (!overridden.count(kv.substr(0, kv.find('=')))) env_strings.push_back(std::move(kv));
+// Runs the job in its own process group (the runner decides what Ctrl-C
+// does to it), stdin from /dev/null, output to files, polling its tree until
+// it exits, outlives `timeout_s` or the runner is interrupted; a job that
+// does not end is killed with its whole tree.
+JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_path,
+                   const std::filesystem::path& stderr_path, double timeout_s,
+                   double poll_interval_s, const profiler::SignalGuard& signals) {
+  profiler::SpawnOptions spawn_options;
+  spawn_options.argv = plan.argv;
+  spawn_options.env = plan.env;
+  spawn_options.stdin_file = "/dev/null";
+  spawn_options.stdout_file = stdout_path;
+  spawn_options.stderr_file = stderr_path;
+  spawn_options.own_process_group = true;
+  JobOutcome outcome;
+  std::optional<profiler::ChildProcess> job;
+  try {
+    job.emplace(profiler::spawn(spawn_options));
+  } catch (const Error& e) {
+    outcome.run.exit_code = e.exit_code();
+    outcome.start_error = e.what();
+    return outcome;
   }
-  env_strings.insert(env_strings.end(), plan.env.begin(), plan.env.end());
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = plan.argv;
-  for (auto& s : args) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  const std::string out_s = stdout_path.string(), err_s = stderr_path.string();
-
-  const pid_t pid = fork();
-  if (pid < 0) throw Error(fmt::format("cannot start a job: fork failed: {}", std::strerror(errno)), kExitFailure);
-  if (pid == 0) {
-    setpgid(0, 0);
-    // The runner's terminal sends Ctrl-C to the runner, which decides.
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    const int out = open(out_s.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int err = open(err_s.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int in = open("/dev/null", O_RDONLY);
-    if (out < 0 || err < 0 || in < 0) _exit(127);
-    dup2(in, 0);
-    dup2(out, 1);
-    dup2(err, 2);
-    execve(argv[0], argv.data(), envp.data());
-    dprintf(2, "trainscope suite: cannot run %s: %s\n", argv[0], std::strerror(errno));
-    _exit(127);
-  }
-  setpgid(pid, pid);  // also from the parent: no window where it is not yet a group
-  return Job{pid};
-}
-
-bool try_reap(Job& job) {
-  if (job.reaped) return true;
-  const pid_t r = waitpid(job.pid, &job.status, WNOHANG);
-  if (r == job.pid) job.reaped = true;
-  return job.reaped;
-}
-
-// SIGTERM to the group and every process of the tree, a grace period, then
-// SIGKILL; returns once the job is reaped.
-void kill_job(Job& job, const profiler::ProcessPoller& poller) {
-  auto signal_all = [&](int sig) {
-    kill(-job.pid, sig);
-    for (const auto& s : poller.last_poll()) kill(s.pid, sig);
+  profiler::ProcessPoller poller(job->pid());
+  profiler::SuperviseOptions supervise_options;
+  supervise_options.poll_interval_seconds = poll_interval_s;
+  supervise_options.timeout_seconds = timeout_s;
+  supervise_options.on_poll = [&outcome](const profiler::ProcessPoller& polled, double) {
+    int64_t sum = 0;
+    for (const auto& s : polled.last_poll()) {
+      if (s.role != profiler::ProcessRole::kLauncher && s.rss_bytes > 0) sum += s.rss_bytes;
+    }
+    if (!polled.last_poll().empty()) outcome.peak_rss_bytes = std::max(outcome.peak_rss_bytes, sum);
+    return true;
   };
-  signal_all(SIGTERM);
-  const auto deadline = Clock::now() + std::chrono::seconds(3);
-  while (!try_reap(job) && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  signal_all(SIGKILL);
-  if (!job.reaped) {
-    waitpid(job.pid, &job.status, 0);
-    job.reaped = true;
-  }
+  outcome.run = profiler::supervise(&*job, poller, signals, supervise_options);
+  outcome.samples = poller.samples();
+  return outcome;
 }
-
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
 
 void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
   r.tokens_per_s = s.totals.tokens_per_s;
@@ -283,25 +218,14 @@ bool is_this_host(const std::string& host) {
 }  // namespace
 
 std::string resolve_executable(const std::string& name, const std::string& flag) {
-  auto executable = [](const std::filesystem::path& p) {
-    return std::filesystem::is_regular_file(p) && access(p.c_str(), X_OK) == 0;
-  };
-  if (name.find('/') != std::string::npos) {
-    if (!executable(name)) {
-      throw Error(fmt::format("{} {}: no such executable file", flag, name));
-    }
-    return name;
+  try {
+    return profiler::find_program(name, flag);
+  } catch (const Error& e) {
+    // A flag naming a program that cannot run is bad input to the suite.
+    if (e.exit_code() != 127 || name.find('/') != std::string::npos) throw Error(e.what());
+    throw Error(fmt::format("{}; install Open MPI (scripts/install-deps.sh) or give {} /path/to/{}",
+                            e.what(), flag, name));
   }
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::filesystem::path p = std::filesystem::path(dir.empty() ? "." : dir) / name;
-    if (executable(p)) return p.string();
-  }
-  throw Error(fmt::format("{} {}: not found on PATH; install Open MPI (scripts/install-deps.sh) "
-                          "or give {} /path/to/{}",
-                          flag, name, flag, name));
 }
 
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
@@ -532,7 +456,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
   info.command_line = options.command_line;
   result.suite_id = db.begin_suite(info);
 
-  SignalGuard signals;
+  profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
   const int total = static_cast<int>(selected.size()) * repetitions;
   const auto suite_start = Clock::now();
   int index = 0, measured = 0;
@@ -543,9 +467,9 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
   std::fputs(format_result_header().c_str(), out);
   std::fflush(out);
 
-  for (int rep = 0; rep < repetitions && !g_interrupted; ++rep) {
+  for (int rep = 0; rep < repetitions && !signals.interrupted(); ++rep) {
     for (const SuiteCase* cp : selected) {
-      if (g_interrupted) break;
+      if (signals.interrupted()) break;
       const SuiteCase& c = *cp;
       ++index;
       CaseResult r = describe(c, repetitions > 1 ? rep : 0);
@@ -579,38 +503,14 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
       const std::filesystem::path out_path = work_dir / fmt::format("case-{}.stdout", index);
       const std::filesystem::path err_path = work_dir / fmt::format("case-{}.stderr", index);
       const auto start = Clock::now();
-      Job job = spawn(plan, out_path, err_path);
-      profiler::ProcessPoller poller(job.pid);
-      bool timed_out = false, interrupted = false;
-      int64_t peak = -1;
-      while (!try_reap(job)) {
-        poller.poll();
-        int64_t sum = 0;
-        for (const auto& s : poller.last_poll()) {
-          if (s.role != profiler::ProcessRole::kLauncher && s.rss_bytes > 0) sum += s.rss_bytes;
-        }
-        if (!poller.last_poll().empty()) peak = std::max(peak, sum);
-        if (g_interrupted) {
-          interrupted = true;
-          kill_job(job, poller);
-          break;
-        }
-        if (std::chrono::duration<double>(Clock::now() - start).count() > case_timeout) {
-          timed_out = true;
-          kill_job(job, poller);
-          break;
-        }
-        // Sleep in short slices so Ctrl-C and the timeout act promptly.
-        const auto wake = Clock::now() + std::chrono::duration<double>(options.poll_interval_s);
-        while (Clock::now() < wake && !g_interrupted && !try_reap(job)) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        }
-      }
+      const JobOutcome job =
+          run_job(plan, out_path, err_path, case_timeout, options.poll_interval_s, signals);
+      const bool timed_out = job.run.timed_out, interrupted = job.run.interrupted;
       r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      r.exit_code = exit_code_of(job.status);
-      r.peak_rss_bytes = peak;
+      r.exit_code = job.run.exit_code;
+      r.peak_rss_bytes = job.peak_rss_bytes;
 
-      db.add_poller_samples(r.run_id, poller.samples());
+      db.add_poller_samples(r.run_id, job.samples);
 
       std::optional<results::RunSummary> summary;
       std::vector<results::AllReduceRow> rows;
@@ -620,6 +520,8 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
         problem = "interrupted";
       } else if (timed_out) {
         problem = fmt::format("timed out after {:g} s (killed)", case_timeout);
+      } else if (!job.start_error.empty()) {
+        problem = job.start_error;
       } else if (r.exit_code != 0) {
         problem = fmt::format("exit code {}", r.exit_code);
       }
@@ -671,7 +573,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
       if (interrupted) result.interrupted = true;
     }
   }
-  if (g_interrupted) result.interrupted = true;
+  if (signals.interrupted()) result.interrupted = true;
   db.finish_suite(result.suite_id);
   int ok = 0, failed = 0, skipped = 0;
   for (const auto& c : result.cases) {

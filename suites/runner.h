@@ -32,8 +32,9 @@
 // Output: progress (case i of n, elapsed, ETA) on `progress`; one result row
 // per case on `out` with fixed columns (see format_result_row).
 //
-// Thread-safety: run_suite() installs SIGINT/SIGTERM handlers while it runs
-// (restored on return) and forks; call it from one thread, one at a time.
+// Thread-safety: run_suite() installs SIGINT/SIGTERM/SIGCHLD handlers while it
+// runs (a profiler::SignalGuard, restored on return) and starts children; call
+// it from one thread, one at a time.
 #ifndef TRAINSCOPE_SUITES_RUNNER_H_
 #define TRAINSCOPE_SUITES_RUNNER_H_
 
@@ -90,8 +91,8 @@ struct LaunchPlan {
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
                      const std::filesystem::path& output);
 
-// `name` if it contains a slash, else its PATH lookup; Error naming it (and
-// the flag) when not found or not executable.
+// profiler::find_program(name, flag), but a program that is not found or
+// not executable is bad input (kExitBadInput) to the suite.
 std::string resolve_executable(const std::string& name, const std::string& flag);
 
 // One finished (or skipped) case.

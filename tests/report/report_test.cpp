@@ -3,8 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -256,6 +260,46 @@ TEST_F(ReportTest, SuiteSelectorsNameTheCulprit) {
     EXPECT_NE(std::string(e.what()).find("no suite with id 7"), std::string::npos) << e.what();
   }
   EXPECT_THROW(resolve_suite(db, "newest"), Error);
+}
+
+TEST_F(ReportTest, AHungGnuplotIsKilledAndItsChartDirectoryRemoved) {
+  // A "gnuplot" that never finishes.
+  const fs::path fake = dir_ / "gnuplot";
+  const fs::path pid_file = dir_ / "gnuplot.pid";
+  std::ofstream(fake) << "#!/bin/sh\necho $$ > " << pid_file.string() << "\nexec sleep 100\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  ::setenv("TRAINSCOPE_GNUPLOT", fake.c_str(), 1);
+  const auto gnuplot = find_gnuplot();
+  ::unsetenv("TRAINSCOPE_GNUPLOT");
+  ASSERT_EQ(gnuplot, fake.string());
+
+  // Chart directories go to a TMPDIR of this test's own, to see what is left.
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::optional<std::string> saved_tmpdir =
+      old_tmpdir ? std::optional<std::string>(old_tmpdir) : std::nullopt;
+  fs::create_directories(dir_ / "tmp");
+  ::setenv("TMPDIR", (dir_ / "tmp").c_str(), 1);
+  const auto start = std::chrono::steady_clock::now();
+  std::string error;
+  try {
+    render_svg(*gnuplot, ChartSpec{.id = "hung-chart", .script = "plot x\n"}, 0.5);
+  } catch (const Error& e) {
+    error = e.what();
+    EXPECT_EQ(e.exit_code(), kExitFailure);
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (saved_tmpdir) ::setenv("TMPDIR", saved_tmpdir->c_str(), 1);
+  else ::unsetenv("TMPDIR");
+
+  EXPECT_NE(error.find("chart 'hung-chart'"), std::string::npos) << error;
+  EXPECT_NE(error.find("did not finish within 0.5 s"), std::string::npos) << error;
+  EXPECT_LT(seconds, 5.0);
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp")) << "a trainscope-chart-* directory was left";
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid))) << "the hung gnuplot still runs";
 }
 
 TEST(GnuplotQuoteTest, QuotesAreDoubledAndControlCharactersDropped) {
