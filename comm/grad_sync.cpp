@@ -9,6 +9,9 @@
 #include <thread>
 #include <utility>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "kernels/check.h"
 
 namespace trainscope::comm {
@@ -274,23 +277,16 @@ class PollOverlapSync final : public GradSync {
 
 }  // namespace
 
-ReduceStrategy parse_reduce_strategy(std::string_view name) {
-  if (name == "per-tensor") return ReduceStrategy::kPerTensor;
-  if (name == "fused") return ReduceStrategy::kFused;
-  if (name == "overlap") return ReduceStrategy::kOverlap;
-  if (name == "overlap-poll") return ReduceStrategy::kOverlapPoll;
-  throw Error("--reduce: unknown strategy '" + std::string(name) +
-              "' (expected per-tensor, fused, overlap or overlap-poll)");
+ReduceStrategy parse_reduce_strategy(std::string_view name, std::string_view flag) {
+  for (size_t i = 0; i < kReduceStrategyNames.size(); ++i) {
+    if (kReduceStrategyNames[i] == name) return static_cast<ReduceStrategy>(i);
+  }
+  throw Error(fmt::format("{}: unknown strategy '{}' (expected {})", flag, name,
+                          fmt::join(kReduceStrategyNames, ", ")));
 }
 
 std::string_view reduce_strategy_name(ReduceStrategy s) {
-  switch (s) {
-    case ReduceStrategy::kPerTensor: return "per-tensor";
-    case ReduceStrategy::kFused: return "fused";
-    case ReduceStrategy::kOverlap: return "overlap";
-    case ReduceStrategy::kOverlapPoll: return "overlap-poll";
-  }
-  return "?";
+  return kReduceStrategyNames[static_cast<size_t>(s)];
 }
 
 std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& comm,

@@ -25,6 +25,7 @@
 #ifndef TRAINSCOPE_COMM_GRAD_SYNC_H_
 #define TRAINSCOPE_COMM_GRAD_SYNC_H_
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,9 +40,12 @@ namespace trainscope::comm {
 
 enum class ReduceStrategy { kPerTensor, kFused, kOverlap, kOverlapPoll };
 
-// "per-tensor", "fused", "overlap", "overlap-poll"; Error naming the value
-// otherwise.
-ReduceStrategy parse_reduce_strategy(std::string_view name);
+// The strategies' names in ReduceStrategy order: flags, suite files and the
+// results database spell them so.
+inline constexpr std::array<std::string_view, 4> kReduceStrategyNames = {
+    "per-tensor", "fused", "overlap", "overlap-poll"};
+// One of kReduceStrategyNames; Error naming `flag` and the value otherwise.
+ReduceStrategy parse_reduce_strategy(std::string_view name, std::string_view flag = "--reduce");
 std::string_view reduce_strategy_name(ReduceStrategy s);
 
 struct TensorRange {

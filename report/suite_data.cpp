@@ -13,25 +13,6 @@
 
 namespace trainscope::report {
 
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-double mean_over_ranks(const results::RunSummary& s, auto&& field) {
-  if (s.ranks.empty()) return kNaN;
-  double sum = 0;
-  for (const auto& r : s.ranks) sum += field(r);
-  return sum / static_cast<double>(s.ranks.size());
-}
-
-}  // namespace
-
-double median_of(std::vector<double> values) {
-  std::erase_if(values, [](double v) { return std::isnan(v); });
-  if (values.empty()) return kNaN;
-  return profiler::summarize(values).median;
-}
-
 std::vector<const RunData*> CaseData::usable_runs() const {
   std::vector<const RunData*> out;
   for (const auto& r : runs) {
@@ -100,14 +81,6 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
   return out;
 }
 
-std::span<const results::StepRecord> measured_steps(const results::RunSummary& run,
-                                                    const std::vector<results::StepRecord>& steps) {
-  const auto warmup = run.options.value("warmup_steps", int64_t{0});
-  const size_t skip = warmup > 0 && static_cast<size_t>(warmup) < steps.size()
-                          ? static_cast<size_t>(warmup) : 0;
-  return std::span<const results::StepRecord>(steps).subspan(skip);
-}
-
 CaseFigures case_figures(const CaseData& c) {
   CaseFigures f;
   f.repetitions = static_cast<int>(c.runs.size());
@@ -132,36 +105,22 @@ CaseFigures case_figures(const CaseData& c) {
     f.reason = fmt::format("{} of {} repetitions not usable; first {}: {}",
                            f.repetitions - f.usable, f.repetitions, f.status, f.reason);
   }
-  std::vector<double> tps, med, p95, mean, share, exposed;
-  std::vector<std::vector<double>> phases(std::size(kPhaseNames));
-  for (const RunData* r : usable) {
-    const auto& s = *r->summary;
-    tps.push_back(s.totals.tokens_per_s);
-    med.push_back(s.totals.step_time_median_s);
-    p95.push_back(s.totals.step_time_p95_s);
-    double step_mean = mean_over_ranks(s, [](const auto& rr) { return rr.step_time.mean; });
-    mean.push_back(step_mean);
-    for (size_t p = 0; p < phases.size(); ++p) {
-      phases[p].push_back(
-          mean_over_ranks(s, [p](const auto& rr) { return rr.phases.values[p].mean; }));
-    }
-    double comm = mean_over_ranks(s, [](const auto& rr) { return rr.phases[profiler::Phase::kComm].mean; });
-    share.push_back(step_mean > 0 ? comm / step_mean : kNaN);
-    double exposed_sum = 0;
-    for (const auto& rank_steps : s.steps) {
-      std::vector<double> v;
-      for (const auto& step : measured_steps(s, rank_steps)) v.push_back(step.comm_exposed_s);
-      exposed_sum += median_of(std::move(v));
-    }
-    exposed.push_back(s.steps.empty() ? kNaN : exposed_sum / static_cast<double>(s.steps.size()));
+  std::vector<results::RunFigures> runs;
+  for (const RunData* r : usable) runs.push_back(results::run_figures(&*r->summary, r->allreduce));
+  auto median = [&](auto figure) {
+    std::vector<double> values;
+    for (const auto& run : runs) values.push_back(figure(run));
+    return median_of(std::move(values));
+  };
+  f.tokens_per_s = median([](const auto& r) { return r.tokens_per_s; });
+  f.step_median_s = median([](const auto& r) { return r.step_median_s; });
+  f.step_p95_s = median([](const auto& r) { return r.step_p95_s; });
+  f.step_mean_s = median([](const auto& r) { return r.step_mean_s; });
+  for (size_t p = 0; p < kPhaseNames.size(); ++p) {
+    f.phase_mean_s.push_back(median([p](const auto& r) { return r.phase_mean_s.values[p]; }));
   }
-  f.tokens_per_s = median_of(tps);
-  f.step_median_s = median_of(med);
-  f.step_p95_s = median_of(p95);
-  f.step_mean_s = median_of(mean);
-  for (auto& p : phases) f.phase_mean_s.push_back(median_of(p));
-  f.comm_share = median_of(share);
-  f.comm_exposed_s = median_of(exposed);
+  f.comm_share = median([](const auto& r) { return r.comm_share; });
+  f.comm_exposed_s = median([](const auto& r) { return r.comm_exposed_s; });
   return f;
 }
 

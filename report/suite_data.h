@@ -24,6 +24,7 @@
 #include <string_view>
 #include <vector>
 
+#include "results/figures.h"
 #include "results/records.h"
 #include "results/results_db.h"
 
@@ -61,8 +62,8 @@ std::vector<int64_t> resolve_suites(results::ResultsDb& db, std::string_view sel
 
 SuiteData load_suite(results::ResultsDb& db, int64_t suite_id);
 
-// Figures of one case, reduced over its usable repetitions. NaN where
-// nothing was measured.
+// Figures of one case: each run's results::RunFigures, reduced over its
+// usable repetitions (medians). NaN where nothing was measured.
 struct CaseFigures {
   int repetitions = 0;      // runs of the case
   int usable = 0;           // of which ok with a summary
@@ -88,14 +89,9 @@ using profiler::kPhaseNames;
 
 CaseFigures case_figures(const CaseData& c);
 
-// A rank's measured steps: without the run's warm-up steps
-// (options.warmup_steps), as the trainer's own statistics; all of them when
-// the run has no more than its warm-up.
-std::span<const results::StepRecord> measured_steps(const results::RunSummary& run,
-                                                    const std::vector<results::StepRecord>& steps);
-
-// Median of the values (NaN when empty); the convention of profiler/stats.h.
-double median_of(std::vector<double> values);
+// Shared with the runner (results/figures.h).
+using results::measured_steps;
+using results::median_of;
 
 }  // namespace trainscope::report
 

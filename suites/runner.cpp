@@ -1,13 +1,6 @@
 #include "suites/runner.h"
 
-#include <arpa/inet.h>
-#include <ifaddrs.h>
-#include <netinet/in.h>
-#include <sched.h>
-#include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,9 +8,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <optional>
-#include <thread>
+
+#include <fmt/format.h>
 
 #include "kernels/check.h"
 #include "profiler/process.h"
@@ -32,7 +25,12 @@
 namespace trainscope::suites {
 namespace {
 
+namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 std::string fmt_number(double v, const char* spec) {
   return v < 0 || !std::isfinite(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);
@@ -51,48 +49,12 @@ std::string fmt_bytes(int64_t b) {
   return mib >= 1024 ? fmt::format("{:.2f}G", mib / 1024) : fmt::format("{:.0f}M", mib);
 }
 
-std::string shell_join(const std::vector<std::string>& argv) {
-  std::string s;
-  for (const auto& a : argv) {
-    if (!s.empty()) s += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@") ==
-        std::string::npos;
-    if (plain) {
-      s += a;
-    } else {
-      s += '\'';
-      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      s += '\'';
-    }
-  }
-  return s;
+std::string bucket_label(std::optional<double> bucket_mb) {
+  if (!bucket_mb) return "-";
+  return *bucket_mb <= 0 ? std::string("whole") : fmt::format("{}", *bucket_mb);
 }
 
-int cores_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
-
-std::string bucket_label(const SuiteCase& c) {
-  if (!c.bucket_mb) return "-";
-  return *c.bucket_mb <= 0 ? std::string("whole") : fmt::format("{}", *c.bucket_mb);
-}
-
-CaseResult describe(const SuiteCase& c, int repetition) {
-  CaseResult r;
-  r.name = c.name;
-  r.repetition = repetition;
-  r.ranks = c.ranks;
-  r.mode = c.kind == CaseKind::kTrain ? c.mode : "allreduce";
-  r.reduce = c.kind == CaseKind::kTrain ? c.reduce : "-";
-  r.bucket = bucket_label(c);
-  r.threads = c.kind == CaseKind::kAllReduce ? "-" : c.threads > 0 ? std::to_string(c.threads) : "auto";
-  return r;
-}
-
+// The case as the database records it before its job starts.
 results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int repetition) {
   results::RunCase rc;
   rc.case_name = c.name;
@@ -157,151 +119,315 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
   return outcome;
 }
 
-void fill_from_summary(CaseResult& r, const results::RunSummary& s) {
-  r.tokens_per_s = s.totals.tokens_per_s;
-  r.step_ms_median = s.totals.step_time_median_s * 1e3;
-  r.threads = std::to_string(s.threads_per_rank);
-  double comm = 0, step = 0;
-  for (const auto& rank : s.ranks) {
-    comm += rank.phases[profiler::Phase::kComm].mean;
-    step += rank.step_time.mean;
-  }
-  if (step > 0) r.comm_share = comm / step;
-  // Each rank's own high-water mark beats the poller for short runs that end
-  // between two polls; their sum bounds the job's simultaneous peak.
-  int64_t hwm = 0;
-  for (const auto& rank : s.ranks) {
-    if (rank.vm_hwm < 0) {
-      hwm = -1;
-      break;
-    }
-    hwm += rank.vm_hwm;
-  }
-  if (hwm > 0 && static_cast<int>(s.ranks.size()) == s.world_size) r.peak_rss_bytes = hwm;
-  if (r.bucket == "-" && r.reduce != "per-tensor" && s.options.contains("bucket_mb") &&
-      s.options["bucket_mb"].is_number()) {
-    const double mb = s.options["bucket_mb"].get<double>();
-    r.bucket = mb <= 0 ? std::string("whole") : fmt::format("{}", mb);
-  }
-}
+// ---- plan: everything that can be wrong with the input, before any write ----
 
-// Whether a hostfile's host is this machine (by name, or an address of one
-// of its interfaces): Open MPI starts its ranks without a remote daemon, so
-// loopback is enough for it. No name lookup: a dead DNS must not stall us.
-bool is_this_host(const std::string& host) {
-  if (host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1") return true;
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) == 0) {
-    const std::string self(name);
-    if (host == self || host == self.substr(0, self.find('.')) ||
-        self == host.substr(0, host.find('.'))) {
-      return true;
-    }
-  }
-  ifaddrs* addrs = nullptr;
-  if (getifaddrs(&addrs) != 0) return false;
-  bool local = false;
-  for (ifaddrs* a = addrs; a != nullptr && !local; a = a->ifa_next) {
-    if (a->ifa_addr == nullptr) continue;
-    const int family = a->ifa_addr->sa_family;
-    if (family != AF_INET && family != AF_INET6) continue;
-    char text[INET6_ADDRSTRLEN] = {};
-    const void* raw = family == AF_INET
-                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
-                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
-    local = inet_ntop(family, raw, text, sizeof(text)) != nullptr && host == text;
-  }
-  freeifaddrs(addrs);
-  return local;
-}
+struct SuitePlan {
+  PlanContext ctx;
+  std::vector<const SuiteCase*> cases;  // those --filter selects, skipped ones included
+  int repetitions = 1;
+  double timeout_s = 0;                 // per case unless the case says otherwise
+};
 
-}  // namespace
-
-std::string resolve_executable(const std::string& name, const std::string& flag) {
-  try {
-    return profiler::find_program(name, flag);
-  } catch (const Error& e) {
-    // A flag naming a program that cannot run is bad input to the suite.
-    if (e.exit_code() != 127 || name.find('/') != std::string::npos) throw Error(e.what());
-    throw Error(fmt::format("{}; install Open MPI (scripts/install-deps.sh) or give {} /path/to/{}",
-                            e.what(), flag, name));
+SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
+  if (options.repeat < 0) throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
+  if (options.timeout_s && !(*options.timeout_s > 0))
+    throw Error(fmt::format("--timeout must be positive, got {}", *options.timeout_s));
+  SuitePlan plan;
+  PlanContext& ctx = plan.ctx;
+  ctx.trainscope_binary = options.trainscope_binary.empty() ? fs::read_symlink("/proc/self/exe")
+                                                            : options.trainscope_binary;
+  ctx.as_root = geteuid() == 0;
+  ctx.extra_mpirun_args = options.extra_mpirun_args;
+  ctx.tcp_interface = options.tcp_interface;
+  ctx.slots = cores_available();
+  ctx.mpirun = options.mpirun;
+  if (!options.hostfile.empty()) {
+    ctx.hostfile = fs::absolute(options.hostfile);
+    const std::vector<HostEntry> hosts = load_hostfile(options.hostfile);
+    ctx.slots = 0;
+    for (const auto& h : hosts) ctx.slots += h.slots;
+    check_hosts_reachable(hosts, ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface,
+                          options.hostfile);
   }
-}
-
-LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
-                     const std::filesystem::path& output) {
-  LaunchPlan plan;
-  plan.uses_mpirun = c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
-  if (plan.uses_mpirun) {
-    plan.argv = {ctx.mpirun, "-np", std::to_string(c.ranks)};
-    if (!ctx.hostfile.empty()) {
-      plan.argv.push_back("--hostfile");
-      plan.argv.push_back(ctx.hostfile.string());
-    }
-    if (c.ranks > ctx.slots) plan.argv.push_back("--oversubscribe");
-    plan.argv.push_back("--bind-to");
-    plan.argv.push_back(suite.bind_to);
-    auto mca = [&](const std::string& key, const std::string& value) {
-      plan.argv.insert(plan.argv.end(), {"--mca", key, value});
-      plan.transport[key] = value;
-    };
-    if (c.transport == "tcp") {
-      mca("pml", "ob1");
-      mca("btl", "tcp,self");
-      mca("btl_tcp_links", std::to_string(c.links > 0 ? c.links : 1));
-    } else if (c.transport == "shm") {
-      mca("pml", "ob1");
-      mca("btl", "vader,self");
-    }
-    // Pinned even for shm/auto: the TCP components open sockets regardless.
-    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
-    mca("btl_tcp_if_include", tcp_if);
-    mca("oob_tcp_if_include", tcp_if);
-    plan.argv.insert(plan.argv.end(), ctx.extra_mpirun_args.begin(), ctx.extra_mpirun_args.end());
-    if (ctx.as_root) {
-      plan.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
-    }
+  plan.repetitions = options.repeat > 0 ? options.repeat : suite.repetitions;
+  plan.timeout_s = options.timeout_s.value_or(suite.timeout_s);
+  for (const auto& c : suite.cases) {
+    if (c.name.find(options.filter) != std::string::npos) plan.cases.push_back(&c);
   }
-  plan.argv.push_back(ctx.trainscope_binary.string());
-  auto flag = [&](const std::string& name, const std::string& value) {
-    plan.argv.push_back(name);
-    plan.argv.push_back(value);
-  };
-  if (c.kind == CaseKind::kTrain) {
-    plan.argv.push_back("train");
-    flag("--model", c.model);
-    flag("--mode", c.mode);
-    flag("--reduce", c.reduce);
-    if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
-    if (c.batch > 0) flag("--batch", std::to_string(c.batch));
-    if (c.block > 0) flag("--block", std::to_string(c.block));
-    flag("--steps", std::to_string(c.steps));
-    flag("--warmup-steps", std::to_string(c.warmup_steps));
-    flag("--data", c.data);
-    flag("--tokenizer", c.tokenizer);
-    flag("--eval-every", std::to_string(c.eval_every));
-    flag("--shard", c.shard);
-    if (c.lr) flag("--lr", fmt::format("{}", *c.lr));
-    if (c.threads > 0) flag("--threads", std::to_string(c.threads));
-    flag("--summary", output.string());
-    plan.argv.push_back("--quiet");
-    plan.argv.insert(plan.argv.end(), c.extra_args.begin(), c.extra_args.end());
-  } else {
-    plan.argv.push_back("allreduce-bench");
-    flag("--min-bytes", std::to_string(c.sweep.min_bytes));
-    flag("--max-bytes", std::to_string(c.sweep.max_bytes));
-    flag("--factor", std::to_string(c.sweep.factor));
-    flag("--iters", std::to_string(c.sweep.iters));
-    flag("--warmup", std::to_string(c.sweep.warmup));
-    flag("--jsonl", output.string());
+  if (plan.cases.empty()) {
+    throw Error(fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
+  }
+  const bool mpirun = std::any_of(plan.cases.begin(), plan.cases.end(), [&](const SuiteCase* c) {
+    return c->skip_reason.empty() && needs_mpirun(*c, ctx);
+  });
+  // A dry run shows the plan even where mpirun is missing.
+  if (mpirun && !options.dry_run) ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
+  if (mpirun && options.dry_run) {
+    try { ctx.mpirun = resolve_executable(options.mpirun, "--mpirun"); } catch (const Error&) {}
   }
   return plan;
 }
 
+SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, std::FILE* out) {
+  std::fprintf(out, "# suite %s: %zu case(s) x %d repetition(s), timeout %gs (dry run)\n",
+               suite.name.c_str(), plan.cases.size(), plan.repetitions, plan.timeout_s);
+  SuiteResult result;
+  for (const SuiteCase* c : plan.cases) {
+    const LaunchPlan launch =
+        plan_case(suite, *c, plan.ctx, c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
+    if (!c->skip_reason.empty()) {
+      std::fprintf(out, "%s: SKIPPED (%s)\n", c->name.c_str(), c->skip_reason.c_str());
+      RunOutcome& skipped = result.runs.emplace_back();
+      skipped.row.run_case = run_case_record(*c, launch, 0);
+      skipped.row.status = results::RunStatus::kSkipped;
+      skipped.row.error = c->skip_reason;
+      continue;
+    }
+    std::string env;
+    for (const auto& e : launch.env) env += e + " ";
+    std::fprintf(out, "%s: %s%s\n", c->name.c_str(), env.c_str(), shell_join(launch.argv).c_str());
+  }
+  std::fflush(out);
+  return result;
+}
+
+// A fresh directory for the cases' files, removed with everything in it.
+// Rank 0 writes each case's summary on its host: on one machine that is this
+// one; with a hostfile it is the first host, which shares the results
+// database's folder more often than it shares our /tmp.
+class WorkDir {
+ public:
+  explicit WorkDir(const fs::path& root) {
+    std::string tmpl = (root / "trainscope-suite-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      throw Error(fmt::format("cannot create a temporary directory in {}: {}", root.string(),
+                              std::strerror(errno)),
+                  kExitFailure);
+    }
+    path_ = tmpl;
+  }
+  ~WorkDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  WorkDir(const WorkDir&) = delete;
+  WorkDir& operator=(const WorkDir&) = delete;
+  fs::path file(int index, std::string_view extension) const {
+    return path_ / fmt::format("case-{}.{}", index, extension);
+  }
+
+ private:
+  fs::path path_;
+};
+
+// ---- ingest: what a finished job left, and what went wrong ----
+
+struct Ingested {
+  std::optional<results::RunSummary> summary;
+  std::vector<results::AllReduceRow> rows;
+  std::string problem;  // empty: the case is ok
+};
+
+std::string job_problem(const JobOutcome& job, double timeout_s) {
+  if (job.run.interrupted) return "interrupted";
+  if (job.run.timed_out) return fmt::format("timed out after {:g} s (killed)", timeout_s);
+  if (!job.start_error.empty()) return job.start_error;
+  if (job.run.exit_code != 0) return fmt::format("exit code {}", job.run.exit_code);
+  return "";
+}
+
+// Whatever the job wrote is read even when it failed: a NaN loss still
+// writes a summary. A killed job's files are not trusted.
+Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& output,
+                double timeout_s) {
+  Ingested in;
+  in.problem = job_problem(job, timeout_s);
+  if (job.run.interrupted || job.run.timed_out) return in;
+  const bool train = c.kind == CaseKind::kTrain;
+  try {
+    if (!fs::exists(output)) {
+      if (in.problem.empty()) {
+        in.problem = train ? "the job exited 0 but wrote no summary"
+                           : "the job exited 0 but wrote no sweep rows";
+      }
+    } else if (train) {
+      in.summary = results::load_run_summary(output);
+    } else {
+      in.rows = results::load_allreduce_rows(output);
+    }
+  } catch (const Error& e) {
+    if (in.problem.empty()) in.problem = e.what();
+  }
+  if (in.summary && in.summary->status == results::RunStatus::kFailed && in.problem.empty()) {
+    in.problem = in.summary->error;
+  }
+  return in;
+}
+
+// ---- launch and record every case, printing as it goes ----
+
+class SuiteRun {
+ public:
+  SuiteRun(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan)
+      : suite_(suite), options_(options), plan_(plan),
+        db_(results::ResultsDb::open_for_writing(options.db_path)),
+        work_dir_(plan.ctx.hostfile.empty() ? fs::path("/tmp")
+                                            : fs::absolute(options.db_path).parent_path()) {}
+
+  SuiteResult run() {
+    begin();
+    for (int rep = 0; rep < plan_.repetitions && !signals_.interrupted(); ++rep) {
+      for (const SuiteCase* c : plan_.cases) {
+        if (signals_.interrupted()) break;
+        result_.runs.push_back(run_case(*c, rep));
+        print_row(result_.runs.back());
+      }
+    }
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  void begin();
+  RunOutcome run_case(const SuiteCase& c, int rep);
+  void print_progress(const SuiteCase& c, int rep);
+  void record(RunOutcome& out, const JobOutcome& job, Ingested in, const fs::path& stderr_path);
+  void print_row(const RunOutcome& out);
+  void finish();
+
+  const Suite& suite_;
+  const RunnerOptions& options_;
+  const SuitePlan& plan_;
+  results::ResultsDb db_;
+  WorkDir work_dir_;
+  profiler::SignalGuard signals_{profiler::SignalPolicy::kRecordInterrupt};
+  SuiteResult result_;
+  Clock::time_point start_ = Clock::now();
+  int index_ = 0;
+  int measured_ = 0;  // cases whose time counts for the ETA
+  double measured_seconds_ = 0;
+};
+
+void SuiteRun::begin() {
+  if (int stale = db_.mark_stale_running_failed("the runner that started it died"); stale > 0) {
+    std::fprintf(options_.progress,
+                 "trainscope suite: marked %d run(s) left 'running' by a dead runner as failed\n",
+                 stale);
+  }
+  results::SuiteInfo info;
+  info.name = suite_.name;
+  info.definition = suite_.text;
+  info.git_revision = TRAINSCOPE_GIT_REVISION;
+  info.environment = results::capture_environment(options_.command_line);
+  info.host_facts = results::host_facts(info.environment);
+  info.command_line = options_.command_line;
+  result_.suite_id = db_.begin_suite(info);
+  std::fprintf(options_.progress, "trainscope suite %s: %zu case(s), results in %s (suite id %lld)\n",
+               suite_.name.c_str(), plan_.cases.size() * plan_.repetitions,
+               options_.db_path.c_str(), static_cast<long long>(result_.suite_id));
+  std::fputs(format_result_header().c_str(), options_.out);
+  std::fflush(options_.out);
+}
+
+void SuiteRun::print_progress(const SuiteCase& c, int rep) {
+  const int total = static_cast<int>(plan_.cases.size()) * plan_.repetitions;
+  const int left = total - index_ + 1;
+  const std::string eta = measured_ > 0 ? fmt_duration(measured_seconds_ / measured_ * left) : "?";
+  std::fprintf(options_.progress, "[%d/%d] %s%s  elapsed %s  ETA %s\n", index_, total,
+               c.name.c_str(),
+               plan_.repetitions > 1 ? fmt::format(" (repetition {})", rep).c_str() : "",
+               fmt_duration(seconds_since(start_)).c_str(), eta.c_str());
+  std::fflush(options_.progress);
+}
+
+RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
+  ++index_;
+  print_progress(c, rep);
+  const fs::path output = work_dir_.file(index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
+  const LaunchPlan plan = plan_case(suite_, c, plan_.ctx, output);
+  RunOutcome out;
+  out.row.suite_id = result_.suite_id;
+  out.row.run_case = run_case_record(c, plan, rep);
+  if (!c.skip_reason.empty()) {
+    out.row.id = db_.mark_skipped(result_.suite_id, out.row.run_case, c.skip_reason);
+    out.row.status = results::RunStatus::kSkipped;
+    out.row.error = c.skip_reason;
+    std::fprintf(options_.progress, "  skipped: %s\n", c.skip_reason.c_str());
+    return out;
+  }
+  out.row.id = db_.begin_run(result_.suite_id, out.row.run_case);
+  const double timeout_s = options_.timeout_s.value_or(c.timeout_s.value_or(plan_.timeout_s));
+  const fs::path stderr_path = work_dir_.file(index_, "stderr");
+  const auto start = Clock::now();
+  const JobOutcome job = run_job(plan, work_dir_.file(index_, "stdout"), stderr_path, timeout_s,
+                                 options_.poll_interval_s, signals_);
+  out.seconds = seconds_since(start);
+  db_.add_poller_samples(out.row.id, job.samples);
+  record(out, job, ingest(c, job, output, timeout_s), stderr_path);
+  if (job.run.interrupted) {
+    result_.interrupted = true;
+  } else {
+    ++measured_;
+    measured_seconds_ += seconds_since(start);
+  }
+  return out;
+}
+
+// The run's final state, in one finish_run transaction with its summary.
+void SuiteRun::record(RunOutcome& out, const JobOutcome& job, Ingested in,
+                      const fs::path& stderr_path) {
+  out.figures = results::run_figures(in.summary ? &*in.summary : nullptr, in.rows);
+  // Each rank's own high-water mark beats the poller for short runs that end
+  // between two polls; their sum bounds the job's simultaneous peak.
+  out.peak_rss_bytes = out.figures.ranks_vm_hwm > 0 ? out.figures.ranks_vm_hwm : job.peak_rss_bytes;
+  if (out.figures.wrong_elements > 0 && in.problem.empty()) {
+    in.problem = fmt::format("{} wrong element(s) in the all-reduce verification",
+                             out.figures.wrong_elements);
+  }
+  if (!in.rows.empty()) db_.add_allreduce_rows(out.row.id, in.rows);
+  out.row.status = in.problem.empty() ? results::RunStatus::kOk : results::RunStatus::kFailed;
+  out.row.exit_code = job.run.exit_code;
+  if (!in.problem.empty()) {
+    const std::string tail = file_tail(stderr_path, 15);
+    out.row.error = tail.empty() ? in.problem : in.problem + "; stderr:\n" + tail;
+  }
+  db_.finish_run(out.row.id, out.row.status, job.run.exit_code, out.row.error,
+                 in.summary ? &*in.summary : nullptr);
+  out.summary = std::move(in.summary);
+}
+
+void SuiteRun::print_row(const RunOutcome& out) {
+  if (out.row.status == results::RunStatus::kFailed) {
+    std::fprintf(options_.progress, "  FAILED: %s\n", out.row.error.c_str());
+  }
+  std::fputs(format_result_row(out).c_str(), options_.out);
+  std::fflush(options_.out);
+}
+
+void SuiteRun::finish() {
+  if (signals_.interrupted()) result_.interrupted = true;
+  db_.finish_suite(result_.suite_id);
+  int counts[4] = {};
+  for (const auto& r : result_.runs) ++counts[static_cast<int>(r.row.status)];
+  using results::RunStatus;
+  std::fprintf(options_.progress,
+               "trainscope suite %s: %d ok, %d failed, %d skipped%s in %s; results: %s (suite id "
+               "%lld)\n",
+               suite_.name.c_str(), counts[static_cast<int>(RunStatus::kOk)],
+               counts[static_cast<int>(RunStatus::kFailed)],
+               counts[static_cast<int>(RunStatus::kSkipped)],
+               result_.interrupted ? " (interrupted)" : "",
+               fmt_duration(seconds_since(start_)).c_str(), options_.db_path.c_str(),
+               static_cast<long long>(result_.suite_id));
+  std::fflush(options_.progress);
+}
+
+}  // namespace
+
 int SuiteResult::exit_code() const {
   if (interrupted) return 130;
-  for (const auto& c : cases) {
-    if (c.status == results::RunStatus::kFailed) return kExitFailure;
+  for (const auto& r : runs) {
+    if (r.row.status == results::RunStatus::kFailed) return kExitFailure;
   }
   return kExitOk;
 }
@@ -312,13 +438,29 @@ std::string format_result_header() {
                      "step_ms", "comm%", "peak_rss", "busbw", "status");
 }
 
-std::string format_result_row(const CaseResult& r) {
-  const std::string name = r.repetition > 0 ? fmt::format("{}#{}", r.name, r.repetition) : r.name;
+std::string format_result_row(const RunOutcome& r) {
+  const results::RunCase& c = r.row.run_case;
+  const bool sweep = c.mode == "allreduce";
+  std::optional<double> bucket_mb = c.bucket_mb;
+  std::string threads = sweep ? "-" : c.threads > 0 ? std::to_string(c.threads) : "auto";
+  if (r.summary) {
+    // What the trainer chose where the case left it open.
+    threads = std::to_string(r.summary->threads_per_rank);
+    const auto& options = r.summary->options;
+    if (!bucket_mb && c.reduction != "per-tensor" && options.contains("bucket_mb") &&
+        options["bucket_mb"].is_number()) {
+      bucket_mb = options["bucket_mb"].get<double>();
+    }
+  }
+  const std::string name =
+      c.repetition > 0 ? fmt::format("{}#{}", c.case_name, c.repetition) : c.case_name;
+  const results::RunFigures& f = r.figures;
   return fmt::format("{:<34} {:>5} {:<10} {:<10} {:>6} {:>7} {:>10} {:>9} {:>6} {:>8} {:>8}  {}\n",
-                     name, r.ranks, r.mode, r.reduce, r.bucket, r.threads,
-                     fmt_number(r.tokens_per_s, "{:.0f}"), fmt_number(r.step_ms_median, "{:.1f}"),
-                     fmt_number(r.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),
-                     fmt_number(r.avg_busbw_gbps, "{:.3f}"), results::to_string(r.status));
+                     name, c.world_size, c.mode, c.reduction.empty() ? "-" : c.reduction,
+                     bucket_label(bucket_mb), threads, fmt_number(f.tokens_per_s, "{:.0f}"),
+                     fmt_number(f.step_median_s * 1e3, "{:.1f}"),
+                     fmt_number(f.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),
+                     fmt_number(f.avg_busbw_gbps, "{:.3f}"), results::to_string(r.row.status));
 }
 
 std::string file_tail(const std::filesystem::path& path, int max_lines) {
@@ -341,253 +483,9 @@ std::string file_tail(const std::filesystem::path& path, int max_lines) {
 }
 
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
-  // ---- Everything that can be wrong with the input, before any write ----
-  PlanContext ctx;
-  ctx.trainscope_binary = options.trainscope_binary.empty()
-                              ? std::filesystem::read_symlink("/proc/self/exe")
-                              : options.trainscope_binary;
-  ctx.as_root = geteuid() == 0;
-  ctx.extra_mpirun_args = options.extra_mpirun_args;
-  ctx.tcp_interface = options.tcp_interface;
-  ctx.slots = cores_available();
-  if (!options.hostfile.empty()) {
-    ctx.hostfile = std::filesystem::absolute(options.hostfile);
-    ctx.slots = 0;
-    const std::vector<HostEntry> hosts = load_hostfile(options.hostfile);
-    for (const auto& h : hosts) ctx.slots += h.slots;
-    // Open MPI's daemons on other hosts call mpirun back over the pinned
-    // interface; over lo they never reach it and the job hangs until the
-    // case's timeout. Say so now instead.
-    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
-    if (tcp_if == "lo") {
-      for (const auto& h : hosts) {
-        if (!is_this_host(h.host)) {
-          throw Error(fmt::format("{}: host '{}' is not this machine, but Open MPI's TCP traffic is "
-                                  "pinned to lo, which cannot reach it: give --tcp-interface IFACE"
-                                  " (the interface the hosts share, e.g. "
-                                  "eth0) or set tcp_interface in the suite",
-                                  options.hostfile.string(), h.host));
-        }
-      }
-    }
-  }
-  if (options.repeat < 0) throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
-  if (options.timeout_s && !(*options.timeout_s > 0))
-    throw Error(fmt::format("--timeout must be positive, got {}", *options.timeout_s));
-  const int repetitions = options.repeat > 0 ? options.repeat : suite.repetitions;
-  const double timeout_s = options.timeout_s.value_or(suite.timeout_s);
-
-  std::vector<const SuiteCase*> selected;
-  for (const auto& c : suite.cases) {
-    if (c.name.find(options.filter) != std::string::npos) selected.push_back(&c);
-  }
-  if (selected.empty()) {
-    throw Error(fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
-  }
-  const bool needs_mpirun = std::any_of(selected.begin(), selected.end(), [&](const SuiteCase* c) {
-    return c->skip_reason.empty() && (c->ranks > 1 || c->transport != "auto" || !ctx.hostfile.empty());
-  });
-  ctx.mpirun = options.mpirun;
-  if (needs_mpirun) {
-    if (options.dry_run) {
-      try { ctx.mpirun = resolve_executable(options.mpirun, "--mpirun"); } catch (const Error&) {}
-    } else {
-      ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
-    }
-  }
-
-  std::FILE* out = options.out;
-  std::FILE* progress = options.progress;
-  SuiteResult result;
-
-  if (options.dry_run) {
-    std::fprintf(out, "# suite %s: %zu case(s) x %d repetition(s), timeout %gs (dry run)\n",
-                 suite.name.c_str(), selected.size(), repetitions, timeout_s);
-    for (const SuiteCase* c : selected) {
-      if (!c->skip_reason.empty()) {
-        std::fprintf(out, "%s: SKIPPED (%s)\n", c->name.c_str(), c->skip_reason.c_str());
-        result.cases.push_back(describe(*c, 0));
-        result.cases.back().status = results::RunStatus::kSkipped;
-        result.cases.back().error = c->skip_reason;
-        continue;
-      }
-      const LaunchPlan plan = plan_case(suite, *c, ctx, c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
-      std::string env;
-      for (const auto& e : plan.env) env += e + " ";
-      std::fprintf(out, "%s: %s%s\n", c->name.c_str(), env.c_str(), shell_join(plan.argv).c_str());
-    }
-    std::fflush(out);
-    return result;
-  }
-
-  results::ResultsDb db = results::ResultsDb::open_for_writing(options.db_path);
-  if (int stale = db.mark_stale_running_failed("the runner that started it died"); stale > 0) {
-    std::fprintf(progress, "trainscope suite: marked %d run(s) left 'running' by a dead runner as failed\n", stale);
-  }
-
-  // Rank 0 writes each case's summary on its host. On one machine that is
-  // this one; with a hostfile it is the first host, which shares the results
-  // database's folder more often than it shares our /tmp.
-  const std::filesystem::path work_root =
-      ctx.hostfile.empty() ? std::filesystem::path("/tmp")
-                           : std::filesystem::absolute(options.db_path).parent_path();
-  std::string tmpl = (work_root / "trainscope-suite-XXXXXX").string();
-  const char* dir = mkdtemp(tmpl.data());
-  if (!dir) {
-    throw Error(fmt::format("cannot create a temporary directory in {}: {}", work_root.string(),
-                            std::strerror(errno)),
-                kExitFailure);
-  }
-  const std::filesystem::path work_dir(dir);
-  struct Cleanup {
-    std::filesystem::path dir;
-    ~Cleanup() {
-      std::error_code ec;
-      std::filesystem::remove_all(dir, ec);
-    }
-  } cleanup{work_dir};
-
-  results::SuiteInfo info;
-  info.name = suite.name;
-  info.definition = suite.text;
-  info.git_revision = TRAINSCOPE_GIT_REVISION;
-  info.environment = results::capture_environment(options.command_line);
-  info.host_facts = results::host_facts(info.environment);
-  info.command_line = options.command_line;
-  result.suite_id = db.begin_suite(info);
-
-  profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
-  const int total = static_cast<int>(selected.size()) * repetitions;
-  const auto suite_start = Clock::now();
-  int index = 0, measured = 0;
-  double measured_seconds = 0;
-  std::fprintf(progress, "trainscope suite %s: %d case(s), results in %s (suite id %lld)\n",
-               suite.name.c_str(), total, options.db_path.c_str(),
-               static_cast<long long>(result.suite_id));
-  std::fputs(format_result_header().c_str(), out);
-  std::fflush(out);
-
-  for (int rep = 0; rep < repetitions && !signals.interrupted(); ++rep) {
-    for (const SuiteCase* cp : selected) {
-      if (signals.interrupted()) break;
-      const SuiteCase& c = *cp;
-      ++index;
-      CaseResult r = describe(c, repetitions > 1 ? rep : 0);
-      r.repetition = rep;
-      const double elapsed = std::chrono::duration<double>(Clock::now() - suite_start).count();
-      const int runnable_left = total - index + 1;
-      const std::string eta = measured > 0 ? fmt_duration(measured_seconds / measured * runnable_left) : "?";
-      std::fprintf(progress, "[%d/%d] %s%s  elapsed %s  ETA %s\n", index, total, c.name.c_str(),
-                   repetitions > 1 ? fmt::format(" (repetition {})", rep).c_str() : "",
-                   fmt_duration(elapsed).c_str(), eta.c_str());
-      std::fflush(progress);
-
-      const std::filesystem::path output =
-          work_dir / fmt::format("case-{}.{}", index, c.kind == CaseKind::kTrain ? "json" : "jsonl");
-      const LaunchPlan plan = plan_case(suite, c, ctx, output);
-      const results::RunCase record = run_case_record(c, plan, rep);
-
-      if (!c.skip_reason.empty()) {
-        r.run_id = db.mark_skipped(result.suite_id, record, c.skip_reason);
-        r.status = results::RunStatus::kSkipped;
-        r.error = c.skip_reason;
-        std::fprintf(progress, "  skipped: %s\n", c.skip_reason.c_str());
-        std::fputs(format_result_row(r).c_str(), out);
-        std::fflush(out);
-        result.cases.push_back(r);
-        continue;
-      }
-
-      r.run_id = db.begin_run(result.suite_id, record);
-      const double case_timeout = options.timeout_s.value_or(c.timeout_s.value_or(timeout_s));
-      const std::filesystem::path out_path = work_dir / fmt::format("case-{}.stdout", index);
-      const std::filesystem::path err_path = work_dir / fmt::format("case-{}.stderr", index);
-      const auto start = Clock::now();
-      const JobOutcome job =
-          run_job(plan, out_path, err_path, case_timeout, options.poll_interval_s, signals);
-      const bool timed_out = job.run.timed_out, interrupted = job.run.interrupted;
-      r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      r.exit_code = job.run.exit_code;
-      r.peak_rss_bytes = job.peak_rss_bytes;
-
-      db.add_poller_samples(r.run_id, job.samples);
-
-      std::optional<results::RunSummary> summary;
-      std::vector<results::AllReduceRow> rows;
-      std::string problem;
-      const std::string tail = file_tail(err_path, 15);
-      if (interrupted) {
-        problem = "interrupted";
-      } else if (timed_out) {
-        problem = fmt::format("timed out after {:g} s (killed)", case_timeout);
-      } else if (!job.start_error.empty()) {
-        problem = job.start_error;
-      } else if (r.exit_code != 0) {
-        problem = fmt::format("exit code {}", r.exit_code);
-      }
-      if (problem.empty() || (!interrupted && !timed_out)) {
-        // Ingest whatever the job left, even from a failed run (a NaN loss
-        // still writes a summary).
-        try {
-          if (c.kind == CaseKind::kTrain) {
-            if (std::filesystem::exists(output)) summary = results::load_run_summary(output);
-            else if (problem.empty()) problem = "the job exited 0 but wrote no summary";
-          } else {
-            if (std::filesystem::exists(output)) rows = results::load_allreduce_rows(output);
-            else if (problem.empty()) problem = "the job exited 0 but wrote no sweep rows";
-          }
-        } catch (const Error& e) {
-          if (problem.empty()) problem = e.what();
-        }
-      }
-      if (summary) {
-        fill_from_summary(r, *summary);
-        if (summary->status == results::RunStatus::kFailed && problem.empty()) problem = summary->error;
-      }
-      if (!rows.empty()) {
-        int64_t wrong = 0;
-        double busbw = 0;
-        for (const auto& row : rows) {
-          wrong += row.wrong;
-          busbw += row.busbw_gbps;
-        }
-        r.avg_busbw_gbps = busbw / rows.size();
-        if (wrong > 0 && problem.empty()) problem = fmt::format("{} wrong element(s) in the all-reduce verification", wrong);
-        db.add_allreduce_rows(r.run_id, rows);
-      }
-      r.status = problem.empty() ? results::RunStatus::kOk : results::RunStatus::kFailed;
-      if (!problem.empty()) {
-        r.error = tail.empty() ? problem : problem + "; stderr:\n" + tail;
-      }
-      db.finish_run(r.run_id, r.status, r.exit_code, r.error, summary ? &*summary : nullptr);
-      if (!interrupted) {
-        ++measured;
-        measured_seconds += std::chrono::duration<double>(Clock::now() - start).count();
-      }
-      if (r.status == results::RunStatus::kFailed) {
-        std::fprintf(progress, "  FAILED: %s\n", r.error.c_str());
-      }
-      std::fputs(format_result_row(r).c_str(), out);
-      std::fflush(out);
-      result.cases.push_back(r);
-      if (interrupted) result.interrupted = true;
-    }
-  }
-  if (signals.interrupted()) result.interrupted = true;
-  db.finish_suite(result.suite_id);
-  int ok = 0, failed = 0, skipped = 0;
-  for (const auto& c : result.cases) {
-    if (c.status == results::RunStatus::kOk) ++ok;
-    else if (c.status == results::RunStatus::kFailed) ++failed;
-    else ++skipped;
-  }
-  std::fprintf(progress, "trainscope suite %s: %d ok, %d failed, %d skipped%s in %s; results: %s (suite id %lld)\n",
-               suite.name.c_str(), ok, failed, skipped, result.interrupted ? " (interrupted)" : "",
-               fmt_duration(std::chrono::duration<double>(Clock::now() - suite_start).count()).c_str(),
-               options.db_path.c_str(), static_cast<long long>(result.suite_id));
-  std::fflush(progress);
-  return result;
+  const SuitePlan plan = plan_suite(suite, options);
+  if (options.dry_run) return print_dry_run(suite, plan, options.out);
+  return SuiteRun(suite, options, plan).run();
 }
-
 
 }  // namespace trainscope::suites

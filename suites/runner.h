@@ -1,17 +1,10 @@
 // The suite runner: runs every case of a suite as its own job, watches it,
 // and records it in the results database.
 //
-// Per case (and repetition) the runner builds one command line (plan_case):
-// `mpirun -np N ... trainscope train|allreduce-bench ...`, or the bare
-// trainscope command for a one-rank case on the default transport without a
-// hostfile. mpirun gets --oversubscribe when the ranks exceed the cores (or
-// the hostfile's slots), --bind-to from the suite (default none), the
-// root-allow variables when running as root, and the transport's MCA
-// settings; out-of-band and TCP traffic are pinned to the suite's
-// tcp_interface (default lo, so single-box runs never leave 127.0.0.0/8), or
-// to RunnerOptions::tcp_interface. A hostfile naming other hosts needs an
-// interface that reaches them: with lo the job would hang until its timeout,
-// so run_suite rejects that combination up front.
+// run_suite goes in stages: plan (every input checked and each case's command
+// line built, suites/launch_plan.h, before anything is written), launch (one
+// job per case and repetition), ingest (the job's summary or sweep rows into
+// the database) and print (one row per case).
 //
 // Multi-host runs (a hostfile): rank 0 writes the case's summary on its own
 // host (the hostfile's first), so the per-case files go to a temporary
@@ -45,8 +38,10 @@
 #include <string>
 #include <vector>
 
-#include "profiler/process_poller.h"
+#include "results/figures.h"
 #include "results/records.h"
+#include "results/results_db.h"
+#include "suites/launch_plan.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::suites {
@@ -68,55 +63,19 @@ struct RunnerOptions {
   std::FILE* progress = stderr;
 };
 
-// What the runner needs to know about the machine to plan a case.
-struct PlanContext {
-  std::filesystem::path trainscope_binary;
-  std::string mpirun;          // resolved path
-  std::filesystem::path hostfile;
-  int slots = 1;               // cores, or the hostfile's total slots
-  bool as_root = false;
-  std::vector<std::string> extra_mpirun_args;
-  std::string tcp_interface;   // empty: the suite's
-};
-
-struct LaunchPlan {
-  std::vector<std::string> argv;
-  std::vector<std::string> env;  // extra NAME=VALUE entries
-  bool uses_mpirun = false;
-  nlohmann::json transport = nlohmann::json::object();  // MCA settings asked for
-};
-
-// The command for one case; `output` is the --summary (train) or --jsonl
-// (allreduce) file the job writes.
-LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
-                     const std::filesystem::path& output);
-
-// profiler::find_program(name, flag), but a program that is not found or
-// not executable is bad input (kExitBadInput) to the suite.
-std::string resolve_executable(const std::string& name, const std::string& flag);
-
-// One finished (or skipped) case.
-struct CaseResult {
-  std::string name;
-  int repetition = 0;
-  int ranks = 1;
-  std::string mode, reduce, bucket;  // bucket: "-" when not applicable
-  std::string threads;               // per rank; "auto" when left to the trainer
-  results::RunStatus status = results::RunStatus::kOk;
-  int exit_code = 0;
-  std::string error;                 // failure or skip reason
-  double tokens_per_s = -1;          // < 0: unknown
-  double step_ms_median = -1;
-  double comm_share = -1;            // comm time / step time, 0..1
-  int64_t peak_rss_bytes = -1;       // ranks' RSS summed, peak over polls
-  double avg_busbw_gbps = -1;        // allreduce cases
-  double seconds = 0;
-  int64_t run_id = 0;
+// One case's run as it ended: its database row, what its job reported and
+// the figures derived from that (results/figures.h).
+struct RunOutcome {
+  results::RunRow row;                         // case, status, exit code, error
+  std::optional<results::RunSummary> summary;  // train jobs that wrote one
+  results::RunFigures figures;
+  int64_t peak_rss_bytes = -1;  // the ranks' VmHWM summed, else the poller's peak
+  double seconds = 0;           // wall time of the job
 };
 
 struct SuiteResult {
   int64_t suite_id = 0;  // 0 for a dry run
-  std::vector<CaseResult> cases;
+  std::vector<RunOutcome> runs;  // in run order; a dry run lists its skipped cases
   bool interrupted = false;
   // 130 if interrupted, 1 if any case failed, else 0.
   int exit_code() const;
@@ -128,7 +87,7 @@ SuiteResult run_suite(const Suite& suite, const RunnerOptions& options);
 
 // The fixed result table: header and one row.
 std::string format_result_header();
-std::string format_result_row(const CaseResult& r);
+std::string format_result_row(const RunOutcome& r);
 
 // The last `max_lines` lines of a file (at most 4 KiB), trimmed.
 std::string file_tail(const std::filesystem::path& path, int max_lines);

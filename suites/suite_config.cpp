@@ -13,8 +13,10 @@
 
 #include <toml++/toml.h>
 
+#include "comm/grad_sync.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "training/data/data_options.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
 #define TRAINSCOPE_SUITES_SOURCE_DIR "suites"
@@ -23,11 +25,9 @@
 namespace trainscope::suites {
 namespace {
 
-const std::vector<std::string> kModes = {"naive", "duplicated", "sharded"};
 // mpirun's --bind-to values.
 const std::vector<std::string> kBindTo = {"none", "hwthread", "core", "l1cache", "l2cache",
                                           "l3cache", "socket", "numa", "board"};
-const std::vector<std::string> kReduces = {"per-tensor", "fused", "overlap", "overlap-poll"};
 const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
 const std::vector<std::string> kAxes = {"model",   "mode",      "ranks",    "reduce",
                                         "bucket_mb", "threads", "transport", "links"};
@@ -77,6 +77,16 @@ class Parser {
     if (v > max) fail(n, fmt::format("'{}' must be at most {}, got {}", key, max, v));
     return v;
   }
+  // The name a parser of the trainer's own options accepts (modes, reductions,
+  // shards are spelled once, where the trainer parses them); its error at n.
+  template <typename Parse>
+  std::string canonical(const toml::node& n, Parse&& parse) const {
+    try {
+      return std::string(parse());
+    } catch (const Error& e) {
+      fail(n, e.what());
+    }
+  }
   double get_number(const toml::node& n, std::string_view key) const {
     if (!n.is_number()) fail(n, fmt::format("'{}' must be a number", key));
     const double v = *n.value<double>();
@@ -112,11 +122,15 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
   if (key == "model") {
     c.model = resolve_model(n, get_string(n, key));
   } else if (key == "mode") {
-    c.mode = get_string(n, key, &kModes);
+    c.mode = canonical(n, [&] {
+      return training::to_string(training::parse_data_mode(get_string(n, key), key));
+    });
   } else if (key == "ranks") {
     c.ranks = static_cast<int>(get_int(n, key, 1));
   } else if (key == "reduce") {
-    c.reduce = get_string(n, key, &kReduces);
+    c.reduce = canonical(n, [&] {
+      return comm::reduce_strategy_name(comm::parse_reduce_strategy(get_string(n, key), key));
+    });
   } else if (key == "bucket_mb") {
     c.bucket_mb = get_number(n, key);
   } else if (key == "threads") {
@@ -140,8 +154,9 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
   } else if (key == "eval_every") {
     c.eval_every = get_int(n, key, 0);
   } else if (key == "shard") {
-    static const std::vector<std::string> kShards = {"strided", "contiguous"};
-    c.shard = get_string(n, key, &kShards);
+    c.shard = canonical(n, [&] {
+      return training::to_string(training::parse_shard_mode(get_string(n, key), key));
+    });
   } else if (key == "lr") {
     c.lr = get_number(n, key);
   } else if (key == "extra_args") {

@@ -317,9 +317,9 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
   }
 
   const SuiteResult on_cluster = run_suite(cluster_suite, cluster_options("cluster.db"));
-  ASSERT_EQ(on_cluster.cases.size(), 2u);
-  for (const auto& c : on_cluster.cases) {
-    ASSERT_EQ(c.status, results::RunStatus::kOk) << c.name << ": " << c.error;
+  ASSERT_EQ(on_cluster.runs.size(), 2u);
+  for (const auto& c : on_cluster.runs) {
+    ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
   }
   EXPECT_EQ(cluster_->processes_left(2), "") << "the jobs left processes in the hosts";
   for (const auto& entry : fs::directory_iterator(dir_)) {
@@ -329,8 +329,8 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
 
   // The same cases on this machine alone, over loopback.
   const SuiteResult local = run_suite(cluster_suite, options("local.db"));
-  for (const auto& c : local.cases) {
-    ASSERT_EQ(c.status, results::RunStatus::kOk) << c.name << ": " << c.error;
+  for (const auto& c : local.runs) {
+    ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
   }
 
   std::vector<results::RunRow> rows;
@@ -395,8 +395,8 @@ TEST_F(NetnsClusterTest, TcpLinksOverTheVeths) {
   RunnerOptions o = cluster_options("links.db");
   o.tcp_interface.clear();  // the suite's tcp_interface says eth0
   const SuiteResult r = run_suite(s, o);
-  ASSERT_EQ(r.cases.size(), 2u);
-  for (const auto& c : r.cases) ASSERT_EQ(c.status, results::RunStatus::kOk) << c.name << ": " << c.error;
+  ASSERT_EQ(r.runs.size(), 2u);
+  for (const auto& c : r.runs) ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
   EXPECT_EQ(cluster_->processes_left(2), "");
 
   std::vector<results::RunRow> rows;
@@ -435,10 +435,10 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
       "threads = 1\nmode = \"sharded\"\nranks = 2\ntransport = \"tcp\"\n[[case]]\nname = \"hang\"\n",
       "hang.toml", dir_);
   const SuiteResult r = run_suite(s, cluster_options("hang.db"));
-  ASSERT_EQ(r.cases.size(), 1u);
-  EXPECT_EQ(r.cases[0].status, results::RunStatus::kFailed);
-  EXPECT_NE(r.cases[0].error.find("timed out"), std::string::npos) << r.cases[0].error;
-  EXPECT_LT(r.cases[0].seconds, 15.0);
+  ASSERT_EQ(r.runs.size(), 1u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
+  EXPECT_NE(r.runs[0].row.error.find("timed out"), std::string::npos) << r.runs[0].row.error;
+  EXPECT_LT(r.runs[0].seconds, 15.0);
   EXPECT_EQ(cluster_->processes_left(2), "") << "the killed job left processes in the hosts";
 
   // Over two seconds of polls the poller saw both ranks: the remote one is a

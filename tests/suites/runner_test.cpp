@@ -58,7 +58,7 @@ TEST_F(RunnerTest, SmallSuiteWritesOkRunsAndSoundDb) {
                         "[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2]\n");
   const SuiteResult r = run_suite(s, options_);
   EXPECT_EQ(r.exit_code(), 0);
-  ASSERT_EQ(r.cases.size(), 4u);  // naive r1, naive r2 (skipped), sharded r1, sharded r2
+  ASSERT_EQ(r.runs.size(), 4u);  // naive r1, naive r2 (skipped), sharded r1, sharded r2
 
   auto db = results::ResultsDb::open_for_reading(options_.db_path);
   EXPECT_EQ(db.integrity_check(), "ok");
@@ -104,11 +104,11 @@ TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
   with_bad.cases[0].extra_args = {"--no-such-flag"};
   SuiteResult r = run_suite(with_bad, options_);
   EXPECT_EQ(r.exit_code(), 1);
-  ASSERT_EQ(r.cases.size(), 2u);
-  EXPECT_EQ(r.cases[0].status, results::RunStatus::kFailed);
-  EXPECT_NE(r.cases[0].exit_code, 0);
-  EXPECT_NE(r.cases[0].error.find("no-such-flag"), std::string::npos) << r.cases[0].error;
-  EXPECT_EQ(r.cases[1].status, results::RunStatus::kOk) << r.cases[1].error;
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
+  EXPECT_NE(r.runs[0].row.exit_code.value_or(0), 0);
+  EXPECT_NE(r.runs[0].row.error.find("no-such-flag"), std::string::npos) << r.runs[0].row.error;
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kOk) << r.runs[1].row.error;
 
   // A case that cannot finish within its timeout is killed; the next runs.
   const Suite slow = suite(std::string("name = \"slow\"\ntimeout_s = 120\n") + kBase +
@@ -117,11 +117,11 @@ TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
   Suite hang = slow;
   hang.cases[0].steps = 1000000;
   r = run_suite(hang, options_);
-  ASSERT_EQ(r.cases.size(), 2u);
-  EXPECT_EQ(r.cases[0].status, results::RunStatus::kFailed);
-  EXPECT_NE(r.cases[0].error.find("timed out after 1.5 s"), std::string::npos) << r.cases[0].error;
-  EXPECT_LT(r.cases[0].seconds, 10.0);
-  EXPECT_EQ(r.cases[1].status, results::RunStatus::kOk) << r.cases[1].error;
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
+  EXPECT_NE(r.runs[0].row.error.find("timed out after 1.5 s"), std::string::npos) << r.runs[0].row.error;
+  EXPECT_LT(r.runs[0].seconds, 10.0);
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kOk) << r.runs[1].row.error;
   EXPECT_EQ(r.exit_code(), 1);
 
   auto db = results::ResultsDb::open_for_reading(options_.db_path);
@@ -273,19 +273,19 @@ TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
 }
 
 TEST(Table, RowsHaveTheSameColumns) {
-  CaseResult a;
-  a.name = "naive-r1-fused";
-  a.mode = "naive";
-  a.reduce = "fused";
-  a.bucket = "-";
-  a.threads = "2";
-  a.tokens_per_s = 1234.5;
-  a.step_ms_median = 12.25;
-  a.comm_share = 0.1;
+  RunOutcome a;
+  a.row.run_case.case_name = "naive-r1-fused";
+  a.row.run_case.mode = "naive";
+  a.row.run_case.reduction = "fused";
+  a.row.run_case.threads = 2;
+  a.row.status = results::RunStatus::kOk;
+  a.figures.tokens_per_s = 1234.5;
+  a.figures.step_median_s = 0.01225;
+  a.figures.comm_share = 0.1;
   a.peak_rss_bytes = 300 << 20;
-  CaseResult b = a;
-  b.tokens_per_s = -1;
-  b.status = results::RunStatus::kFailed;
+  RunOutcome b = a;
+  b.figures.tokens_per_s = results::kNaN;
+  b.row.status = results::RunStatus::kFailed;
   const std::string ra = format_result_row(a), rb = format_result_row(b);
   // Same columns: the rows differ only in the status word at the end.
   EXPECT_EQ(ra.size() - std::string("ok\n").size(), rb.size() - std::string("failed\n").size());

@@ -58,7 +58,7 @@ TEST(SuiteConfig, WrongTypeNamesLine) {
 TEST(SuiteConfig, UnknownModeNamesLineAndChoices) {
   const std::string e = error_of("name = \"x\"\n[grid]\nmode = [\"naive\",\n  \"zero3\"]\n");
   EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
-  EXPECT_NE(e.find("unknown mode 'zero3'"), std::string::npos) << e;
+  EXPECT_NE(e.find("mode: unknown value 'zero3'"), std::string::npos) << e;
   EXPECT_NE(e.find("sharded"), std::string::npos) << e;
 }
 

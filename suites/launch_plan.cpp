@@ -1,0 +1,177 @@
+#include "suites/launch_plan.h"
+
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kernels/check.h"
+#include "profiler/process.h"
+
+namespace trainscope::suites {
+namespace {
+
+
+// Whether a hostfile's host is this machine (by name, or an address of one
+// of its interfaces): Open MPI starts its ranks without a remote daemon, so
+// loopback is enough for it. No name lookup: a dead DNS must not stall us.
+bool is_this_host(const std::string& host) {
+  if (host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1") return true;
+  char name[256] = {};
+  if (gethostname(name, sizeof(name) - 1) == 0) {
+    const std::string self(name);
+    if (host == self || host == self.substr(0, self.find('.')) ||
+        self == host.substr(0, host.find('.'))) {
+      return true;
+    }
+  }
+  ifaddrs* addrs = nullptr;
+  if (getifaddrs(&addrs) != 0) return false;
+  bool local = false;
+  for (ifaddrs* a = addrs; a != nullptr && !local; a = a->ifa_next) {
+    if (a->ifa_addr == nullptr) continue;
+    const int family = a->ifa_addr->sa_family;
+    if (family != AF_INET && family != AF_INET6) continue;
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = family == AF_INET
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    local = inet_ntop(family, raw, text, sizeof(text)) != nullptr && host == text;
+  }
+  freeifaddrs(addrs);
+  return local;
+}
+
+}  // namespace
+
+int cores_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void check_hosts_reachable(const std::vector<HostEntry>& hosts, const std::string& tcp_if,
+                           const std::filesystem::path& hostfile) {
+  if (tcp_if != "lo") return;
+  for (const auto& h : hosts) {
+    if (!is_this_host(h.host)) {
+      throw Error(fmt::format("{}: host '{}' is not this machine, but Open MPI's TCP traffic is "
+                              "pinned to lo, which cannot reach it: give --tcp-interface IFACE"
+                              " (the interface the hosts share, e.g. "
+                              "eth0) or set tcp_interface in the suite",
+                              hostfile.string(), h.host));
+    }
+  }
+}
+
+std::string shell_join(const std::vector<std::string>& argv) {
+  std::string s;
+  for (const auto& a : argv) {
+    if (!s.empty()) s += ' ';
+    const bool plain = !a.empty() && a.find_first_not_of(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@") ==
+        std::string::npos;
+    if (plain) {
+      s += a;
+    } else {
+      s += '\'';
+      for (char c : a) s += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s += '\'';
+    }
+  }
+  return s;
+}
+
+std::string resolve_executable(const std::string& name, const std::string& flag) {
+  try {
+    return profiler::find_program(name, flag);
+  } catch (const Error& e) {
+    // A flag naming a program that cannot run is bad input to the suite.
+    if (e.exit_code() != 127 || name.find('/') != std::string::npos) throw Error(e.what());
+    throw Error(fmt::format("{}; install Open MPI (scripts/install-deps.sh) or give {} /path/to/{}",
+                            e.what(), flag, name));
+  }
+}
+
+bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx) {
+  return c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
+}
+
+LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
+                     const std::filesystem::path& output) {
+  LaunchPlan plan;
+  plan.uses_mpirun = needs_mpirun(c, ctx);
+  if (plan.uses_mpirun) {
+    plan.argv = {ctx.mpirun, "-np", std::to_string(c.ranks)};
+    if (!ctx.hostfile.empty()) {
+      plan.argv.push_back("--hostfile");
+      plan.argv.push_back(ctx.hostfile.string());
+    }
+    if (c.ranks > ctx.slots) plan.argv.push_back("--oversubscribe");
+    plan.argv.push_back("--bind-to");
+    plan.argv.push_back(suite.bind_to);
+    auto mca = [&](const std::string& key, const std::string& value) {
+      plan.argv.insert(plan.argv.end(), {"--mca", key, value});
+      plan.transport[key] = value;
+    };
+    if (c.transport == "tcp") {
+      mca("pml", "ob1");
+      mca("btl", "tcp,self");
+      mca("btl_tcp_links", std::to_string(c.links > 0 ? c.links : 1));
+    } else if (c.transport == "shm") {
+      mca("pml", "ob1");
+      mca("btl", "vader,self");
+    }
+    // Pinned even for shm/auto: the TCP components open sockets regardless.
+    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
+    mca("btl_tcp_if_include", tcp_if);
+    mca("oob_tcp_if_include", tcp_if);
+    plan.argv.insert(plan.argv.end(), ctx.extra_mpirun_args.begin(), ctx.extra_mpirun_args.end());
+    if (ctx.as_root) {
+      plan.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+    }
+  }
+  plan.argv.push_back(ctx.trainscope_binary.string());
+  auto flag = [&](const std::string& name, const std::string& value) {
+    plan.argv.push_back(name);
+    plan.argv.push_back(value);
+  };
+  if (c.kind == CaseKind::kTrain) {
+    plan.argv.push_back("train");
+    flag("--model", c.model);
+    flag("--mode", c.mode);
+    flag("--reduce", c.reduce);
+    if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
+    if (c.batch > 0) flag("--batch", std::to_string(c.batch));
+    if (c.block > 0) flag("--block", std::to_string(c.block));
+    flag("--steps", std::to_string(c.steps));
+    flag("--warmup-steps", std::to_string(c.warmup_steps));
+    flag("--data", c.data);
+    flag("--tokenizer", c.tokenizer);
+    flag("--eval-every", std::to_string(c.eval_every));
+    flag("--shard", c.shard);
+    if (c.lr) flag("--lr", fmt::format("{}", *c.lr));
+    if (c.threads > 0) flag("--threads", std::to_string(c.threads));
+    flag("--summary", output.string());
+    plan.argv.push_back("--quiet");
+    plan.argv.insert(plan.argv.end(), c.extra_args.begin(), c.extra_args.end());
+  } else {
+    plan.argv.push_back("allreduce-bench");
+    flag("--min-bytes", std::to_string(c.sweep.min_bytes));
+    flag("--max-bytes", std::to_string(c.sweep.max_bytes));
+    flag("--factor", std::to_string(c.sweep.factor));
+    flag("--iters", std::to_string(c.sweep.iters));
+    flag("--warmup", std::to_string(c.sweep.warmup));
+    flag("--jsonl", output.string());
+  }
+  return plan;
+}
+
+}  // namespace trainscope::suites
