@@ -8,6 +8,7 @@
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "kernels/json_reader.h"
 
 namespace trainscope::training {
 namespace fs = std::filesystem;
@@ -17,6 +18,29 @@ namespace {
 
 std::string shape_string(const std::vector<int64_t>& shape) {
   return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+std::vector<int64_t> int_list(const JsonReader& r) {
+  std::vector<int64_t> out(r.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = r[i].get<int64_t>();
+  return out;
+}
+
+// The byte range [begin, end) of the data section that holds tensor `t`,
+// after checking its header entry against the model's layout.
+std::pair<int64_t, int64_t> data_range(const JsonReader& e, const TensorSpec& t) {
+  const std::string dtype = e["dtype"].get<std::string>();
+  if (dtype != "F32") throw Error(fmt::format("tensor '{}' has dtype {}, expected F32", t.name, dtype));
+  const auto shape = int_list(e["shape"]);
+  if (shape != t.shape) {
+    throw Error(fmt::format("tensor '{}' has shape {} but the model config expects {}", t.name,
+                            shape_string(shape), shape_string(t.shape)));
+  }
+  const auto offsets = int_list(e["data_offsets"]);
+  if (offsets.size() != 2 || offsets[1] - offsets[0] != t.numel * 4 || offsets[0] < 0) {
+    throw Error(fmt::format("tensor '{}' has inconsistent data_offsets", t.name));
+  }
+  return {offsets[0], offsets[1]};
 }
 
 }  // namespace
@@ -67,53 +91,31 @@ void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span
   }
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
-  json header;
-  try {
-    header = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: safetensors header is not valid JSON: {}", name, e.what()));
-  }
-  if (!header.is_object()) throw Error(fmt::format("{}: safetensors header is not an object", name));
+  const json header = parse_json(text, fmt::format("{}: safetensors header", name));
   const int64_t data_start = 8 + static_cast<int64_t>(n);
   const int64_t data_size = file_size - data_start;
-  for (const auto& [key, value] : header.items()) {
-    if (key != "__metadata__" && layout.find(key) < 0) {
-      throw Error(fmt::format("{}: unexpected tensor '{}' (not part of this model config)", name,
-                              key));
+  JsonReader::rethrow_in(name, [&] {
+    const JsonReader r(header);
+    r.require_object();
+    for (const auto& [key, value] : header.items()) {
+      if (key != "__metadata__" && layout.find(key) < 0) {
+        throw Error(fmt::format("unexpected tensor '{}' (not part of this model config)", key));
+      }
     }
-  }
-  for (const TensorSpec& t : layout.tensors()) {
-    if (!header.contains(t.name)) {
-      throw Error(fmt::format("{}: missing tensor '{}'", name, t.name));
-    }
-    const json& e = header[t.name];
-    try {
-      const std::string dtype = e.at("dtype").get<std::string>();
-      if (dtype != "F32") {
-        throw Error(fmt::format("{}: tensor '{}' has dtype {}, expected F32", name, t.name, dtype));
+    for (const TensorSpec& t : layout.tensors()) {
+      if (!r.contains(t.name)) throw Error(fmt::format("missing tensor '{}'", t.name));
+      const auto [begin, end] = data_range(r[t.name], t);
+      if (end > data_size) {
+        throw Error(fmt::format("truncated: tensor '{}' needs bytes up to {} but the data section "
+                                "has {}",
+                                t.name, end, data_size));
       }
-      const auto shape = e.at("shape").get<std::vector<int64_t>>();
-      if (shape != t.shape) {
-        throw Error(fmt::format("{}: tensor '{}' has shape {} but the model config expects {}",
-                                name, t.name, shape_string(shape), shape_string(t.shape)));
-      }
-      const auto offsets = e.at("data_offsets").get<std::vector<int64_t>>();
-      if (offsets.size() != 2 || offsets[1] - offsets[0] != t.numel * 4 || offsets[0] < 0) {
-        throw Error(fmt::format("{}: tensor '{}' has inconsistent data_offsets", name, t.name));
-      }
-      if (offsets[1] > data_size) {
-        throw Error(fmt::format("{} is truncated: tensor '{}' needs bytes up to {} but the data "
-                                "section has {}",
-                                name, t.name, offsets[1], data_size));
-      }
-      in.seekg(data_start + offsets[0]);
+      in.seekg(data_start + begin);
       if (!in.read(reinterpret_cast<char*>(arena.data() + t.offset), t.numel * 4)) {
-        throw Error(fmt::format("{}: read failed for tensor '{}'", name, t.name));
+        throw Error(fmt::format("read failed for tensor '{}'", t.name));
       }
-    } catch (const json::exception& ex) {
-      throw Error(fmt::format("{}: bad header entry for tensor '{}': {}", name, t.name, ex.what()));
     }
-  }
+  });
 }
 
 }  // namespace trainscope::training

@@ -132,6 +132,42 @@ TEST_F(ResultsDbTest, ReopenIsIdempotent) {
   EXPECT_EQ(schema_text(), before);
 }
 
+// A field added to a record's table after a database was made: the database
+// reads as before with the new figure unknown, and gains the column (NULL in
+// its old rows) when it is next opened for writing.
+TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
+  int64_t run_id = 0;
+  RunSummary summary = sample_summary(2, 3);
+  const AllReduceRow row = testing::sample_allreduce_row(4096);
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    const int64_t suite_id = db.begin_suite(suite_info("old"));
+    run_id = db.begin_run(suite_id, run_case("a"));
+    db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
+    db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row});
+  }
+  {  // As an older trainscope would have made it: without these two columns.
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("ALTER TABLE allreduce_rows DROP COLUMN algbw_gbps; "
+             "ALTER TABLE rank_results DROP COLUMN data_tokens_held",
+             "dropping columns");
+  }
+  {
+    ResultsDb db = ResultsDb::open_for_reading(path_);
+    const auto rows = db.allreduce_rows(run_id);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_TRUE(std::isnan(rows[0].algbw_gbps));
+    EXPECT_EQ(rows[0].busbw_gbps, row.busbw_gbps);
+    EXPECT_EQ(db.rank_results(run_id)[1].data.tokens_held, 0);
+    EXPECT_EQ(db.rank_results(run_id)[1].data.bytes_held, summary.ranks[1].data.bytes_held);
+  }
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  EXPECT_TRUE(std::isnan(db.allreduce_rows(run_id)[0].algbw_gbps));
+  db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row});
+  EXPECT_EQ(db.allreduce_rows(run_id)[1], row);
+  EXPECT_EQ(db.integrity_check(), "ok");
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   { ResultsDb::open_for_writing(path_); }
   {
