@@ -73,4 +73,21 @@ std::string read_file(const std::filesystem::path& path) {
   return std::move(contents).str();
 }
 
+ScopedTempDir::ScopedTempDir(std::string_view prefix, const std::filesystem::path& root) {
+  std::error_code ec;
+  const std::filesystem::path base = root.empty() ? std::filesystem::temp_directory_path(ec) : root;
+  std::string templ = (base / fmt::format("{}-XXXXXX", prefix)).string();
+  if (::mkdtemp(templ.data()) == nullptr) {
+    throw Error(fmt::format("cannot create a temporary directory in {}: {}", base.string(),
+                            std::strerror(errno)),
+                kExitFailure);
+  }
+  path_ = templ;
+}
+
+ScopedTempDir::~ScopedTempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
 }  // namespace trainscope

@@ -28,6 +28,21 @@ void write_file_atomically(const std::filesystem::path& path,
 // The whole file; Error "cannot read PATH: reason" when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 
+// A fresh private directory ROOT/PREFIX-XXXXXX (ROOT: $TMPDIR or /tmp when
+// empty), removed with everything in it when destroyed, however the scope
+// is left. Error (exit code 1) naming ROOT when it cannot be made.
+class ScopedTempDir {
+ public:
+  explicit ScopedTempDir(std::string_view prefix, const std::filesystem::path& root = {});
+  ~ScopedTempDir();
+  ScopedTempDir(const ScopedTempDir&) = delete;
+  ScopedTempDir& operator=(const ScopedTempDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 }  // namespace trainscope
 
 #endif  // TRAINSCOPE_KERNELS_ATOMIC_FILE_H_

@@ -25,24 +25,6 @@ void write_text(const fs::path& path, std::string_view content) {
   if (!out) throw Error(fmt::format("cannot write {}", path.string()), kExitFailure);
 }
 
-// Removes the directory on every way out of render_svg.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    const char* base = std::getenv("TMPDIR");
-    std::string templ = (fs::path(base && *base ? base : "/tmp") / "trainscope-chart-XXXXXX").string();
-    if (!::mkdtemp(templ.data())) {
-      throw Error(fmt::format("cannot create a temporary directory {}: {}", templ,
-                              std::strerror(errno)),
-                  kExitFailure);
-    }
-    path = templ;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -72,8 +54,8 @@ std::string gnuplot_quote(std::string_view text) {
 
 std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
                        double timeout_seconds) {
-  TempDir dir;
-  for (const auto& d : chart.data) write_text(dir.path / d.name, d.content);
+  ScopedTempDir dir("trainscope-chart");
+  for (const auto& d : chart.data) write_text(dir.path() / d.name, d.content);
   std::string script = fmt::format(
       "set terminal svg size {},{} font 'sans,11' background rgb 'white'\n"
       "set termoption noenhanced\n"
@@ -84,12 +66,12 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
       "set datafile missing 'NaN'\n",
       chart.width, chart.height);
   script += chart.script;
-  write_text(dir.path / "chart.gp", script);
+  write_text(dir.path() / "chart.gp", script);
 
-  const fs::path err_path = dir.path / "gnuplot.err";
+  const fs::path err_path = dir.path() / "gnuplot.err";
   profiler::SpawnOptions options;
   options.argv = {gnuplot, "chart.gp"};
-  options.working_dir = dir.path;
+  options.working_dir = dir.path();
   options.stdin_file = options.stdout_file = "/dev/null";
   options.stderr_file = err_path;
   options.own_process_group = true;  // whatever gnuplot starts dies with it
@@ -113,7 +95,7 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
                             gnuplot, *exit_code, messages),
                 kExitFailure);
   }
-  std::string svg = read_file(dir.path / "chart.svg");
+  std::string svg = read_file(dir.path() / "chart.svg");
   const auto start = svg.find("<svg");
   const auto end = svg.rfind("</svg>");
   if (start == std::string::npos || end == std::string::npos) {

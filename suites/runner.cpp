@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/process.h"
 #include "profiler/process_poller.h"
@@ -191,34 +192,16 @@ SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, std::FILE* 
   return result;
 }
 
-// A fresh directory for the cases' files, removed with everything in it.
-// Rank 0 writes each case's summary on its host: on one machine that is this
-// one; with a hostfile it is the first host, which shares the results
-// database's folder more often than it shares our /tmp.
-class WorkDir {
- public:
-  explicit WorkDir(const fs::path& root) {
-    std::string tmpl = (root / "trainscope-suite-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) {
-      throw Error(fmt::format("cannot create a temporary directory in {}: {}", root.string(),
-                              std::strerror(errno)),
-                  kExitFailure);
-    }
-    path_ = tmpl;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  fs::path file(int index, std::string_view extension) const {
-    return path_ / fmt::format("case-{}.{}", index, extension);
-  }
+// Where the cases' files go: rank 0 writes each case's summary on its host.
+// On one machine that is this one; with a hostfile it is the first host,
+// which shares the results database's folder more often than our /tmp.
+fs::path work_root(const SuitePlan& plan, const RunnerOptions& options) {
+  return plan.ctx.hostfile.empty() ? fs::path() : fs::absolute(options.db_path).parent_path();
+}
 
- private:
-  fs::path path_;
-};
+fs::path case_file(const ScopedTempDir& dir, int index, std::string_view extension) {
+  return dir.path() / fmt::format("case-{}.{}", index, extension);
+}
 
 // ---- ingest: what a finished job left, and what went wrong ----
 
@@ -271,8 +254,7 @@ class SuiteRun {
   SuiteRun(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan)
       : suite_(suite), options_(options), plan_(plan),
         db_(results::ResultsDb::open_for_writing(options.db_path)),
-        work_dir_(plan.ctx.hostfile.empty() ? fs::path("/tmp")
-                                            : fs::absolute(options.db_path).parent_path()) {}
+        work_dir_("trainscope-suite", work_root(plan, options)) {}
 
   SuiteResult run() {
     begin();
@@ -299,7 +281,7 @@ class SuiteRun {
   const RunnerOptions& options_;
   const SuitePlan& plan_;
   results::ResultsDb db_;
-  WorkDir work_dir_;
+  ScopedTempDir work_dir_;
   profiler::SignalGuard signals_{profiler::SignalPolicy::kRecordInterrupt};
   SuiteResult result_;
   Clock::time_point start_ = Clock::now();
@@ -343,7 +325,7 @@ void SuiteRun::print_progress(const SuiteCase& c, int rep) {
 RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   ++index_;
   print_progress(c, rep);
-  const fs::path output = work_dir_.file(index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
+  const fs::path output = case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
   const LaunchPlan plan = plan_case(suite_, c, plan_.ctx, output);
   RunOutcome out;
   out.row.suite_id = result_.suite_id;
@@ -357,9 +339,9 @@ RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   }
   out.row.id = db_.begin_run(result_.suite_id, out.row.run_case);
   const double timeout_s = options_.timeout_s.value_or(c.timeout_s.value_or(plan_.timeout_s));
-  const fs::path stderr_path = work_dir_.file(index_, "stderr");
+  const fs::path stderr_path = case_file(work_dir_, index_, "stderr");
   const auto start = Clock::now();
-  const JobOutcome job = run_job(plan, work_dir_.file(index_, "stdout"), stderr_path, timeout_s,
+  const JobOutcome job = run_job(plan, case_file(work_dir_, index_, "stdout"), stderr_path, timeout_s,
                                  options_.poll_interval_s, signals_);
   out.seconds = seconds_since(start);
   db_.add_poller_samples(out.row.id, job.samples);
