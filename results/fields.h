@@ -2,11 +2,11 @@
 // summaries, per-rank results, steps, sweep rows, poller samples, suite and
 // run rows, baselines) lists its fields in one table, right after the struct:
 //
-//   template <> struct Fields<AllReduceRow> {
+//   struct Sample { double seconds = 0; int64_t bytes = kUnknown; };
+//   template <> struct Fields<Sample> {
 //     static constexpr auto table = std::tuple{
-//         field("transport", &AllReduceRow::transport),
-//         ...
-//         field("algbw_gbps", &AllReduceRow::algbw_gbps),
+//         field("seconds", &Sample::seconds),
+//         field("bytes", &Sample::bytes, {.minus_one_is_null = true}),
 //     };
 //   };
 //
