@@ -15,9 +15,39 @@
 
 namespace trainscope {
 
-void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::string_view> pieces) {
-  if (path.empty()) throw Error("output file name is empty");
+namespace {
+
+// Writes every piece to fd; false with errno set on failure.
+bool write_all(int fd, std::initializer_list<std::string_view> pieces) {
+  for (std::string_view piece : pieces) {
+    const char* data = piece.data();
+    std::size_t left = piece.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+  }
+  return true;
+}
+
+// A device, FIFO or socket: it cannot be replaced, and what the user meant
+// (/dev/null, a pipe to another program) is to write into it.
+void write_in_place(const std::filesystem::path& path,
+                    std::initializer_list<std::string_view> pieces) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || !write_all(fd, pieces) || ::close(fd) != 0) {
+    const int err = errno;
+    if (fd >= 0) ::close(fd);
+    throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)),
+                kExitFailure);
+  }
+}
+
+void write_and_rename(const std::filesystem::path& path,
+                      std::initializer_list<std::string_view> pieces) {
   // Next to the target, so rename() stays within one file system; pid and a
   // counter keep concurrent writers apart.
   static std::atomic<unsigned> counter{0};
@@ -35,19 +65,7 @@ void write_file_atomically(const std::filesystem::path& path,
     throw Error(fmt::format("cannot write {}: {}: {}", path.string(), what, std::strerror(err)),
                 kExitFailure);
   };
-  for (std::string_view piece : pieces) {
-    const char* data = piece.data();
-    std::size_t left = piece.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd, data, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        fail("write", true);
-      }
-      data += n;
-      left -= static_cast<std::size_t>(n);
-    }
-  }
+  if (!write_all(fd, pieces)) fail("write", true);
   if (::fsync(fd) != 0) fail("fsync", true);
   if (::close(fd) != 0) fail("close", false);
   if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", false);
@@ -58,6 +76,27 @@ void write_file_atomically(const std::filesystem::path& path,
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces) {
+  if (path.empty()) throw Error("output file name is empty");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);  // follows symlinks
+  if (std::filesystem::is_directory(status)) {
+    throw Error(fmt::format("cannot write {}: it is a directory", path.string()));
+  }
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    write_in_place(path, pieces);
+    return;
+  }
+  // Replace a symlink's target, not the link.
+  const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec));
+  write_and_rename(link && std::filesystem::exists(status) ? std::filesystem::canonical(path, ec)
+                                                           : path,
+                   pieces);
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {

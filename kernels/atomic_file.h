@@ -3,6 +3,9 @@
 // directory, are flushed to disk, and the temporary is renamed over the
 // target (then the directory is synced so the rename survives a crash). On any
 // failure the temporary is removed and trainscope::Error names the target.
+// Only regular files are replaced: a device, FIFO or socket (`--summary
+// /dev/null`, a pipe) is written in place, a symlink's target is replaced and
+// the link kept, and a directory is an error.
 //
 // Every summary, checkpoint, trace, report, baseline and CSV trainscope writes
 // goes through here, and the files it reads whole come in through read_file

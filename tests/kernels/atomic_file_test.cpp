@@ -1,12 +1,17 @@
 #include "kernels/atomic_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <future>
 #include <sstream>
+#include <thread>
 
 #include "kernels/check.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope {
 namespace {
@@ -41,6 +46,53 @@ TEST(AtomicFileTest, UnwritableTargetNamesThePath) {
         << e.what();
   }
   EXPECT_THROW(write_file_atomically("", "data"), Error);
+}
+
+// `--summary /dev/null` as root must not replace the machine's /dev/null
+// with a regular file: special files are written in place. Tested on a
+// device node and a FIFO of the test's own, never on /dev/null itself.
+TEST(AtomicFileTest, SpecialFilesAreWrittenInPlaceNotReplaced) {
+  testing::TempDir dir("atomic-special");
+  const fs::path fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto received = std::async(std::launch::async, [&] { return slurp(fifo); });
+  write_file_atomically(fifo, {"through ", "the pipe"});
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  if (received.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    // The reader waits on a FIFO nobody wrote to: let the process end it.
+    std::thread([f = std::move(received)]() mutable { f.wait(); }).detach();
+    FAIL() << "nothing was written to the FIFO";
+  }
+  EXPECT_EQ(received.get(), "through the pipe");
+  if (::geteuid() == 0) {  // mknod needs root: a null device of our own
+    const fs::path null = dir / "null";
+    ASSERT_EQ(::mknod(null.c_str(), S_IFCHR | 0600, ::makedev(1, 3)), 0);
+    write_file_atomically(null, "discarded");
+    EXPECT_TRUE(fs::is_character_file(null));
+  }
+  int temporaries = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) temporaries += e.is_regular_file();
+  EXPECT_EQ(temporaries, 0);
+}
+
+// A symlink's target is replaced; the link stays a link.
+TEST(AtomicFileTest, ASymlinkKeepsPointingAtTheReplacedFile) {
+  testing::TempDir dir("atomic-link");
+  write_file_atomically(dir / "real.json", "old");
+  fs::create_symlink("real.json", dir / "link.json");
+  write_file_atomically(dir / "link.json", "new");
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_EQ(slurp(dir / "real.json"), "new");
+}
+
+TEST(AtomicFileTest, ADirectoryIsNotAFileToWrite) {
+  testing::TempDir dir("atomic-dir");
+  try {
+    write_file_atomically(dir.path(), "x");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
