@@ -95,6 +95,9 @@ bool parse_proc_stat(std::string_view text, ProcStat* out) {
       case 15:
         out->stime_ticks = numeric ? static_cast<uint64_t>(v) : 0;
         break;
+      case 22:
+        out->start_ticks = numeric ? static_cast<uint64_t>(v) : 0;
+        break;
       case 24:
         out->rss_pages = numeric ? v : 0;
         break;
@@ -105,6 +108,18 @@ bool parse_proc_stat(std::string_view text, ProcStat* out) {
     pos = end;
   }
   return have_ppid;
+}
+
+std::string process_identity(pid_t pid) {
+  std::string stat_text, boot_id;
+  ProcStat stat;
+  const std::string path = "/proc/" + std::to_string(pid) + "/stat";
+  if (read_small_file(path.c_str(), &stat_text) != 0 || !parse_proc_stat(stat_text, &stat)) {
+    return "";
+  }
+  read_small_file("/proc/sys/kernel/random/boot_id", &boot_id);
+  while (!boot_id.empty() && boot_id.back() == '\n') boot_id.pop_back();
+  return boot_id + " " + std::to_string(stat.start_ticks);
 }
 
 bool find_environ_value(std::string_view environ, std::string_view name, std::string* value) {

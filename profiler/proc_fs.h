@@ -36,8 +36,14 @@ struct ProcStat {
   int64_t rss_pages = 0;
   uint64_t utime_ticks = 0;  // user CPU time, clock ticks
   uint64_t stime_ticks = 0;  // system CPU time, clock ticks
+  uint64_t start_ticks = 0;  // start time after boot, clock ticks
 };
 bool parse_proc_stat(std::string_view text, ProcStat* out);
+
+// What tells process `pid` apart from any other process this host has had
+// or will have under the same pid: the boot id and the process's start time.
+// Empty when there is no such process.
+std::string process_identity(pid_t pid);
 
 // Value of NAME in a NUL-separated environment block (/proc/PID/environ);
 // false when absent.

@@ -1,5 +1,7 @@
 #include "results/results_db.h"
 
+#include <unistd.h>
+
 #include <array>
 #include <chrono>
 #include <ctime>
@@ -8,6 +10,7 @@
 
 #include "kernels/check.h"
 #include "kernels/json_reader.h"
+#include "profiler/proc_fs.h"
 #include "results/schema.h"
 #include "results/sql_fields.h"
 #include "results/sqlite.h"
@@ -108,6 +111,11 @@ SuiteRow read_suite_row(Statement& s) {
   return r;
 }
 
+std::string this_host() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("?");
+}
+
 }  // namespace
 
 std::string ResultsDb::select_list(std::string_view table,
@@ -199,6 +207,7 @@ int64_t ResultsDb::begin_suite(const SuiteInfo& info) {
   SuiteInfo row = info;
   row.started_at = utc_timestamp();
   row.finished_at.reset();
+
   Statement s(*db_, insert_sql("suites", {}, columns_of<SuiteInfo>()));
   bind_record(s, 1, row);
   s.run(fmt::format("recording suite '{}'", info.name));
@@ -221,8 +230,11 @@ void ResultsDb::finish_suite(int64_t suite_id) {
 
 namespace {
 
-// Inserts a new run of the suite; returns its id.
-int64_t insert_run(Connection& db, int64_t suite_id, const RunRow& row) {
+// Inserts a new run of the suite, recorded by this process; returns its id.
+int64_t insert_run(Connection& db, int64_t suite_id, RunRow row) {
+  row.runner_pid = ::getpid();
+  row.runner_host = this_host();
+  row.runner_identity = profiler::process_identity(::getpid());
   Statement s(db, insert_sql("runs", keys({"suite_id"}), columns_of<RunRow>()));
   bind_record(s.bind(1, suite_id), 2, row);
   s.run(fmt::format("recording case '{}'", row.run_case.case_name));
@@ -273,17 +285,34 @@ void ResultsDb::finish_run(int64_t run_id, RunStatus status, int exit_code,
   t.commit();
 }
 
+namespace {
+
+// Whether the runner a run recorded is gone. Runs from before runner
+// records have none: their runner cannot be asked, so it counts as gone.
+bool runner_gone(const RunRow& runner) {
+  if (runner.runner_pid <= 0 || runner.runner_host.empty()) return true;
+  if (runner.runner_host != this_host()) return false;  // cannot be told from here
+  return profiler::process_identity(static_cast<pid_t>(runner.runner_pid)) !=
+         runner.runner_identity;
+}
+
+}  // namespace
+
 int ResultsDb::mark_stale_running_failed(std::string_view reason) {
   require_writable();
   Transaction t(*db_);
-  Statement s(*db_,
-              "UPDATE runs SET status = 'failed', error = ?1, finished_at = ?2 "
-              "WHERE status = 'running'");
-  s.bind(1, reason).bind(2, utc_timestamp());
-  s.run("marking stale running runs failed");
-  int count = static_cast<int>(db_->changes());
+  std::vector<int64_t> stale;
+  for (const RunRow& row : running_runs()) {
+    if (runner_gone(row)) stale.push_back(row.id);
+  }
+  Statement s(*db_, "UPDATE runs SET status = 'failed', error = ?1, finished_at = ?2 "
+                    "WHERE id = ?3 AND status = 'running'");
+  for (int64_t run_id : stale) {
+    s.bind(1, reason).bind(2, utc_timestamp()).bind(3, run_id);
+    s.run("marking runs of a runner that died failed");
+  }
   t.commit();
-  return count;
+  return static_cast<int>(stale.size());
 }
 
 int64_t ResultsDb::mark_skipped(int64_t suite_id, const RunCase& run_case,
@@ -374,6 +403,16 @@ std::optional<SuiteRow> ResultsDb::suite(int64_t suite_id) {
 
 namespace {
 constexpr std::string_view kRunsSelect = "SELECT id, suite_id, {}, summary_schema IS NOT NULL, {} FROM runs";
+}
+
+std::vector<RunRow> ResultsDb::running_runs() {
+  Statement s(*db_, fmt::format(fmt::runtime(std::string(kRunsSelect) +
+                                             " WHERE status = 'running' ORDER BY id"),
+                                select_list("runs", columns_of<RunRow>()),
+                                select_list("runs", columns_of<Totals>())));
+  std::vector<RunRow> rows;
+  while (s.step("finding running runs")) rows.push_back(read_run_row(s));
+  return rows;
 }
 
 std::vector<RunRow> ResultsDb::list_runs(int64_t suite_id) {

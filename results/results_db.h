@@ -13,9 +13,11 @@
 // Lifecycle of a run: begin_run() inserts it as 'running' and commits at
 // once, so a runner that dies leaves a trace; finish_run() sets the final
 // status and inserts the whole summary atomically: on any error it rolls
-// back, the run stays 'running' and earlier runs are untouched. On start-up
-// the runner calls mark_stale_running_failed(): with one writer, any run
-// still 'running' belongs to a runner that died.
+// back, the run stays 'running' and earlier runs are untouched. Each run
+// records its runner (pid, host, process identity); on start-up a runner
+// calls mark_stale_running_failed(), which fails the 'running' runs of
+// runners that died and leaves those of a runner still at work (two runners
+// may share a database; SQLite serializes their transactions).
 //
 // Storage: WAL journal (readers never block the writer nor see half a
 // transaction), foreign keys on, a busy timeout after which a lock held by
@@ -137,6 +139,11 @@ struct RunRow {
   std::string error = {};
   std::string started_at = {};
   std::optional<std::string> finished_at = {};
+  // The process that recorded the run (begin_run, mark_skipped): a 'running'
+  // run whose runner is gone is stale (mark_stale_running_failed).
+  int64_t runner_pid = kUnknown;
+  std::string runner_host = {};
+  std::string runner_identity = {};  // profiler::process_identity: tells a reused pid apart
   bool has_summary = false;  // finish_run() was given a summary
   Totals totals = {};        // from the summary; NaN without one
 };
@@ -150,6 +157,9 @@ struct Fields<RunRow> {
       field("error", &RunRow::error, {.default_value = "''"}),
       field("started_at", &RunRow::started_at),
       field("finished_at", &RunRow::finished_at),
+      field("runner_pid", &RunRow::runner_pid, {.minus_one_is_null = true}),
+      field("runner_host", &RunRow::runner_host),
+      field("runner_identity", &RunRow::runner_identity),
   };
 };
 
@@ -190,7 +200,10 @@ class ResultsDb {
   // transaction; on error nothing changes and the run stays 'running'.
   void finish_run(int64_t run_id, RunStatus status, int exit_code, std::string_view error,
                   const RunSummary* summary);
-  // Marks every 'running' run failed with `reason`; returns how many.
+  // Marks failed, with `reason`, every 'running' run whose runner is gone:
+  // on this host, no process has its pid and identity any more (or the suite
+  // predates runner records); returns how many. A runner on another host is
+  // left alone, since whether it lives cannot be told from here.
   int mark_stale_running_failed(std::string_view reason);
   // Records a case that was not run; returns its run id.
   int64_t mark_skipped(int64_t suite_id, const RunCase& run_case, std::string_view reason);
@@ -223,6 +236,7 @@ class ResultsDb {
   std::optional<int64_t> latest_suite_id();
   std::optional<SuiteRow> suite(int64_t suite_id);
   std::vector<RunRow> list_runs(int64_t suite_id);  // in order of begin_run
+  std::vector<RunRow> running_runs();               // every 'running' run, by id
   std::optional<RunRow> run(int64_t run_id);
   std::vector<RankResult> rank_results(int64_t run_id);      // by rank
   std::vector<StepRow> steps(int64_t run_id);                // by rank, then step

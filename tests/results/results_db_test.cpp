@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "kernels/check.h"
@@ -374,19 +375,47 @@ TEST_F(ResultsDbTest, FailureMidFinishRunRollsBack) {
   EXPECT_EQ(db.run(run_id)->status, RunStatus::kFailed);
 }
 
-TEST_F(ResultsDbTest, MarkStaleRunningFailed) {
+// A second runner on the same database must not fail a live runner's case:
+// only runs of a runner that is gone are stale.
+TEST_F(ResultsDbTest, MarkStaleRunningFailedLeavesALiveRunnersRuns) {
   ResultsDb db = ResultsDb::open_for_writing(path_);
   int64_t suite_id = db.begin_suite(suite_info("s"));
   int64_t done = db.begin_run(suite_id, run_case("done"));
   db.finish_run(done, RunStatus::kOk, 0, "", nullptr);
-  int64_t stale1 = db.begin_run(suite_id, run_case("stale1"));
-  int64_t stale2 = db.begin_run(suite_id, run_case("stale2"));
-  EXPECT_EQ(db.mark_stale_running_failed("runner died"), 2);
+  int64_t live = db.begin_run(suite_id, run_case("live"));  // this process is its runner
+  EXPECT_EQ(db.mark_stale_running_failed("runner died"), 0);
+  EXPECT_EQ(db.run(live)->status, RunStatus::kRunning);
   EXPECT_EQ(db.run(done)->status, RunStatus::kOk);
-  for (int64_t id : {stale1, stale2}) {
-    EXPECT_EQ(db.run(id)->status, RunStatus::kFailed);
+  const RunRow row = *db.run(live);
+  EXPECT_EQ(row.runner_pid, ::getpid());
+  EXPECT_FALSE(row.runner_host.empty());
+  EXPECT_FALSE(row.runner_identity.empty());
+}
+
+TEST_F(ResultsDbTest, MarkStaleRunningFailedMarksRunsOfRunnersThatAreGone) {
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  // A pid that is free: a child that has exited and been reaped.
+  const pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const int64_t suite_id = db.begin_suite(suite_info("s"));
+  auto running_run = [&](const std::string& sql_set) {
+    const int64_t run_id = db.begin_run(suite_id, run_case("r"));
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec(fmt::format("UPDATE runs SET {} WHERE id = {}", sql_set, run_id), "faking");
+    return run_id;
+  };
+  const int64_t dead = running_run(fmt::format("runner_pid = {}", gone));
+  const int64_t reused = running_run("runner_identity = 'another process'");  // our pid, reused
+  const int64_t old_db = running_run("runner_pid = NULL, runner_host = '', runner_identity = ''");
+  const int64_t elsewhere = running_run("runner_host = 'another-host', runner_pid = 1");
+  EXPECT_EQ(db.mark_stale_running_failed("runner died"), 3);
+  for (int64_t id : {dead, reused, old_db}) {
+    EXPECT_EQ(db.run(id)->status, RunStatus::kFailed) << id;
     EXPECT_EQ(db.run(id)->error, "runner died");
   }
+  // Whether a runner on another host lives cannot be told from here.
+  EXPECT_EQ(db.run(elsewhere)->status, RunStatus::kRunning);
   EXPECT_EQ(db.mark_stale_running_failed("again"), 0);
 }
 
