@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 
@@ -46,8 +47,10 @@ void write_in_place(const std::filesystem::path& path,
   }
 }
 
-void write_and_rename(const std::filesystem::path& path,
-                      std::initializer_list<std::string_view> pieces) {
+// Writes the bytes to a new temporary beside `path`, flushed to disk;
+// returns its name. Error naming `path` (the temporary removed) on failure.
+std::filesystem::path write_temporary(const std::filesystem::path& path,
+                                      std::initializer_list<std::string_view> pieces) {
   // Next to the target, so rename() stays within one file system; pid and a
   // counter keep concurrent writers apart.
   static std::atomic<unsigned> counter{0};
@@ -68,8 +71,18 @@ void write_and_rename(const std::filesystem::path& path,
   if (!write_all(fd, pieces)) fail("write", true);
   if (::fsync(fd) != 0) fail("fsync", true);
   if (::close(fd) != 0) fail("close", false);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("rename", false);
-  // Make the rename itself durable; failing here does not undo the write.
+  return tmp;
+}
+
+// Renames the temporary over `path` and makes the rename durable.
+void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("cannot write {}: rename: {}", path.string(), std::strerror(err)),
+                kExitFailure);
+  }
+  // Failing here does not undo the write.
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd >= 0) {
@@ -78,10 +91,9 @@ void write_and_rename(const std::filesystem::path& path,
   }
 }
 
-}  // namespace
-
-void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::string_view> pieces) {
+// Where the bytes for `path` go: nullopt for a special file, written in
+// place; a symlink's target, not the link; else `path` itself.
+std::optional<std::filesystem::path> replaceable_target(const std::filesystem::path& path) {
   if (path.empty()) throw Error("output file name is empty");
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);  // follows symlinks
@@ -89,14 +101,38 @@ void write_file_atomically(const std::filesystem::path& path,
     throw Error(fmt::format("cannot write {}: it is a directory", path.string()));
   }
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    return std::nullopt;
+  }
+  const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec));
+  return link && std::filesystem::exists(status) ? std::filesystem::canonical(path, ec) : path;
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces) {
+  const auto target = replaceable_target(path);
+  if (!target) {
     write_in_place(path, pieces);
     return;
   }
-  // Replace a symlink's target, not the link.
-  const bool link = std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec));
-  write_and_rename(link && std::filesystem::exists(status) ? std::filesystem::canonical(path, ec)
-                                                           : path,
-                   pieces);
+  put_in_place(write_temporary(*target, pieces), *target);
+}
+
+void write_files_atomically(
+    const std::vector<std::pair<std::filesystem::path, std::string>>& files) {
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> written;  // tmp, target
+  try {
+    for (const auto& [path, content] : files) {
+      const auto target = replaceable_target(path);
+      if (!target) throw Error(fmt::format("cannot write {}: not a regular file", path.string()));
+      written.emplace_back(write_temporary(*target, {content}), *target);
+    }
+  } catch (const Error&) {
+    for (const auto& [tmp, target] : written) ::unlink(tmp.c_str());
+    throw;
+  }
+  for (const auto& [tmp, target] : written) put_in_place(tmp, target);
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {

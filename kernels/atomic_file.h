@@ -19,6 +19,8 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace trainscope {
 
@@ -27,6 +29,13 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // checkpoint's header and its hundreds of MiB of tensor data).
 void write_file_atomically(const std::filesystem::path& path,
                            std::initializer_list<std::string_view> pieces);
+
+// Several files that must change together (prepare-data's train and valid
+// splits): every file is written to its temporary first, and only when all
+// are complete are they renamed into place; a failure (a full disk) leaves
+// every target as it was. Targets must be regular files or absent.
+void write_files_atomically(
+    const std::vector<std::pair<std::filesystem::path, std::string>>& files);
 
 // The whole file; Error "cannot read PATH: reason" when it cannot be read.
 std::string read_file(const std::filesystem::path& path);

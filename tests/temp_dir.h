@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -16,7 +19,7 @@ namespace trainscope::testing {
 // destructor. The pid keeps parallel ctest runs of one test apart.
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag) {
+  explicit TempDir(const std::string& tag = "test") {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
     path_ = std::filesystem::temp_directory_path() /
             ("trainscope-" + tag + "-" + std::to_string(::getpid()) + "-" +
@@ -33,6 +36,21 @@ class TempDir {
 
   const std::filesystem::path& path() const { return path_; }
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+  // The path of `name` in the directory, as a string.
+  std::string file(std::string_view name) const { return (path_ / name).string(); }
+  // Writes `contents` to `name`; returns its path.
+  std::string write(std::string_view name, std::string_view contents) const {
+    const std::string p = file(name);
+    std::ofstream out(p, std::ios::binary);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    return p;
+  }
+  // The contents of `name` ("" when it cannot be read).
+  std::string read(std::string_view name) const {
+    std::ifstream in(path_ / name, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
  private:
   std::filesystem::path path_;

@@ -1,5 +1,10 @@
 #include "training/data/prepare_data.h"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -92,6 +97,47 @@ TEST(PrepareDataTest, ConvertsDropsLongShufflesAndSplits) {
     ++files;
   }
   EXPECT_EQ(files, 2);
+}
+
+// A disk that fills up while the second file is written must not leave a
+// new train.jsonl beside the old valid.jsonl. The disk is a file-size limit
+// (RLIMIT_FSIZE) in a child process: the small train file fits under it, the
+// large valid file does not.
+TEST(PrepareDataTest, BothFilesChangeTogetherOrNotAtAll) {
+  TempDir dir;
+  PrepareOptions o;
+  o.input = write_input(dir);
+  o.out_dir = dir.file("out");
+  o.valid_fraction = 0.9;
+  ByteTokenizer tok;
+  const PrepareResult first = prepare_data(o, tok);
+  const std::string old_train = dir.read("out/train.jsonl");
+  const std::string old_valid = dir.read("out/valid.jsonl");
+  ASSERT_LT(old_train.size(), old_valid.size());
+  o.seed = 99;  // a new split: both files would change
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+    const rlimit limit{old_train.size() + 64, old_train.size() + 64};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      prepare_data(o, tok);
+    } catch (const Error&) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1) << "the write past the limit did not fail";
+  EXPECT_EQ(dir.read("out/train.jsonl"), old_train);
+  EXPECT_EQ(dir.read("out/valid.jsonl"), old_valid);
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.file("out"))) files += e.exists();
+  EXPECT_EQ(files, 2) << "a temporary was left behind";
+  EXPECT_EQ(first.train + first.valid, first.kept);
 }
 
 TEST(PrepareDataTest, NothingWrittenWhenNothingKept) {

@@ -133,8 +133,9 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer& token
   const std::span<const int64_t> all(order.data(), order.size());
   const fs::path train_path = dir / "train.jsonl";
   const fs::path valid_path = dir / "valid.jsonl";
-  write_file_atomically(train_path, join_lines(kept, all.first(result.train)));
-  write_file_atomically(valid_path, join_lines(kept, all.subspan(result.train)));
+  // Both or neither: a new train split beside an old valid split would mix runs.
+  write_files_atomically({{train_path, join_lines(kept, all.first(result.train))},
+                          {valid_path, join_lines(kept, all.subspan(result.train))}});
   result.train_path = train_path.string();
   result.valid_path = valid_path.string();
   return result;
