@@ -1,9 +1,29 @@
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
+#include <iostream>
 #include <new>
 
 #include "cli/commands.h"
 #include "kernels/check.h"
+
+namespace {
+
+// Output that did not reach stdout (a full disk, a closed pipe) means the
+// work failed: a script must not take a truncated table for a result.
+int check_stdout(int code) {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || std::cout.bad()) {
+    std::fprintf(stderr, "trainscope: error: writing to standard output failed%s%s\n",
+                 errno ? ": " : "", errno ? std::strerror(errno) : "");
+    return code == trainscope::kExitOk ? trainscope::kExitFailure : code;
+  }
+  return code;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace trainscope;
@@ -28,9 +48,9 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitBadInput;
+    return check_stdout(code == 0 ? kExitOk : kExitBadInput);
   } catch (const cli::SilentExit& e) {
-    return e.code;
+    return check_stdout(e.code);
   } catch (const Error& e) {
     std::fprintf(stderr, "trainscope: error: %s\n", e.what());
     return e.exit_code();
@@ -41,5 +61,5 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "trainscope: error: %s\n", e.what());
     return kExitFailure;
   }
-  return kExitOk;
+  return check_stdout(kExitOk);
 }

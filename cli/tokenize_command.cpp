@@ -1,11 +1,15 @@
 // `trainscope tokenize`: text on stdin -> one line of token ids per input line,
 // or with --decode the reverse. A way to inspect what a tokenizer does to a
 // corpus, and to produce or check id files by hand.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <sstream>
 #include <string>
 
 #include "cli/commands.h"
+#include "kernels/check.h"
 #include "training/tokenizers/tokenize_lines.h"
 #include "training/tokenizers/tokenizer.h"
 
@@ -36,6 +40,10 @@ void add_tokenize_command(CLI::App& app) {
                 "Decode instead: each stdin line holds ids separated by spaces; an id outside\n"
                 "the vocabulary is an error naming its line. Default: off (encode).");
   cmd->callback([options] {
+    struct stat in {};
+    if (::fstat(STDIN_FILENO, &in) == 0 && S_ISDIR(in.st_mode)) {
+      throw Error("standard input is a directory: give text on stdin (tokenize < FILE)");
+    }
     const auto tokenizer = training::make_tokenizer(options->tokenizer);
     std::ios::sync_with_stdio(false);
     std::ostringstream out;
@@ -44,6 +52,7 @@ void add_tokenize_command(CLI::App& app) {
     } else {
       training::encode_lines(*tokenizer, std::cin, out);
     }
+    if (std::cin.bad()) throw Error("cannot read standard input", kExitFailure);
     std::cout << out.view();
     std::cout.flush();
   });
