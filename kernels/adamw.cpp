@@ -27,14 +27,17 @@ void adamw_update(float* params, const float* grads, float* m, float* v, std::si
   }
 }
 
+// The sum is split into a fixed number of parts by index, whatever the
+// thread count, and the parts are added in order: ranks whose hosts give them
+// different thread counts compute the same norm, hence clip alike and stay
+// identical replicas.
 double global_norm(const float* grads, std::size_t n) {
-  double partial[internal::kMaxThreads] = {};
-  const int threads = internal::num_threads();
-#pragma omp parallel num_threads(threads)
-  {
+  constexpr int kParts = 64;
+  double part_sums[kParts] = {};
+#pragma omp parallel for schedule(static) num_threads(internal::num_threads())
+  for (int p = 0; p < kParts; ++p) {
     int64_t i0, i1;
-    internal::chunk_range(static_cast<int64_t>(n), omp_get_num_threads(), omp_get_thread_num(),
-                          &i0, &i1);
+    internal::chunk_range(static_cast<int64_t>(n), kParts, p, &i0, &i1);
     // Float lanes summed into double per block of 1024: vector speed, double accuracy.
     double acc = 0;
     for (int64_t b = i0; b < i1; b += 1024) {
@@ -44,10 +47,10 @@ double global_norm(const float* grads, std::size_t n) {
       for (int64_t i = b; i < e; ++i) s += grads[i] * grads[i];
       acc += s;
     }
-    partial[omp_get_thread_num()] = acc;
+    part_sums[p] = acc;
   }
   double total = 0;
-  for (int t = 0; t < threads; ++t) total += partial[t];
+  for (double s : part_sums) total += s;
   return std::sqrt(total);
 }
 

@@ -55,5 +55,23 @@ TEST(FaultsTest, ADirectoryOnStdinIsBadInput) {
   EXPECT_CONTAINS(r.output, "standard input");
 }
 
+// Item 15: hosts with different core counts give their ranks different
+// thread counts; the replicas must still end identical (the trainer checks
+// a hash of every rank's parameters and fails the run otherwise).
+TEST(FaultsTest, RanksWithDifferentThreadCountsStayIdentical) {
+  if (run_trainscope("version").exit_code != 0 ||
+      testing::run_shell("command -v mpirun").exit_code != 0) {
+    GTEST_SKIP() << "mpirun not found";
+  }
+  const std::string train = shell_quote(testing::trainscope_binary()) +
+                            " train --model tiny --steps 10 --mode sharded --quiet";
+  const auto r = testing::run_shell(
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe "
+      "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo -np 1 " +
+      train + " --threads 1 : -np 1 " + train + " --threads 2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("parameters different"), std::string::npos) << r.output;
+}
+
 }  // namespace
 }  // namespace trainscope

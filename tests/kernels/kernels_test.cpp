@@ -2,6 +2,8 @@
 // the float fast paths against double references.
 #include <gtest/gtest.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <vector>
 
@@ -229,6 +231,22 @@ TEST(AdamwTest, GlobalNormAndScale) {
   EXPECT_NEAR(global_norm(g.data(), g.size()), std::sqrt(expected), 1e-9 * std::sqrt(expected));
   scale_inplace(g.data(), g.size(), 0.5f);
   EXPECT_NEAR(global_norm(g.data(), g.size()), 0.5 * std::sqrt(expected), 1e-6);
+}
+
+// Ranks on hosts with different core counts use different thread counts;
+// the norm decides gradient clipping, so it must not depend on them or the
+// replicas drift apart.
+TEST(AdamwTest, GlobalNormDoesNotDependOnTheThreadCount) {
+  std::vector<float> g(1'000'003);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = std::sin(0.37f * static_cast<float>(i)) * 1e-3f;
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const double one = global_norm(g.data(), g.size());
+  for (int threads : {2, 3, 5, 8}) {
+    omp_set_num_threads(threads);
+    EXPECT_EQ(global_norm(g.data(), g.size()), one) << threads << " threads";
+  }
+  omp_set_num_threads(saved);
 }
 
 }  // namespace
