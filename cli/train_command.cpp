@@ -99,7 +99,7 @@ void add_train_command(CLI::App& app) {
       "Train the Llama-style model and report loss, step time, tokens/s, memory by category and "
       "phase times. Run it directly, or under mpirun for data parallelism (every rank runs this "
       "same command; --batch is the global batch).");
-  cmd->add_option("--model", o.model,
+  auto* model = cmd->add_option("--model", o.model,
                   "Preset (" + fmt::format("{}", fmt::join(training::model_preset_names(), ", ")) +
                       ") or a Hugging Face style config.json")
       ->capture_default_str();
@@ -191,7 +191,13 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--save-every", o.save_every, "Also checkpoint every N steps (0: end only)")
       ->capture_default_str()
       ->check(kNonNegative);
-  cmd->add_option("--resume", o.resume, "Continue the run saved in this checkpoint directory");
+  cmd->add_flag("--overwrite", o.overwrite,
+                "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
+                "a directory holding another run's checkpoints is refused)");
+  cmd->add_option("--resume", o.resume,
+                  "Continue the run saved in this checkpoint directory (its model config is "
+                  "used: --model does not go with it)")
+      ->excludes(model);
   cmd->add_option("--summary", o.summary_path,
                   "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
   cmd->add_option("--trace", o.trace_path,

@@ -148,6 +148,29 @@ std::string read_file(const std::filesystem::path& path) {
   return std::move(contents).str();
 }
 
+void check_writable(const std::filesystem::path& path, std::string_view what) {
+  auto fail = [&](const std::string& why) {
+    throw Error(fmt::format("{} {}: {}", what, path.string(), why));
+  };
+  if (path.empty()) fail("no file name");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) fail("it is a directory");
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    if (::access(path.c_str(), W_OK) != 0) fail(std::strerror(errno));
+    return;
+  }
+  const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) fail(fmt::format("no directory {}", dir.string()));
+  // The one honest test: make a file there (root passes access(), a
+  // read-only file system or a full quota does not pass this).
+  const std::filesystem::path probe = dir / fmt::format(".trainscope-probe.{}", ::getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) fail(fmt::format("cannot create files in {}: {}", dir.string(), std::strerror(errno)));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 ScopedTempDir::ScopedTempDir(std::string_view prefix, const std::filesystem::path& root) {
   std::error_code ec;
   const std::filesystem::path base = root.empty() ? std::filesystem::temp_directory_path(ec) : root;

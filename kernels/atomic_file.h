@@ -37,6 +37,12 @@ void write_file_atomically(const std::filesystem::path& path,
 void write_files_atomically(
     const std::vector<std::pair<std::filesystem::path, std::string>>& files);
 
+// Error (bad input, naming `what` — e.g. "--summary" — and the path) unless
+// a file can be written at `path`: its directory exists and takes new files,
+// or it is a special file open to writing. For outputs checked before the
+// work whose results they will hold.
+void check_writable(const std::filesystem::path& path, std::string_view what);
+
 // The whole file; Error "cannot read PATH: reason" when it cannot be read.
 std::string read_file(const std::filesystem::path& path);
 

@@ -377,6 +377,33 @@ int ChildProcess::kill_tree(std::span<const pid_t> descendants, double grace_sec
   return wait();
 }
 
+namespace {
+// The first signal DeferredSignals held, 0 for none.
+std::atomic<int> g_deferred_signal{0};
+void on_deferred(int sig) {
+  int none = 0;
+  g_deferred_signal.compare_exchange_strong(none, sig);
+}
+}  // namespace
+
+DeferredSignals::DeferredSignals() {
+  g_deferred_signal = 0;
+  struct sigaction hold {};
+  hold.sa_handler = on_deferred;
+  hold.sa_flags = SA_RESTART;
+  sigemptyset(&hold.sa_mask);
+  ::sigaction(SIGINT, &hold, &old_int_);
+  ::sigaction(SIGTERM, &hold, &old_term_);
+  ::sigaction(SIGHUP, &hold, &old_hup_);
+}
+
+DeferredSignals::~DeferredSignals() {
+  ::sigaction(SIGINT, &old_int_, nullptr);
+  ::sigaction(SIGTERM, &old_term_, nullptr);
+  ::sigaction(SIGHUP, &old_hup_, nullptr);
+  if (const int sig = g_deferred_signal.exchange(0); sig != 0) ::raise(sig);
+}
+
 SignalGuard::SignalGuard(SignalPolicy policy) {
   TS_CHECK(!g_guard_active.exchange(true)) << "one SignalGuard at a time";
   TS_CHECK(::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) << std::strerror(errno);

@@ -149,6 +149,22 @@ class SignalGuard {
   struct sigaction old_int_ {}, old_term_ {}, old_chld_ {};
 };
 
+// Holds SIGINT, SIGTERM and SIGHUP for its lifetime: one that arrives is
+// delivered, to the handler in place before, only when the scope ends. For
+// work that must not be cut in half (a checkpoint save): Ctrl-C then stops
+// the process right after it, not in the middle. Any thread may receive the
+// signal; one DeferredSignals at a time.
+class DeferredSignals {
+ public:
+  DeferredSignals();
+  ~DeferredSignals();
+  DeferredSignals(const DeferredSignals&) = delete;
+  DeferredSignals& operator=(const DeferredSignals&) = delete;
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};
+};
+
 struct SuperviseOptions {
   double poll_interval_seconds = 0.25;
   std::optional<double> timeout_seconds;  // then kill the tree: timed_out

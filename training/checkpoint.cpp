@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdlib>
 #include <fstream>
 
 #include "kernels/atomic_file.h"
 #include "kernels/json_reader.h"
 #include "kernels/check.h"
+#include "profiler/process.h"
 #include "training/safetensors.h"
 
 namespace trainscope::training {
@@ -15,7 +18,52 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// The pid in a save's temporary name, ".step-N.tmp.PID" or ".step-N.old.PID";
+// 0 for any other name.
+pid_t temporary_owner(const std::string& name) {
+  if (!name.starts_with(".step-")) return 0;
+  for (std::string_view kind : {".tmp.", ".old."}) {
+    if (const auto at = name.find(kind); at != std::string::npos) {
+      return static_cast<pid_t>(std::atoll(name.c_str() + at + kind.size()));
+    }
+  }
+  return 0;
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// Whether `dir` holds checkpoints: a `latest` or a step directory.
+bool holds_checkpoints(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::exists(dir / "latest", ec)) return true;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().starts_with("step-")) return true;
+  }
+  return false;
+}
+
 }  // namespace
+
+void prepare_checkpoint_dir(const fs::path& dir, bool resuming, bool overwrite) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir)) {
+    throw Error(fmt::format("--checkpoint-dir {}: cannot create it{}", dir.string(),
+                            ec ? ": " + ec.message() : ""));
+  }
+  check_writable(dir / "latest", "--checkpoint-dir");
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const pid_t owner = temporary_owner(e.path().filename().string());
+    if (owner > 0 && !process_exists(owner)) fs::remove_all(e.path(), ec);
+  }
+  if (!resuming && !overwrite && holds_checkpoints(dir)) {
+    throw Error(fmt::format("--checkpoint-dir {} holds another run's checkpoints: continue it "
+                            "with --resume {}, replace them with --overwrite, or choose another "
+                            "directory",
+                            dir.string(), dir.string()));
+  }
+}
 
 fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& config,
                          const ParamLayout& layout, const CheckpointView& view,
@@ -28,6 +76,8 @@ fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& c
   const std::string name = fmt::format("step-{:08d}", step);
   const fs::path final_dir = dir / name;
   const fs::path tmp_dir = dir / fmt::format(".{}.tmp.{}", name, ::getpid());
+  // A signal now would leave the temporary half-written: it waits.
+  const profiler::DeferredSignals hold_signals;
   fs::remove_all(tmp_dir, ec);
   fs::create_directory(tmp_dir, ec);
   if (ec) throw Error(fmt::format("cannot create {}: {}", tmp_dir.string(), ec.message()));

@@ -28,7 +28,15 @@ struct CheckpointView {
   std::span<const float> params, adam_m, adam_v;
 };
 
-// Returns the step directory written.
+// Makes `dir` ready for a run's checkpoints before the run trains: creates
+// it, checks that it takes files, removes the temporaries of saves whose
+// writer is gone (SIGKILL mid-save), and refuses (Error naming `dir`, bad
+// input) a directory that holds another run's checkpoints unless this run
+// resumes or `overwrite` says to replace them.
+void prepare_checkpoint_dir(const std::filesystem::path& dir, bool resuming, bool overwrite);
+
+// Returns the step directory written. SIGINT/SIGTERM/SIGHUP arriving during
+// the save take effect once it is whole (profiler::DeferredSignals).
 std::filesystem::path save_checkpoint(const std::filesystem::path& dir, int64_t step,
                                       const ModelConfig& config, const ParamLayout& layout,
                                       const CheckpointView& view, const nlohmann::json& state);

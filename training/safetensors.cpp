@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -102,6 +104,8 @@ void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span
         throw Error(fmt::format("unexpected tensor '{}' (not part of this model config)", key));
       }
     }
+    // Where each tensor's bytes are; two tensors may not share any.
+    std::vector<std::tuple<int64_t, int64_t, const TensorSpec*>> ranges;
     for (const TensorSpec& t : layout.tensors()) {
       if (!r.contains(t.name)) throw Error(fmt::format("missing tensor '{}'", t.name));
       const auto [begin, end] = data_range(r[t.name], t);
@@ -110,9 +114,19 @@ void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span
                                 "has {}",
                                 t.name, end, data_size));
       }
+      ranges.emplace_back(begin, end, &t);
+    }
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 1; i < ranges.size(); ++i) {
+      if (std::get<0>(ranges[i]) < std::get<1>(ranges[i - 1])) {
+        throw Error(fmt::format("the data_offsets of tensors '{}' and '{}' overlap",
+                                std::get<2>(ranges[i - 1])->name, std::get<2>(ranges[i])->name));
+      }
+    }
+    for (const auto& [begin, end, t] : ranges) {
       in.seekg(data_start + begin);
-      if (!in.read(reinterpret_cast<char*>(arena.data() + t.offset), t.numel * 4)) {
-        throw Error(fmt::format("read failed for tensor '{}'", t.name));
+      if (!in.read(reinterpret_cast<char*>(arena.data() + t->offset), t->numel * 4)) {
+        throw Error(fmt::format("read failed for tensor '{}'", t->name));
       }
     }
   });

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "kernels/adamw.h"
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stats.h"
@@ -229,6 +230,7 @@ class TrainingRun {
 
   void choose_model();
   void check_options() const;
+  void check_outputs() const;
   void check_resume() const;
   void open_tokenizer();
   void agree_across_ranks();
@@ -337,6 +339,7 @@ void TrainingRun::configure() {
     options_json_["model"] = config_.name;
     if (resume_) check_resume();
     open_tokenizer();
+    if (lead_) check_outputs();
   });
   set_threads(threads_);
   agree_across_ranks();
@@ -373,6 +376,20 @@ void TrainingRun::check_options() const {
   }
   if (o.batch % world_ != 0) {
     throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world_));
+  }
+  if (o.min_lr > o.lr) {
+    throw Error(fmt::format("--min-lr {} is above --lr {}: the schedule would raise the rate",
+                            o.min_lr, o.lr));
+  }
+}
+
+// Rank 0 writes the outputs: a path that cannot take them fails now, not
+// after the run has trained.
+void TrainingRun::check_outputs() const {
+  if (!options_.summary_path.empty()) check_writable(options_.summary_path, "--summary");
+  if (!options_.trace_path.empty()) check_writable(options_.trace_path, "--trace");
+  if (!options_.checkpoint_dir.empty()) {
+    prepare_checkpoint_dir(options_.checkpoint_dir, resume_.has_value(), options_.overwrite);
   }
 }
 
@@ -430,7 +447,14 @@ void TrainingRun::load_data() {
   const auto start = std::chrono::steady_clock::now();
   comm::run_collectively(comm_, [&] {
     source_ = open_batch_source(data_, *tokenizer_);
-    if (options_.eval_every > 0) val_source_ = open_validation_source(data_, *tokenizer_);
+    if (options_.eval_every > 0) {
+      val_source_ = open_validation_source(data_, *tokenizer_);
+      if (!val_source_) {
+        throw Error(fmt::format("--eval-every {}: data source {} has no validation split (a "
+                                "directory with valid.jsonl, or builtin:stories, has one)",
+                                options_.eval_every, data_.source));
+      }
+    }
   });
   data_load_s_ = seconds_since(start);
   rows_ = source_->rows();

@@ -48,6 +48,7 @@ struct TrainOptions {
   double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
 
   std::string checkpoint_dir;  // empty: no checkpoints
+  bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir
   int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
   std::string resume;          // checkpoint dir or step dir
   std::string summary_path;    // JSON summary (rank 0)

@@ -3,11 +3,15 @@
 // interrupted saves...), and checks the exit code scripts rely on (0 ok,
 // 1 the work failed, 2 bad input), that the message names the culprit, and
 // that nothing is lost or left half-written.
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "results/results_db.h"
@@ -53,6 +57,87 @@ TEST(FaultsTest, ADirectoryOnStdinIsBadInput) {
   const auto r = run_trainscope("tokenize <" + shell_quote(dir.path().string()));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_CONTAINS(r.output, "standard input");
+}
+
+std::string train_args(const std::string& extra) {
+  return "train --model tiny --threads 1 --quiet " + extra;
+}
+
+// Item 5: a new run into a directory that holds another run's checkpoints
+// would overwrite its step-N and move `latest` back: refused unless the run
+// resumes or says --overwrite.
+TEST(FaultsTest, ANewRunDoesNotOverwriteAnOlderRunsCheckpoints) {
+  testing::TempDir dir("faults");
+  const std::string ck = shell_quote(dir.file("ck"));
+  ASSERT_EQ(run_trainscope(train_args("--steps 4 --checkpoint-dir " + ck)).exit_code, 0);
+  const std::string latest = dir.read("ck/latest");
+  const auto saved = fs::last_write_time(dir / "ck/step-00000004/model.safetensors");
+  auto r = run_trainscope(train_args("--steps 2 --checkpoint-dir " + ck));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, dir.file("ck"));
+  EXPECT_CONTAINS(r.output, "--overwrite");
+  EXPECT_EQ(dir.read("ck/latest"), latest);
+  EXPECT_EQ(fs::last_write_time(dir / "ck/step-00000004/model.safetensors"), saved);
+  r = run_trainscope("train --threads 1 --quiet --steps 6 --resume " + ck + " --checkpoint-dir " + ck);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  r = run_trainscope(train_args("--steps 2 --overwrite --checkpoint-dir " + ck));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(dir.read("ck/latest"), "step-00000002\n");
+}
+
+// Item 6: output paths are checked before step 0, so a typo does not cost
+// the run: the error comes at once and names the flag.
+TEST(FaultsTest, OutputPathsAreCheckedBeforeTraining) {
+  for (const auto& [flag, path] : std::vector<std::pair<std::string, std::string>>{
+           {"--summary", "/nonexistent-dir/summary.json"},
+           {"--trace", "/nonexistent-dir/trace.json"},
+           {"--checkpoint-dir", "/proc/self/no-checkpoints-here"},
+       }) {
+    const auto r = run_trainscope("train --model tiny --threads 1 --steps 100000 " + flag + " " +
+                                  path);
+    EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, flag);
+    EXPECT_CONTAINS(r.output, path);
+    EXPECT_EQ(r.output.find("step "), std::string::npos) << "it trained first:\n" << r.output;
+  }
+}
+
+// Item 7: a save a signal cut short (or SIGKILL) leaves a temporary step
+// directory; the next run into the directory removes those of dead writers.
+TEST(FaultsTest, TemporariesOfInterruptedSavesAreCleanedUp) {
+  testing::TempDir dir("faults");
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = fmt::format("ck/.step-00000002.tmp.{}", dead);
+  const std::string live = fmt::format("ck/.step-00000003.tmp.{}", ::getpid());
+  fs::create_directories(dir / stale);
+  fs::create_directories(dir / live);
+  dir.write(stale + "/model.safetensors", "half a tensor");
+  const auto r = run_trainscope(train_args("--steps 2 --checkpoint-dir " +
+                                           shell_quote(dir.file("ck"))));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / stale));
+  EXPECT_TRUE(fs::exists(dir / live)) << "another live process's save was removed";
+}
+
+// Item 13: options that were silently ignored or nonsensical.
+TEST(FaultsTest, ConflictingOrIgnoredTrainOptionsAreErrors) {
+  testing::TempDir dir("faults");
+  const std::string ck = shell_quote(dir.file("ck"));
+  ASSERT_EQ(run_trainscope(train_args("--steps 2 --checkpoint-dir " + ck)).exit_code, 0);
+  std::string lines;
+  for (int i = 0; i < 20; ++i) lines += "once upon a time there was a story number " + std::to_string(i) + "\n";
+  const std::string text = shell_quote(dir.write("plain.txt", lines)) + " --one-per-line";
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"--steps 4 --model tiny --resume " + ck, "--resume"},
+           {"--steps 2 --data " + text + " --eval-every 1", "validation"},
+           {"--steps 2 --lr 0.001 --min-lr 0.01", "--min-lr"},
+       }) {
+    const auto r = run_trainscope("train --threads 1 --quiet " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, needle);
+  }
 }
 
 // Item 15: hosts with different core counts give their ranks different

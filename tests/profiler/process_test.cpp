@@ -473,5 +473,28 @@ TEST(SuperviseTest, WithoutAChildOnPollDecidesTheEnd) {
   EXPECT_FALSE(r.interrupted || r.timed_out);
 }
 
+// Item 7: a signal during a checkpoint save waits for the save: the work in
+// the scope completes, then the process ends by that signal.
+TEST(DeferredSignalsTest, ASignalTakesEffectWhenTheScopeEnds) {
+  testing::TempDir dir("deferred");
+  const fs::path done = dir / "done";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    {
+      DeferredSignals hold;
+      ::raise(SIGTERM);
+      ::usleep(50'000);  // the rest of the save
+      std::ofstream(done) << "whole";
+    }
+    ::_exit(0);  // not reached: SIGTERM is delivered as the scope ends
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(fs::exists(done)) << "the signal cut the work short";
+  ASSERT_TRUE(WIFSIGNALED(status)) << "the held signal was dropped";
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+}
+
 }  // namespace
 }  // namespace trainscope::profiler

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "comm/communicator.h"
 #include "kernels/check.h"
@@ -149,6 +150,65 @@ TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   expect_error(junk, m.layout(), junk.string());
   // A resume from a directory that is not a checkpoint.
   EXPECT_THROW(find_checkpoint(dir), Error);
+  fs::remove_all(dir);
+}
+
+// Item 8: a negative step in trainer_state.json is bad input naming the
+// file and the field, not an abort.
+TEST(TrainerTest, ANegativeCheckpointStepIsBadInput) {
+  auto comm = comm::make_communicator("local");
+  const fs::path dir = temp_dir("negstep");
+  TrainOptions o = tiny_options(2);
+  o.checkpoint_dir = dir.string();
+  run_training(o, *comm, stdout);
+  const fs::path state = dir / "step-00000002" / "trainer_state.json";
+  auto j = nlohmann::json::parse(std::ifstream(state));
+  j["step"] = -5;
+  std::ofstream(state) << j.dump();
+  try {
+    find_checkpoint(dir);
+    ADD_FAILURE() << "a negative step was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find(state.string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'step'"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+// Item 13: two tensors claiming the same bytes is a corrupt file, not a model.
+TEST(TrainerTest, OverlappingSafetensorsOffsetsAreAnError) {
+  const fs::path dir = temp_dir("overlap");
+  const ModelConfig c = model_preset("tiny");
+  LlamaModel<float> m(c, 1, 4);
+  m.init_weights(1);
+  const fs::path file = dir / "model.safetensors";
+  save_safetensors(file, m.layout(), m.params());
+  // Point the second of two same-shaped tensors at the first one's bytes,
+  // keeping the header's length so the data section stays where it was.
+  std::string bytes;
+  {
+    std::ifstream in(file, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[i]);
+  auto header = nlohmann::json::parse(bytes.substr(8, n));
+  const std::string a = "model.layers.0.self_attn.q_proj.weight";
+  const std::string b = "model.layers.0.self_attn.k_proj.weight";
+  header[b]["data_offsets"] = header[a]["data_offsets"];
+  std::string text = header.dump();
+  ASSERT_LE(text.size(), n);
+  text.append(n - text.size(), ' ');
+  bytes.replace(8, n, text);
+  std::ofstream(file, std::ios::binary) << bytes;
+  std::vector<float> arena(m.layout().total());
+  try {
+    load_safetensors(file, m.layout(), arena);
+    ADD_FAILURE() << "overlapping data_offsets were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
+  }
   fs::remove_all(dir);
 }
 
