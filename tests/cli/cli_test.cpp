@@ -52,7 +52,7 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
            {"train --model tiny --mode halfway", "halfway"},
            {"train --model tiny --block 65", "--block 65 is larger than the model's max sequence 64"},
            {"train --model tiny --data /nonexistent/corpus.txt", "/nonexistent/corpus.txt"},
-           {"train --model tiny --resume /nonexistent/ckpt", "/nonexistent/ckpt"},
+           {"train --resume /nonexistent/ckpt", "/nonexistent/ckpt"},
        }) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
