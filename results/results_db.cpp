@@ -94,20 +94,23 @@ void insert_summary_rows(Connection& db, int64_t run_id, const RunSummary& summa
   }
 }
 
-RunRow read_run_row(Statement& s) {
+RunRow read_run_row(Statement& s, const fs::path& db) {
   RunRow r;
   r.id = s.column_int64(0);
   r.suite_id = s.column_int64(1);
-  int column = read_record(s, 2, r);
-  r.has_summary = s.column_int64(column) != 0;
-  read_record(s, column + 1, r.totals);
+  JsonReader::rethrow_in(fmt::format("results database {}, run {}", db.string(), r.id), [&] {
+    const int column = read_record(s, 2, r);
+    r.has_summary = s.column_int64(column) != 0;
+    read_record(s, column + 1, r.totals);
+  });
   return r;
 }
 
-SuiteRow read_suite_row(Statement& s) {
+SuiteRow read_suite_row(Statement& s, const fs::path& db) {
   SuiteRow r;
   r.id = s.column_int64(0);
-  read_record(s, 1, r.info);
+  JsonReader::rethrow_in(fmt::format("results database {}, suite {}", db.string(), r.id),
+                         [&] { read_record(s, 1, r.info); });
   return r;
 }
 
@@ -383,7 +386,7 @@ std::vector<SuiteRow> ResultsDb::list_suites() {
   Statement s(*db_, fmt::format("SELECT id, {} FROM suites ORDER BY started_at DESC, id DESC",
                                 select_list("suites", columns_of<SuiteInfo>())));
   std::vector<SuiteRow> rows;
-  while (s.step("listing suites")) rows.push_back(read_suite_row(s));
+  while (s.step("listing suites")) rows.push_back(read_suite_row(s, path()));
   return rows;
 }
 
@@ -398,7 +401,7 @@ std::optional<SuiteRow> ResultsDb::suite(int64_t suite_id) {
                                 select_list("suites", columns_of<SuiteInfo>())));
   s.bind(1, suite_id);
   if (!s.step(fmt::format("reading suite {}", suite_id))) return std::nullopt;
-  return read_suite_row(s);
+  return read_suite_row(s, path());
 }
 
 namespace {
@@ -411,7 +414,7 @@ std::vector<RunRow> ResultsDb::running_runs() {
                                 select_list("runs", columns_of<RunRow>()),
                                 select_list("runs", columns_of<Totals>())));
   std::vector<RunRow> rows;
-  while (s.step("finding running runs")) rows.push_back(read_run_row(s));
+  while (s.step("finding running runs")) rows.push_back(read_run_row(s, path()));
   return rows;
 }
 
@@ -422,7 +425,9 @@ std::vector<RunRow> ResultsDb::list_runs(int64_t suite_id) {
                                 select_list("runs", columns_of<Totals>())));
   s.bind(1, suite_id);
   std::vector<RunRow> rows;
-  while (s.step(fmt::format("listing runs of suite {}", suite_id))) rows.push_back(read_run_row(s));
+  while (s.step(fmt::format("listing runs of suite {}", suite_id))) {
+    rows.push_back(read_run_row(s, path()));
+  }
   return rows;
 }
 
@@ -432,7 +437,7 @@ std::optional<RunRow> ResultsDb::run(int64_t run_id) {
                                 select_list("runs", columns_of<Totals>())));
   s.bind(1, run_id);
   if (!s.step(fmt::format("reading run {}", run_id))) return std::nullopt;
-  return read_run_row(s);
+  return read_run_row(s, path());
 }
 
 std::vector<RankResult> ResultsDb::rank_results(int64_t run_id) {

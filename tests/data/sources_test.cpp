@@ -6,6 +6,7 @@
 #include "tests/data/test_util.h"
 #include "training/data/example_index.h"
 #include "training/data/pipeline.h"
+#include "training/tokenizers/byte_tokenizer.h"
 
 namespace trainscope::training {
 namespace {
@@ -218,6 +219,26 @@ TEST(ExampleIndexTest, LinesSpanningScanChunks) {
   std::string text;
   source->text(1, &text);
   EXPECT_EQ(text, big);
+}
+
+// Item 9: a built-in corpus larger than memory (or than the story numbers
+// before the validation stories) is bad input naming the source, not a
+// std::bad_alloc.
+TEST(SourcesTest, AnImpossiblyLargeBuiltinCorpusIsBadInput) {
+  ByteTokenizer tokenizer;
+  for (const std::string source : {"builtin:stories?docs=99999999999999",
+                                   "builtin:stories?docs=100000000000"}) {
+    DataOptions o = options_for(source);
+    o.block = 16;
+    o.global_batch = 2;
+    try {
+      open_batch_source(o, tokenizer);
+      ADD_FAILURE() << source << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.exit_code(), kExitBadInput) << e.what();
+      EXPECT_NE(std::string(e.what()).find(source), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

@@ -419,6 +419,43 @@ TEST_F(ResultsDbTest, MarkStaleRunningFailedMarksRunsOfRunnersThatAreGone) {
   EXPECT_EQ(db.mark_stale_running_failed("again"), 0);
 }
 
+// Item 9: a runs row whose JSON is corrupt (edited by hand, or valid JSON of
+// the wrong shape) is an Error naming the database, the run and the column,
+// not a bare nlohmann exception.
+TEST_F(ResultsDbTest, CorruptJsonInARunsRowNamesTheDatabaseRunAndColumn) {
+  int64_t run_id = 0;
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    const int64_t suite_id = db.begin_suite(suite_info("s"));
+    run_id = db.begin_run(suite_id, run_case("a"));
+    RunSummary summary = sample_summary(2, 3);
+    db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
+  }
+  for (const auto& [column, value] : std::vector<std::pair<std::string, std::string>>{
+           {"hosts", "'{\"not\": \"a list\"}'"},
+           {"config", "'[1, 2]'"},
+           {"summary_transport", "'{\"broken'"},
+       }) {
+    {
+      sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+      raw.exec("PRAGMA ignore_check_constraints = ON; UPDATE runs SET " + column + " = " + value,
+               "corrupting");
+    }
+    ResultsDb db = ResultsDb::open_for_reading(path_);
+    const std::string message = error_of([&] {
+      db.run(run_id);
+      db.run_summary(run_id);
+    });
+    EXPECT_CONTAINS(message, path_.string());
+    EXPECT_CONTAINS(message, "run " + std::to_string(run_id));
+    EXPECT_CONTAINS(message, column);
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("PRAGMA ignore_check_constraints = ON; UPDATE runs SET " + column + " = " +
+                 (column == "hosts" ? "'[]'" : "'{}'"),
+             "repairing");
+  }
+}
+
 TEST_F(ResultsDbTest, ReaderCannotWrite) {
   { ResultsDb::open_for_writing(path_).begin_suite(suite_info("s")); }
   ResultsDb reader = ResultsDb::open_for_reading(path_);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -271,6 +272,11 @@ TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
            {"/trainscope/default_batch", "4", "'trainscope.default_batch' must be an integer"},
            {"/trainscope/default_batch", 0, "default_batch must be positive"},
            {"/trainscope/default_block", 1000, "default_block 1000 is larger than max_position_embeddings"},
+           // Items 9 and 12: library errors and silent wrap-arounds before.
+           {"/tie_word_embeddings", "yes", "'tie_word_embeddings' must be true or false"},
+           {"/rope_theta", std::numeric_limits<double>::infinity(), "'rope_theta' must be a finite number"},
+           {"/rope_theta", 1e39, "'rope_theta' is 1e+39, out of range for a 32-bit float"},
+           {"/hidden_size", 4294967328ll, "'hidden_size' is 4294967328, out of range for a 32-bit integer"},
        }) {
     nlohmann::json j = good;
     j[nlohmann::json::json_pointer(b.path)] = b.value;

@@ -143,6 +143,12 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
     const std::string what = fmt::format("data source '{}': option '{}'", spec, key);
     if (key == "docs") {
       docs = parse_count(value, what);
+      // Train stories are numbered from 0, validation stories from here.
+      if (docs >= kValidationStoryBase) {
+        throw Error(fmt::format("{}: {} stories would run into the validation stories (at most "
+                                "{})",
+                                what, docs, kValidationStoryBase - 1));
+      }
     } else if (key == "valid_docs") {
       valid_docs = parse_count(value, what);
     } else if (key == "seed") {

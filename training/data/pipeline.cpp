@@ -335,11 +335,28 @@ class DataPipeline final : public BatchSource {
 
 }  // namespace
 
+namespace {
+
+// A data set that cannot fit in memory is a request this machine cannot
+// meet: say which source, not std::bad_alloc.
+std::unique_ptr<BatchSource> make_pipeline(const DataOptions& options, const Tokenizer& tokenizer,
+                                           std::unique_ptr<DocumentSource> docs) {
+  const int64_t documents = docs->size();
+  try {
+    return std::make_unique<DataPipeline>(options, tokenizer, std::move(docs));
+  } catch (const std::bad_alloc&) {
+    throw Error(fmt::format("data source '{}': its {} documents do not fit in this machine's "
+                            "memory",
+                            options.source, documents));
+  }
+}
+
+}  // namespace
+
 std::unique_ptr<BatchSource> open_batch_source(const DataOptions& options,
                                                const Tokenizer& tokenizer) {
   validate_options(options);
-  auto docs = open_document_source(options, options.split);
-  return std::make_unique<DataPipeline>(options, tokenizer, std::move(docs));
+  return make_pipeline(options, tokenizer, open_document_source(options, options.split));
 }
 
 std::unique_ptr<BatchSource> open_validation_source(const DataOptions& options,
@@ -350,7 +367,7 @@ std::unique_ptr<BatchSource> open_validation_source(const DataOptions& options,
   validate_options(valid);
   auto docs = open_document_source(valid, valid.split, /*missing_split_ok=*/true);
   if (!docs) return nullptr;
-  return std::make_unique<DataPipeline>(valid, tokenizer, std::move(docs));
+  return make_pipeline(valid, tokenizer, std::move(docs));
 }
 
 }  // namespace trainscope::training
