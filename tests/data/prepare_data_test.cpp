@@ -1,6 +1,7 @@
 #include "training/data/prepare_data.h"
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +139,23 @@ TEST(PrepareDataTest, BothFilesChangeTogetherOrNotAtAll) {
   for (const auto& e : std::filesystem::directory_iterator(dir.file("out"))) files += e.exists();
   EXPECT_EQ(files, 2) << "a temporary was left behind";
   EXPECT_EQ(first.train + first.valid, first.kept);
+}
+
+TEST(PrepareDataTest, AFifoInputIsNamedForWhatItIs) {
+  TempDir dir;
+  const std::string fifo = dir.file("pipe.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  PrepareOptions o;
+  o.input = fifo;
+  o.out_dir = dir.file("out");
+  ByteTokenizer tok;
+  try {
+    prepare_data(o, tok);
+    ADD_FAILURE() << "a FIFO was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("FIFO"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("does not exist"), std::string::npos) << e.what();
+  }
 }
 
 TEST(PrepareDataTest, NothingWrittenWhenNothingKept) {

@@ -1,5 +1,7 @@
 #include "training/data/document_source.h"
 
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include "kernels/check.h"
@@ -239,6 +241,18 @@ TEST(SourcesTest, AnImpossiblyLargeBuiltinCorpusIsBadInput) {
       EXPECT_NE(std::string(e.what()).find(source), std::string::npos) << e.what();
     }
   }
+}
+
+// Items 11 and 14: a FIFO (or other stream) as the data file is refused at
+// once, saying what it is: reading it would block until a writer came, and
+// the index-then-read design needs a file it can read twice.
+TEST(SourcesTest, AFifoIsRefusedNotWaitedOn) {
+  TempDir dir;
+  const std::string fifo = dir.file("stream.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string message = error_of([&] { open_document_source(options_for(fifo), "train"); });
+  EXPECT_NE(message.find(fifo), std::string::npos) << message;
+  EXPECT_NE(message.find("FIFO"), std::string::npos) << message;
 }
 
 }  // namespace

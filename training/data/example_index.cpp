@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
 #include <cstring>
 #include <string_view>
 
@@ -107,10 +108,29 @@ class LineSink {
 
 }  // namespace
 
+void require_seekable_file(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  const char* kind = fs::is_fifo(status)               ? "a FIFO (named pipe)"
+                     : fs::is_character_file(status)   ? "a character device"
+                     : fs::is_socket(status)           ? "a socket"
+                     : fs::is_block_file(status)       ? "a block device"
+                     : fs::is_directory(status)        ? "a directory"
+                                                       : nullptr;
+  if (kind != nullptr) {
+    throw Error(fmt::format("data file '{}' is {}: data is indexed, then read by offset, so it "
+                            "must be a regular file (save the stream to one first)",
+                            path, kind));
+  }
+}
+
 ExampleIndex ExampleIndex::scan(const std::string& path, const ScanOptions& options) {
   if (options.format == FileFormat::kText && !options.one_per_line && options.delimiter.empty()) {
     throw Error(fmt::format("{}: the document delimiter is empty (set one, or one per line)", path));
   }
+  // Opening a FIFO would wait, silently, for a writer.
+  require_seekable_file(path);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     throw Error(fmt::format("cannot open data file '{}': {}", path, std::strerror(errno)));

@@ -45,6 +45,11 @@ struct IndexEntry {
   int64_t line = 0;    // 1-based line of its first byte
 };
 
+// Error naming `path` and what it is unless it is a regular file (or a
+// missing one, which opening reports): the index is made in one pass and the
+// records are read by offset after.
+void require_seekable_file(const std::string& path);
+
 class ExampleIndex {
  public:
   // Scans `path`; throws trainscope::Error naming the file (and line) when it

@@ -63,9 +63,10 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer& token
     throw Error(fmt::format("--max-seq-length: {} must not be negative", options.max_seq_length));
   }
   std::error_code ec;
-  if (!fs::is_regular_file(options.input, ec)) {
-    throw Error(fmt::format("input file '{}' does not exist or is not a file", options.input));
+  if (!fs::exists(options.input, ec)) {
+    throw Error(fmt::format("input file '{}' does not exist", options.input));
   }
+  require_seekable_file(options.input);
 
   ScanOptions scan;
   scan.format = FileFormat::kJsonl;
