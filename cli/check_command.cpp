@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
 #include "report/regression_check.h"
@@ -64,14 +65,14 @@ void add_check_command(CLI::App& app) {
   sub->add_option("--threshold", flags->threshold,
                   "Timing regressions: percent by which the median must get worse")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   sub->add_option("--alpha", flags->alpha, "Significance level of the Mann-Whitney U test")
       ->capture_default_str()
-      ->check(CLI::Range(1e-9, 1.0));
+      ->check(strictly_between(0, 1));
   sub->add_option("--loss-tolerance", flags->loss_tolerance,
                   "Losses at a fixed seed may differ by this much relative to max(1, |loss|)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   sub->add_option("--ratio", flags->ratios,
                   "Ratio rule between two cases of the current suite, repeatable: "
                   "[step_time|tokens_per_s:]CASE_A/CASE_B<=BOUND or >=BOUND, on the medians "

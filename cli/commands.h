@@ -5,6 +5,9 @@
 #ifndef TRAINSCOPE_CLI_COMMANDS_H_
 #define TRAINSCOPE_CLI_COMMANDS_H_
 
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 namespace trainscope::cli {
@@ -18,6 +21,10 @@ void add_suite_command(CLI::App& app);
 void add_allreduce_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+
+// Error (the flag parser's message) unless `args` are flags `train` accepts:
+// for suites' extra_args, checked before any case runs.
+void check_train_args(const std::vector<std::string>& args);
 
 // Thrown by a command that completed and must make trainscope exit with
 // `code` without an error message (monitor passes on its child's status).

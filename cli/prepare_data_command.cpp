@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "training/data/prepare_data.h"
 #include "training/tokenizers/tokenizer.h"
 
@@ -37,7 +38,8 @@ void add_prepare_data_command(CLI::App& app) {
       ->default_val("text");
   cmd->add_option("--max-record-bytes", options->max_record_bytes,
                   "A longer input line is an error")
-      ->default_val(training::kDefaultMaxRecordBytes);
+      ->default_val(training::kDefaultMaxRecordBytes)
+      ->check(at_least(1));
   cmd->callback([options, tokenizer_spec] {
     const auto tokenizer = training::make_tokenizer(*tokenizer_spec);
     const training::PrepareResult r = training::prepare_data(*options, *tokenizer);

@@ -13,11 +13,48 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "suites/runner.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::cli {
+namespace {
+
+// The command as typed, every flag included, for the suite's record.
+std::string this_command_line() {
+  std::vector<std::string> args;
+  std::string text;
+  try {
+    text = read_file("/proc/self/cmdline");
+  } catch (const Error&) {
+  }
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = text.find('\0', at);
+    args.push_back(text.substr(at, end - at));
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  if (!args.empty()) args[0] = "trainscope";
+  return suites::shell_join(args);
+}
+
+// A case's extra_args are flags for `trainscope train`: wrong ones fail now,
+// naming the suite and the case, not when the case runs.
+void check_extra_args(const suites::Suite& s) {
+  for (const auto& c : s.cases) {
+    if (c.kind != suites::CaseKind::kTrain || c.extra_args.empty()) continue;
+    try {
+      check_train_args(c.extra_args);
+    } catch (const Error& e) {
+      throw Error(fmt::format("{}: case '{}': extra_args: {}",
+                              s.file.empty() ? s.name : s.file.string(), c.name, e.what()));
+    }
+  }
+}
+
+}  // namespace
+
 void add_suite_command(CLI::App& app) {
   CLI::App* suite = app.add_subcommand(
       "suite",
@@ -85,7 +122,7 @@ void add_suite_command(CLI::App& app) {
       ->allow_extra_args(false);
   run->add_option("--repeat", f->o.repeat,
                   "Run every case K times (overrides the suite's repetitions)")
-      ->check(CLI::PositiveNumber);
+      ->check(at_least(1));
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
   auto* timeout = run->add_option("--timeout", f->timeout_s,
                                   "Per-case timeout in seconds (overrides the suite's timeout_s)");
@@ -97,11 +134,9 @@ void add_suite_command(CLI::App& app) {
     f->o.hostfile = f->hostfile;
     // Given at all, even as 0: the runner then says it must be positive.
     if (timeout->count() > 0) f->o.timeout_s = f->timeout_s;
-    f->o.command_line = "trainscope suite run " + f->suite;
-    if (!f->hostfile.empty()) f->o.command_line += " --hostfile " + f->hostfile;
-    if (!f->o.tcp_interface.empty()) f->o.command_line += " --tcp-interface " + f->o.tcp_interface;
-    for (const auto& a : f->o.extra_mpirun_args) f->o.command_line += " --extra-mpirun-args=" + a;
+    f->o.command_line = this_command_line();
     const suites::Suite s = suites::resolve_suite(f->suite);
+    check_extra_args(s);
     const suites::SuiteResult r = suites::run_suite(s, f->o);
     if (r.exit_code() != 0) throw SilentExit{r.exit_code()};
   });

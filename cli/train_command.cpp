@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "comm/communicator.h"
 #include "kernels/check.h"
 #include "training/model_config.h"
@@ -16,34 +17,6 @@
 
 namespace trainscope::cli {
 namespace {
-
-// Flag validators whose messages say what is wrong in words (CLI11's own
-// print the whole double range).
-const CLI::Validator kPositive(
-    [](std::string& v) {
-      double x = 0;
-      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x > 0
-                 ? std::string()
-                 : "must be a positive number, got " + v;
-    },
-    "POSITIVE");
-const CLI::Validator kNonNegative(
-    [](std::string& v) {
-      double x = 0;
-      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && x >= 0
-                 ? std::string()
-                 : "must be a non-negative number, got " + v;
-    },
-    "NON-NEGATIVE");
-// For values where 0 or a negative number means something (off, whole):
-// only NaN and infinity are nonsense.
-const CLI::Validator kFinite(
-    [](std::string& v) {
-      double x = 0;
-      return CLI::detail::lexical_cast(v, x) && std::isfinite(x) ? std::string()
-                                                                 : "must be a finite number, got " + v;
-    },
-    "NUMBER");
 
 struct TrainFlags {
   training::TrainOptions o;
@@ -89,16 +62,10 @@ void run(TrainFlags& f) {
   }
 }
 
-}  // namespace
-
-void add_train_command(CLI::App& app) {
-  auto flags = std::make_shared<TrainFlags>();
+// The flags of `train`, on `cmd`, filling `flags`.
+void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
+  TrainFlags* flags = flags_ptr;
   training::TrainOptions& o = flags->o;
-  auto* cmd = app.add_subcommand(
-      "train",
-      "Train the Llama-style model and report loss, step time, tokens/s, memory by category and "
-      "phase times. Run it directly, or under mpirun for data parallelism (every rank runs this "
-      "same command; --batch is the global batch).");
   auto* model = cmd->add_option("--model", o.model,
                   "Preset (" + fmt::format("{}", fmt::join(training::model_preset_names(), ", ")) +
                       ") or a Hugging Face style config.json")
@@ -207,7 +174,31 @@ void add_train_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_flag("--quiet", o.quiet, "Print nothing but errors");
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto flags = std::make_shared<TrainFlags>();
+  auto* cmd = app.add_subcommand(
+      "train",
+      "Train the Llama-style model and report loss, step time, tokens/s, memory by category and "
+      "phase times. Run it directly, or under mpirun for data parallelism (every rank runs this "
+      "same command; --batch is the global batch).");
+  add_train_flags(cmd, flags.get());
   cmd->callback([flags] { run(*flags); });
+}
+
+void check_train_args(const std::vector<std::string>& args) {
+  CLI::App app;
+  TrainFlags flags;
+  add_train_flags(&app, &flags);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 parses from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw Error(e.what());
+  }
 }
 
 }  // namespace trainscope::cli

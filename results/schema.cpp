@@ -118,6 +118,13 @@ void check_schema_compatible(sqlite::Connection& db) {
       throw Error(fmt::format(
           "{} is a SQLite database but not a trainscope results database", file));
     }
+    if (objects != 0) {
+      throw Error(fmt::format(
+          "{} is a trainscope results database whose schema version was reset to 0 (PRAGMA "
+          "user_version): it is neither read nor migrated; if nothing else was changed, set "
+          "PRAGMA user_version = {} again",
+          file, kSchemaVersion));
+    }
     return;
   }
   if (app_id != kApplicationId) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 namespace trainscope::results::sqlite {
@@ -24,14 +25,16 @@ Connection::Connection(const fs::path& path, Mode mode, int busy_timeout_ms)
       throw Error(fmt::format("results database {} does not exist", path.string()));
     }
   } else {
-    // SQLite's own message for a missing directory is "unable to open
-    // database file"; say which part is wrong.
+    // SQLite's own message for a directory it cannot use is "unable to open
+    // database file" with whatever errno came last; say which part is wrong
+    // (the directory must also take the WAL and shared-memory files).
     fs::path dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) {
       throw Error(fmt::format("cannot create results database {}: directory {} does not exist",
                               path.string(), dir.string()));
     }
+    check_writable(path, "results database");
   }
   int flags = (mode == Mode::kReadOnly ? SQLITE_OPEN_READONLY
                                        : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) |
@@ -71,12 +74,18 @@ void Connection::fail(int rc, std::string_view context) const {
           busy_timeout_ms_, context, detail));
     case SQLITE_READONLY:
     case SQLITE_PERM:
-    case SQLITE_CANTOPEN:
-    case SQLITE_IOERR:
-    case SQLITE_FULL: {
+    case SQLITE_CANTOPEN: {
       int err = db_ ? sqlite3_system_errno(db_) : 0;
       throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context,
                               detail, err ? fmt::format(" ({})", std::strerror(err)) : ""));
+    }
+    case SQLITE_IOERR:
+    case SQLITE_FULL: {
+      // The disk failed the work (full, quota, I/O): not the user's input.
+      int err = db_ ? sqlite3_system_errno(db_) : 0;
+      throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context,
+                              detail, err ? fmt::format(" ({})", std::strerror(err)) : ""),
+                  kExitFailure);
     }
     default:
       throw Error(fmt::format("results database {}: {}: {}", file, context, detail));

@@ -17,6 +17,7 @@
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "training/data/data_options.h"
+#include "training/model_config.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
 #define TRAINSCOPE_SUITES_SOURCE_DIR "suites"
@@ -115,6 +116,8 @@ std::string Parser::resolve_model(const toml::node& n, const std::string& v) con
   if (!std::filesystem::is_regular_file(p)) {
     fail(n, fmt::format("model config '{}' not found (looked for {})", v, p.string()));
   }
+  // Read now: a config the trainer would refuse fails the suite before any case runs.
+  canonical(n, [&] { return training::resolve_model(p.string()).name; });
   return std::filesystem::weakly_canonical(p).string();
 }
 

@@ -140,6 +140,48 @@ TEST(FaultsTest, ConflictingOrIgnoredTrainOptionsAreErrors) {
   }
 }
 
+// Item 14: flag values out of range say so in words (not CLI11's "not in
+// range 0.000000 to 1.000000" or DBL_MAX), and a negative record limit is
+// refused.
+TEST(FaultsTest, OutOfRangeFlagsSaySoInWords) {
+  testing::TempDir dir("faults");
+  const std::string in = shell_quote(dir.write("in.jsonl", "{\"text\": \"x\"}\n"));
+  for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"check --db x.db --alpha 0", "--alpha: must be above 0 and below 1, got 0"},
+           {"suite run smoke --dry-run --repeat 0", "--repeat: must be at least 1, got 0"},
+           {"prepare-data " + in + " --out " + shell_quote(dir.file("o")) +
+                " --max-record-bytes -1",
+            "--max-record-bytes: must be at least 1, got -1"},
+       }) {
+    const auto r = run_trainscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, needle);
+    EXPECT_EQ(r.output.find("0000000"), std::string::npos) << r.output;
+  }
+}
+
+// Item 14: a suite whose case has bad extra_args, or a model config that is
+// not valid, fails before anything runs (exit 2), naming the suite file.
+TEST(FaultsTest, SuiteCasesAreCheckedBeforeAnyRuns) {
+  testing::TempDir dir("faults");
+  dir.write("bad-model.json", "{\"hidden_size\": \"wide\"}");
+  const std::string base = "name = \"bad\"\n[base]\nmodel = \"tiny\"\nsteps = 2\n";
+  for (const auto& [suite, needle] : std::vector<std::pair<std::string, std::string>>{
+           {base + "extra_args = [\"--no-such-flag\"]\n[[case]]\nmode = \"naive\"\n",
+            "--no-such-flag"},
+           {base + "[[case]]\nmode = \"naive\"\nmodel = \"bad-model.json\"\n",
+            "hidden_size"},
+       }) {
+    const std::string file = dir.write("bad.toml", suite);
+    const auto r = run_trainscope("suite run " + shell_quote(file) + " --db " +
+                                  shell_quote(dir.file("r.db")));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, needle);
+    EXPECT_CONTAINS(r.output, file);
+    EXPECT_FALSE(fs::exists(dir / "r.db")) << "the suite started before the error";
+  }
+}
+
 // Item 15: hosts with different core counts give their ranks different
 // thread counts; the replicas must still end identical (the trainer checks
 // a hash of every rank's parameters and fails the run otherwise).

@@ -1,6 +1,7 @@
 #include "results/results_db.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -454,6 +455,67 @@ TEST_F(ResultsDbTest, CorruptJsonInARunsRowNamesTheDatabaseRunAndColumn) {
                  (column == "hosts" ? "'[]'" : "'{}'"),
              "repairing");
   }
+}
+
+// Item 14: a database directory that takes no files names the real reason,
+// not "No such file or directory" (sysfs refuses new files even to root).
+TEST_F(ResultsDbTest, ADirectoryThatTakesNoFilesSaysWhy) {
+  const std::string message = error_of([] { ResultsDb::open_for_writing("/sys/results.db"); });
+  EXPECT_CONTAINS(message, "/sys");
+  EXPECT_EQ(message.find("No such file"), std::string::npos) << message;
+}
+
+// Item 14: a trainscope database whose user_version was reset by hand is
+// damaged, not "empty".
+TEST_F(ResultsDbTest, AResetSchemaVersionIsNotCalledEmpty) {
+  { ResultsDb::open_for_writing(path_); }
+  {
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("PRAGMA user_version = 0", "resetting");
+  }
+  for (bool writing : {false, true}) {
+    const std::string message = error_of([&] {
+      if (writing) ResultsDb::open_for_writing(path_); else ResultsDb::open_for_reading(path_);
+    });
+    EXPECT_CONTAINS(message, path_.string());
+    EXPECT_CONTAINS(message, "schema version");
+    EXPECT_EQ(message.find("empty"), std::string::npos) << message;
+  }
+}
+
+// Item 14: a disk that fills up under the database is a failure of the work
+// (exit code 1), not bad input, and leaves the database whole. The full
+// disk is a file-size limit (RLIMIT_FSIZE) in a child process.
+TEST_F(ResultsDbTest, AFullDiskIsAFailureAndLeavesTheDatabaseWhole) {
+  int64_t suite_id = 0;
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    suite_id = db.begin_suite(suite_info("s"));
+  }
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{1 << 20, 1 << 20};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      ResultsDb db = ResultsDb::open_for_writing(path_);
+      const int64_t run_id = db.begin_run(suite_id, run_case("big"));
+      RunSummary big = sample_summary(4, 20000);
+      db.finish_run(run_id, RunStatus::kOk, 0, "", &big);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      ::_exit(e.exit_code() == kExitFailure ? 42 : 43);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 42) << "expected an Error with exit code 1 (43: another code)";
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  EXPECT_EQ(db.integrity_check(), "ok");
+  EXPECT_EQ(count_rows("steps", db.list_runs(suite_id).at(0).id), 0);
 }
 
 TEST_F(ResultsDbTest, ReaderCannotWrite) {

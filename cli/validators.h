@@ -1,0 +1,49 @@
+// Flag validators whose messages say what is wrong in words: CLI11's own
+// print their whole range ("not in range 0.000000 to 1797...").
+#ifndef TRAINSCOPE_CLI_VALIDATORS_H_
+#define TRAINSCOPE_CLI_VALIDATORS_H_
+
+#include <cmath>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace trainscope::cli {
+
+// A finite number for which `ok` holds; else "must be WHAT, got VALUE".
+template <typename Ok>
+CLI::Validator number_that(const std::string& what, const std::string& name, Ok ok) {
+  return CLI::Validator(
+      [what, ok](std::string& v) {
+        double x = 0;
+        return CLI::detail::lexical_cast(v, x) && std::isfinite(x) && ok(x)
+                   ? std::string()
+                   : "must be " + what + ", got " + v;
+      },
+      name);
+}
+
+inline const CLI::Validator kPositive =
+    number_that("a positive number", "POSITIVE", [](double x) { return x > 0; });
+inline const CLI::Validator kNonNegative =
+    number_that("a non-negative number", "NON-NEGATIVE", [](double x) { return x >= 0; });
+// For values where 0 or a negative number means something (off, whole):
+// only NaN and infinity are nonsense.
+inline const CLI::Validator kFinite =
+    number_that("a finite number", "NUMBER", [](double) { return true; });
+
+inline CLI::Validator at_least(long long low) {
+  return number_that(fmt::format("at least {}", low), fmt::format(">={}", low),
+                     [low](double x) { return x >= static_cast<double>(low); });
+}
+
+inline CLI::Validator strictly_between(double low, double high) {
+  return number_that(fmt::format("above {} and below {}", low, high),
+                     fmt::format("({},{})", low, high),
+                     [low, high](double x) { return x > low && x < high; });
+}
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_VALIDATORS_H_
