@@ -169,6 +169,9 @@ void ProcessPoller::classify(pid_t pid, const std::string& comm, Known* known) {
   if (env_err != 0 && !vanished(env_err)) warn_once(pid, "environ", env_err, known->command);
   known->rank = env_err == 0 ? rank_from_environ(text) : -1;
   known->role = known->rank >= 0 ? ProcessRole::kRank : ProcessRole::kOther;
+  // An empty environment is what a process in the middle of exec shows (the
+  // new image's name is set before its environment): look again next poll.
+  known->settled = known->role != ProcessRole::kOther || !text.empty() || env_err != 0;
 }
 
 const std::vector<ProcessSample>& ProcessPoller::poll() {
@@ -182,7 +185,7 @@ const std::vector<ProcessSample>& ProcessPoller::poll_at(double time_seconds) {
   for (const ProcStat& stat : tree) {
     if (!options_.include_root && stat.pid == root_) continue;
     Known& known = known_[stat.pid];
-    if (known.comm != stat.comm) classify(stat.pid, stat.comm, &known);
+    if (known.comm != stat.comm || !known.settled) classify(stat.pid, stat.comm, &known);
     ProcessSample s;
     s.time_seconds = time_seconds;
     s.pid = stat.pid;

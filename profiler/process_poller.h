@@ -5,7 +5,8 @@
 // every /proc/PID/stat for its ppid where that file does not exist), then reads
 // each process's RSS (from /proc/PID/stat) and PSS (/proc/PID/smaps_rollup,
 // -1 when unreadable). Each process is classified once per program it runs
-// (re-checked when its comm changes, i.e. after exec):
+// (re-checked when its comm changes, i.e. after exec, and while its
+// environment reads empty, as it does in the middle of an exec):
 //  * launcher: mpirun, mpiexec, orterun, orted, prte, prted, prterun,
 //    hydra_pmi_proxy, mpiexec.hydra, hydra_nameserver;
 //  * rank: its environment (/proc/PID/environ) has OMPI_COMM_WORLD_RANK, else
@@ -128,6 +129,7 @@ class ProcessPoller {
  private:
   struct Known {
     std::string comm;  // to notice exec
+    bool settled = false;  // false: classified from an empty environment; look again
     ProcessRole role = ProcessRole::kOther;
     int rank = -1;
     std::string command;

@@ -92,6 +92,34 @@ TEST(ProcessPollerTest, PollsItselfAndSeesChildren) {
   EXPECT_TRUE(poller.poll().size() >= 1u);  // the reaped child simply disappears
 }
 
+// A process seen before its rank's environment is readable (during exec the
+// new image's environment appears after its name) must still become a rank
+// later: rank 0 used to stay `other` for a whole run, 1 run in 10. Here a
+// process with an empty environment execs, under the same name, into one
+// whose environment names rank 0.
+TEST(ProcessPollerTest, AProcessSeenBeforeItsRankEnvironmentBecomesARank) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    char* empty_env[] = {nullptr};
+    ::execle("/bin/sh", "sh", "-c",
+             "sleep 0.4; exec /usr/bin/env OMPI_COMM_WORLD_RANK=0 /bin/sh -c 'sleep 2'",
+             static_cast<char*>(nullptr), empty_env);
+    ::_exit(127);
+  }
+  ProcessPoller poller(child);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  ASSERT_FALSE(poller.poll().empty());
+  EXPECT_EQ(poller.last_poll()[0].role, ProcessRole::kOther);
+  std::this_thread::sleep_for(std::chrono::milliseconds(900));  // past the exec
+  int rank = -1;
+  for (const ProcessSample& p : poller.poll()) {
+    if (p.pid == child) rank = p.rank;
+  }
+  EXPECT_EQ(rank, 0) << "still classified by its first look";
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
 TEST(MonitorTest, FollowsAWholeShellTree) {
   // A second each: long enough to be seen by a poller that a loaded machine
   // delays (half a second was missed now and then under load).
