@@ -152,6 +152,37 @@ TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   fs::remove_all(dir);
 }
 
+// Loads a tiny-preset checkpoint made of the 8-byte length, `header` and a
+// zeroed data section of the right size; expects an Error mentioning `needle`.
+void expect_bad_header(const std::string& header, const std::string& needle) {
+  const fs::path dir = temp_dir("header");
+  const ParamLayout layout(model_preset("tiny"));
+  const fs::path file = dir / "model.safetensors";
+  {
+    std::ofstream out(file, std::ios::binary);
+    const uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+    out << header << std::string(layout.total() * 4, '\0');
+  }
+  std::vector<float> arena(layout.total());
+  try {
+    load_safetensors(file, layout, arena);
+    ADD_FAILURE() << "expected an error mentioning " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+  fs::remove_all(dir);
+}
+
+// Found by tests/fuzz/safetensors_fuzz: a number beyond a double in the
+// header escaped the JSON reader as nlohmann's out_of_range.
+TEST(SafetensorsTest, NumberBeyondDoubleInHeaderIsBadInput) {
+  expect_bad_header(
+      R"({"lm_head.weight":{"data_offsets":[115840,149120],"dtype":"F32","shape":[260,321e400]}})",
+      "number overflow");
+}
+
 TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {
   auto comm = comm::make_communicator("local");
   TrainOptions o = tiny_options(20);
