@@ -183,6 +183,18 @@ TEST(SafetensorsTest, NumberBeyondDoubleInHeaderIsBadInput) {
       "number overflow");
 }
 
+// data_offsets at the ends of int64: their difference overflowed (undefined
+// behaviour, flagged by UBSan in tests/fuzz/safetensors_fuzz). The second
+// pair's wrapped difference is the tensor's size, so it passed the check and
+// failed later with a misleading "read failed".
+TEST(SafetensorsTest, DataOffsetsAtTheEndsOfInt64AreBadInput) {
+  const std::string embed = R"({"model.embed_tokens.weight":{"dtype":"F32","shape":[260,32],)";
+  expect_bad_header(embed + R"("data_offsets":[-9223372036854775808,33280]}})",
+                    "tensor 'model.embed_tokens.weight' has inconsistent data_offsets");
+  expect_bad_header(embed + R"("data_offsets":[9223372036854775707,-9223372036854742629]}})",
+                    "tensor 'model.embed_tokens.weight' has inconsistent data_offsets");
+}
+
 TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {
   auto comm = comm::make_communicator("local");
   TrainOptions o = tiny_options(20);
