@@ -116,6 +116,19 @@ TEST(TrainerTest, SaveLoadGivesIdenticalLogits) {
   fs::remove_all(dir);
 }
 
+// Loading `file` against `layout` must fail with a bad-input Error that
+// mentions `needle`.
+void expect_load_error(const fs::path& file, const ParamLayout& layout, const std::string& needle) {
+  std::vector<float> arena(layout.total());
+  try {
+    load_safetensors(file, layout, arena);
+    ADD_FAILURE() << "expected an error mentioning " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+}
+
 TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   const fs::path dir = temp_dir("badckpt");
   const ModelConfig c = model_preset("tiny");
@@ -123,37 +136,29 @@ TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   m.init_weights(1);
   const fs::path file = dir / "model.safetensors";
   save_safetensors(file, m.layout(), m.params());
-  auto expect_error = [&](const fs::path& p, const ParamLayout& layout, const std::string& needle) {
-    std::vector<float> arena(layout.total());
-    try {
-      load_safetensors(p, layout, arena);
-      ADD_FAILURE() << "expected an error mentioning " << needle;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
   // Unreadable.
-  expect_error(dir / "missing.safetensors", m.layout(), "cannot read");
+  expect_load_error(dir / "missing.safetensors", m.layout(), "cannot read");
   // Truncated.
   const fs::path cut = dir / "cut.safetensors";
   fs::copy_file(file, cut);
   fs::resize_file(cut, fs::file_size(file) - 100);
-  expect_error(cut, m.layout(), "truncated");
+  expect_load_error(cut, m.layout(), "truncated");
   // Shapes that do not match the config: the tensor is named.
   ModelConfig wider = c;
   wider.mlp_dim = 96;
-  expect_error(file, ParamLayout(wider), "model.layers.0.mlp.gate_proj.weight");
+  expect_load_error(file, ParamLayout(wider), "model.layers.0.mlp.gate_proj.weight");
   // Garbage.
   const fs::path junk = dir / "junk.safetensors";
   std::ofstream(junk) << "definitely not a checkpoint";
-  expect_error(junk, m.layout(), junk.string());
+  expect_load_error(junk, m.layout(), junk.string());
   // A resume from a directory that is not a checkpoint.
   EXPECT_THROW(find_checkpoint(dir), Error);
   fs::remove_all(dir);
 }
 
-// Loads a tiny-preset checkpoint made of the 8-byte length, `header` and a
-// zeroed data section of the right size; expects an Error mentioning `needle`.
+// A tiny-preset checkpoint made of the 8-byte length, `header` and a zeroed
+// data section of the right size must fail to load with an Error mentioning
+// `needle`.
 void expect_bad_header(const std::string& header, const std::string& needle) {
   const fs::path dir = temp_dir("header");
   const ParamLayout layout(model_preset("tiny"));
@@ -164,14 +169,7 @@ void expect_bad_header(const std::string& header, const std::string& needle) {
     for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
     out << header << std::string(layout.total() * 4, '\0');
   }
-  std::vector<float> arena(layout.total());
-  try {
-    load_safetensors(file, layout, arena);
-    ADD_FAILURE() << "expected an error mentioning " << needle;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    EXPECT_EQ(e.exit_code(), kExitBadInput);
-  }
+  expect_load_error(file, layout, needle);
   fs::remove_all(dir);
 }
 
