@@ -14,7 +14,8 @@ using nlohmann::json;
 json parse_json(std::string_view text, std::string_view where) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error, or out_of_range for a number beyond a double ("1e400").
     throw Error(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }
 }

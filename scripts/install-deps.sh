@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainscope needs to build, test and run.
 # Run as root (or through sudo) on Debian 12 (bookworm) or newer.
+# --fuzz adds clang 14 and its libFuzzer runtime for scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,9 @@ packages=(
   chromium                            # report test: renders the HTML report headless
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
 )
+if [[ ${1:-} == --fuzz ]]; then
+  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
+fi
 
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi

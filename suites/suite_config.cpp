@@ -37,6 +37,9 @@ const std::vector<std::string> kTrainBase = {"data",       "tokenizer", "batch",
                                              "shard",      "lr",        "extra_args"};
 const std::vector<std::string> kSweepBase = {"min_bytes", "max_bytes", "factor", "iters",
                                              "warmup"};
+// Far more cases than a suite could ever run; the grid is checked against it
+// before expanding, since a few hundred bytes of axes can name millions.
+constexpr double kMaxGridCombinations = 10000;
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -99,6 +102,8 @@ class Parser {
   void apply(SuiteCase& c, const std::string& key, const toml::node& n) const;
   void check_keys(const toml::table& t, const std::vector<std::string>& allowed,
                   std::string_view where) const;
+  using GridAxes = std::vector<std::pair<std::string, const toml::array*>>;
+  void check_grid_size(const toml::node& grid, const GridAxes& axes) const;
   std::string resolve_model(const toml::node& n, const std::string& v) const;
   std::string case_name(const SuiteCase& c, bool with_model) const;
   void finalize(SuiteCase& c) const;
@@ -189,6 +194,20 @@ void Parser::check_keys(const toml::table& t, const std::vector<std::string>& al
       throw Error(fmt::format("{}: unknown key '{}' in {} (allowed: {})", at(k.source()), k.str(),
                               where, fmt::join(allowed, ", ")));
     }
+  }
+}
+
+void Parser::check_grid_size(const toml::node& grid, const GridAxes& axes) const {
+  double combinations = 1;  // a double: the product of a hostile file's axes overflows int64
+  std::vector<std::string> sizes;
+  for (const auto& [axis, values] : axes) {
+    combinations *= static_cast<double>(values->size());
+    sizes.push_back(fmt::format("{} {}", axis, values->size()));
+  }
+  if (combinations > kMaxGridCombinations) {
+    fail(grid, fmt::format("the grid has {:.0f} combinations ({}), more than the {:.0f} a suite "
+                           "may have",
+                           combinations, fmt::join(sizes, " x "), kMaxGridCombinations));
   }
 }
 
@@ -320,7 +339,7 @@ Suite Parser::parse(std::string_view text) {
     if (!grid) fail(*grid_node, "'grid' must be a table");
     check_keys(*grid, axes, "[grid]");
     // Axes in a fixed order so case order does not depend on the file's.
-    std::vector<std::pair<std::string, const toml::array*>> dims;
+    GridAxes dims;
     for (const std::string& axis : axes) {
       const toml::node* n = grid->get(axis);
       if (!n) continue;
@@ -330,6 +349,7 @@ Suite Parser::parse(std::string_view text) {
       if (axis == "model" && a->size() > 1) model_varies = true;
       dims.emplace_back(axis, a);
     }
+    check_grid_size(*grid_node, dims);
     std::vector<size_t> index(dims.size(), 0);
     while (true) {
       SuiteCase c = base;

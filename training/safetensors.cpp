@@ -39,7 +39,9 @@ std::pair<int64_t, int64_t> data_range(const JsonReader& e, const TensorSpec& t)
                             shape_string(shape), shape_string(t.shape)));
   }
   const auto offsets = int_list(e["data_offsets"]);
-  if (offsets.size() != 2 || offsets[1] - offsets[0] != t.numel * 4 || offsets[0] < 0) {
+  // Sign and order first: then the subtraction cannot overflow.
+  if (offsets.size() != 2 || offsets[0] < 0 || offsets[1] < offsets[0] ||
+      offsets[1] - offsets[0] != t.numel * 4) {
     throw Error(fmt::format("tensor '{}' has inconsistent data_offsets", t.name));
   }
   return {offsets[0], offsets[1]};

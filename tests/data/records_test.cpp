@@ -56,6 +56,21 @@ TEST(RecordsTest, ErrorsNameWhereAndWhat) {
   }
 }
 
+// Found by tests/fuzz/records_fuzz: a number beyond a double is not a JSON
+// parse error to nlohmann::json but an out_of_range exception, which escaped
+// the JSON reader as a raw std::exception instead of bad input (exit code 2).
+TEST(RecordsTest, NumberBeyondDoubleIsBadInput) {
+  try {
+    render_line(R"({"title": "no texu field", "tags": ["a", null,-1e400 02222222222A22222222222e3]})");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.jsonl:1: not valid JSON"), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("number overflow"), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+}
+
 TEST(RecordsTest, Utf8Validation) {
   EXPECT_EQ(find_invalid_utf8("plain ascii text that is long enough"), -1);
   EXPECT_EQ(find_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), -1);

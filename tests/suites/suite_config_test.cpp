@@ -130,6 +130,20 @@ TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
   EXPECT_EQ(skipped, 3);  // naive r2, naive r3, sharded r3
 }
 
+// A 526-byte suite whose grid names 30^4 = 810,000 combinations: expanding
+// them took longer than tests/fuzz/suite_fuzz's 10 s per input (and grows
+// with every axis until memory runs out). Now an error before expanding.
+TEST(SuiteConfig, GridWithTooManyCombinationsIsAnError) {
+  std::string one_to_30 = "[1";
+  for (int i = 2; i <= 30; ++i) one_to_30 += ", " + std::to_string(i);
+  one_to_30 += "]";
+  const std::string e =
+      error_of("name = \"big\"\n[grid]\nranks = " + one_to_30 + "\nthreads = " + one_to_30 +
+               "\nbucket_mb = " + one_to_30 + "\nlinks = " + one_to_30 + "\ntransport = [\"tcp\"]\n");
+  EXPECT_NE(e.find("t.toml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("810000 combinations"), std::string::npos) << e;
+}
+
 TEST(SuiteConfig, InapplicableAxesCollapse) {
   const Suite s = parse(
       "name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\n"

@@ -118,6 +118,19 @@ TEST(TrainerTest, SaveLoadGivesIdenticalLogits) {
   fs::remove_all(dir);
 }
 
+// Loading `file` against `layout` must fail with a bad-input Error that
+// mentions `needle`.
+void expect_load_error(const fs::path& file, const ParamLayout& layout, const std::string& needle) {
+  std::vector<float> arena(layout.total());
+  try {
+    load_safetensors(file, layout, arena);
+    ADD_FAILURE() << "expected an error mentioning " << needle;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+  }
+}
+
 TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   const fs::path dir = temp_dir("badckpt");
   const ModelConfig c = model_preset("tiny");
@@ -125,30 +138,21 @@ TEST(TrainerTest, BadCheckpointsAreClearErrors) {
   m.init_weights(1);
   const fs::path file = dir / "model.safetensors";
   save_safetensors(file, m.layout(), m.params());
-  auto expect_error = [&](const fs::path& p, const ParamLayout& layout, const std::string& needle) {
-    std::vector<float> arena(layout.total());
-    try {
-      load_safetensors(p, layout, arena);
-      ADD_FAILURE() << "expected an error mentioning " << needle;
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-  };
   // Unreadable.
-  expect_error(dir / "missing.safetensors", m.layout(), "cannot read");
+  expect_load_error(dir / "missing.safetensors", m.layout(), "cannot read");
   // Truncated.
   const fs::path cut = dir / "cut.safetensors";
   fs::copy_file(file, cut);
   fs::resize_file(cut, fs::file_size(file) - 100);
-  expect_error(cut, m.layout(), "truncated");
+  expect_load_error(cut, m.layout(), "truncated");
   // Shapes that do not match the config: the tensor is named.
   ModelConfig wider = c;
   wider.mlp_dim = 96;
-  expect_error(file, ParamLayout(wider), "model.layers.0.mlp.gate_proj.weight");
+  expect_load_error(file, ParamLayout(wider), "model.layers.0.mlp.gate_proj.weight");
   // Garbage.
   const fs::path junk = dir / "junk.safetensors";
   std::ofstream(junk) << "definitely not a checkpoint";
-  expect_error(junk, m.layout(), junk.string());
+  expect_load_error(junk, m.layout(), junk.string());
   // A resume from a directory that is not a checkpoint.
   EXPECT_THROW(find_checkpoint(dir), Error);
   fs::remove_all(dir);
@@ -203,14 +207,45 @@ TEST(TrainerTest, OverlappingSafetensorsOffsetsAreAnError) {
   text.append(n - text.size(), ' ');
   bytes.replace(8, n, text);
   std::ofstream(file, std::ios::binary) << bytes;
-  std::vector<float> arena(m.layout().total());
-  try {
-    load_safetensors(file, m.layout(), arena);
-    ADD_FAILURE() << "overlapping data_offsets were accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
-  }
+  expect_load_error(file, m.layout(), "overlap");
   fs::remove_all(dir);
+}
+
+// A tiny-preset checkpoint made of the 8-byte length, `header` and a zeroed
+// data section of the right size must fail to load with an Error mentioning
+// `needle`.
+void expect_bad_header(const std::string& header, const std::string& needle) {
+  const fs::path dir = temp_dir("header");
+  const ParamLayout layout(model_preset("tiny"));
+  const fs::path file = dir / "model.safetensors";
+  {
+    std::ofstream out(file, std::ios::binary);
+    const uint64_t n = header.size();
+    for (int i = 0; i < 8; ++i) out.put(static_cast<char>((n >> (8 * i)) & 0xff));
+    out << header << std::string(layout.total() * 4, '\0');
+  }
+  expect_load_error(file, layout, needle);
+  fs::remove_all(dir);
+}
+
+// Found by tests/fuzz/safetensors_fuzz: a number beyond a double in the
+// header escaped the JSON reader as nlohmann's out_of_range.
+TEST(SafetensorsTest, NumberBeyondDoubleInHeaderIsBadInput) {
+  expect_bad_header(
+      R"({"lm_head.weight":{"data_offsets":[115840,149120],"dtype":"F32","shape":[260,321e400]}})",
+      "number overflow");
+}
+
+// data_offsets at the ends of int64: their difference overflowed (undefined
+// behaviour, flagged by UBSan in tests/fuzz/safetensors_fuzz). The second
+// pair's wrapped difference is the tensor's size, so it passed the check and
+// failed later with a misleading "read failed".
+TEST(SafetensorsTest, DataOffsetsAtTheEndsOfInt64AreBadInput) {
+  const std::string embed = R"({"model.embed_tokens.weight":{"dtype":"F32","shape":[260,32],)";
+  expect_bad_header(embed + R"("data_offsets":[-9223372036854775808,33280]}})",
+                    "tensor 'model.embed_tokens.weight' has inconsistent data_offsets");
+  expect_bad_header(embed + R"("data_offsets":[9223372036854775707,-9223372036854742629]}})",
+                    "tensor 'model.embed_tokens.weight' has inconsistent data_offsets");
 }
 
 TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {

@@ -1,0 +1,14 @@
+// Fuzzes an Open MPI hostfile: suites::parse_hostfile (comments, blank lines,
+// `host slots=N max_slots=N`).
+#include "suites/suite_config.h"
+#include "tests/fuzz/fuzz_util.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace trainscope;
+  const auto hosts = fuzz::parse_or_reject(
+      [&] { return suites::parse_hostfile(fuzz::as_text(data, size), "hostfile"); });
+  if (hosts) {
+    for (const suites::HostEntry& h : *hosts) TS_CHECK(!h.host.empty() && h.slots >= 1) << h.host;
+  }
+  return 0;
+}
