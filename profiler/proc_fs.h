@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainscope::profiler {
 
@@ -38,6 +39,14 @@ struct ProcStat {
   uint64_t stime_ticks = 0;  // system CPU time, clock ticks
 };
 bool parse_proc_stat(std::string_view text, ProcStat* out);
+
+// A positive process or thread id written in decimal, nothing else.
+bool parse_pid(std::string_view text, pid_t* pid);
+
+// The ids named by the numeric entries of a /proc directory: every process
+// of /proc, every thread of /proc/PID/task. Empty when it cannot be read (the
+// process exited).
+std::vector<pid_t> list_pid_entries(const char* dir);
 
 // Value of NAME in a NUL-separated environment block (/proc/PID/environ);
 // false when absent.
