@@ -47,6 +47,9 @@ struct SuiteSpec {
   double loss_offset = 0.0;     // added to every loss
   int batch = 4;                // goes into the case config
   bool with_poller = true;
+  // Every rank's host load at start and end; unknown (as before it was
+  // recorded) unless set.
+  profiler::HostLoad load;
 };
 
 inline results::TimeStats time_stats(std::vector<double> v) {
@@ -116,6 +119,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     rr.comm = {suite.steps * (c.reduction == "per-tensor" ? 20 : 2), suite.steps * params,
                rr.phases[profiler::Phase::kComm].mean * suite.steps,
                0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
+    rr.load_start = rr.load_end = suite.load;
     s.ranks.push_back(rr);
   }
   for (int k = 0; k < suite.steps; k += 5) {
