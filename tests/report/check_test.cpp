@@ -16,6 +16,7 @@
 
 #include "kernels/check.h"
 #include "report/regression_check.h"
+#include "suites/suite_config.h"
 #include "tests/report/run_command.h"
 #include "tests/report/suite_builder.h"
 
@@ -144,6 +145,57 @@ TEST_F(CheckTest, TooFewSamplesToEverBeSignificantIsSaidAndIsNotOk) {
   lax.alpha = 0.2;
   EXPECT_EQ(find_row(check(dir_ / "a.db", dir_ / "b.db", lax), "fused", "step time")->verdict,
             Verdict::kRegression);
+}
+
+// The CI gate (scripts/smoke-check.sh): with the smoke suite's sample sizes
+// and the threshold its committed baseline carries, a 25% slowdown of every
+// case is a regression and an unchanged rerun is not, under the noise of a
+// smoke case's steps on the 2-core development machine (steps within ~6%,
+// one in ~20 preempted and 2-15x slower; run medians within ~2%).
+TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun) {
+  const suites::Suite smoke = suites::load_suite_file(TRAINSCOPE_SOURCE_DIR "/suites/smoke.toml");
+  const CheckSuite gate = load_baseline(TRAINSCOPE_SOURCE_DIR "/suites/baselines/smoke.json");
+  ASSERT_TRUE(gate.threshold_pct) << "the smoke baseline carries the gate's threshold";
+  SuiteSpec spec;
+  spec.name = "smoke";
+  spec.repetitions = smoke.repetitions;
+  spec.steps = static_cast<int>(smoke.cases.at(0).steps);
+  spec.warmup_steps = static_cast<int>(smoke.cases.at(0).warmup_steps);
+  spec.step_noise = 0.06;
+  spec.outlier_rate = 0.05;
+  spec.run_noise = 0.02;
+  for (const auto& c : smoke.cases) {
+    spec.cases.push_back({.name = c.name, .mode = c.mode, .reduction = c.reduce,
+                          .world_size = c.ranks, .step_time_s = 0.0006});
+    // The committed baseline was made with these sizes.
+    const CaseRecord* committed = gate.find(c.name);
+    ASSERT_NE(committed, nullptr) << c.name;
+    EXPECT_EQ(committed->timings.step_times_s.size(),
+              static_cast<size_t>(spec.repetitions * (spec.steps - spec.warmup_steps)))
+        << c.name << ": refresh the baseline (./scripts/smoke-check.sh --save-baseline)";
+  }
+  CheckOptions o;
+  o.threshold_pct = gate.threshold_pct;
+  ASSERT_LT(*o.threshold_pct, 25.0);
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    spec.seed = seed;
+    spec.slowdown = 1;
+    const std::string base = db(fmt::format("base{}.db", seed), spec);
+    spec.seed = seed + 100;
+    const auto rerun = check(base, db(fmt::format("rerun{}.db", seed), spec), o);
+    EXPECT_EQ(rerun.regressions(), 0) << check_table_text(rerun);
+    EXPECT_EQ(rerun.too_few_samples(), 0) << check_table_text(rerun);
+    spec.seed = seed + 200;
+    spec.slowdown = 1.25;
+    const auto slow = check(base, db(fmt::format("slow{}.db", seed), spec), o);
+    for (const auto& c : smoke.cases) {
+      const CheckRow* row = find_row(slow, c.name, "step time");
+      if (!row) row = find_row(slow, c.name, "step time median");
+      ASSERT_NE(row, nullptr) << c.name << "\n" << check_table_text(slow);
+      EXPECT_EQ(row->verdict, Verdict::kRegression) << c.name << "\n" << check_table_text(slow);
+    }
+  }
 }
 
 TEST_F(CheckTest, ABusbwDropAtSomeSizesIsARegressionNamingThem) {
