@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "kernels/check.h"
@@ -27,31 +29,38 @@ void add_check_command(CLI::App& app) {
     std::string baseline;
     std::string baseline_suite = "latest";
     std::string suite = "latest";
-    double threshold = 5;
+    double threshold = report::kDefaultThresholdPct;
     double alpha = 0.05;
     double loss_tolerance = 1e-4;
     std::vector<std::string> ratios;
     std::string markdown;
     std::string save_baseline;
+    bool allow_too_few_samples = false;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* sub = app.add_subcommand(
       "check",
-      "Check a suite for regressions. Exit 0 pass, 1 regression, 2 bad input.\n"
+      "Check a suite for regressions. Exit 0 pass, 1 regression, 2 bad input (including a\n"
+      "gate that cannot detect a slowdown, see TOO FEW SAMPLES).\n"
       "Cases are matched by name within the suite of the same name; their configurations\n"
-      "must be identical. Timings (step time, tokens/s) regress only when a Mann-Whitney U\n"
-      "test on the samples of both sides is significant (p < --alpha) AND the median is\n"
-      "worse by more than --threshold percent. Samples are the repetitions' figures when\n"
-      "each side has at least 4 usable repetitions, else every step of rank 0 (warm-up step\n"
-      "left out; tokens/s is then shown without a verdict). Deterministic figures of the\n"
+      "must be identical. Timings (step time and tokens/s; busbw per message size of an\n"
+      "all-reduce sweep) regress only when a Mann-Whitney U test on the samples of both sides\n"
+      "is significant (p < --alpha) AND the median is worse by more than --threshold percent.\n"
+      "Samples are one figure per usable repetition when the test on them can reach\n"
+      "p < --alpha (4 vs 4 at 0.05), else every measured step of rank 0 (tokens/s is then\n"
+      "shown without a verdict) or every timed all-reduce call. A timing comparison whose\n"
+      "samples are too few for p ever to go below --alpha (3 vs 3 cannot go below 0.1) can\n"
+      "detect nothing: its verdict is TOO FEW SAMPLES, and unless --allow-too-few-samples the\n"
+      "check then exits 2 when nothing regressed. Deterministic figures of the\n"
       "first usable repetition are compared exactly per rank: tracked peak bytes by\n"
       "category and total, collective calls and bytes (higher = regression, lower =\n"
       "improved, refresh the baseline); train and validation losses within\n"
       "--loss-tolerance. A case usable in the baseline that failed now is a regression.\n"
+      "A side measured on a loaded machine (docs/METRICS.md) prints a warning line.\n"
       "Ratio rules compare two cases of the current suite (noisy CI machines): see --ratio.\n"
       "--save-baseline writes a baseline JSON (schema trainscope.baseline/1: per case the\n"
       "configuration, timing samples and deterministic figures, plus a \"ratios\" list of\n"
-      "rule strings that every later check applies) instead of checking.");
+      "rule strings and the --threshold, which every later check applies) instead of checking.");
   sub->add_option("--db", flags->db, "Results database holding the current suite")->required();
   sub->add_option("--suite", flags->suite, "Current suite: latest or a suite id")
       ->capture_default_str();
@@ -62,10 +71,12 @@ void add_check_command(CLI::App& app) {
   sub->add_option("--baseline-suite", flags->baseline_suite,
                   "With a baseline database: latest (as above) or a suite id")
       ->capture_default_str();
-  sub->add_option("--threshold", flags->threshold,
-                  "Timing regressions: percent by which the median must get worse")
-      ->capture_default_str()
-      ->check(kNonNegative);
+  CLI::Option* threshold =
+      sub->add_option("--threshold", flags->threshold,
+                      "Timing regressions: percent by which the median must get worse (default: "
+                      "the baseline file's, else 5). With --save-baseline: stored in the file, "
+                      "so that every later check of that baseline applies it")
+          ->check(kNonNegative);
   sub->add_option("--alpha", flags->alpha, "Significance level of the Mann-Whitney U test")
       ->capture_default_str()
       ->check(strictly_between(0, 1));
@@ -80,11 +91,17 @@ void add_check_command(CLI::App& app) {
                   "fused's step time at most 10% above per-tensor's; "
                   "\"tokens_per_s:sharded/naive>=1.5\". Without --baseline only these are "
                   "checked. With --save-baseline they are stored in the baseline file");
+  sub->add_flag("--allow-too-few-samples", flags->allow_too_few_samples,
+                "Pass (exit 0 when nothing regressed) even when some timing comparisons have too "
+                "few samples ever to be significant (verdict TOO FEW SAMPLES); without it such a "
+                "check exits 2, since a gate that cannot detect a slowdown must not pass silently");
   sub->add_option("--markdown", flags->markdown,
                   "Also write the result table as Markdown to this file (atomically)");
   sub->add_option("--save-baseline", flags->save_baseline,
                   "Write a baseline JSON of the --db suite to this file (atomically) and exit");
-  sub->callback([flags] {
+  sub->callback([flags, threshold] {
+    std::optional<double> threshold_pct;
+    if (threshold->count() > 0) threshold_pct = flags->threshold;
     std::vector<report::RatioRule> ratios;
     for (const auto& text : flags->ratios) ratios.push_back(report::parse_ratio_rule(text));
     report::CheckSuite current = report::load_check_suite(flags->db, flags->suite);
@@ -94,10 +111,12 @@ void add_check_command(CLI::App& app) {
                     ") has no cases: no baseline written");
       }
       current.ratios = ratios;
+      current.threshold_pct = threshold_pct;
       report::save_baseline(current, flags->save_baseline);
-      std::printf("wrote baseline %s: suite %s, %zu case(s), %zu ratio rule(s)\n",
+      std::printf("wrote baseline %s: suite %s, %zu case(s), %zu ratio rule(s)%s\n",
                   flags->save_baseline.c_str(), current.name.c_str(), current.cases.size(),
-                  ratios.size());
+                  ratios.size(),
+                  threshold_pct ? fmt::format(", threshold {:g}%", *threshold_pct).c_str() : "");
       return;
     }
     std::optional<report::CheckSuite> baseline;
@@ -106,7 +125,7 @@ void add_check_command(CLI::App& app) {
                                            flags->db, current.suite_id);
     }
     report::CheckOptions options;
-    options.threshold_pct = flags->threshold;
+    options.threshold_pct = threshold_pct;
     options.alpha = flags->alpha;
     options.loss_rel_tol = flags->loss_tolerance;
     options.ratios = ratios;
@@ -116,6 +135,14 @@ void add_check_command(CLI::App& app) {
       write_file_atomically(flags->markdown, report::check_markdown(result));
     }
     if (result.regressions() > 0) throw SilentExit{kExitFailure};
+    if (result.too_few_samples() > 0 && !flags->allow_too_few_samples) {
+      throw Error(fmt::format(
+          "{} timing comparison(s) have too few samples for the Mann-Whitney test ever to reach "
+          "p < {:g} (verdict TOO FEW SAMPLES): they cannot detect a regression. Give the suite "
+          "more steps or repetitions and re-create the baseline, or pass "
+          "--allow-too-few-samples to accept that",
+          result.too_few_samples(), flags->alpha));
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 #include "profiler/proc_fs.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -120,6 +121,26 @@ std::string process_identity(pid_t pid) {
   read_small_file("/proc/sys/kernel/random/boot_id", &boot_id);
   while (!boot_id.empty() && boot_id.back() == '\n') boot_id.pop_back();
   return boot_id + " " + std::to_string(stat.start_ticks);
+}
+
+bool parse_pid(std::string_view text, pid_t* pid) {
+  long long v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0) return false;
+  *pid = static_cast<pid_t>(v);
+  return true;
+}
+
+std::vector<pid_t> list_pid_entries(const char* dir) {
+  std::vector<pid_t> pids;
+  DIR* d = ::opendir(dir);
+  if (d == nullptr) return pids;
+  while (const dirent* entry = ::readdir(d)) {
+    pid_t pid = 0;
+    if (parse_pid(entry->d_name, &pid)) pids.push_back(pid);
+  }
+  ::closedir(d);
+  return pids;
 }
 
 bool find_environ_value(std::string_view environ, std::string_view name, std::string* value) {

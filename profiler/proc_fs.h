@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace trainscope::profiler {
 
@@ -44,6 +45,14 @@ bool parse_proc_stat(std::string_view text, ProcStat* out);
 // or will have under the same pid: the boot id and the process's start time.
 // Empty when there is no such process.
 std::string process_identity(pid_t pid);
+
+// A positive process or thread id written in decimal, nothing else.
+bool parse_pid(std::string_view text, pid_t* pid);
+
+// The ids named by the numeric entries of a /proc directory: every process
+// of /proc, every thread of /proc/PID/task. Empty when it cannot be read (the
+// process exited).
+std::vector<pid_t> list_pid_entries(const char* dir);
 
 // Value of NAME in a NUL-separated environment block (/proc/PID/environ);
 // false when absent.

@@ -1,6 +1,5 @@
 #include "profiler/process_poller.h"
 
-#include <dirent.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,14 +21,6 @@ constexpr std::array<std::string_view, 10> kLauncherNames = {
 // Environment variables carrying the MPI rank, most specific first.
 constexpr std::array<std::string_view, 3> kRankVariables = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
                                                             "PMI_RANK"};
-
-bool parse_pid(std::string_view text, pid_t* pid) {
-  long long v = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || ptr != text.data() + text.size() || v <= 0) return false;
-  *pid = static_cast<pid_t>(v);
-  return true;
-}
 
 // The process vanished (or is vanishing) under us: not an error.
 bool vanished(int err) { return err == ENOENT || err == ESRCH; }
@@ -84,12 +75,8 @@ std::vector<ProcStat> ProcessPoller::discover() {
     found.push_back(stat);
     // Children are listed per thread: a child forked by any thread of an
     // OpenMP or MPI process shows up under that thread only.
-    DIR* dir = ::opendir(proc_path(pid, "task").c_str());
-    if (dir == nullptr) continue;
-    while (const dirent* entry = ::readdir(dir)) {
-      pid_t tid = 0;
-      if (!parse_pid(entry->d_name, &tid)) continue;
-      const std::string path = proc_path(pid, "task/") + entry->d_name + "/children";
+    for (const pid_t tid : list_pid_entries(proc_path(pid, "task").c_str())) {
+      const std::string path = proc_path(pid, "task/") + std::to_string(tid) + "/children";
       if (read_small_file(path.c_str(), &text) != 0) continue;
       std::size_t pos = 0;
       while (pos < text.size()) {
@@ -102,24 +89,18 @@ std::vector<ProcStat> ProcessPoller::discover() {
         pos = end + 1;
       }
     }
-    ::closedir(dir);
   }
   return found;
 }
 
 std::vector<ProcStat> ProcessPoller::discover_by_scan() {
   std::map<pid_t, ProcStat> all;
-  DIR* dir = ::opendir("/proc");
-  if (dir == nullptr) return {};
   std::string text;
-  while (const dirent* entry = ::readdir(dir)) {
-    pid_t pid = 0;
-    if (!parse_pid(entry->d_name, &pid)) continue;
+  for (const pid_t pid : list_pid_entries("/proc")) {
     if (read_small_file(proc_path(pid, "stat").c_str(), &text) != 0) continue;
     ProcStat stat;
     if (parse_proc_stat(text, &stat) && stat.state != 'Z') all.emplace(pid, stat);
   }
-  ::closedir(dir);
   std::multimap<pid_t, pid_t> children;
   for (const auto& [pid, stat] : all) children.emplace(stat.ppid, pid);
   std::vector<ProcStat> found;

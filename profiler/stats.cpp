@@ -180,4 +180,19 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
   return r;
 }
 
+double mann_whitney_min_p_value(int64_t m, int64_t n) {
+  if (m <= 0 || n <= 0) return 1.0;
+  if (m <= kMannWhitneyExactMax && n <= kMannWhitneyExactMax) {
+    // U = 0 is one of C(m + n, m) equally likely arrangements; two-sided.
+    double arrangements = 1;
+    for (int64_t i = 1; i <= m; ++i) arrangements = arrangements * static_cast<double>(n + i) / i;
+    return std::min(1.0, 2.0 / arrangements);
+  }
+  // The normal approximation at U = 0, as mann_whitney_u computes it.
+  const double mn = static_cast<double>(m) * static_cast<double>(n);
+  const double variance = mn / 12.0 * static_cast<double>(m + n + 1);
+  const double z = (mn / 2.0 - 0.5) / std::sqrt(variance);
+  return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
+}
+
 }  // namespace trainscope::profiler

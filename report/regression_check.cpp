@@ -50,17 +50,30 @@ std::string signed_percent(double base, double cur) {
 
 std::string join_ints(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }
 
-// Timing metric; `lower_is_better` for step time, not for tokens/s.
-CheckRow timing_row(const std::string& case_name, const std::string& metric,
+// A timing figure as a check row shows it.
+struct TimingMetric {
+  std::string name;      // "step time", "busbw 1048576 B"
+  bool lower_is_better;  // step time yes, tokens/s and busbw no
+  double scale;          // for display: seconds -> ms
+  std::string unit;
+};
+
+// Whether the U test on samples of these sizes can reach p < alpha at all.
+bool test_can_reach(size_t n_base, size_t n_cur, double alpha) {
+  return profiler::mann_whitney_min_p_value(static_cast<int64_t>(n_base),
+                                            static_cast<int64_t>(n_cur)) < alpha;
+}
+
+// `samples` names what one sample is, e.g. "repetitions".
+CheckRow timing_row(const std::string& case_name, const TimingMetric& metric,
                     const std::vector<double>& base, const std::vector<double>& cur,
-                    bool lower_is_better, double scale, const std::string& unit,
                     const std::string& samples, const CheckOptions& o) {
   CheckRow row;
   row.case_name = case_name;
-  row.metric = metric;
+  row.metric = metric.name;
   const double mb = median_of(base), mc = median_of(cur);
-  row.baseline = format_number(mb * scale, 3) + unit;
-  row.current = format_number(mc * scale, 3) + unit;
+  row.baseline = format_number(mb * metric.scale, 3) + metric.unit;
+  row.current = format_number(mc * metric.scale, 3) + metric.unit;
   row.change = signed_percent(mb, mc);
   if (base.empty() || cur.empty() || !std::isfinite(mb) || !std::isfinite(mc)) {
     row.verdict = Verdict::kInfo;
@@ -69,45 +82,106 @@ CheckRow timing_row(const std::string& case_name, const std::string& metric,
   }
   const auto test = profiler::mann_whitney_u(base, cur);
   row.p_value = fmt::format("{:.4f}", test.p_value);
-  const double worse_pct = (lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
-  const bool significant = test.p_value < o.alpha;
   row.note = fmt::format("{} vs {} {}", base.size(), cur.size(), samples);
-  if (significant && worse_pct > o.threshold_pct) {
+  if (!test_can_reach(base.size(), cur.size(), o.alpha)) {
+    row.verdict = Verdict::kTooFewSamples;
+    row.note += fmt::format(": p cannot go below {:.4f} whatever the times (alpha {:g})",
+                            profiler::mann_whitney_min_p_value(static_cast<int64_t>(base.size()),
+                                                               static_cast<int64_t>(cur.size())),
+                            o.alpha);
+    return row;
+  }
+  const double worse_pct =
+      (metric.lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
+  const bool significant = test.p_value < o.alpha;
+  const double threshold = o.threshold_pct.value_or(kDefaultThresholdPct);
+  if (significant && worse_pct > threshold) {
     row.verdict = Verdict::kRegression;
-  } else if (significant && -worse_pct > o.threshold_pct) {
+  } else if (significant && -worse_pct > threshold) {
     row.verdict = Verdict::kImproved;
   } else {
     row.verdict = Verdict::kSame;
-    if (std::fabs(worse_pct) > o.threshold_pct) row.note += ", not significant";
+    if (std::fabs(worse_pct) > threshold) row.note += ", not significant";
   }
   return row;
 }
 
+std::string repetitions_text(size_t base, size_t cur) {
+  return fmt::format("{} vs {} repetitions", base, cur);
+}
+
 void compare_timings(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
                      std::vector<CheckRow>& rows) {
-  const bool enough = static_cast<int>(b.timings.step_time_median_s.size()) >= kMinRepetitions &&
-                      static_cast<int>(c.timings.step_time_median_s.size()) >= kMinRepetitions;
-  if (enough) {
-    rows.push_back(timing_row(c.name, "step time median", b.timings.step_time_median_s,
-                              c.timings.step_time_median_s, true, 1e3, " ms", "repetitions", o));
-    rows.push_back(timing_row(c.name, "tokens/s", b.timings.tokens_per_s, c.timings.tokens_per_s, false,
-                              1, "", "repetitions", o));
+  const CaseTimings& bt = b.timings;
+  const CaseTimings& ct = c.timings;
+  const TimingMetric step_time{"step time", true, 1e3, " ms"};
+  const TimingMetric tokens{"tokens/s", false, 1, ""};
+  if (test_can_reach(bt.step_time_median_s.size(), ct.step_time_median_s.size(), o.alpha)) {
+    TimingMetric median = step_time;
+    median.name = "step time median";
+    rows.push_back(timing_row(c.name, median, bt.step_time_median_s, ct.step_time_median_s,
+                              "repetitions", o));
+    rows.push_back(timing_row(c.name, tokens, bt.tokens_per_s, ct.tokens_per_s, "repetitions", o));
     return;
   }
-  rows.push_back(timing_row(c.name, "step time", b.timings.step_times_s, c.timings.step_times_s, true, 1e3, " ms",
-                            "steps (fewer than " + std::to_string(kMinRepetitions) +
-                                " repetitions a side)",
-                            o));
+  const std::string repetitions =
+      repetitions_text(bt.step_time_median_s.size(), ct.step_time_median_s.size());
+  rows.push_back(timing_row(c.name, step_time, bt.step_times_s, ct.step_times_s,
+                            "steps (" + repetitions + " are too few)", o));
   CheckRow tps;
   tps.case_name = c.name;
-  tps.metric = "tokens/s";
-  tps.baseline = format_number(median_of(b.timings.tokens_per_s), 1);
-  tps.current = format_number(median_of(c.timings.tokens_per_s), 1);
-  tps.change = signed_percent(median_of(b.timings.tokens_per_s), median_of(c.timings.tokens_per_s));
+  tps.metric = tokens.name;
+  tps.baseline = format_number(median_of(bt.tokens_per_s), 1);
+  tps.current = format_number(median_of(ct.tokens_per_s), 1);
+  tps.change = signed_percent(median_of(bt.tokens_per_s), median_of(ct.tokens_per_s));
   tps.verdict = Verdict::kInfo;
-  tps.note = fmt::format("no test: {} vs {} repetitions (need {} a side)",
-                         b.timings.tokens_per_s.size(), c.timings.tokens_per_s.size(), kMinRepetitions);
+  tps.note = fmt::format("no test: {} cannot reach p < {:g}; the step time row tests the speed",
+                         repetitions, o.alpha);
   rows.push_back(std::move(tps));
+}
+
+const BusbwSamples* find_size(const std::vector<BusbwSamples>& sweep, int64_t size_bytes) {
+  for (const auto& s : sweep) {
+    if (s.size_bytes == size_bytes) return &s;
+  }
+  return nullptr;
+}
+
+// busbw per message size: on the repetitions when their test can reach
+// alpha, else on every timed call (when both sides recorded them).
+void compare_busbw(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
+                   std::vector<CheckRow>& rows) {
+  for (const BusbwSamples& base : b.timings.busbw) {
+    const TimingMetric metric{fmt::format("busbw {} B", base.size_bytes), false, 1, " GB/s"};
+    const BusbwSamples* cur = find_size(c.timings.busbw, base.size_bytes);
+    if (!cur) {
+      rows.push_back({c.name, metric.name, format_number(median_of(base.per_repetition), 3), "-",
+                      "", "", Verdict::kRegression, "size missing in the current sweep"});
+      continue;
+    }
+    const bool by_call =
+        !test_can_reach(base.per_repetition.size(), cur->per_repetition.size(), o.alpha) &&
+        !base.per_call.empty() && !cur->per_call.empty();
+    rows.push_back(by_call
+                       ? timing_row(c.name, metric, base.per_call, cur->per_call,
+                                    "calls (" +
+                                        repetitions_text(base.per_repetition.size(),
+                                                         cur->per_repetition.size()) +
+                                        " are too few)",
+                                    o)
+                       : timing_row(c.name, metric, base.per_repetition, cur->per_repetition,
+                                    "repetitions", o));
+  }
+}
+
+// Either side measured on a loaded machine: its timings may be the machine's.
+void warn_about_load(const CaseRecord& b, const CaseRecord& c, std::vector<std::string>& warnings) {
+  for (const auto& [side, record] : {std::pair{"baseline", &b}, std::pair{"current run", &c}}) {
+    if (record->loaded.empty()) continue;
+    warnings.push_back(fmt::format("case {}: the {} was measured on a loaded machine ({}); its "
+                                   "timings may be the machine's, not the code's",
+                                   c.name, side, record->loaded));
+  }
 }
 
 void compare_counters(const CaseRecord& b, const CaseRecord& c, std::vector<CheckRow>& rows) {
@@ -314,6 +388,45 @@ const CaseRecord* CheckSuite::find(std::string_view case_name) const {
   return nullptr;
 }
 
+namespace {
+
+BusbwSamples& samples_of_size(std::vector<BusbwSamples>& sweep, int64_t size_bytes) {
+  for (auto& s : sweep) {
+    if (s.size_bytes == size_bytes) return s;
+  }
+  BusbwSamples& added = sweep.emplace_back();
+  added.size_bytes = size_bytes;
+  return added;
+}
+
+// An all-reduce sweep case: its usable runs ended ok with rows (a sweep
+// writes no run summary); their busbw per size.
+void extract_sweep(const CaseData& c, CaseRecord& rec) {
+  size_t usable = 0;
+  for (const auto& run : c.runs) {
+    if (run.row.status != results::RunStatus::kOk || run.allreduce.empty()) continue;
+    ++usable;
+    for (const auto& row : run.allreduce) {
+      BusbwSamples& s = samples_of_size(rec.timings.busbw, row.size_bytes);
+      s.per_repetition.push_back(row.busbw_gbps);
+      for (double busbw : results::call_busbw_gbps(row)) s.per_call.push_back(busbw);
+    }
+  }
+  if (usable == c.runs.size()) {
+    rec.status = "ok";
+    rec.reason.clear();
+  } else if (usable > 0) {
+    rec.status = "partial";
+    rec.reason = fmt::format("{} of {} repetitions not usable", c.runs.size() - usable,
+                             c.runs.size());
+  } else if (rec.status == "ok") {
+    rec.status = "failed";
+    rec.reason = "no sweep rows";
+  }
+}
+
+}  // namespace
+
 CheckSuite extract_check_suite(const SuiteData& suite) {
   CheckSuite out;
   out.name = suite.suite.info.name;
@@ -326,6 +439,11 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
     auto fig = case_figures(c);
     rec.status = fig.status;
     rec.reason = fig.reason;
+    if (fig.loaded > 0) {
+      rec.loaded = fmt::format("{} of {} usable repetition(s): {}", fig.loaded, fig.usable,
+                               fig.load.loaded);
+    }
+    if (c.run_case.mode == "allreduce") extract_sweep(c, rec);  // the runner's mode of sweeps
     auto runs = c.usable_runs();
     for (const RunData* r : runs) {
       const auto& s = *r->summary;
@@ -451,6 +569,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::kImproved: return "improved";
     case Verdict::kRegression: return "REGRESSION";
     case Verdict::kInfo: return "info";
+    case Verdict::kTooFewSamples: return "TOO FEW SAMPLES";
   }
   return "?";
 }
@@ -461,10 +580,23 @@ int CheckResult::regressions() const {
   }));
 }
 
+int CheckResult::too_few_samples() const {
+  return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) {
+    return r.verdict == Verdict::kTooFewSamples;
+  }));
+}
+
 CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
-                      const CheckOptions& options) {
+                      const CheckOptions& given) {
+  CheckOptions options = given;
+  if (!options.threshold_pct) {
+    options.threshold_pct = baseline && baseline->threshold_pct ? *baseline->threshold_pct
+                                                                  : kDefaultThresholdPct;
+  }
   CheckResult result;
   result.suite = current.name;
+  result.threshold_pct = *options.threshold_pct;
+  result.alpha = options.alpha;
   result.current_source = current.source;
   if (current.cases.empty()) {
     throw Error(fmt::format("suite '{}' ({}) has no cases: nothing to check", current.name,
@@ -509,12 +641,17 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
                                c.reason});
         continue;
       }
-      compare_timings(b, c, options, result.rows);
+      if (b.timings.busbw.empty()) {
+        compare_timings(b, c, options, result.rows);
+      } else {
+        compare_busbw(b, c, options, result.rows);
+      }
       compare_counters(b, c, result.rows);
       compare_losses(c.name, "train loss", b.deterministic.train_loss, c.deterministic.train_loss, options.loss_rel_tol,
                      result.rows);
       compare_losses(c.name, "val loss", b.deterministic.val_loss, c.deterministic.val_loss, options.loss_rel_tol,
                      result.rows);
+      warn_about_load(b, c, result.warnings);
     }
     for (const auto& c : current.cases) {
       if (!baseline->find(c.name)) {
@@ -529,6 +666,20 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
   for (const auto& rule : ratios) check_ratio(rule, current, result.rows);
   return result;
 }
+
+namespace {
+
+// "1 regression(s) in 100 check(s)[, 7 with too few samples to detect one]".
+std::string tally(const CheckResult& result) {
+  std::string out =
+      fmt::format("{} regression(s) in {} check(s)", result.regressions(), result.rows.size());
+  if (result.too_few_samples() > 0) {
+    out += fmt::format(", {} with too few samples to detect one", result.too_few_samples());
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string check_table_text(const CheckResult& result) {
   const std::vector<std::string> header = {"case", "metric", "baseline", "current",
@@ -551,35 +702,38 @@ std::string check_table_text(const CheckResult& result) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
-  std::string out = fmt::format("suite {}: current {} vs baseline {}\n", result.suite,
-                                result.current_source,
+  std::string out = fmt::format("suite {}: current {} vs baseline {} (threshold {:g}%, alpha {:g})\n",
+                                result.suite, result.current_source,
                                 result.baseline_source.empty() ? "(none: ratio rules only)"
-                                                               : result.baseline_source);
+                                                               : result.baseline_source,
+                                result.threshold_pct, result.alpha);
   out += line(header);
   for (const auto& row : rows) out += line(row);
-  out += fmt::format("{} regression(s) in {} check(s)\n", result.regressions(), result.rows.size());
-  return out;
+  for (const auto& warning : result.warnings) out += "warning: " + warning + "\n";
+  return out + tally(result) + "\n";
 }
 
 std::string check_markdown(const CheckResult& result) {
   std::string out = fmt::format(
-      "## trainscope check: suite {}\n\n{} regression(s) in {} check(s). Current: {}; baseline: "
-      "{}.\n\n",
-      markdown_cell(result.suite), result.regressions(), result.rows.size(),
-      markdown_cell(result.current_source),
+      "## trainscope check: suite {}\n\n{}. Current: {}; baseline: {}; threshold {:g}%, "
+      "alpha {:g}.\n\n",
+      markdown_cell(result.suite), tally(result), markdown_cell(result.current_source),
       markdown_cell(result.baseline_source.empty() ? "none (ratio rules only)"
-                                                   : result.baseline_source));
+                                                   : result.baseline_source),
+      result.threshold_pct, result.alpha);
   out += "| case | metric | baseline | current | change | p | verdict | note |\n"
          "|:--|:--|--:|--:|--:|--:|:--|:--|\n";
   for (const auto& r : result.rows) {
-    const std::string verdict = r.verdict == Verdict::kRegression
-                                    ? "**REGRESSION**"
-                                    : std::string(to_string(r.verdict));
+    const bool alarm = r.verdict == Verdict::kRegression || r.verdict == Verdict::kTooFewSamples;
+    const std::string verdict = alarm ? fmt::format("**{}**", to_string(r.verdict))
+                                      : std::string(to_string(r.verdict));
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.case_name),
                        markdown_cell(r.metric), markdown_cell(r.baseline),
                        markdown_cell(r.current), markdown_cell(r.change),
                        markdown_cell(r.p_value), verdict, markdown_cell(r.note));
   }
+  if (!result.warnings.empty()) out += "\n";
+  for (const auto& w : result.warnings) out += "- **Warning**: " + markdown_cell(w) + "\n";
   return out;
 }
 

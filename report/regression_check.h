@@ -4,20 +4,35 @@
 //
 // What is compared, per case (matched by case name within the suite of the
 // same name; the configuration must be identical, else it is an input error):
-//  * Timings (noisy): step time and tokens/s. A regression needs both a
-//    significant Mann-Whitney U test (p < alpha) and a median worse by more
-//    than the threshold, as Google Benchmark's compare.py does. Samples are
-//    the repetitions' figures (step time median, tokens/s of each usable
-//    repetition) when both sides have at least kMinRepetitions; otherwise the
-//    step time falls back to every step of rank 0 of every repetition (first
-//    step left out as warm-up) and tokens/s is shown without a verdict.
+//  * Timings (noisy): step time and tokens/s of training cases; busbw per
+//    message size of all-reduce sweeps (higher is better). A regression needs
+//    both a significant Mann-Whitney U test (p < alpha) and a median worse by
+//    more than the threshold, as Google Benchmark's compare.py does. Samples
+//    are one figure per usable repetition (independent runs: the step time
+//    median and tokens/s, the size's busbw) when the test on them can reach
+//    p < alpha; otherwise the figures within the runs: every measured step of
+//    rank 0 of every usable repetition (warm-up steps left out; tokens/s is
+//    then shown without a verdict), every timed call of the sweep's size.
+//  * Too few samples: a timing comparison whose samples are too few for the
+//    test ever to reach p < alpha, whatever the times (3 vs 3 cannot go below
+//    p = 0.1; profiler::mann_whitney_min_p_value), gets Verdict::
+//    kTooFewSamples. It can detect nothing, so it is neither "ok" nor a
+//    regression, and a gate must not contain one: `trainscope check` exits 2
+//    (bad input: the suite or the baseline cannot be gated) when there are
+//    such rows and no regression, unless given --allow-too-few-samples.
 //  * Deterministic figures, from the first usable repetition: tracked peak
 //    bytes by category and in total, collective calls and bytes, per rank,
 //    compared exactly (more is a regression, less is reported as improved so
 //    the baseline gets refreshed); train (rank 0) and validation losses at a
 //    fixed seed, compared within a relative tolerance either way.
 //  * Status: a case that was usable in the baseline and is not now is a
-//    regression; a case new in the current suite is listed, not compared.
+//    regression; a case new in the current suite is listed, not compared. A
+//    sweep's run is usable when it ended ok with rows; a size of the baseline
+//    missing from the current sweep is a regression.
+//  * Machine load: when either side of a compared case was measured on a
+//    loaded machine (docs/METRICS.md, "Machine load"), a warning line
+//    (CheckResult::warnings), not a regression: its timings may be the
+//    machine's rather than the code's.
 // Ratio rules ("[metric:]A/B<=bound" or ">="; metric step_time (default) or
 // tokens_per_s) compare the medians of two cases of the current suite, which
 // stays meaningful on noisy CI machines where absolute timings are not.
@@ -34,6 +49,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,7 +63,6 @@ namespace trainscope::report {
 
 inline constexpr std::string_view kBaselineSchemaPrefix = "trainscope.baseline/";
 inline constexpr int kBaselineSchemaVersion = 1;
-inline constexpr int kMinRepetitions = 4;  // 4 vs 4 is the smallest exact test that can reach p < 0.05
 
 // A ratio rule, e.g. "fused/per-tensor<=1.10" or "tokens_per_s:sharded/naive>=1.5".
 struct RatioRule {
@@ -61,11 +76,20 @@ struct RatioRule {
 };
 RatioRule parse_ratio_rule(std::string_view text);
 
+// busbw of one message size of an all-reduce sweep, GB/s.
+struct BusbwSamples {
+  int64_t size_bytes = 0;
+  std::vector<double> per_repetition;  // the row's busbw, one per usable repetition
+  std::vector<double> per_call;        // every timed call of every usable repetition
+  bool operator==(const BusbwSamples&) const = default;
+};
+
 // Noisy figures of a case: compared with a significance test.
 struct CaseTimings {
   std::vector<double> step_time_median_s;  // one per usable repetition
   std::vector<double> tokens_per_s;        // one per usable repetition
   std::vector<double> step_times_s;        // rank 0, every usable repetition, warm-up left out
+  std::vector<BusbwSamples> busbw;         // all-reduce sweeps: by size
   bool operator==(const CaseTimings&) const = default;
 };
 
@@ -87,6 +111,10 @@ struct CaseRecord {
   std::string reason;
   CaseTimings timings;
   CaseDeterministic deterministic;
+  // Empty unless some usable repetition was measured on a loaded machine;
+  // then how many and where, e.g. "1 of 1 usable repetition(s): node0 at the
+  // end: 3 runnable threads of other processes + 2 of the job's > 2 cores".
+  std::string loaded;
   bool usable() const { return status == "ok" || status == "partial"; }
   bool operator==(const CaseRecord&) const = default;
 };
@@ -97,6 +125,9 @@ struct CheckSuite {
   int64_t suite_id = 0; // in its database; 0 for a baseline file
   std::vector<CaseRecord> cases;
   std::vector<RatioRule> ratios;  // from a baseline file
+  // A baseline file's timing threshold, percent (--save-baseline --threshold):
+  // a gate's rules travel with its baseline.
+  std::optional<double> threshold_pct;
   const CaseRecord* find(std::string_view case_name) const;
 };
 
@@ -105,12 +136,22 @@ struct CheckSuite {
 // A baseline file is these records (results/fields.h), under a schema tag.
 namespace trainscope::results {
 template <>
+struct Fields<report::BusbwSamples> {
+  using T = report::BusbwSamples;
+  static constexpr auto table = std::tuple{
+      field("size_bytes", &T::size_bytes),
+      field("per_repetition_gbps", &T::per_repetition),
+      field("per_call_gbps", &T::per_call),
+  };
+};
+template <>
 struct Fields<report::CaseTimings> {
   using T = report::CaseTimings;
   static constexpr auto table = std::tuple{
       field("step_time_median_s", &T::step_time_median_s),
       field("tokens_per_s", &T::tokens_per_s),
       field("step_times_s", &T::step_times_s),
+      field("busbw", &T::busbw).absent_ok(),
   };
 };
 template <>
@@ -132,6 +173,7 @@ struct Fields<report::CaseRecord> {
       field("reason", &T::reason),
       field("timings", &T::timings),
       field("deterministic", &T::deterministic),
+      field("loaded", &T::loaded).absent_ok(),
   };
 };
 // Written as its text, e.g. "fused/per-tensor<=1.10".
@@ -148,6 +190,7 @@ struct Fields<report::CheckSuite> {
       field("source", &T::source).absent_ok(),
       field("cases", &T::cases),
       field("ratios", &T::ratios).absent_ok(),
+      field("threshold_pct", &T::threshold_pct).absent_ok(),
   };
 };
 }  // namespace trainscope::results
@@ -174,14 +217,20 @@ CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view
                              const std::string& suite_name,
                              const std::filesystem::path& current_db, int64_t current_suite_id);
 
+inline constexpr double kDefaultThresholdPct = 5;
+
 struct CheckOptions {
-  double threshold_pct = 5;    // timing regressions: median worse by more than this
+  // Timing regressions: median worse by more than this, percent. Unset: the
+  // baseline's threshold_pct, else kDefaultThresholdPct.
+  std::optional<double> threshold_pct;
   double alpha = 0.05;         // Mann-Whitney significance level
   double loss_rel_tol = 1e-4;  // losses: |a - b| <= tol * max(1, |a|)
   std::vector<RatioRule> ratios;  // in addition to the baseline's
 };
 
-enum class Verdict { kSame, kImproved, kRegression, kInfo };
+// kTooFewSamples: a timing comparison that could not be significant whatever
+// the times (see above); shown as "TOO FEW SAMPLES", never as "ok".
+enum class Verdict { kSame, kImproved, kRegression, kInfo, kTooFewSamples };
 std::string_view to_string(Verdict v);
 
 struct CheckRow {
@@ -197,10 +246,14 @@ struct CheckRow {
 
 struct CheckResult {
   std::string suite;
+  double threshold_pct = kDefaultThresholdPct;  // as applied
+  double alpha = 0.05;
   std::string baseline_source;
   std::string current_source;
   std::vector<CheckRow> rows;
+  std::vector<std::string> warnings;  // e.g. a side measured on a loaded machine
   int regressions() const;
+  int too_few_samples() const;  // rows with Verdict::kTooFewSamples
 };
 
 // `baseline` may be null: only the ratio rules are checked (there must be

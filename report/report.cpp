@@ -97,6 +97,75 @@ std::string memory_table_html(const SuiteData& suite) {
          "</table>\n<h3>Memory totals across ranks</h3>\n" + totals + "</table>\n";
 }
 
+// ---- Machine load (docs/METRICS.md) ----
+
+struct CaseLoad {
+  std::string name;
+  CaseFigures figures;
+  std::string warning;  // empty unless some usable repetition ran on a loaded machine
+};
+
+// The cases whose ranks recorded their hosts' load; empty for results made
+// before it was recorded.
+std::vector<CaseLoad> case_loads(const SuiteData& suite) {
+  std::vector<CaseLoad> out;
+  for (const auto& c : suite.cases) {
+    CaseFigures f = case_figures(c);
+    if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
+    std::string warning;
+    if (f.loaded > 0) {
+      warning = fmt::format("{}: measured on a loaded machine in {} of {} usable repetition(s) "
+                            "({}); its timings may be the machine's, not the code's",
+                            c.name, f.loaded, f.usable, f.load.loaded);
+    }
+    out.push_back({c.name, std::move(f), std::move(warning)});
+  }
+  return out;
+}
+
+std::string count_text(int64_t n) { return n < 0 ? "-" : std::to_string(n); }
+
+std::vector<std::string> load_cells(const CaseLoad& c) {
+  const results::RunLoad& l = c.figures.load;
+  return {format_number(l.loadavg_1m_start, 2), format_number(l.loadavg_1m_end, 2),
+          count_text(l.other_runnable_start), count_text(l.other_runnable_end),
+          fmt::format("{}/{}", c.figures.loaded, c.figures.usable)};
+}
+
+std::string load_table_html(const SuiteData& suite) {
+  const auto loads = case_loads(suite);
+  if (loads.empty()) return "";
+  std::string out = "<h3>Machine load (busiest rank host, usable repetitions)</h3>\n";
+  for (const auto& c : loads) {
+    if (!c.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(c.warning) + "</p>\n";
+  }
+  out += "<table class=\"load\"><tr><th class=\"name\">case</th><th>load avg 1 min, start</th>"
+         "<th>end</th><th>other runnable threads, start</th><th>end</th><th>loaded reps</th></tr>\n";
+  for (const auto& c : loads) {
+    out += "<tr>" + td(c.name, "name");
+    for (const auto& cell : load_cells(c)) out += td(cell);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string load_markdown(const SuiteData& suite) {
+  const auto loads = case_loads(suite);
+  if (loads.empty()) return "";
+  std::string out = "| case | load avg 1 min, start | end | other runnable threads, start | end | "
+                    "loaded reps |\n|:--|--:|--:|--:|--:|--:|\n";
+  for (const auto& c : loads) {
+    out += "| " + markdown_cell(c.name);
+    for (const auto& cell : load_cells(c)) out += " | " + cell;
+    out += " |\n";
+  }
+  out += "\n";
+  for (const auto& c : loads) {
+    if (!c.warning.empty()) out += "**Warning**: " + markdown_cell(c.warning) + "\n\n";
+  }
+  return out;
+}
+
 std::string suite_html(const SuiteData& suite, const std::optional<std::string>& gnuplot,
                        HtmlReport& report) {
   const auto& info = suite.suite.info;
@@ -126,6 +195,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
         fit->serial_fraction > 0 ? 1.0 / fit->serial_fraction : INFINITY);
   }
   out += memory_table_html(suite);
+  out += load_table_html(suite);
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -246,6 +316,7 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
       out += "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
              "|:--|--:|--:|--:|\n" + mem + "\n";
     }
+    out += load_markdown(suite);
   }
   return out;
 }

@@ -81,6 +81,20 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
   return out;
 }
 
+namespace {
+
+// The busiest load over the runs; *loaded counts the loaded runs.
+results::RunLoad busiest_load(const std::vector<results::RunFigures>& runs, int* loaded) {
+  results::RunLoad out;
+  for (const auto& run : runs) {
+    out = results::busier(out, run.load);
+    if (!run.load.loaded.empty()) ++*loaded;
+  }
+  return out;
+}
+
+}  // namespace
+
 CaseFigures case_figures(const CaseData& c) {
   CaseFigures f;
   f.repetitions = static_cast<int>(c.runs.size());
@@ -121,6 +135,7 @@ CaseFigures case_figures(const CaseData& c) {
   }
   f.comm_share = median([](const auto& r) { return r.comm_share; });
   f.comm_exposed_s = median([](const auto& r) { return r.comm_exposed_s; });
+  f.load = busiest_load(runs, &f.loaded);
   return f;
 }
 

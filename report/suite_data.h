@@ -83,6 +83,11 @@ struct CaseFigures {
   // ranks, median over repetitions). Comparable across strategies: what
   // overlap buys shows here.
   double comm_exposed_s = 0;
+  // Machine load (docs/METRICS.md): the busiest over the usable repetitions,
+  // and how many of them were measured on a loaded machine (`load.loaded`
+  // says where and why for the first).
+  results::RunLoad load;
+  int loaded = 0;
 };
 
 using profiler::kPhaseNames;

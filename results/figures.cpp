@@ -1,6 +1,9 @@
 #include "results/figures.h"
 
+#include <algorithm>
 #include <cmath>
+
+#include <fmt/format.h>
 
 #include "profiler/stats.h"
 
@@ -38,6 +41,31 @@ int64_t ranks_vm_hwm(const RunSummary& s) {
   return sum;
 }
 
+// Why a host was loaded at one moment, or "" when it was not (or unknown):
+// the other processes' runnable threads and the job's own threads there
+// (its ranks on the host times their threads) outnumber the cores.
+std::string loaded_host(const RunSummary& s, const RankResult& rank, const profiler::HostLoad& load,
+                        const char* when) {
+  if (load.cores <= 0 || load.other_runnable < 0) return "";
+  const auto ranks_here = std::count_if(s.ranks.begin(), s.ranks.end(),
+                                        [&](const RankResult& r) { return r.host == rank.host; });
+  const int64_t job_threads = ranks_here * std::max(1, s.threads_per_rank);
+  if (load.other_runnable + job_threads <= load.cores) return "";
+  return fmt::format("{} at {}: {} runnable threads of other processes + {} of the job's > {} cores",
+                     rank.host, when, load.other_runnable, job_threads, load.cores);
+}
+
+RunLoad run_load(const RunSummary& s) {
+  RunLoad out;
+  for (const auto& r : s.ranks) {
+    RunLoad rank{r.load_start.loadavg_1m, r.load_end.loadavg_1m, r.load_start.other_runnable,
+                 r.load_end.other_runnable, loaded_host(s, r, r.load_start, "the start")};
+    if (rank.loaded.empty()) rank.loaded = loaded_host(s, r, r.load_end, "the end");
+    out = busier(out, rank);
+  }
+  return out;
+}
+
 void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.tokens_per_s = s.totals.tokens_per_s;
   f.step_median_s = s.totals.step_time_median_s;
@@ -50,6 +78,7 @@ void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.comm_share = f.step_mean_s > 0 ? f.phase_mean_s[Phase::kComm] / f.step_mean_s : kNaN;
   f.comm_exposed_s = exposed_comm_per_step(s);
   f.ranks_vm_hwm = ranks_vm_hwm(s);
+  f.load = run_load(s);
 }
 
 }  // namespace
@@ -66,6 +95,21 @@ std::span<const StepRecord> measured_steps(const RunSummary& run,
   const size_t skip = warmup > 0 && static_cast<size_t>(warmup) < steps.size()
                           ? static_cast<size_t>(warmup) : 0;
   return std::span<const StepRecord>(steps).subspan(skip);
+}
+
+RunLoad busier(const RunLoad& a, const RunLoad& b) {
+  auto higher = [](double x, double y) { return std::isnan(x) || y > x ? y : x; };
+  return {higher(a.loadavg_1m_start, b.loadavg_1m_start), higher(a.loadavg_1m_end, b.loadavg_1m_end),
+          std::max(a.other_runnable_start, b.other_runnable_start),
+          std::max(a.other_runnable_end, b.other_runnable_end), a.loaded.empty() ? b.loaded : a.loaded};
+}
+
+std::vector<double> call_busbw_gbps(const AllReduceRow& row) {
+  std::vector<double> out;
+  for (double t : row.call_time_us) {
+    if (t > 0) out.push_back(row.busbw_gbps * row.time_us / t);
+  }
+  return out;
 }
 
 RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> sweep_rows) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "results/records.h"
@@ -18,6 +19,19 @@
 namespace trainscope::results {
 
 inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The machine load a run was measured under (docs/METRICS.md, "Machine
+// load"): the busiest of its ranks' hosts as training started and as it ended.
+struct RunLoad {
+  double loadavg_1m_start = kNaN;  // highest over the ranks
+  double loadavg_1m_end = kNaN;
+  int64_t other_runnable_start = kUnknown;  // most on one host
+  int64_t other_runnable_end = kUnknown;
+  // Empty unless the run was measured on a loaded machine; then the first
+  // host and moment where it was, e.g. "node0 at the end: 3 runnable threads
+  // of other processes + 2 of the job's > 2 cores".
+  std::string loaded;
+};
 
 struct RunFigures {
   double tokens_per_s = kNaN;    // the run's total (Totals::tokens_per_s)
@@ -32,6 +46,7 @@ struct RunFigures {
   // VmHWM summed over the ranks: a bound on the job's simultaneous peak.
   // kUnknown unless every rank of the world reported one.
   int64_t ranks_vm_hwm = kUnknown;
+  RunLoad load;
   double avg_busbw_gbps = kNaN;  // all-reduce sweeps: mean over the rows
   int64_t wrong_elements = 0;    // all-reduce sweeps: failed verifications
 };
@@ -44,6 +59,14 @@ RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> 
 // the run has no more than its warm-up.
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps);
+
+// The busier of two loads, figure by figure; `loaded` of the first that has one.
+RunLoad busier(const RunLoad& a, const RunLoad& b);
+
+// busbw of each timed call of a sweep row (AllReduceRow::call_time_us), GB/s:
+// the row's busbw scaled by its time over the call's. Empty for rows without
+// per-call times.
+std::vector<double> call_busbw_gbps(const AllReduceRow& row);
 
 // Median of the values that are not NaN (NaN when none is); the convention
 // of profiler/stats.h.

@@ -41,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/storage.h"
+#include "profiler/host_load.h"
 #include "profiler/process_poller.h"
 #include "profiler/step_timer.h"
 #include "results/fields.h"
@@ -202,6 +203,21 @@ struct Fields<CommStats> {
   };
 };
 
+// The load of a rank's host at one moment (profiler/host_load.h); unknown
+// figures are NaN and -1. In SQL: columns of the rank_results row.
+template <>
+struct Fields<profiler::HostLoad> {
+  using L = profiler::HostLoad;
+  static constexpr auto table = std::tuple{
+      field("loadavg_1m", &L::loadavg_1m),
+      field("loadavg_5m", &L::loadavg_5m),
+      field("loadavg_15m", &L::loadavg_15m),
+      field("runnable", &L::runnable, {.minus_one_is_null = true}),
+      field("other_runnable", &L::other_runnable, {.minus_one_is_null = true}),
+      field("cores", &L::cores, {.minus_one_is_null = true}),
+  };
+};
+
 // Per-rank totals of a run. In SQL: a rank_results row; the phase statistics
 // are rank_phase_stats rows.
 struct RankResult {
@@ -218,6 +234,10 @@ struct RankResult {
   int64_t pss = kUnknown;     // smaps_rollup Pss, bytes
   DataStats data;
   CommStats comm;
+  // The host's load as training started and as it ended (docs/METRICS.md,
+  // "Machine load"); unknown in summaries written before it was recorded.
+  profiler::HostLoad load_start;
+  profiler::HostLoad load_end;
   bool operator==(const RankResult&) const = default;
 };
 template <>
@@ -236,6 +256,8 @@ struct Fields<RankResult> {
       field("pss", &RankResult::pss, {.minus_one_is_null = true}),
       field("data", &RankResult::data, {.prefix = "data_"}),
       field("comm", &RankResult::comm, {.prefix = "comm_"}),
+      field("load_start", &RankResult::load_start, {.prefix = "load_start_"}).absent_ok(),
+      field("load_end", &RankResult::load_end, {.prefix = "load_end_"}).absent_ok(),
   };
 };
 
@@ -321,6 +343,10 @@ struct AllReduceRow {
   double algbw_gbps = 0;
   double busbw_gbps = 0;
   int64_t wrong = 0;       // elements that failed verification
+  // Each timed call, in order: the slowest rank's time of that call. The
+  // samples a regression check tests (docs/METRICS.md); empty in rows
+  // written before it was recorded.
+  std::vector<double> call_time_us;
   bool operator==(const AllReduceRow&) const = default;
 };
 template <>
@@ -337,6 +363,7 @@ struct Fields<AllReduceRow> {
       field("algbw_gbps", &AllReduceRow::algbw_gbps),
       field("busbw_gbps", &AllReduceRow::busbw_gbps),
       field("wrong", &AllReduceRow::wrong),
+      field("call_time_us", &AllReduceRow::call_time_us).absent_ok(),
   };
 };
 

@@ -167,16 +167,26 @@ std::map<std::string, std::set<std::string>, std::less<>> existing_columns(sqlit
   return out;
 }
 
+namespace {
+
+// Rows made before the column existed hold NULL: no NOT NULL, and a JSON
+// column's check lets NULL through (SQLite's json_valid(NULL) is 0 before 3.45).
+std::string added_column_decl(const ColumnDef& c) {
+  if (c.decl == json_column_decl(c.name, false)) return json_column_decl(c.name, true);
+  std::string decl = c.decl;
+  if (auto at = decl.find(" NOT NULL"); at != std::string::npos) decl.erase(at, 9);
+  return decl;
+}
+
+}  // namespace
+
 void add_missing_columns(sqlite::Connection& db) {
   sqlite::Transaction transaction(db);
   const auto existing = existing_columns(db);
   for (const TableSpec& t : table_specs()) {
     for (const ColumnDef& c : t.columns) {
       if (existing.at(t.name).contains(c.name)) continue;
-      // Rows made before the column existed hold NULL: no NOT NULL.
-      std::string decl = c.decl;
-      if (auto at = decl.find(" NOT NULL"); at != std::string::npos) decl.erase(at, 9);
-      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", t.name, c.name, decl),
+      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", t.name, c.name, added_column_decl(c)),
               fmt::format("adding column {} to table {}", c.name, t.name));
     }
   }

@@ -8,7 +8,8 @@
 // Column types: integers INTEGER NOT NULL (NULL-able with minus_one_is_null),
 // doubles REAL (NULL is NaN), strings TEXT NOT NULL, enums TEXT NOT NULL with an
 // optional CHECK of the allowed names, JSON values, lists and maps TEXT NOT
-// NULL CHECK (json_valid(col)), optionals their value's type without NOT NULL.
+// NULL CHECK (json_valid(col)) (NULL, in a column added after the row was
+// written, reads as an empty value), optionals their value's type without NOT NULL.
 // A record declared `nullable` (the run summary's columns of a run that has
 // none) has every column NULL-able.
 //
@@ -121,6 +122,11 @@ struct SqlJsonText {
     st.bind(index++, to_json_value(v).dump());
   }
   static void read(sqlite::Statement& st, int& column, T& v, const Storage&) {
+    if (st.is_null(column)) {  // a column added after the row was written
+      v = T{};
+      ++column;
+      return;
+    }
     const std::string name = st.column_name(column);
     const nlohmann::json j = parse_json(st.column_text(column++), fmt::format("column {}", name));
     JsonReader::rethrow_in(fmt::format("column {}", name),

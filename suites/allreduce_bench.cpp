@@ -22,6 +22,22 @@ std::string setting(std::string_view key) {
 // the sum is (i % 7 + 1) * n(n+1)/2: small integers, exact in float.
 float fill_value(int rank, int64_t i) { return static_cast<float>((rank + 1) * (i % 7 + 1)); }
 
+// The timed loop: the mean time per call, then each call's time, seconds.
+// Consecutive clock reads make the calls' times add up to the loop's.
+std::vector<double> time_calls(comm::Communicator& comm, std::span<float> data, int iters) {
+  std::vector<double> t(1 + static_cast<size_t>(iters));
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  for (int i = 0; i < iters; ++i) {
+    comm.all_reduce_sum(data);
+    const auto now = std::chrono::steady_clock::now();
+    t[1 + i] = std::chrono::duration<double>(now - last).count();
+    last = now;
+  }
+  t[0] = std::chrono::duration<double>(last - start).count() / iters;
+  return t;
+}
+
 }  // namespace
 
 void validate(const AllReduceOptions& o) {
@@ -118,11 +134,9 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     comm.barrier();
     for (int i = 0; i < o.warmup; ++i) comm.all_reduce_sum(data);
     comm.barrier();
-    const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < o.iters; ++i) comm.all_reduce_sum(data);
-    const double mean_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
-    std::vector<double> t = {mean_s};
+    // t[0]: the rank's mean over the loop; t[1 + i]: its call i. Then the
+    // slowest rank's of each.
+    std::vector<double> t = time_calls(comm, data, o.iters);
     comm.all_reduce_max(t);
 
     // Verification, outside the timed region.
@@ -148,6 +162,7 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     row.algbw_gbps = t[0] > 0 ? bytes / t[0] / 1e9 : 0.0;
     row.busbw_gbps = bus_bandwidth(row.algbw_gbps, comm.size());
     row.wrong = wrong;
+    for (size_t i = 1; i < t.size(); ++i) row.call_time_us.push_back(t[i] * 1e6);
     if (printer) {
       std::fputs(format_sweep_row(row).c_str(), out);
       std::fflush(out);

@@ -2,7 +2,8 @@
 // all_reduce_perf: for each message size, a barrier, warm-up calls, a timed
 // loop of in-place float sums; the time of a size is the largest per-rank mean
 // (the slowest rank bounds a collective). algbw = bytes / time and busbw =
-// algbw * 2(n-1)/n (docs/METRICS.md derives it). A separate, untimed pass
+// algbw * 2(n-1)/n (docs/METRICS.md derives it). Each timed call's time (the
+// slowest rank's) is kept too: the samples a regression check tests. A separate, untimed pass
 // fills known values on every rank and checks every element of the sum
 // exactly, counting wrong elements over all ranks.
 //

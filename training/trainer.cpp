@@ -23,6 +23,7 @@
 #include "kernels/adamw.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "profiler/host_load.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stats.h"
 #include "profiler/step_timer.h"
@@ -249,6 +250,7 @@ class TrainingRun {
   void record_step(const StepFigures& figures);
   void log_step(const StepFigures& figures) const;
 
+  std::vector<pid_t> ranks_on_this_host();
   json rank_report();
   results::RankResult rank_result() const;
   void check_parameters_agree() const;
@@ -300,6 +302,8 @@ class TrainingRun {
   profiler::TraceRecorder recorder_;
 
   // train() and after
+  std::vector<pid_t> job_on_host_;  // this job's ranks on this rank's host
+  profiler::HostLoad load_start_;
   results::RunSummary summary_;
   std::vector<results::StepRecord> steps_;
   RunPeaks peaks_;
@@ -539,11 +543,23 @@ void TrainingRun::print_header() const {
 // ---- the loop -------------------------------------------------------------------
 
 void TrainingRun::train() {
+  job_on_host_ = ranks_on_this_host();
+  load_start_ = profiler::read_host_load(job_on_host_);
   steps_.reserve(static_cast<std::size_t>(std::max<int64_t>(0, options_.steps - start_step_)));
   peaks_.absorb(profiler::tracked_memory());  // the setup's peak
   for (int64_t step = start_step_; step < options_.steps; ++step) {
     if (!run_step(step)) break;
   }
+}
+
+// The host's load is the work of everyone but these (and their launcher).
+std::vector<pid_t> TrainingRun::ranks_on_this_host() {
+  std::vector<pid_t> pids;
+  for (const std::string& entry : comm_.all_gather(fmt::format("{} {}", ::getpid(), comm_.host()))) {
+    const std::size_t space = entry.find(' ');
+    if (entry.substr(space + 1) == comm_.host()) pids.push_back(std::stoi(entry.substr(0, space)));
+  }
+  return pids;
 }
 
 // Returns false when the loss is not finite: the run stops there, failed.
@@ -748,6 +764,8 @@ results::RankResult TrainingRun::rank_result() const {
   me.pss = pm.pss_bytes;
   me.data = to_data_stats(source_->stats());
   me.comm = comm_total_;
+  me.load_start = load_start_;
+  me.load_end = profiler::read_host_load(job_on_host_);
   return me;
 }
 

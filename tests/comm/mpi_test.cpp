@@ -166,6 +166,9 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
           EXPECT_NEAR(tokens, 1.0 / c.size(), 0.2 / c.size()) << what << " rank " << r.rank;
           EXPECT_LT(bytes, 1.5 / c.size()) << what << " rank " << r.rank;
         }
+        // Every rank read its host's load, the job's ranks known to it.
+        EXPECT_GE(r.load_start.other_runnable, 0) << what << " rank " << r.rank;
+        EXPECT_GE(r.load_end.cores, 1) << what << " rank " << r.rank;
       }
       if (reduce == comm::ReduceStrategy::kPerTensor) {
         const auto& s0 = dp.summary.steps[0][0];

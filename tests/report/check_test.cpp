@@ -1,6 +1,8 @@
 // Regression checks: the library against injected regressions and honest
-// reruns, and `trainscope check` end to end (exit codes 0 / 1 / 2, Markdown,
-// baseline files, ratio rules, input errors).
+// reruns (step times, all-reduce busbw per size), samples too few to test,
+// the CI smoke gate's power, machine-load warnings, and `trainscope check`
+// end to end (exit codes 0 / 1 / 2, Markdown, baseline files, thresholds,
+// ratio rules, input errors).
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,11 +10,13 @@
 #include <sstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "kernels/check.h"
 #include "report/regression_check.h"
+#include "suites/suite_config.h"
 #include "tests/report/run_command.h"
 #include "tests/report/suite_builder.h"
 
@@ -47,7 +51,7 @@ class CheckTest : public ::testing::Test {
     s.seed = seed;
     return s;
   }
-  static CheckResult check(const std::string& baseline, const std::string& current,
+  static CheckResult check(const fs::path& baseline, const fs::path& current,
                            CheckOptions options = {}) {
     auto b = load_check_suite(baseline, "latest");
     auto c = load_check_suite(current, "latest");
@@ -114,6 +118,163 @@ TEST_F(CheckTest, FewRepetitionsFallBackToStepSamples) {
   EXPECT_EQ(find_row(r, "overlap", "tokens/s")->verdict, Verdict::kInfo);
   base.seed = 3;
   EXPECT_EQ(check(db("c.db", base), db("a.db", honest(1))).regressions(), 0);
+}
+
+TEST_F(CheckTest, TooFewSamplesToEverBeSignificantIsSaidAndIsNotOk) {
+  auto base = honest(1), slow = honest(2);
+  base.repetitions = slow.repetitions = 1;
+  base.steps = slow.steps = 4;  // 3 measured steps a side: p >= 0.1 whatever they are
+  slow.slowdown = 1000;
+  auto r = check(db("a.db", base), db("b.db", slow));
+  const CheckRow* row = find_row(r, "fused", "step time");
+  ASSERT_NE(row, nullptr) << check_table_text(r);
+  EXPECT_EQ(row->verdict, Verdict::kTooFewSamples) << check_table_text(r);
+  EXPECT_NE(row->note.find("3 vs 3 steps (1 vs 1 repetitions are too few): p cannot go below "
+                           "0.1000 whatever the times"),
+            std::string::npos)
+      << row->note;
+  EXPECT_EQ(r.too_few_samples(), 4) << check_table_text(r);  // one step time row per case
+  EXPECT_EQ(r.regressions(), 0);
+  const std::string text = check_table_text(r);
+  EXPECT_NE(text.find("TOO FEW SAMPLES"), std::string::npos) << text;
+  EXPECT_NE(text.find("0 regression(s) in"), std::string::npos) << text;
+  EXPECT_NE(text.find("4 with too few samples to detect one"), std::string::npos) << text;
+  EXPECT_NE(check_markdown(r).find("**TOO FEW SAMPLES**"), std::string::npos);
+  // A laxer alpha that 3 vs 3 can reach makes the same samples a test.
+  CheckOptions lax;
+  lax.alpha = 0.2;
+  EXPECT_EQ(find_row(check(dir_ / "a.db", dir_ / "b.db", lax), "fused", "step time")->verdict,
+            Verdict::kRegression);
+}
+
+// The CI gate (scripts/smoke-check.sh): with the smoke suite's sample sizes
+// and the threshold its committed baseline carries, a 25% slowdown of every
+// case is a regression and an unchanged rerun is not, under the noise of a
+// smoke case's steps on the 2-core development machine (steps within ~6%,
+// one in ~20 preempted and 2-15x slower; run medians within ~2%).
+TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun) {
+  const suites::Suite smoke = suites::load_suite_file(TRAINSCOPE_SOURCE_DIR "/suites/smoke.toml");
+  const CheckSuite gate = load_baseline(TRAINSCOPE_SOURCE_DIR "/suites/baselines/smoke.json");
+  ASSERT_TRUE(gate.threshold_pct) << "the smoke baseline carries the gate's threshold";
+  SuiteSpec spec;
+  spec.name = "smoke";
+  spec.repetitions = smoke.repetitions;
+  spec.steps = static_cast<int>(smoke.cases.at(0).steps);
+  spec.warmup_steps = static_cast<int>(smoke.cases.at(0).warmup_steps);
+  spec.step_noise = 0.06;
+  spec.outlier_rate = 0.05;
+  spec.run_noise = 0.02;
+  for (const auto& c : smoke.cases) {
+    spec.cases.push_back({.name = c.name, .mode = c.mode, .reduction = c.reduce,
+                          .world_size = c.ranks, .step_time_s = 0.0006});
+    // The committed baseline was made with these sizes.
+    const CaseRecord* committed = gate.find(c.name);
+    ASSERT_NE(committed, nullptr) << c.name;
+    EXPECT_EQ(committed->timings.step_times_s.size(),
+              static_cast<size_t>(spec.repetitions * (spec.steps - spec.warmup_steps)))
+        << c.name << ": refresh the baseline (./scripts/smoke-check.sh --save-baseline)";
+  }
+  CheckOptions o;
+  o.threshold_pct = gate.threshold_pct;
+  ASSERT_LT(*o.threshold_pct, 25.0);
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(fmt::format("seed {}", seed));
+    spec.seed = seed;
+    spec.slowdown = 1;
+    const std::string base = db(fmt::format("base{}.db", seed), spec);
+    spec.seed = seed + 100;
+    const auto rerun = check(base, db(fmt::format("rerun{}.db", seed), spec), o);
+    EXPECT_EQ(rerun.regressions(), 0) << check_table_text(rerun);
+    EXPECT_EQ(rerun.too_few_samples(), 0) << check_table_text(rerun);
+    spec.seed = seed + 200;
+    spec.slowdown = 1.25;
+    const auto slow = check(base, db(fmt::format("slow{}.db", seed), spec), o);
+    for (const auto& c : smoke.cases) {
+      const CheckRow* row = find_row(slow, c.name, "step time");
+      if (!row) row = find_row(slow, c.name, "step time median");
+      ASSERT_NE(row, nullptr) << c.name << "\n" << check_table_text(slow);
+      EXPECT_EQ(row->verdict, Verdict::kRegression) << c.name << "\n" << check_table_text(slow);
+    }
+  }
+}
+
+TEST_F(CheckTest, ABusbwDropAtSomeSizesIsARegressionNamingThem) {
+  auto sweep = [&](const std::string& name, testing::SweepSpec spec) {
+    testing::build_sweep_db(dir_ / name, spec);
+    return (dir_ / name).string();
+  };
+  testing::SweepSpec spec;
+  const std::string base = sweep("base.db", spec);
+  spec.seed = 2;
+  const auto same = check(base, sweep("same.db", spec));
+  EXPECT_EQ(same.regressions(), 0) << check_table_text(same);
+  EXPECT_EQ(same.too_few_samples(), 0) << check_table_text(same);
+  const CheckRow* row = find_row(same, "tcp-l2", "busbw 131072 B");
+  ASSERT_NE(row, nullptr) << check_table_text(same);
+  EXPECT_EQ(row->verdict, Verdict::kSame);
+  EXPECT_NE(row->note.find("10 vs 10 calls (1 vs 1 repetitions are too few)"), std::string::npos)
+      << row->note;
+  EXPECT_EQ(find_row(same, "shm", "step time"), nullptr) << "a sweep has no steps";
+
+  spec.seed = 3;
+  spec.slowdown = {{131072, 1.5}, {1 << 20, 1.5}};  // busbw drops by a third at two sizes
+  const auto slow = check(base, sweep("slow.db", spec));
+  EXPECT_EQ(slow.regressions(), 4) << check_table_text(slow);  // two sizes of two cases
+  for (const char* name : {"shm", "tcp-l2"}) {
+    EXPECT_EQ(find_row(slow, name, "busbw 131072 B")->verdict, Verdict::kRegression);
+    EXPECT_EQ(find_row(slow, name, "busbw 1048576 B")->verdict, Verdict::kRegression);
+    EXPECT_EQ(find_row(slow, name, "busbw 1024 B")->verdict, Verdict::kSame);
+  }
+  EXPECT_NE(check_table_text(slow).find("busbw 1048576 B"), std::string::npos);
+
+  // Repetitions enough for the test: they are the samples.
+  testing::SweepSpec reps;
+  reps.repetitions = 5;
+  const std::string reps_base = sweep("reps_base.db", reps);
+  reps.seed = 4;
+  reps.slowdown = {{8, 1.5}};
+  const auto by_rep = check(reps_base, sweep("reps_slow.db", reps));
+  EXPECT_EQ(by_rep.regressions(), 2) << check_table_text(by_rep);
+  EXPECT_NE(find_row(by_rep, "shm", "busbw 8 B")->note.find("5 vs 5 repetitions"),
+            std::string::npos);
+
+  // Rows written before the calls' times were kept, one repetition a side.
+  testing::SweepSpec old;
+  old.with_call_times = false;
+  const std::string old_base = sweep("old_base.db", old);
+  old.seed = 5;
+  const auto blind = check(old_base, sweep("old.db", old));
+  EXPECT_EQ(blind.too_few_samples(), 10) << check_table_text(blind);
+}
+
+TEST_F(CheckTest, ALoadedSideIsAWarningNotARegression) {
+  auto loaded = honest(2);
+  loaded.load = {3.5, 2.0, 1.0, 4, 3, 4};  // 3 other runnable threads on 4 cores
+  auto quiet = honest(3);
+  quiet.load = {0.2, 0.1, 0.1, 1, 0, 4};
+  const std::string base = db("base.db", quiet);
+  auto r = check(base, db("loaded.db", loaded));
+  EXPECT_EQ(r.regressions(), 0) << check_table_text(r);
+  // The 2-rank cases: 3 others + 2 ranks > 4 cores; naive's one rank fits.
+  ASSERT_EQ(r.warnings.size(), 3u) << check_table_text(r);
+  EXPECT_EQ(r.warnings[0], "case per-tensor: the current run was measured on a loaded machine (5 of "
+                           "5 usable repetition(s): node0 at the start: 3 runnable threads of "
+                           "other processes + 2 of the job's > 4 cores); its timings may be the "
+                           "machine's, not the code's");
+  EXPECT_NE(check_table_text(r).find("warning: case fused: the current run was measured"),
+            std::string::npos);
+  EXPECT_NE(check_markdown(r).find("- **Warning**: case overlap:"), std::string::npos);
+  // The other way round, the baseline is the loaded side; quiet on both: none.
+  const auto reverse = check(dir_ / "loaded.db", base);
+  ASSERT_EQ(reverse.warnings.size(), 3u);
+  EXPECT_NE(reverse.warnings[1].find("the baseline was measured on a loaded machine"),
+            std::string::npos);
+  quiet.seed = 4;
+  EXPECT_TRUE(check(base, db("quiet.db", quiet)).warnings.empty());
+  // A baseline file keeps it.
+  save_baseline(load_check_suite(dir_ / "loaded.db", "latest"), dir_ / "loaded.json");
+  EXPECT_EQ(load_baseline(dir_ / "loaded.json").find("fused")->loaded,
+            load_check_suite(dir_ / "loaded.db", "latest").find("fused")->loaded);
 }
 
 TEST_F(CheckTest, DoubledTrackedMemoryAndChangedLossesAreRegressions) {
@@ -319,6 +480,51 @@ TEST_F(CheckTest, CliBadInputExitsTwoNamingTheCulprit) {
   expect_error("check --db " + q(a), "nothing to check");
   expect_error("check --db " + q(a) + " --ratio 'fused/ring<=1'", "has no case 'ring'");
   expect_error("check --db " + q(a) + " --ratio 'fused-per-tensor<=1'", "no '/'");
+}
+
+// A gate that cannot detect a slowdown does not pass silently.
+TEST_F(CheckTest, CliTooFewSamplesExitsTwoUnlessAllowed) {
+  auto base = honest(1), cur = honest(2);
+  base.repetitions = cur.repetitions = 1;
+  base.steps = cur.steps = 4;
+  const std::string a = db("a.db", base), b = db("b.db", cur);
+  auto blind = run_trainscope("check --db " + q(b) + " --baseline " + q(a));
+  EXPECT_EQ(blind.exit_code, 2) << blind.output;
+  EXPECT_NE(blind.output.find("TOO FEW SAMPLES"), std::string::npos) << blind.output;
+  EXPECT_NE(blind.output.find("4 timing comparison(s) have too few samples"), std::string::npos)
+      << blind.output;
+  auto allowed = run_trainscope("check --db " + q(b) + " --baseline " + q(a) +
+                                " --allow-too-few-samples");
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
+  // A regression found elsewhere is still a regression.
+  auto fat = cur;
+  fat.memory_factor = 2;
+  auto regressed = run_trainscope("check --db " + q(db("fat.db", fat)) + " --baseline " + q(a));
+  EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
+}
+
+// --save-baseline --threshold stores the gate's threshold; later checks of
+// that baseline apply it unless given their own.
+TEST_F(CheckTest, CliTheBaselineCarriesTheThreshold) {
+  const std::string a = db("a.db", honest(1));
+  auto slow_spec = honest(3);
+  slow_spec.slowdown = 1.5;
+  const std::string slow = db("slow.db", slow_spec);
+  const std::string file = (dir_ / "base.json").string();
+  auto saved = run_trainscope("check --db " + q(a) + " --save-baseline " + q(file) +
+                              " --threshold 80");
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  EXPECT_NE(saved.output.find("threshold 80%"), std::string::npos) << saved.output;
+  EXPECT_EQ(load_baseline(file).threshold_pct, 80.0);
+  auto lax = run_trainscope("check --db " + q(slow) + " --baseline " + q(file));
+  EXPECT_EQ(lax.exit_code, 0) << lax.output;
+  EXPECT_NE(lax.output.find("(threshold 80%, alpha 0.05)"), std::string::npos) << lax.output;
+  auto strict = run_trainscope("check --db " + q(slow) + " --baseline " + q(file) +
+                               " --threshold 10");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  // A database as the baseline has no threshold of its own: the default.
+  auto by_db = run_trainscope("check --db " + q(slow) + " --baseline " + q(a));
+  EXPECT_NE(by_db.output.find("(threshold 5%, alpha 0.05)"), std::string::npos) << by_db.output;
 }
 
 }  // namespace

@@ -129,6 +129,63 @@ TEST(MeasuredStepsTest, WarmupStepsAreLeftOutUnlessNothingWouldRemain) {
   EXPECT_EQ(measured_steps(run, steps).size(), 5u);
 }
 
+// docs/METRICS.md, "Machine load": other processes' runnable threads plus
+// the job's own threads on a host outnumber the host's cores.
+TEST(RunLoadTest, LoadedMeansOthersPlusTheJobOutnumberTheCores) {
+  results::RunSummary s;
+  s.world_size = 2;
+  s.threads_per_rank = 1;
+  s.ranks.resize(2);
+  s.ranks[0].host = s.ranks[1].host = "node0";
+  for (auto& r : s.ranks) r.load_start = r.load_end = {1.5, 1.0, 0.5, 3, 2, 4};
+  auto load = [&] { return results::run_figures(&s, {}).load; };
+  EXPECT_EQ(load().loaded, "");  // 2 others + 2 ranks fit 4 cores
+  EXPECT_EQ(load().loadavg_1m_start, 1.5);
+  s.ranks[1].load_end.other_runnable = 3;
+  EXPECT_EQ(load().loaded,
+            "node0 at the end: 3 runnable threads of other processes + 2 of the job's > 4 cores");
+  EXPECT_EQ(load().other_runnable_start, 2);
+  EXPECT_EQ(load().other_runnable_end, 3);
+  s.ranks[1].host = "node1";  // one rank per host: 3 + 1 fit
+  EXPECT_EQ(load().loaded, "");
+  s.threads_per_rank = 2;  // two threads per rank: they do not
+  EXPECT_EQ(load().loaded,
+            "node1 at the end: 3 runnable threads of other processes + 2 of the job's > 4 cores");
+  // Runs made before the load was recorded are never called loaded.
+  for (auto& r : s.ranks) r.load_start = r.load_end = {};
+  EXPECT_EQ(load().loaded, "");
+  EXPECT_TRUE(std::isnan(load().loadavg_1m_end));
+  EXPECT_EQ(load().other_runnable_start, results::kUnknown);
+}
+
+TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
+  auto spec = reductions_suite();  // naive on 1 rank, the others on 2; one thread each
+  spec.load = {3.5, 2.0, 1.0, 4, 3, 4};  // 3 other runnable threads on 4 cores
+  const SuiteData suite = load(spec);
+  const std::string md = render_markdown({suite});
+  EXPECT_NE(md.find("| case | load avg 1 min, start | end | other runnable threads, start | end | "
+                    "loaded reps |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| naive | 3.50 | 3.50 | 3 | 3 | 0/5 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fused | 3.50 | 3.50 | 3 | 3 | 5/5 |"), std::string::npos) << md;
+  EXPECT_EQ(count(md, "**Warning**"), 3u) << md;  // per-tensor, fused, overlap
+  EXPECT_NE(md.find("fused: measured on a loaded machine in 5 of 5 usable repetition(s) (node0 at "
+                    "the start: 3 runnable threads of other processes + 2 of the job's &gt; 4 "
+                    "cores)"),
+            std::string::npos)
+      << md;
+  const std::string html = render_html({suite}, std::nullopt).html;
+  EXPECT_NE(html.find("<h3>Machine load"), std::string::npos);
+  EXPECT_EQ(count(html, "<p class=\"note\">Warning: "), 3u);
+
+  auto before = reductions_suite();  // results made before the load was recorded
+  before.name = "before";
+  const SuiteData old = load(before);
+  EXPECT_EQ(render_markdown({old}).find("load avg"), std::string::npos);
+  EXPECT_EQ(render_html({old}, std::nullopt).html.find("Machine load"), std::string::npos);
+}
+
 TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
   auto spec = reductions_suite();
   spec.cases.push_back({.name = "broken", .fail_reason = "rank 1: NaN loss"});

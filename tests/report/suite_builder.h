@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
@@ -41,12 +42,22 @@ struct SuiteSpec {
   std::vector<CaseSpec> cases;
   int repetitions = 5;
   int steps = 20;
+  int warmup_steps = 1;         // slower steps, left out of the measured ones
   unsigned seed = 1;
+  // Noise: each step's time is multiplied by 1 + N(0, step_noise), and by
+  // 2..15 for a share outlier_rate of steps (preempted ones); each run's by
+  // 1 + N(0, run_noise) (a run on a slightly faster or slower machine state).
+  double step_noise = 0.03;
+  double outlier_rate = 0;
+  double run_noise = 0;
   double slowdown = 1.0;        // multiplies every step time
   double memory_factor = 1.0;   // multiplies tracked activations
   double loss_offset = 0.0;     // added to every loss
   int batch = 4;                // goes into the case config
   bool with_poller = true;
+  // Every rank's host load at start and end; unknown (as before it was
+  // recorded) unless set.
+  profiler::HostLoad load;
 };
 
 inline results::TimeStats time_stats(std::vector<double> v) {
@@ -57,13 +68,19 @@ inline results::TimeStats time_stats(std::vector<double> v) {
 inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& c, int rep) {
   std::mt19937 rng(suite.seed * 7919u + rep * 104729u +
                    static_cast<unsigned>(std::hash<std::string>{}(c.name)));
-  std::normal_distribution<double> noise(0.0, 0.03);
+  std::normal_distribution<double> noise(0.0, suite.step_noise);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  const double run_factor =
+      suite.run_noise > 0 ? 1.0 + std::normal_distribution<double>(0.0, suite.run_noise)(rng) : 1.0;
+  auto outlier = [&] {
+    return suite.outlier_rate > 0 && uniform(rng) < suite.outlier_rate ? 2 + 13 * uniform(rng) : 1.0;
+  };
   results::RunSummary s;
   s.trainscope_version = "0.1.0";
   s.git_revision = "testrev";
   s.model = {{"preset", "tiny"}, {"n_layer", 2}};
   s.options = {{"batch", suite.batch}, {"block", 32}, {"steps", suite.steps}, {"seed", 1},
-               {"warmup_steps", 1}};  // step 0 is the slow one below
+               {"warmup_steps", suite.warmup_steps}};  // the slow steps below
   s.world_size = c.world_size;
   const int64_t params = 3'000'000;
   const int64_t dataset = 8'000'000;
@@ -79,7 +96,9 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       st.loss = 5.5 * std::exp(-0.03 * k) + 0.5 + suite.loss_offset;
       st.lr = 3e-4;
       st.tokens = suite.batch * 32;
-      const double t = c.step_time_s * suite.slowdown * (1.0 + noise(rng)) * (k == 0 ? 1.5 : 1.0);
+      const double jitter = 1.0 + noise(rng);
+      const double t = c.step_time_s * suite.slowdown * run_factor * jitter * outlier() *
+                       (k < suite.warmup_steps ? 1.5 : 1.0);
       st.step_time_s = t;
       st.phases = {0.05 * t, 0.3 * t, (0.6 - c.comm_share) * t, c.comm_share * t, 0.05 * t, 0, 0};
       st.comm_exposed_s = c.comm_share * t;
@@ -116,6 +135,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     rr.comm = {suite.steps * (c.reduction == "per-tensor" ? 20 : 2), suite.steps * params,
                rr.phases[profiler::Phase::kComm].mean * suite.steps,
                0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
+    rr.load_start = rr.load_end = suite.load;
     s.ranks.push_back(rr);
   }
   for (int k = 0; k < suite.steps; k += 5) {
@@ -171,6 +191,68 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
         db.add_poller_samples(run, samples);
       }
       if (!c.allreduce.empty()) db.add_allreduce_rows(run, c.allreduce);
+    }
+  }
+  db.finish_suite(sid);
+}
+
+// An all-reduce sweep suite as the runner stores it: mode "allreduce", runs
+// without a summary, one row per size with every timed call's time. Calls
+// follow latency + size / bandwidth with noise; `slowdown` multiplies the
+// calls of some sizes.
+struct SweepSpec {
+  std::string name = "allreduce";
+  std::vector<std::string> cases = {"shm", "tcp-l2"};
+  std::vector<int64_t> sizes = {8, 1024, 131072, 1 << 20, 16 << 20};
+  int repetitions = 1;
+  int iters = 10;
+  unsigned seed = 1;
+  double call_noise = 0.05;
+  std::map<int64_t, double> slowdown;  // size -> factor on its calls' times
+  bool with_call_times = true;         // false: rows as written before they were kept
+};
+
+inline std::vector<results::AllReduceRow> sweep_rows(const SweepSpec& spec, const std::string& name,
+                                                     int rep) {
+  std::mt19937 rng(spec.seed * 7919u + rep * 104729u +
+                   static_cast<unsigned>(std::hash<std::string>{}(name)));
+  std::normal_distribution<double> noise(0.0, spec.call_noise);
+  std::vector<results::AllReduceRow> rows;
+  for (int64_t size : spec.sizes) {
+    const double model_us = 5.0 + static_cast<double>(size) / 5e3;  // 5 us + 5 GB/s
+    const auto it = spec.slowdown.find(size);
+    const double factor = it == spec.slowdown.end() ? 1.0 : it->second;
+    results::AllReduceRow row{"shm", "", 2, size, size / 4, "float32", "sum", 0, 0, 0, 0, {}};
+    double sum = 0;
+    for (int i = 0; i < spec.iters; ++i) {
+      row.call_time_us.push_back(model_us * factor * (1.0 + noise(rng)));
+      sum += row.call_time_us.back();
+    }
+    row.time_us = sum / spec.iters;
+    row.algbw_gbps = row.busbw_gbps = static_cast<double>(size) / row.time_us / 1e3;
+    if (!spec.with_call_times) row.call_time_us.clear();
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& spec) {
+  auto db = results::ResultsDb::open_for_writing(path);
+  results::SuiteInfo info;
+  info.name = spec.name;
+  info.git_revision = "testrev";
+  const int64_t sid = db.begin_suite(info);
+  for (int rep = 0; rep < spec.repetitions; ++rep) {
+    for (const auto& name : spec.cases) {
+      results::RunCase rc;
+      rc.case_name = name;
+      rc.config = {{"kind", "allreduce"}, {"iters", spec.iters}};
+      rc.mode = "allreduce";  // as the runner records sweeps
+      rc.world_size = 2;
+      rc.repetition = rep;
+      const int64_t run = db.begin_run(sid, rc);
+      db.add_allreduce_rows(run, sweep_rows(spec, name, rep));
+      db.finish_run(run, results::RunStatus::kOk, 0, "", nullptr);
     }
   }
   db.finish_suite(sid);

@@ -92,6 +92,33 @@ TEST_F(RecordsTest, NonFiniteValuesTravelAsNull) {
   EXPECT_EQ(back.steps[0][1], s.steps[0][1]);
 }
 
+// Summaries and sweep rows written before the host load and the per-call
+// times were recorded: they read with those unknown.
+TEST_F(RecordsTest, RecordsWrittenBeforeTheLoadAndCallTimesRead) {
+  const RunSummary original = sample_summary(2, 2);
+  json j = original;
+  for (auto& rank : j["ranks"]) {
+    rank.erase("load_start");
+    rank.erase("load_end");
+  }
+  const RunSummary back = j.get<RunSummary>();
+  for (const profiler::HostLoad& load : {back.ranks[1].load_start, back.ranks[1].load_end}) {
+    EXPECT_TRUE(std::isnan(load.loadavg_1m));
+    EXPECT_TRUE(std::isnan(load.loadavg_15m));
+    EXPECT_EQ(load.other_runnable, -1);
+    EXPECT_EQ(load.cores, -1);
+  }
+  EXPECT_EQ(back.ranks[1].data, original.ranks[1].data);
+
+  json row = testing::sample_allreduce_row(4096);
+  row.erase("call_time_us");
+  EXPECT_TRUE(row.get<AllReduceRow>().call_time_us.empty());
+  // Present, the load is read strictly like every other field.
+  json bad = original;
+  bad["ranks"][0]["load_end"].erase("cores");
+  EXPECT_NE(load_error(bad).find("ranks[0].load_end.cores"), std::string::npos) << load_error(bad);
+}
+
 TEST_F(RecordsTest, MissingFieldIsNamedWithPathAndFile) {
   json j = sample_summary(2, 2);
   j["ranks"][1]["data"].erase("bytes_held");

@@ -148,10 +148,13 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
     db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
     db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row});
   }
-  {  // As an older trainscope would have made it: without these two columns.
+  {  // As an older trainscope would have made it: without these columns.
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
     raw.exec("ALTER TABLE allreduce_rows DROP COLUMN algbw_gbps; "
-             "ALTER TABLE rank_results DROP COLUMN data_tokens_held",
+             "ALTER TABLE allreduce_rows DROP COLUMN call_time_us; "
+             "ALTER TABLE rank_results DROP COLUMN data_tokens_held; "
+             "ALTER TABLE rank_results DROP COLUMN load_end_other_runnable; "
+             "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m",
              "dropping columns");
   }
   {
@@ -159,9 +162,14 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
     const auto rows = db.allreduce_rows(run_id);
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_TRUE(std::isnan(rows[0].algbw_gbps));
+    EXPECT_TRUE(rows[0].call_time_us.empty());
     EXPECT_EQ(rows[0].busbw_gbps, row.busbw_gbps);
-    EXPECT_EQ(db.rank_results(run_id)[1].data.tokens_held, 0);
-    EXPECT_EQ(db.rank_results(run_id)[1].data.bytes_held, summary.ranks[1].data.bytes_held);
+    const auto ranks = db.rank_results(run_id);
+    EXPECT_EQ(ranks[1].data.tokens_held, 0);
+    EXPECT_EQ(ranks[1].data.bytes_held, summary.ranks[1].data.bytes_held);
+    EXPECT_EQ(ranks[1].load_end.other_runnable, -1);
+    EXPECT_TRUE(std::isnan(ranks[1].load_end.loadavg_1m));
+    EXPECT_EQ(ranks[1].load_end.runnable, summary.ranks[1].load_end.runnable);
   }
   ResultsDb db = ResultsDb::open_for_writing(path_);
   EXPECT_TRUE(std::isnan(db.allreduce_rows(run_id)[0].algbw_gbps));

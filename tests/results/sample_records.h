@@ -61,6 +61,8 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
     rr.pss = r == 1 ? kUnknown : 30000000 + r;
     rr.data = {1000 + r, 32000 + r, 64000 + r, 128000 + r};
     rr.comm = {3 * steps, 1000000LL * steps, 0.004 * steps, 0.001 * steps};
+    rr.load_start = {0.25 + r, 0.5 + r, 0.75 + r, 2 + r, 1 + r, 8};
+    rr.load_end = {1.25 + r, 0.625 + r, 0.875 + r, 3 + r, r, 8};
     s.ranks.push_back(rr);
   }
   if (world_size > 1) {
@@ -76,7 +78,8 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
 
 inline AllReduceRow sample_allreduce_row(int64_t size_bytes) {
   return AllReduceRow{"tcp", "lo", 2, size_bytes, size_bytes / 4, "float32", "sum",
-                      12.5 + size_bytes * 1e-3, size_bytes / 12.5e3, size_bytes / 12.5e3, 0};
+                      12.5 + size_bytes * 1e-3, size_bytes / 12.5e3, size_bytes / 12.5e3, 0,
+                      {12.0, 13.5 + size_bytes * 1e-3, 12.25}};
 }
 
 inline profiler::ProcessSample sample_poller(int i) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/check.h"
+#include "results/figures.h"
 #include "results/records.h"
 
 namespace trainscope::suites {
@@ -73,6 +74,16 @@ TEST(AllReduceBench, TwoRanksUnderMpirun) {
     EXPECT_GT(r.time_us, 0);
     EXPECT_GT(r.algbw_gbps, 0);
     EXPECT_DOUBLE_EQ(r.busbw_gbps, r.algbw_gbps);
+    // Each call's slowest rank: no call beats the slowest rank's mean, and
+    // the calls' mean is at least it.
+    ASSERT_EQ(r.call_time_us.size(), 3u) << r.size_bytes;
+    double sum = 0;
+    for (double t : r.call_time_us) {
+      EXPECT_GT(t, 0);
+      sum += t;
+    }
+    EXPECT_GE(sum / 3, r.time_us * (1 - 1e-9)) << r.size_bytes;
+    EXPECT_EQ(results::call_busbw_gbps(r).size(), 3u);
   }
   std::ifstream in(out_path);
   const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

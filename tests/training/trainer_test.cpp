@@ -353,6 +353,13 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   EXPECT_GT(r.data.bytes_held, 0);
   EXPECT_GT(r.phases[profiler::Phase::kForward].median, 0);
   EXPECT_GT(r.phases[profiler::Phase::kBackward].median, 0);
+  // The host's load at start and end: this thread was runnable as it read it.
+  for (const profiler::HostLoad& load : {r.load_start, r.load_end}) {
+    EXPECT_GE(load.cores, 1);
+    EXPECT_GE(load.runnable, 1);
+    EXPECT_GE(load.other_runnable, 0);
+    EXPECT_GE(load.loadavg_1m, 0.0);
+  }
   fs::remove_all(dir);
 }
 
