@@ -36,6 +36,7 @@ void add_check_command(CLI::App& app) {
     std::string markdown;
     std::string save_baseline;
     bool allow_too_few_samples = false;
+    bool timings_across_machines = false;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* sub = app.add_subcommand(
@@ -84,6 +85,10 @@ void add_check_command(CLI::App& app) {
                   "Losses at a fixed seed may differ by this much relative to max(1, |loss|)")
       ->capture_default_str()
       ->check(kNonNegative);
+  sub->add_flag("--timings-across-machines", flags->timings_across_machines,
+               "Compare timings with a baseline measured on another machine (host, CPU model or "
+               "core count differ); by default only its exact figures and the ratio rules are "
+               "checked then, since a faster CPU is not a faster program");
   sub->add_option("--ratio", flags->ratios,
                   "Ratio rule between two cases of the current suite, repeatable: "
                   "[step_time|tokens_per_s:]CASE_A/CASE_B<=BOUND or >=BOUND, on the medians "
@@ -129,6 +134,7 @@ void add_check_command(CLI::App& app) {
     options.alpha = flags->alpha;
     options.loss_rel_tol = flags->loss_tolerance;
     options.ratios = ratios;
+    options.timings_across_machines = flags->timings_across_machines;
     auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
     std::fputs(report::check_table_text(result).c_str(), stdout);
     if (!flags->markdown.empty()) {

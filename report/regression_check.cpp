@@ -175,9 +175,12 @@ void compare_busbw(const CaseRecord& b, const CaseRecord& c, const CheckOptions&
 }
 
 // Either side measured on a loaded machine: its timings may be the machine's.
-void warn_about_load(const CaseRecord& b, const CaseRecord& c, std::vector<std::string>& warnings) {
+// `baseline_timings`: whether the baseline's timings are compared (else only
+// the current run's, in ratio rules, matter).
+void warn_about_load(const CaseRecord& b, const CaseRecord& c, bool baseline_timings,
+                     std::vector<std::string>& warnings) {
   for (const auto& [side, record] : {std::pair{"baseline", &b}, std::pair{"current run", &c}}) {
-    if (record->loaded.empty()) continue;
+    if (record->loaded.empty() || (record == &b && !baseline_timings)) continue;
     warnings.push_back(fmt::format("case {}: the {} was measured on a loaded machine ({}); its "
                                    "timings may be the machine's, not the code's",
                                    c.name, side, record->loaded));
@@ -432,6 +435,10 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
   out.name = suite.suite.info.name;
   out.source = fmt::format("{} suite {}", suite.db_path, suite.suite.id);
   out.suite_id = suite.suite.id;
+  const auto& facts = suite.suite.info.host_facts;
+  for (const char* key : {"hostname", "cpu_model", "cores"}) {
+    if (facts.contains(key)) out.machine[key] = facts[key];
+  }
   for (const auto& c : suite.cases) {
     CaseRecord rec;
     rec.name = c.name;
@@ -586,6 +593,59 @@ int CheckResult::too_few_samples() const {
   }));
 }
 
+namespace {
+
+// Every baseline case is in the current suite with the same configuration.
+void check_configurations_match(const CheckSuite& baseline, const CheckSuite& current) {
+  for (const auto& b : baseline.cases) {
+    const CaseRecord* c = current.find(b.name);
+    if (!c) {
+      throw Error(fmt::format("case '{}' of suite '{}' is in the baseline ({}) but not in the "
+                              "current suite ({})",
+                              b.name, current.name, baseline.source, current.source));
+    }
+    const std::string diff = first_difference(b.config, c->config);
+    if (!diff.empty()) {
+      throw Error(fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
+                              "at '{}': baseline {}, current {} (re-create the baseline for a "
+                              "new configuration)",
+                              b.name, current.name, diff, pointer_value(b.config, diff),
+                              pointer_value(c->config, diff)));
+    }
+  }
+}
+
+std::string describe_machine(const nlohmann::json& machine) {
+  if (machine.empty()) return "unknown";
+  return fmt::format("{}, {} x {} cores", machine.value("hostname", "?"),
+                     machine.value("cpu_model", "?"), machine.value("cores", json(0)).dump());
+}
+
+// The rows of one case present on both sides.
+void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
+                  const CheckOptions& options, CheckResult& result) {
+  if (!b.usable()) {
+    result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kInfo,
+                           "not usable in the baseline: not compared"});
+    return;
+  }
+  if (!c.usable()) {
+    result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kRegression,
+                           c.reason});
+    return;
+  }
+  if (timings && b.timings.busbw.empty()) compare_timings(b, c, options, result.rows);
+  if (timings && !b.timings.busbw.empty()) compare_busbw(b, c, options, result.rows);
+  compare_counters(b, c, result.rows);
+  compare_losses(c.name, "train loss", b.deterministic.train_loss, c.deterministic.train_loss,
+                 options.loss_rel_tol, result.rows);
+  compare_losses(c.name, "val loss", b.deterministic.val_loss, c.deterministic.val_loss,
+                 options.loss_rel_tol, result.rows);
+  warn_about_load(b, c, timings, result.warnings);
+}
+
+}  // namespace
+
 CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
                       const CheckOptions& given) {
   CheckOptions options = given;
@@ -613,46 +673,17 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
       throw Error(fmt::format("baseline suite '{}' ({}) has no cases", baseline->name,
                               baseline->source));
     }
-    for (const auto& b : baseline->cases) {
-      const CaseRecord* c = current.find(b.name);
-      if (!c) {
-        throw Error(fmt::format("case '{}' of suite '{}' is in the baseline ({}) but not in the "
-                                "current suite ({})",
-                                b.name, current.name, baseline->source, current.source));
-      }
-      const std::string diff = first_difference(b.config, c->config);
-      if (!diff.empty()) {
-        throw Error(fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
-                                "at '{}': baseline {}, current {} (re-create the baseline for a "
-                                "new configuration)",
-                                b.name, current.name, diff, pointer_value(b.config, diff),
-                                pointer_value(c->config, diff)));
-      }
+    check_configurations_match(*baseline, current);
+    const bool same_machine = !baseline->machine.empty() && baseline->machine == current.machine;
+    const bool timings = same_machine || options.timings_across_machines;
+    if (!timings) {
+      result.warnings.push_back(fmt::format(
+          "timings not compared: the baseline was measured on another machine ({} vs {}); only "
+          "ratio rules within the run and exact figures are checked (--timings-across-machines "
+          "compares them anyway)",
+          describe_machine(baseline->machine), describe_machine(current.machine)));
     }
-    for (const auto& b : baseline->cases) {
-      const CaseRecord& c = *current.find(b.name);
-      if (!b.usable()) {
-        result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kInfo,
-                               "not usable in the baseline: not compared"});
-        continue;
-      }
-      if (!c.usable()) {
-        result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kRegression,
-                               c.reason});
-        continue;
-      }
-      if (b.timings.busbw.empty()) {
-        compare_timings(b, c, options, result.rows);
-      } else {
-        compare_busbw(b, c, options, result.rows);
-      }
-      compare_counters(b, c, result.rows);
-      compare_losses(c.name, "train loss", b.deterministic.train_loss, c.deterministic.train_loss, options.loss_rel_tol,
-                     result.rows);
-      compare_losses(c.name, "val loss", b.deterministic.val_loss, c.deterministic.val_loss, options.loss_rel_tol,
-                     result.rows);
-      warn_about_load(b, c, result.warnings);
-    }
+    for (const auto& b : baseline->cases) compare_case(b, *current.find(b.name), timings, options, result);
     for (const auto& c : current.cases) {
       if (!baseline->find(c.name)) {
         result.rows.push_back({c.name, "status", "-", c.status, "", "", Verdict::kInfo,

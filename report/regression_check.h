@@ -128,6 +128,9 @@ struct CheckSuite {
   // A baseline file's timing threshold, percent (--save-baseline --threshold):
   // a gate's rules travel with its baseline.
   std::optional<double> threshold_pct;
+  // Where it was measured (hostname, cpu_model, cores): timings are compared
+  // with a baseline only from the same machine (empty: unknown).
+  nlohmann::json machine = nlohmann::json::object();
   const CaseRecord* find(std::string_view case_name) const;
 };
 
@@ -191,6 +194,7 @@ struct Fields<report::CheckSuite> {
       field("cases", &T::cases),
       field("ratios", &T::ratios).absent_ok(),
       field("threshold_pct", &T::threshold_pct).absent_ok(),
+      field("machine", &T::machine).absent_ok(),
   };
 };
 }  // namespace trainscope::results
@@ -226,6 +230,9 @@ struct CheckOptions {
   double alpha = 0.05;         // Mann-Whitney significance level
   double loss_rel_tol = 1e-4;  // losses: |a - b| <= tol * max(1, |a|)
   std::vector<RatioRule> ratios;  // in addition to the baseline's
+  // Compare timings with a baseline measured on another machine (by default
+  // they are not: a 2x faster CPU is not an improvement of the code).
+  bool timings_across_machines = false;
 };
 
 // kTooFewSamples: a timing comparison that could not be significant whatever

@@ -85,6 +85,26 @@ TEST_F(CheckTest, TwoHonestRunsOfTheSameCodePass) {
   EXPECT_EQ(find_row(r, "fused", "train loss")->verdict, Verdict::kSame);
 }
 
+// A baseline from another machine (the committed smoke baseline on a CI host
+// with another CPU) is no reference for timings: only exact figures and
+// ratio rules are checked, and a warning says why, unless asked.
+TEST_F(CheckTest, TimingsAreNotComparedWithABaselineFromAnotherMachine) {
+  auto slow = honest(2);
+  slow.slowdown = 1.5;
+  slow.cpu_model = "Another CPU";
+  const std::string base = db("a.db", honest(1)), current = db("b.db", slow);
+  auto r = check(base, current);
+  EXPECT_EQ(r.regressions(), 0) << check_table_text(r);
+  EXPECT_EQ(find_row(r, "fused", "step time median"), nullptr);
+  EXPECT_EQ(find_row(r, "fused", "tracked.total")->verdict, Verdict::kSame);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(check_table_text(r).find("another machine"), std::string::npos);
+  CheckOptions across;
+  across.timings_across_machines = true;
+  r = check(base, current, across);
+  EXPECT_EQ(find_row(r, "fused", "step time median")->verdict, Verdict::kRegression);
+}
+
 TEST_F(CheckTest, SlowerStepsOverRepetitionsAreARegression) {
   auto slow = honest(2);
   slow.slowdown = 1.5;

@@ -58,6 +58,7 @@ struct SuiteSpec {
   // Every rank's host load at start and end; unknown (as before it was
   // recorded) unless set.
   profiler::HostLoad load;
+  std::string cpu_model = "Test CPU";  // the machine it was measured on
 };
 
 inline results::TimeStats time_stats(std::vector<double> v) {
@@ -152,6 +153,7 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
   info.name = suite.name;
   info.definition = "[suite]\nname = \"" + suite.name + "\"\n";
   info.git_revision = "testrev";
+  info.host_facts = {{"hostname", "node0"}, {"cpu_model", suite.cpu_model}, {"cores", 8}};
   const int64_t sid = db.begin_suite(info);
   for (int rep = 0; rep < suite.repetitions; ++rep) {
     for (const auto& c : suite.cases) {
@@ -241,6 +243,7 @@ inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& s
   results::SuiteInfo info;
   info.name = spec.name;
   info.git_revision = "testrev";
+  info.host_facts = {{"hostname", "node0"}, {"cpu_model", "Test CPU"}, {"cores", 8}};
   const int64_t sid = db.begin_suite(info);
   for (int rep = 0; rep < spec.repetitions; ++rep) {
     for (const auto& name : spec.cases) {
