@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "comm/grad_sync.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "suites/launch_plan.h"
 #include "training/data/data_options.h"
 #include "training/model_config.h"
 
@@ -30,13 +32,6 @@ namespace {
 const std::vector<std::string> kBindTo = {"none", "hwthread", "core", "l1cache", "l2cache",
                                           "l3cache", "socket", "numa", "board"};
 const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
-const std::vector<std::string> kAxes = {"model",   "mode",      "ranks",    "reduce",
-                                        "bucket_mb", "threads", "transport", "links"};
-const std::vector<std::string> kTrainBase = {"data",       "tokenizer", "batch", "block",
-                                             "steps",      "warmup_steps", "eval_every",
-                                             "shard",      "lr",        "extra_args"};
-const std::vector<std::string> kSweepBase = {"min_bytes", "max_bytes", "factor", "iters",
-                                             "warmup"};
 // Far more cases than a suite could ever run; the grid is checked against it
 // before expanding, since a few hundred bytes of axes can name millions.
 constexpr double kMaxGridCombinations = 10000;
@@ -44,6 +39,19 @@ constexpr double kMaxGridCombinations = 10000;
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
+
+class Parser;
+
+// One key a suite may set on its cases, declared once: whether it may be a
+// [grid] axis (axes may also be set in [[case]] tables; every key may be set
+// in [base]), which kinds of suite have it, and how it is read.
+struct Setting {
+  std::string_view key;
+  bool axis;
+  bool train;
+  bool allreduce;
+  void (*apply)(const Parser&, SuiteCase&, const toml::node&);
+};
 
 // Parses one suite; holds the file name for error positions.
 class Parser {
@@ -54,6 +62,9 @@ class Parser {
   Suite parse(std::string_view text);
 
  private:
+  static const std::vector<Setting>& settings();
+  std::vector<std::string> keys(bool axes_only) const;
+
   std::string at(const toml::source_region& r) const {
     return fmt::format("{}:{}:{}", source_, r.begin.line, r.begin.column);
   }
@@ -105,13 +116,122 @@ class Parser {
   using GridAxes = std::vector<std::pair<std::string, const toml::array*>>;
   void check_grid_size(const toml::node& grid, const GridAxes& axes) const;
   std::string resolve_model(const toml::node& n, const std::string& v) const;
-  std::string case_name(const SuiteCase& c, bool with_model) const;
+  std::string read_link(const toml::node& n) const;
+  void read_header(const toml::table& root, Suite& suite);
+  SuiteCase read_base(const toml::table& root) const;
+  void expand_grid(const toml::node& grid_node, const SuiteCase& base);
+  void read_cases(const toml::node& case_node, const SuiteCase& base);
+  void check_case_table(const toml::table& t, const SuiteCase& c) const;
+  std::string case_name(const SuiteCase& c) const;
+  void resolve(SuiteCase& c) const;
   void finalize(SuiteCase& c) const;
 
   std::string source_;
   std::filesystem::path base_dir_;
   CaseKind kind_ = CaseKind::kTrain;
+  std::set<std::string> varying_;  // grid axes with more than one value
+  std::vector<SuiteCase> cases_;
+  std::set<std::string> names_;
 };
+
+const std::vector<Setting>& Parser::settings() {
+  using P = const Parser&;
+  using N = const toml::node&;
+  static const std::vector<Setting> kSettings = {
+      {"model", true, true, false, [](P p, SuiteCase& c, N n) { c.model = p.resolve_model(n, p.get_string(n, "model")); }},
+      {"mode", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.mode = p.canonical(n, [&] {
+           return training::to_string(training::parse_data_mode(p.get_string(n, "mode"), "mode"));
+         });
+       }},
+      {"ranks", true, true, true, [](P p, SuiteCase& c, N n) { c.ranks = static_cast<int>(p.get_int(n, "ranks", 1)); }},
+      {"reduce", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.reduce = p.canonical(n, [&] {
+           return comm::reduce_strategy_name(comm::parse_reduce_strategy(p.get_string(n, "reduce"), "reduce"));
+         });
+       }},
+      {"bucket_mb", true, true, false, [](P p, SuiteCase& c, N n) { c.bucket_mb = p.get_number(n, "bucket_mb"); }},
+      // allreduce-bench has no compute threads: a threads axis would only repeat jobs.
+      {"threads", true, true, false, [](P p, SuiteCase& c, N n) { c.threads = static_cast<int>(p.get_int(n, "threads", 0)); }},
+      {"transport", true, true, true, [](P p, SuiteCase& c, N n) { c.transport = p.get_string(n, "transport", &kTransports); }},
+      {"links", true, true, true, [](P p, SuiteCase& c, N n) { c.links = static_cast<int>(p.get_int(n, "links", 1)); }},
+      {"hosts", true, true, true, [](P p, SuiteCase& c, N n) { c.hosts = static_cast<int>(p.get_int(n, "hosts", 1, 250)); }},
+      {"cores_per_host", true, true, true, [](P p, SuiteCase& c, N n) {
+         c.cores_per_host = static_cast<int>(p.get_int(n, "cores_per_host", 1));
+         if (c.cores_per_host > cores_available()) {
+           p.fail(n, fmt::format("cores_per_host {} is more than this machine has ({})",
+                                 c.cores_per_host, cores_available()));
+         }
+       }},
+      {"link", true, true, true, [](P p, SuiteCase& c, N n) { c.link = p.read_link(n); }},
+      {"tcp_interface", true, true, true, [](P p, SuiteCase& c, N n) {
+         c.tcp_interface = p.get_string(n, "tcp_interface");
+         if (c.tcp_interface.empty()) p.fail(n, "'tcp_interface' must name an interface, e.g. lo");
+       }},
+      {"batch", true, true, false, [](P p, SuiteCase& c, N n) {
+         if (c.batch_per_rank > 0) p.fail(n, "'batch' (the global batch) does not go with 'batch_per_rank' (the global batch is batch_per_rank x ranks): give one");
+         c.batch = static_cast<int>(p.get_int(n, "batch", 1));
+       }},
+      {"batch_per_rank", true, true, false, [](P p, SuiteCase& c, N n) {
+         if (c.batch > 0) p.fail(n, "'batch_per_rank' (the global batch is batch_per_rank x ranks) does not go with 'batch' (the global batch): give one");
+         c.batch_per_rank = static_cast<int>(p.get_int(n, "batch_per_rank", 1));
+       }},
+      {"data", false, true, false, [](P p, SuiteCase& c, N n) { c.data = p.get_string(n, "data"); }},
+      {"tokenizer", false, true, false, [](P p, SuiteCase& c, N n) { c.tokenizer = p.get_string(n, "tokenizer"); }},
+      {"block", false, true, false, [](P p, SuiteCase& c, N n) { c.block = static_cast<int>(p.get_int(n, "block", 2)); }},
+      {"steps", false, true, false, [](P p, SuiteCase& c, N n) { c.steps = p.get_int(n, "steps", 1); }},
+      {"warmup_steps", false, true, false, [](P p, SuiteCase& c, N n) { c.warmup_steps = p.get_int(n, "warmup_steps", 0); }},
+      {"eval_every", false, true, false, [](P p, SuiteCase& c, N n) { c.eval_every = p.get_int(n, "eval_every", 0); }},
+      {"shard", false, true, false, [](P p, SuiteCase& c, N n) {
+         c.shard = p.canonical(n, [&] {
+           return training::to_string(training::parse_shard_mode(p.get_string(n, "shard"), "shard"));
+         });
+       }},
+      {"lr", false, true, false, [](P p, SuiteCase& c, N n) { c.lr = p.get_number(n, "lr"); }},
+      {"extra_args", false, true, false, [](P p, SuiteCase& c, N n) {
+         const toml::array* a = n.as_array();
+         if (!a) p.fail(n, "'extra_args' must be an array of strings");
+         c.extra_args.clear();
+         for (const toml::node& e : *a) c.extra_args.push_back(p.get_string(e, "extra_args[]"));
+       }},
+      {"min_bytes", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.min_bytes = p.get_int(n, "min_bytes", 4, std::numeric_limits<int64_t>::max()); }},
+      {"max_bytes", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.max_bytes = p.get_int(n, "max_bytes", 4, std::numeric_limits<int64_t>::max()); }},
+      {"factor", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.factor = static_cast<int>(p.get_int(n, "factor", 2)); }},
+      {"iters", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.iters = static_cast<int>(p.get_int(n, "iters", 1)); }},
+      {"warmup", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.warmup = static_cast<int>(p.get_int(n, "warmup", 0)); }},
+  };
+  return kSettings;
+}
+
+// The keys this kind of suite has, in the table's order (the grid expands
+// its axes in this order, so case order does not depend on the file's).
+std::vector<std::string> Parser::keys(bool axes_only) const {
+  std::vector<std::string> out;
+  for (const Setting& s : settings()) {
+    const bool kind = kind_ == CaseKind::kTrain ? s.train : s.allreduce;
+    if (kind && (s.axis || !axes_only)) out.emplace_back(s.key);
+  }
+  return out;
+}
+
+void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) const {
+  for (const Setting& s : settings()) {
+    if (s.key == key) return s.apply(*this, c, n);
+  }
+  fail(n, fmt::format("unknown key '{}'", key));
+}
+
+// A link profile the virtual cluster knows, or a rate in tc's syntax.
+std::string Parser::read_link(const toml::node& n) const {
+  const std::string v = get_string(n, "link");
+  static const std::vector<std::string> kProfiles = {"gige", "10gbe", "tb-bridge", "unlimited"};
+  static const std::regex kRate(R"([0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps))");
+  if (!contains(kProfiles, v) && !std::regex_match(v, kRate)) {
+    fail(n, fmt::format("unknown link '{}' (expected a profile: {}; or a rate such as 500mbit)",
+                        v, fmt::join(kProfiles, ", ")));
+  }
+  return v;
+}
 
 std::string Parser::resolve_model(const toml::node& n, const std::string& v) const {
   const bool is_path = v.find('/') != std::string::npos || v.ends_with(".json");
@@ -124,67 +244,6 @@ std::string Parser::resolve_model(const toml::node& n, const std::string& v) con
   // Read now: a config the trainer would refuse fails the suite before any case runs.
   canonical(n, [&] { return training::resolve_model(p.string()).name; });
   return std::filesystem::weakly_canonical(p).string();
-}
-
-void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) const {
-  if (key == "model") {
-    c.model = resolve_model(n, get_string(n, key));
-  } else if (key == "mode") {
-    c.mode = canonical(n, [&] {
-      return training::to_string(training::parse_data_mode(get_string(n, key), key));
-    });
-  } else if (key == "ranks") {
-    c.ranks = static_cast<int>(get_int(n, key, 1));
-  } else if (key == "reduce") {
-    c.reduce = canonical(n, [&] {
-      return comm::reduce_strategy_name(comm::parse_reduce_strategy(get_string(n, key), key));
-    });
-  } else if (key == "bucket_mb") {
-    c.bucket_mb = get_number(n, key);
-  } else if (key == "threads") {
-    c.threads = static_cast<int>(get_int(n, key, 0));
-  } else if (key == "transport") {
-    c.transport = get_string(n, key, &kTransports);
-  } else if (key == "links") {
-    c.links = static_cast<int>(get_int(n, key, 1));
-  } else if (key == "data") {
-    c.data = get_string(n, key);
-  } else if (key == "tokenizer") {
-    c.tokenizer = get_string(n, key);
-  } else if (key == "batch") {
-    c.batch = static_cast<int>(get_int(n, key, 1));
-  } else if (key == "block") {
-    c.block = static_cast<int>(get_int(n, key, 2));
-  } else if (key == "steps") {
-    c.steps = get_int(n, key, 1);
-  } else if (key == "warmup_steps") {
-    c.warmup_steps = get_int(n, key, 0);
-  } else if (key == "eval_every") {
-    c.eval_every = get_int(n, key, 0);
-  } else if (key == "shard") {
-    c.shard = canonical(n, [&] {
-      return training::to_string(training::parse_shard_mode(get_string(n, key), key));
-    });
-  } else if (key == "lr") {
-    c.lr = get_number(n, key);
-  } else if (key == "extra_args") {
-    const toml::array* a = n.as_array();
-    if (!a) fail(n, "'extra_args' must be an array of strings");
-    c.extra_args.clear();
-    for (const toml::node& e : *a) c.extra_args.push_back(get_string(e, "extra_args[]"));
-  } else if (key == "min_bytes") {
-    c.sweep.min_bytes = get_int(n, key, 4, std::numeric_limits<int64_t>::max());
-  } else if (key == "max_bytes") {
-    c.sweep.max_bytes = get_int(n, key, 4, std::numeric_limits<int64_t>::max());
-  } else if (key == "factor") {
-    c.sweep.factor = static_cast<int>(get_int(n, key, 2));
-  } else if (key == "iters") {
-    c.sweep.iters = static_cast<int>(get_int(n, key, 1));
-  } else if (key == "warmup") {
-    c.sweep.warmup = static_cast<int>(get_int(n, key, 0));
-  } else {
-    fail(n, fmt::format("unknown key '{}'", key));
-  }
 }
 
 void Parser::check_keys(const toml::table& t, const std::vector<std::string>& allowed,
@@ -211,14 +270,10 @@ void Parser::check_grid_size(const toml::node& grid, const GridAxes& axes) const
   }
 }
 
-std::string Parser::case_name(const SuiteCase& c, bool with_model) const {
+std::string Parser::case_name(const SuiteCase& c) const {
   std::vector<std::string> parts;
-  if (with_model) parts.push_back(std::filesystem::path(c.model).stem().string());
-  if (c.kind == CaseKind::kAllReduce) {
-    parts.push_back("allreduce");
-  } else {
-    parts.push_back(c.mode);
-  }
+  if (varying_.contains("model")) parts.push_back(std::filesystem::path(c.model).stem().string());
+  parts.push_back(c.kind == CaseKind::kAllReduce ? std::string("allreduce") : c.mode);
   parts.push_back(fmt::format("r{}", c.ranks));
   if (c.kind == CaseKind::kTrain) {
     parts.push_back(c.reduce);
@@ -229,23 +284,40 @@ std::string Parser::case_name(const SuiteCase& c, bool with_model) const {
   if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
   if (c.transport != "auto") parts.push_back(c.transport);
   if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));
+  if (c.hosts > 1) parts.push_back(fmt::format("h{}", c.hosts));
+  if (c.cores_per_host > 0) parts.push_back(fmt::format("c{}", c.cores_per_host));
+  if (!c.link.empty()) parts.push_back(c.link);
+  if (!c.tcp_interface.empty() && varying_.contains("tcp_interface")) parts.push_back(c.tcp_interface);
+  if (c.batch_per_rank > 0) parts.push_back(fmt::format("bpr{}", c.batch_per_rank));
+  if (varying_.contains("batch")) parts.push_back(fmt::format("gb{}", c.batch));
   return fmt::format("{}", fmt::join(parts, "-"));
+}
+
+// Defaults that depend on other settings, and axes that do not apply
+// collapsing rather than multiplying the cases.
+void Parser::resolve(SuiteCase& c) const {
+  if (c.ranks == 0) c.ranks = c.hosts;  // one rank on each host
+  if (c.batch_per_rank > 0) c.batch = c.batch_per_rank * c.ranks;
+  if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
+  if (c.transport != "tcp") c.links = 0;
+  if (c.hosts <= 1) c.link.clear();
 }
 
 // Skip reasons for well-formed combinations that cannot run.
 void Parser::finalize(SuiteCase& c) const {
-  if (c.kind == CaseKind::kTrain) {
-    if (c.mode == "naive" && c.ranks > 1) {
-      c.skip_reason = fmt::format("naive runs one process; this case has {} ranks", c.ranks);
-    } else if (c.batch > 0 && c.batch % c.ranks != 0) {
-      c.skip_reason =
-          fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
-    }
-  }
-  if (c.skip_reason.empty() && c.transport != "auto" && c.ranks == 1) {
+  const int cores = cores_available();
+  if (c.kind == CaseKind::kTrain && c.mode == "naive" && c.ranks > 1) {
+    c.skip_reason = fmt::format("naive runs one process; this case has {} ranks", c.ranks);
+  } else if (c.kind == CaseKind::kTrain && c.batch > 0 && c.batch % c.ranks != 0) {
+    c.skip_reason = fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
+  } else if (c.ranks % c.hosts != 0) {
+    c.skip_reason = fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
+  } else if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
+    c.skip_reason = fmt::format("{} hosts x {} cores need {} cores; this machine has {}",
+                                c.hosts, c.cores_per_host, c.hosts * c.cores_per_host, cores);
+  } else if (c.transport != "auto" && c.ranks == 1) {
     c.skip_reason = fmt::format("one rank sends nothing over the {} transport", c.transport);
-  }
-  if (c.skip_reason.empty() && c.links > 4) {
+  } else if (c.links > 4) {
     c.skip_reason = fmt::format(
         "btl_tcp_links {} hangs Open MPI 4.1 once a message exceeds the eager limit (at most 4; "
         "docs/SUITES.md, known problems)",
@@ -253,27 +325,15 @@ void Parser::finalize(SuiteCase& c) const {
   }
 }
 
-Suite Parser::parse(std::string_view text) {
-  toml::table root;
-  try {
-    root = toml::parse(text, source_);
-  } catch (const toml::parse_error& e) {
-    throw Error(fmt::format("{}: invalid TOML: {}", at(e.source()), e.description()));
-  }
-  Suite suite;
-  suite.text = std::string(text);
+void Parser::read_header(const toml::table& root, Suite& suite) {
   check_keys(root,
              {"name", "description", "kind", "repetitions", "timeout_s", "bind_to",
               "tcp_interface", "base", "grid", "case"},
              "the suite");
-
-  auto need = [&](const char* key) -> const toml::node& {
-    const toml::node* n = root.get(key);
-    if (!n) throw Error(fmt::format("{}: missing required key '{}'", source_, key));
-    return *n;
-  };
-  suite.name = get_string(need("name"), "name");
-  if (suite.name.empty()) fail(need("name"), "'name' must not be empty");
+  const toml::node* name = root.get("name");
+  if (!name) throw Error(fmt::format("{}: missing required key 'name'", source_));
+  suite.name = get_string(*name, "name");
+  if (suite.name.empty()) fail(*name, "'name' must not be empty");
   if (const toml::node* n = root.get("description")) suite.description = get_string(*n, "description");
   if (const toml::node* n = root.get("kind")) {
     static const std::vector<std::string> kKinds = {"train", "allreduce"};
@@ -292,125 +352,132 @@ Suite Parser::parse(std::string_view text) {
     suite.tcp_interface = get_string(*n, "tcp_interface");
     if (suite.tcp_interface.empty()) fail(*n, "'tcp_interface' must name an interface, e.g. lo");
   }
+}
 
-  std::vector<std::string> base_keys = kAxes;
-  const auto& extra = kind_ == CaseKind::kTrain ? kTrainBase : kSweepBase;
-  base_keys.insert(base_keys.end(), extra.begin(), extra.end());
-  std::vector<std::string> axes = kAxes;
-  // allreduce-bench has no compute threads: a threads axis would only repeat jobs.
-  if (kind_ == CaseKind::kAllReduce) axes = {"ranks", "transport", "links"};
-  if (kind_ == CaseKind::kAllReduce) {
-    base_keys = axes;
-    base_keys.insert(base_keys.end(), kSweepBase.begin(), kSweepBase.end());
-  }
-
+SuiteCase Parser::read_base(const toml::table& root) const {
   SuiteCase base;
   base.kind = kind_;
   base.model = "seed";
+  base.ranks = 0;  // unless given: one per host
   const toml::node* base_node = root.get("base");
-  if (base_node) {
-    const toml::table* t = base_node->as_table();
-    if (!t) fail(*base_node, "'base' must be a table");
-    check_keys(*t, base_keys, "[base]");
-    for (auto&& [k, v] : *t) apply(base, std::string(k.str()), v);
-    if (kind_ == CaseKind::kTrain && base.steps <= base.warmup_steps) {
-      const toml::node* s = t->get("steps");
-      fail(s ? *s : *base_node,
-           fmt::format("steps ({}) must exceed warmup_steps ({}): no step would be measured",
-                       base.steps, base.warmup_steps));
-    }
-    if (kind_ == CaseKind::kAllReduce) {
-      if (base.sweep.max_bytes < base.sweep.min_bytes)
-        fail(*base_node, "max_bytes must be at least min_bytes");
-    }
+  if (!base_node) return base;
+  const toml::table* t = base_node->as_table();
+  if (!t) fail(*base_node, "'base' must be a table");
+  check_keys(*t, keys(false), "[base]");
+  for (auto&& [k, v] : *t) apply(base, std::string(k.str()), v);
+  if (kind_ == CaseKind::kTrain && base.steps <= base.warmup_steps) {
+    const toml::node* s = t->get("steps");
+    fail(s ? *s : *base_node,
+         fmt::format("steps ({}) must exceed warmup_steps ({}): no step would be measured",
+                     base.steps, base.warmup_steps));
   }
+  if (kind_ == CaseKind::kAllReduce && base.sweep.max_bytes < base.sweep.min_bytes) {
+    fail(*base_node, "max_bytes must be at least min_bytes");
+  }
+  return base;
+}
 
-  std::vector<SuiteCase> cases;
-  std::set<std::string> names;
-  bool model_varies = false;
+void Parser::expand_grid(const toml::node& grid_node, const SuiteCase& base) {
+  const toml::table* grid = grid_node.as_table();
+  if (!grid) fail(grid_node, "'grid' must be a table");
+  check_keys(*grid, keys(true), "[grid]");
+  GridAxes dims;
+  for (const std::string& axis : keys(true)) {
+    const toml::node* n = grid->get(axis);
+    if (!n) continue;
+    const toml::array* a = n->as_array();
+    if (!a) fail(*n, fmt::format("grid axis '{}' must be an array", axis));
+    if (a->empty()) fail(*n, fmt::format("grid axis '{}' is empty", axis));
+    if (a->size() > 1) varying_.insert(axis);
+    dims.emplace_back(axis, a);
+  }
+  check_grid_size(grid_node, dims);
+  std::vector<size_t> index(dims.size(), 0);
+  while (true) {
+    SuiteCase c = base;
+    for (size_t d = 0; d < dims.size(); ++d) apply(c, dims[d].first, *dims[d].second->get(index[d]));
+    resolve(c);
+    c.name = case_name(c);
+    finalize(c);
+    if (names_.insert(c.name).second) cases_.push_back(std::move(c));
+    size_t d = 0;
+    for (; d < dims.size(); ++d) {
+      if (++index[d] < dims[d].second->size()) break;
+      index[d] = 0;
+    }
+    if (d == dims.size()) break;
+  }
+}
 
+// Explicitly written settings that cannot apply are mistakes.
+void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
+  if (t.get("links") && c.transport != "tcp") {
+    fail(*t.get("links"), fmt::format("'links' applies to the tcp transport only, this case "
+                                      "uses '{}'",
+                                      c.transport));
+  }
+  if (t.get("bucket_mb") && c.reduce == "per-tensor") {
+    fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");
+  }
+  if (t.get("link") && c.hosts <= 1) {
+    fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
+  }
+}
+
+void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
+  const toml::array* list = case_node.as_array();
+  if (!list || !list->is_array_of_tables()) fail(case_node, "'case' must be [[case]] tables");
+  std::vector<std::string> case_keys = keys(true);
+  case_keys.push_back("name");
+  case_keys.push_back("timeout_s");
+  for (const toml::node& e : *list) {
+    const toml::node* m = e.as_table()->get("model");
+    if (m && m->is_string() && *m->value<std::string>() != base.model) varying_.insert("model");
+  }
+  for (const toml::node& e : *list) {
+    const toml::table& t = *e.as_table();
+    check_keys(t, case_keys, "[[case]]");
+    SuiteCase c = base;
+    for (auto&& [k, v] : t) {
+      if (k.str() == "timeout_s") {
+        c.timeout_s = get_number(v, "timeout_s");
+        if (!(*c.timeout_s > 0)) fail(v, "'timeout_s' must be positive");
+      } else if (k.str() != "name") {
+        apply(c, std::string(k.str()), v);
+      }
+    }
+    check_case_table(t, c);
+    resolve(c);
+    const toml::node* name = t.get("name");
+    c.name = name ? get_string(*name, "name") : case_name(c);
+    if (c.name.empty()) fail(*name, "case name must not be empty");
+    finalize(c);
+    if (!names_.insert(c.name).second) {
+      fail(e, fmt::format("duplicate case '{}' (give it a distinct 'name')", c.name));
+    }
+    cases_.push_back(std::move(c));
+  }
+}
+
+Suite Parser::parse(std::string_view text) {
+  toml::table root;
+  try {
+    root = toml::parse(text, source_);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}: invalid TOML: {}", at(e.source()), e.description()));
+  }
+  Suite suite;
+  suite.text = std::string(text);
+  read_header(root, suite);
+  const SuiteCase base = read_base(root);
   const toml::node* grid_node = root.get("grid");
   const toml::node* case_node = root.get("case");
   if (!grid_node && !case_node) {
     throw Error(fmt::format("{}: the suite has neither a [grid] nor [[case]] tables", source_));
   }
-  if (grid_node) {
-    const toml::table* grid = grid_node->as_table();
-    if (!grid) fail(*grid_node, "'grid' must be a table");
-    check_keys(*grid, axes, "[grid]");
-    // Axes in a fixed order so case order does not depend on the file's.
-    GridAxes dims;
-    for (const std::string& axis : axes) {
-      const toml::node* n = grid->get(axis);
-      if (!n) continue;
-      const toml::array* a = n->as_array();
-      if (!a) fail(*n, fmt::format("grid axis '{}' must be an array", axis));
-      if (a->empty()) fail(*n, fmt::format("grid axis '{}' is empty", axis));
-      if (axis == "model" && a->size() > 1) model_varies = true;
-      dims.emplace_back(axis, a);
-    }
-    check_grid_size(*grid_node, dims);
-    std::vector<size_t> index(dims.size(), 0);
-    while (true) {
-      SuiteCase c = base;
-      for (size_t d = 0; d < dims.size(); ++d) apply(c, dims[d].first, *dims[d].second->get(index[d]));
-      // Axes that do not apply collapse rather than multiply the cases.
-      if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
-      if (c.transport != "tcp") c.links = 0;
-      c.name = case_name(c, model_varies);
-      finalize(c);
-      if (names.insert(c.name).second) cases.push_back(std::move(c));
-      size_t d = 0;
-      for (; d < dims.size(); ++d) {
-        if (++index[d] < dims[d].second->size()) break;
-        index[d] = 0;
-      }
-      if (d == dims.size()) break;
-    }
-  }
-  if (case_node) {
-    const toml::array* list = case_node->as_array();
-    if (!list || !list->is_array_of_tables()) fail(*case_node, "'case' must be [[case]] tables");
-    std::vector<std::string> case_keys = axes;
-    case_keys.push_back("name");
-    case_keys.push_back("timeout_s");
-    bool models_differ = model_varies;
-    for (const toml::node& e : *list) {
-      const toml::table& t = *e.as_table();
-      if (const toml::node* m = t.get("model"); m && m->is_string() && *m->value<std::string>() != base.model)
-        models_differ = true;
-    }
-    for (const toml::node& e : *list) {
-      const toml::table& t = *e.as_table();
-      check_keys(t, case_keys, "[[case]]");
-      SuiteCase c = base;
-      for (auto&& [k, v] : t) {
-        if (k.str() == "timeout_s") {
-          c.timeout_s = get_number(v, "timeout_s");
-          if (!(*c.timeout_s > 0)) fail(v, "'timeout_s' must be positive");
-        } else if (k.str() != "name") {
-          apply(c, std::string(k.str()), v);
-        }
-      }
-      // Explicitly written settings that cannot apply are mistakes.
-      if (t.get("links") && c.transport != "tcp")
-        fail(*t.get("links"), fmt::format("'links' applies to the tcp transport only, this case "
-                                          "uses '{}'", c.transport));
-      if (t.get("bucket_mb") && c.reduce == "per-tensor")
-        fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");
-      if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
-      if (c.transport != "tcp") c.links = 0;
-      const toml::node* name = t.get("name");
-      c.name = name ? get_string(*name, "name") : case_name(c, models_differ);
-      if (c.name.empty()) fail(*name, "case name must not be empty");
-      finalize(c);
-      if (!names.insert(c.name).second) {
-        fail(e, fmt::format("duplicate case '{}' (give it a distinct 'name')", c.name));
-      }
-      cases.push_back(std::move(c));
-    }
-  }
-  suite.cases = std::move(cases);
+  if (grid_node) expand_grid(*grid_node, base);
+  if (case_node) read_cases(*case_node, base);
+  suite.cases = std::move(cases_);
   return suite;
 }
 
@@ -445,6 +512,13 @@ nlohmann::json SuiteCase::to_json() const {
                   {"factor", sweep.factor},       {"iters", sweep.iters},
                   {"warmup", sweep.warmup}};
   }
+  // Only when set, so that configurations recorded before these existed
+  // (baselines compare them) still match.
+  if (hosts > 1) j["hosts"] = hosts;
+  if (cores_per_host > 0) j["cores_per_host"] = cores_per_host;
+  if (!link.empty()) j["link"] = link;
+  if (!tcp_interface.empty()) j["tcp_interface"] = tcp_interface;
+  if (batch_per_rank > 0) j["batch_per_rank"] = batch_per_rank;
   if (!skip_reason.empty()) j["skip_reason"] = skip_reason;
   return j;
 }

@@ -15,7 +15,8 @@
 //   [base]                    # train: model data batch block steps warmup_steps
 //   model = "seed"            #   tokenizer eval_every shard threads lr extra_args
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
-//   mode = ["naive", "sharded"]  #     transport links
+//   mode = ["naive", "sharded"]  #     transport links hosts cores_per_host link
+//                             #     tcp_interface batch batch_per_rank
 //   ranks = [1, 2]
 //   [[case]]                  # any axis key, plus optional name and timeout_s
 //   mode = "duplicated"
@@ -23,9 +24,12 @@
 //
 // Axes that do not apply to a case collapse instead of multiplying it: the
 // bucket size only matters to fused/overlap, the link count only to the tcp
-// transport. A combination that is well-formed but cannot run (naive with 2
-// ranks, a batch the ranks do not divide) becomes a skipped case with the
-// reason. Everything else that is wrong (unknown key, wrong type, unknown
+// transport, the link profile only to several hosts. A combination that is
+// well-formed but cannot run (naive with 2 ranks, a batch the ranks do not
+// divide, hosts whose cores the machine does not have) becomes a skipped case
+// with the reason. `hosts` without `ranks` puts one rank on each host;
+// `batch_per_rank` scales the global batch with the ranks (weak scaling) and
+// does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
 // mode, links on a non-tcp case...) throws trainscope::Error naming the file,
 // line and key, before anything runs.
 //
@@ -73,10 +77,19 @@ struct SuiteCase {
   std::string skip_reason;           // non-empty: recorded as skipped, not run
   std::optional<double> timeout_s;   // [[case]] only; else the suite's
 
+  // Where it runs. hosts > 1: on a virtual cluster of that many hosts
+  // (scripts/netns-cluster.sh), ranks spread evenly over them.
+  int hosts = 1;
+  int cores_per_host = 0;    // CPUs each host's processes may use; 0: not pinned
+  std::string link;          // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
+                             // unlimited) or a tc rate (500mbit); "": unlimited
+  std::string tcp_interface; // "": the suite's
+
   // Base settings (same for every case of a suite unless an axis overrides).
   std::string data = "builtin:stories";
   std::string tokenizer = "byte";
-  int batch = 0;     // 0: the preset's
+  int batch = 0;     // global; 0: the preset's
+  int batch_per_rank = 0;  // > 0: the global batch is this x ranks (weak scaling)
   int block = 0;     // 0: the preset's
   int64_t steps = 10;
   int64_t warmup_steps = 1;

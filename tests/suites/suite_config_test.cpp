@@ -212,6 +212,55 @@ TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   EXPECT_THROW(resolve_suite("no-such-suite"), Error);
 }
 
+// Hosts, cores per host and links: one rank per host unless ranks says
+// otherwise; the link collapses where there is one host; a machine too small
+// for the hosts' cores skips the case with the reason.
+TEST(SuiteConfig, HostsCoresAndLinksAxes) {
+  const Suite s = parse(
+      "name = \"m\"\n[base]\nmode = \"sharded\"\ncores_per_host = 1\n"
+      "[grid]\nhosts = [1, 2, 64]\nlink = [\"gige\", \"500mbit\"]\n");
+  EXPECT_EQ(names(s), (std::vector<std::string>{"sharded-r1-fused-c1", "sharded-r2-fused-h2-c1-gige",
+                                                "sharded-r64-fused-h64-c1-gige",
+                                                "sharded-r2-fused-h2-c1-500mbit",
+                                                "sharded-r64-fused-h64-c1-500mbit"}));
+  EXPECT_EQ(s.cases[1].ranks, 2);
+  EXPECT_EQ(s.cases[1].hosts, 2);
+  EXPECT_EQ(s.cases[1].link, "gige");
+  EXPECT_EQ(s.cases[0].link, "");
+  EXPECT_NE(s.cases[2].skip_reason.find("64 hosts x 1 cores need 64 cores"), std::string::npos)
+      << s.cases[2].skip_reason;
+  EXPECT_EQ(s.cases[1].to_json()["link"], "gige");
+  EXPECT_FALSE(s.cases[0].to_json().contains("hosts"));  // unset settings stay out of the config
+  const Suite uneven = parse("name = \"m\"\n[base]\nmode = \"sharded\"\n[[case]]\nranks = 3\nhosts = 2\n");
+  EXPECT_NE(uneven.cases[0].skip_reason.find("do not spread evenly"), std::string::npos);
+}
+
+TEST(SuiteConfig, BatchPerRankScalesWithTheRanksAndDoesNotGoWithBatch) {
+  const Suite s = parse("name = \"w\"\n[base]\nmode = \"sharded\"\nbatch_per_rank = 2\n"
+                        "[grid]\nranks = [1, 2]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].batch, 2);
+  EXPECT_EQ(s.cases[1].batch, 4);
+  EXPECT_EQ(s.cases[1].name, "sharded-r2-fused-bpr2");
+  const std::string e = error_of("name = \"w\"\n[base]\nbatch = 4\n[[case]]\nbatch_per_rank = 2\n");
+  EXPECT_NE(e.find("t.toml:5:"), std::string::npos) << e;
+  EXPECT_NE(e.find("does not go with 'batch'"), std::string::npos) << e;
+  const Suite grid = parse("name = \"g\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\nbatch = [2, 4]\n");
+  EXPECT_EQ(names(grid), (std::vector<std::string>{"sharded-r2-fused-gb2", "sharded-r2-fused-gb4"}));
+}
+
+TEST(SuiteConfig, BadHostsCoresAndLinksNameTheLine) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"dialup\"\n", "t.toml:4:8: unknown link 'dialup'"},
+           {"name = \"x\"\n[[case]]\nlink = \"gige\"\n", "t.toml:3:8: 'link' applies between hosts"},
+           {"name = \"x\"\n[[case]]\ncores_per_host = 100000\n", "t.toml:3:18: cores_per_host 100000 is more than this machine has"},
+           {"name = \"x\"\n[[case]]\nhosts = 0\n", "'hosts' must be at least 1"},
+           {"name = \"x\"\n[[case]]\ntcp_interface = \"\"\n", "'tcp_interface' must name an interface"},
+       }) {
+    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
+  }
+}
+
 TEST(Hostfile, ParsesSlotsAndComments) {
   const auto hosts = parse_hostfile("# cluster\nnode1 slots=4\n\nnode2   # two\nnode3 slots=2 max_slots=8\n", "h");
   ASSERT_EQ(hosts.size(), 3u);
