@@ -351,6 +351,8 @@ Suite Parser::parse(std::string_view text) {
     std::vector<std::string> case_keys = axes;
     case_keys.push_back("name");
     case_keys.push_back("timeout_s");
+    // A case's own flags (e.g. --inject-delay), instead of [base]'s.
+    if (kind_ == CaseKind::kTrain) case_keys.push_back("extra_args");
     bool models_differ = model_varies;
     for (const toml::node& e : *list) {
       const toml::table& t = *e.as_table();

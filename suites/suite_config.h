@@ -17,7 +17,8 @@
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
 //   mode = ["naive", "sharded"]  #     transport links
 //   ranks = [1, 2]
-//   [[case]]                  # any axis key, plus optional name and timeout_s
+//   [[case]]                  # any axis key, plus optional name, timeout_s
+//                             #   and (train) extra_args, replacing [base]'s
 //   mode = "duplicated"
 //   ranks = 2
 //
