@@ -83,6 +83,10 @@ struct CaseFigures {
   // ranks, median over repetitions). Comparable across strategies: what
   // overlap buys shows here.
   double comm_exposed_s = 0;
+  // Each rank's compute, wait and all-reduce time per step (medians over the
+  // repetitions), flagged as stragglers from those medians (results/figures.h).
+  std::vector<results::RankTimes> rank_times;
+  double straggler_s = 0;           // the straggler figure, median over repetitions
 };
 
 using profiler::kPhaseNames;
