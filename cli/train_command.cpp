@@ -212,7 +212,7 @@ void add_train_command(CLI::App& app) {
                   "phase and the collective it waits in. The suite runner reads them when a case "
                   "hangs or dies");
   cmd->add_option("--stall-timeout", o.stall_timeout_s,
-                  "Seconds a collective may wait (or a step run outside one) before the rank "
+                  "Seconds a collective may wait (or a phase last outside one) before the rank "
                   "prints, once, where it is: step, phase, collective, bucket and wait")
       ->capture_default_str()
       ->check(kPositive);

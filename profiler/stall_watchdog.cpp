@@ -36,7 +36,7 @@ std::string describe(const RankStatus& s) {
     text += fmt::format(", waiting {:.1f} s in {}", s.wait_s, s.collective);
     if (s.bucket >= 0) text += fmt::format(" (bucket {})", s.bucket);
   } else if (s.step >= 0) {
-    text += fmt::format(", in no collective; the step has run {:.1f} s", s.step_s);
+    text += fmt::format(" for {:.1f} s, in no collective", s.phase_s);
   } else {
     text += ", in no collective";
   }
@@ -81,8 +81,10 @@ StallWatchdog::Wait StallWatchdog::wait(std::string_view collective, int32_t buc
 }
 
 void StallWatchdog::release(int slot) {
+  const int64_t now = trace_clock_ns();
   std::lock_guard lock(mu_);
   slots_[slot].busy = false;
+  last_wait_end_ns_ = now;
 }
 
 StallWatchdog::Wait::Wait(Wait&& other) noexcept
@@ -105,15 +107,18 @@ int StallWatchdog::stalls() const {
   return stalls_;
 }
 
-RankStatus StallWatchdog::status_locked(int64_t now_ns) const {
+RankStatus StallWatchdog::status_locked(int64_t now_ns, int64_t* since_ns) const {
   RankStatus s;
   s.rank = options_.rank;
   s.host = options_.host;
   s.pid = ::getpid();
   s.stage = stage_;
   s.step = position_.step.load(std::memory_order_relaxed);
+  const int64_t changed =
+      std::max(position_.changed_ns.load(std::memory_order_relaxed), last_wait_end_ns_);
   if (s.step >= 0) {
     s.step_s = seconds_between(position_.step_start_ns.load(std::memory_order_relaxed), now_ns);
+    s.phase_s = seconds_between(changed, now_ns);
   }
   const int32_t phase = position_.phase.load(std::memory_order_relaxed);
   if (phase >= 0 && phase < kNumPhases) s.phase = kPhaseNames[phase];
@@ -127,22 +132,27 @@ RankStatus StallWatchdog::status_locked(int64_t now_ns) const {
     s.wait_s = seconds_between(oldest->since_ns, now_ns);
   }
   s.stalled = beyond_timeout(s);
+  if (since_ns != nullptr) *since_ns = oldest != nullptr ? oldest->since_ns : changed;
   return s;
 }
 
-// A rank in a collective is judged by its wait; one in none by its step.
+// A rank in a collective is judged by its wait; one in none by how long it
+// has stayed in its phase (not by its step, which a long wait makes long).
 bool StallWatchdog::beyond_timeout(const RankStatus& s) const {
   if (!s.collective.empty()) return s.wait_s > options_.timeout_s;
-  return s.step >= 0 && s.step_s > options_.timeout_s;
+  return s.step >= 0 && s.phase_s > options_.timeout_s;
 }
 
 void StallWatchdog::check() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
-  const RankStatus s = status_locked(trace_clock_ns());
-  const bool began = s.stalled && !stalled_;
-  stalled_ = s.stalled;
-  if (began) ++stalls_;
+  int64_t since = 0;
+  const RankStatus s = status_locked(trace_clock_ns(), &since);
+  const bool began = s.stalled && since != reported_since_ns_;
+  if (began) {
+    reported_since_ns_ = since;
+    ++stalls_;
+  }
   lock.unlock();
   if (began) {
     std::fprintf(options_.out,

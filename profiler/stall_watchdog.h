@@ -12,10 +12,11 @@
 //  * a rank waiting in a collective is stalled when its longest open wait has
 //    lasted more than the timeout (overlap: the communication thread's wait
 //    in a bucket's all-reduce is usually the longest);
-//  * a rank in no collective is stalled when its current step has run more
-//    than the timeout: it is the one the others are waiting for.
-// On becoming stalled it prints one line (describe() of its status) to
-// `out`; nothing more until that stall ends and another begins. About every
+//  * a rank in a step but in no collective is stalled when it has stayed in
+//    one phase (no phase begun or ended, no wait ended) for more than the
+//    timeout: it is the one the others are waiting for.
+// For each stall (each wait, or each stretch in one phase) it prints one line
+// (describe() of its status) to `out`, once. About every
 // status_interval_s, and at once when it stalls, it hands the rank's status
 // to on_status (the trainer keeps a file of it that the suite runner reads
 // when a job hangs or dies).
@@ -54,12 +55,13 @@ struct RankStatus {
   int32_t bucket = -1;     // of that wait; -1: none
   double wait_s = 0;       // how long that wait has lasted
   double step_s = 0;       // how long the current step has run
-  bool stalled = false;    // a wait, or a step in no collective, beyond the timeout
+  double phase_s = 0;      // in a step: since a phase last began or ended, or a wait ended
+  bool stalled = false;    // a wait, or a phase in no collective, beyond the timeout
   bool operator==(const RankStatus&) const = default;
 };
 
 // "step 3, phase comm, waiting 6.1 s in all_reduce fused (bucket 0)",
-// "step 3, phase forward, in no collective; the step has run 6.1 s",
+// "step 3, phase forward for 6.1 s, in no collective",
 // "stage load_data, waiting 2.0 s in all_gather".
 std::string describe(const RankStatus& status);
 
@@ -106,7 +108,9 @@ class StallWatchdog {
   };
   static constexpr int kSlots = 4;  // the training thread, overlap's comm thread, spares
 
-  RankStatus status_locked(int64_t now_ns) const;
+  // `since_ns`, when given: the start of what the status is judged by (the
+  // oldest wait, or the phase), which tells one stall from the next.
+  RankStatus status_locked(int64_t now_ns, int64_t* since_ns = nullptr) const;
   bool beyond_timeout(const RankStatus& status) const;
   void release(int slot);
   void check();  // every poll, on the periodic thread
@@ -117,7 +121,8 @@ class StallWatchdog {
   mutable std::mutex mu_;
   std::array<Slot, kSlots> slots_;
   std::string stage_;
-  bool stalled_ = false;
+  int64_t last_wait_end_ns_ = 0;
+  int64_t reported_since_ns_ = -1;  // the stall last printed
   int stalls_ = 0;
   // The periodic thread's own.
   std::chrono::steady_clock::time_point next_status_ = std::chrono::steady_clock::now();

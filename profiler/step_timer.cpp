@@ -43,16 +43,17 @@ void StepTimer::set_live_position(LivePosition* position) {
   if (live_ == nullptr) return;
   live_->step.store(in_step_ ? pending_.step : -1, std::memory_order_relaxed);
   live_->step_start_ns.store(step_start_ns_, std::memory_order_relaxed);
-  publish_phase();
+  publish_phase(trace_clock_ns());
 }
 
-void StepTimer::publish_phase() const {
+void StepTimer::publish_phase(int64_t now_ns) const {
   if (live_ == nullptr) return;
   int32_t innermost = -1;
   for (int i = depth_ - 1; i >= 0 && innermost < 0; --i) {
     if (stack_[i].kind == kPhaseFrame) innermost = stack_[i].id;
   }
   live_->phase.store(innermost, std::memory_order_relaxed);
+  live_->changed_ns.store(now_ns, std::memory_order_relaxed);
 }
 
 RegionId StepTimer::region_id(std::string_view name) {
@@ -76,6 +77,7 @@ void StepTimer::begin_step(int64_t step) {
   step_start_ns_ = trace_clock_ns();
   if (live_ != nullptr) {
     live_->step_start_ns.store(step_start_ns_, std::memory_order_relaxed);
+    live_->changed_ns.store(step_start_ns_, std::memory_order_relaxed);
     live_->step.store(step, std::memory_order_relaxed);
   }
 }
@@ -86,7 +88,10 @@ void StepTimer::end_step() {
   pending_.wall_seconds = ns_to_s(end - step_start_ns_);
   steps_.push_back(pending_);
   in_step_ = false;
-  if (live_ != nullptr) live_->step.store(-1, std::memory_order_relaxed);
+  if (live_ != nullptr) {
+    live_->changed_ns.store(end, std::memory_order_relaxed);
+    live_->step.store(-1, std::memory_order_relaxed);
+  }
 }
 
 StepTimer::Scope StepTimer::phase(Phase phase, TraceArgs args) {
@@ -113,9 +118,12 @@ int StepTimer::open(int kind, int32_t id, Track track, TraceArgs args) {
   f.track = track;
   f.args = args;
   f.nested_phase_ns = 0;
-  if (kind == kPhaseFrame && live_ != nullptr) live_->phase.store(id, std::memory_order_relaxed);
   // Read the clock last so the bookkeeping above is not timed.
   f.start_ns = trace_clock_ns();
+  if (kind == kPhaseFrame && live_ != nullptr) {
+    live_->phase.store(id, std::memory_order_relaxed);
+    live_->changed_ns.store(f.start_ns, std::memory_order_relaxed);
+  }
   return depth_++;
 }
 
@@ -125,7 +133,7 @@ void StepTimer::close(int frame) {
                                 << " is still open: scopes must close in reverse order";
   const Frame& f = stack_[--depth_];
   const int64_t duration = end - f.start_ns;
-  if (f.kind == kPhaseFrame) publish_phase();
+  if (f.kind == kPhaseFrame) publish_phase(end);
   StepTimes& times = current();
   if (f.kind == kPhaseFrame) {
     if (--open_phase_count_[f.id] == 0) times.inclusive_seconds[f.id] += ns_to_s(duration);

@@ -124,6 +124,7 @@ struct LivePosition {
   std::atomic<int64_t> step{-1};          // the open step; -1 between steps
   std::atomic<int64_t> step_start_ns{0};  // trace_clock_ns() at its begin_step()
   std::atomic<int32_t> phase{-1};         // the innermost open Phase; -1 none
+  std::atomic<int64_t> changed_ns{0};     // when a step or phase last began or ended
 };
 
 struct StepTimerOptions {
@@ -178,7 +179,8 @@ class StepTimer {
   };
 
   StepTimes& current() { return in_step_ ? pending_ : outside_; }
-  void publish_phase() const;  // the innermost open phase, to live_
+  // The innermost open phase, changed at `now_ns`, to live_.
+  void publish_phase(int64_t now_ns) const;
 
   StepTimerOptions options_;
   std::vector<Frame> stack_;  // capacity max_depth, reserved once

@@ -381,6 +381,7 @@ struct Fields<profiler::RankStatus> {
       field("bucket", &S::bucket),
       field("wait_s", &S::wait_s),
       field("step_s", &S::step_s),
+      field("phase_s", &S::phase_s),
       field("stalled", &S::stalled),
   };
 };

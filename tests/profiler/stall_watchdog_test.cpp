@@ -77,7 +77,7 @@ TEST(StallWatchdogTest, AWaitBeyondTheTimeoutIsSaidOnceWithWhereItWaits) {
   EXPECT_FALSE(watchdog.status().stalled);
 }
 
-TEST(StallWatchdogTest, AStepInNoCollectiveBeyondTheTimeoutIsTheRankOthersWaitFor) {
+TEST(StallWatchdogTest, APhaseInNoCollectiveBeyondTheTimeoutIsTheRankOthersWaitFor) {
   Printed printed;
   StallWatchdog watchdog(options(printed.file(), 0.05));
   StepTimer timer;
@@ -89,9 +89,30 @@ TEST(StallWatchdogTest, AStepInNoCollectiveBeyondTheTimeoutIsTheRankOthersWaitFo
   }
   timer.end_step();
   EXPECT_EQ(watchdog.stalls(), 1);
-  EXPECT_NE(printed.text().find("step 0, phase forward, in no collective; the step has run "),
-            std::string::npos)
+  EXPECT_NE(printed.text().find("step 0, phase forward for 0."), std::string::npos)
       << printed.text();
+  EXPECT_NE(printed.text().find(" s, in no collective\n"), std::string::npos) << printed.text();
+}
+
+TEST(StallWatchdogTest, AStepMadeLongByAWaitIsNotAStallOnceTheWaitEnds) {
+  Printed printed;
+  StallWatchdog watchdog(options(printed.file(), 0.2));
+  StepTimer timer;
+  timer.set_live_position(&watchdog.live_position());
+  timer.begin_step(0);
+  {
+    auto backward = timer.phase(Phase::kBackward);
+    {
+      auto comm = timer.phase(Phase::kComm);
+      auto wait = watchdog.wait("all_reduce fused", 0);
+      std::this_thread::sleep_for(milliseconds(400));
+    }
+    std::this_thread::sleep_for(milliseconds(100));  // the step has run 0.5 s: not stalled
+    EXPECT_FALSE(watchdog.status().stalled);
+    EXPECT_GE(watchdog.status().step_s, 0.5);
+  }
+  timer.end_step();
+  EXPECT_EQ(watchdog.stalls(), 1) << printed.text();  // the wait, only
 }
 
 TEST(StallWatchdogTest, ShortWaitsAndStepsSayNothing) {
@@ -193,7 +214,8 @@ TEST(StallWatchdogTest, DescribeSaysWhereInWords) {
   s.collective.clear();
   s.phase = "forward";
   s.step_s = 6.12;
-  EXPECT_EQ(describe(s), "step 3, phase forward, in no collective; the step has run 6.1 s");
+  s.phase_s = 6.12;
+  EXPECT_EQ(describe(s), "step 3, phase forward for 6.1 s, in no collective");
 }
 
 }  // namespace

@@ -176,9 +176,12 @@ TEST(StepTimerTest, LivePositionFollowsStepsAndTheInnermostPhase) {
   timer.begin_step(4);
   EXPECT_EQ(live.step.load(), 4);
   EXPECT_GT(live.step_start_ns.load(), 0);
+  EXPECT_EQ(live.changed_ns.load(), live.step_start_ns.load());
   {
+    spin_for(0.001);
     auto b = timer.phase(Phase::kBackward);
     EXPECT_EQ(phase_of(), static_cast<int>(Phase::kBackward));
+    EXPECT_GE(live.changed_ns.load(), live.step_start_ns.load() + 1'000'000);
     const RegionId region = timer.region_id("attention");
     {
       auto c = timer.phase(Phase::kComm);

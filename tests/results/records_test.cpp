@@ -217,6 +217,7 @@ TEST_F(RecordsTest, RankStatusRoundTripAndStrictReading) {
   status.bucket = 2;
   status.wait_s = 6.5;
   status.step_s = 7.25;
+  status.phase_s = 0.5;
   status.stalled = true;
   const fs::path path = rank_status_path(dir_, 1);
   EXPECT_EQ(path.filename(), "rank-1.json");
