@@ -147,12 +147,11 @@ void StallWatchdog::check() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
   int64_t since = 0;
-  const RankStatus s = status_locked(trace_clock_ns(), &since);
-  const bool began = s.stalled && since != reported_since_ns_;
-  if (began) {
-    reported_since_ns_ = since;
-    ++stalls_;
-  }
+  const int64_t now = trace_clock_ns();
+  const RankStatus s = status_locked(now, &since);
+  const bool began = s.stalled && since > last_seen_stalled_ns_;
+  if (s.stalled) last_seen_stalled_ns_ = now;
+  if (began) ++stalls_;
   lock.unlock();
   if (began) {
     std::fprintf(options_.out,

@@ -109,7 +109,7 @@ class StallWatchdog {
   static constexpr int kSlots = 4;  // the training thread, overlap's comm thread, spares
 
   // `since_ns`, when given: the start of what the status is judged by (the
-  // oldest wait, or the phase), which tells one stall from the next.
+  // oldest wait, or the phase).
   RankStatus status_locked(int64_t now_ns, int64_t* since_ns = nullptr) const;
   bool beyond_timeout(const RankStatus& status) const;
   void release(int slot);
@@ -122,7 +122,10 @@ class StallWatchdog {
   std::array<Slot, kSlots> slots_;
   std::string stage_;
   int64_t last_wait_end_ns_ = 0;
-  int64_t reported_since_ns_ = -1;  // the stall last printed
+  // When the last check found the rank stalled: what began before then is
+  // that stall still (overlap's final wait behind its thread's), what began
+  // after is another.
+  int64_t last_seen_stalled_ns_ = INT64_MIN;
   int stalls_ = 0;
   // The periodic thread's own.
   std::chrono::steady_clock::time_point next_status_ = std::chrono::steady_clock::now();

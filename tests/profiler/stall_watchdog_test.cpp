@@ -143,6 +143,28 @@ TEST(StallWatchdogTest, EachStallIsSaidOnceAndAnotherAgain) {
   EXPECT_NE(printed.text().find("stage start, waiting "), std::string::npos) << printed.text();
 }
 
+TEST(StallWatchdogTest, AWaitThatBeganDuringAStallIsThatStallStill) {
+  // overlap: the communication thread waits in a bucket, the training thread
+  // then waits for it; when the bucket completes the training thread's wait,
+  // older than the timeout too, is left for a moment. One stall, one line.
+  Printed printed;
+  StallWatchdog watchdog(options(printed.file(), 0.05));
+  std::thread comm_thread([&] {
+    auto bucket = watchdog.wait("all_reduce overlap", 0);
+    std::this_thread::sleep_for(milliseconds(300));
+  });
+  std::this_thread::sleep_for(milliseconds(20));
+  {
+    auto training = watchdog.wait("all_reduce overlap", 1);
+    comm_thread.join();
+    std::this_thread::sleep_for(milliseconds(200));  // only the later wait is open
+    EXPECT_TRUE(watchdog.status().stalled);
+    EXPECT_EQ(watchdog.status().bucket, 1);
+  }
+  EXPECT_EQ(watchdog.stalls(), 1) << printed.text();
+  EXPECT_NE(printed.text().find("(bucket 0)"), std::string::npos) << printed.text();
+}
+
 TEST(StallWatchdogTest, NestedWaitsShowTheOuterLabelAndTheOldestWaitWins) {
   Printed printed;
   StallWatchdog watchdog(options(printed.file(), 60));
