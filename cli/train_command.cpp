@@ -26,6 +26,7 @@ struct TrainFlags {
   std::string shard = "strided";
   std::string reduce = "fused";
   std::string backend = "auto";
+  std::string inject_delay;
   bool no_shuffle = false;
 };
 
@@ -37,8 +38,15 @@ void run(TrainFlags& f) {
   o.data.shard = training::parse_shard_mode(f.shard, "--shard");
   o.data.shuffle = !f.no_shuffle;
   o.reduce = comm::parse_reduce_strategy(f.reduce);
+  if (!f.inject_delay.empty()) o.inject_delay = training::parse_injected_delay(f.inject_delay);
   auto comm = comm::make_communicator(f.backend);
   try {
+    if (o.inject_delay && o.inject_delay->rank >= comm->size()) {
+      // Every rank sees the same job: one message, from rank 0.
+      throw comm::CollectiveError(fmt::format("--inject-delay: rank {} is not in this job of {} "
+                                              "rank(s)",
+                                              o.inject_delay->rank, comm->size()));
+    }
     const results::RunSummary s = training::run_training(o, *comm);
     if (s.status == results::RunStatus::kFailed) {
       if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", s.error.c_str());
@@ -168,8 +176,22 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
   cmd->add_option("--summary", o.summary_path,
                   "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
   cmd->add_option("--trace", o.trace_path,
-                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's phases and "
-                  "collectives");
+                  "Write a Chrome trace (Perfetto, chrome://tracing) of every rank's phases, "
+                  "collectives and tracked memory: each rank streams its own as it goes "
+                  "(for t.json, t.rank1.json...: whole JSON even if the job dies) and rank 0 "
+                  "merges them into FILE at the end");
+  cmd->add_option("--status-dir", o.status_dir,
+                  "Each rank keeps DIR/rank-R.json current (about every second): its stage, step, "
+                  "phase and the collective it waits in. The suite runner reads them when a case "
+                  "hangs or dies");
+  cmd->add_option("--stall-timeout", o.stall_timeout_s,
+                  "Seconds a collective may wait (or a phase last outside one) before the rank "
+                  "prints, once, where it is: step, phase, collective, bucket and wait")
+      ->capture_default_str()
+      ->check(kPositive);
+  cmd->add_option("--inject-delay", flags->inject_delay,
+                  "RANK:MS: rank RANK sleeps MS milliseconds in its forward phase every step, a "
+                  "straggler for tests and demos (e.g. 1:50)");
   cmd->add_option("--log-every", o.log_every, "Print a progress line every N steps")
       ->capture_default_str()
       ->check(kNonNegative);

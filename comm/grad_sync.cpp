@@ -37,12 +37,23 @@ std::vector<TensorRange> buckets_from_end(int64_t total, int64_t bucket_elems) {
 
 }  // namespace
 
+std::string GradSync::collective_name() const {
+  return "all_reduce " + std::string(reduce_strategy_name(strategy()));
+}
+
 void GradSync::set_trace(profiler::TraceRecorder* recorder) {
   trace_ = recorder;
-  if (trace_ != nullptr) {
-    trace_name_ = trace_->intern(std::string("all_reduce ") +
-                                 std::string(reduce_strategy_name(strategy())));
-  }
+  if (trace_ != nullptr) trace_name_ = trace_->intern(collective_name());
+}
+
+void GradSync::set_watchdog(profiler::StallWatchdog* watchdog) {
+  watchdog_ = watchdog;
+  watch_name_ = collective_name();
+}
+
+profiler::StallWatchdog::Wait GradSync::watch(int32_t bucket) {
+  if (watchdog_ == nullptr) return {};
+  return watchdog_->wait(watch_name_, bucket);
 }
 
 void GradSync::trace_collective(int64_t start_ns, int32_t bucket, int64_t bytes) {
@@ -66,7 +77,10 @@ class BlockingSync final : public GradSync {
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
       const TensorRange& r = ranges_[i];
       const int64_t start = profiler::trace_clock_ns();
-      comm_.all_reduce_sum(grads_.subspan(r.offset, r.numel));
+      {
+        auto wait = watch(static_cast<int32_t>(i));
+        comm_.all_reduce_sum(grads_.subspan(r.offset, r.numel));
+      }
       stats_.calls += 1;
       stats_.bytes += r.numel * static_cast<int64_t>(sizeof(float));
       trace_collective(start, static_cast<int32_t>(i), r.numel * 4);
@@ -127,6 +141,7 @@ class ThreadOverlapSync final : public GradSync {
     if (handed_snapshot_ < buckets_.size()) hand_over(buckets_.size());
     {
       std::unique_lock lock(mu_);
+      auto wait = watch(static_cast<int32_t>(done_));
       changed_.wait(lock, [&] { return done_ == buckets_.size(); });
       handed_snapshot_ = 0;
       if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
@@ -170,6 +185,7 @@ class ThreadOverlapSync final : public GradSync {
       std::exception_ptr failed;
       start_ns_[i] = profiler::trace_clock_ns();
       try {
+        auto wait = watch(static_cast<int32_t>(i));
         if (!skip) comm_.all_reduce_sum(grads_.subspan(buckets_[i].offset, buckets_[i].numel));
       } catch (...) {
         failed = std::current_exception();
@@ -233,6 +249,7 @@ class PollOverlapSync final : public GradSync {
     while (next_ < buckets_.size()) launch(next_++);
     for (std::size_t i = 0; i < requests_.size(); ++i) {
       if (requests_[i]) {
+        auto wait = watch(static_cast<int32_t>(i));
         requests_[i]->wait();
         complete(i);
       }

@@ -21,7 +21,8 @@
 // exact global mean; and it saves a pass over the gradients.
 //
 // Not thread-safe; used by the training loop's thread only (overlap's own
-// communication thread is internal).
+// communication thread is internal, and reports its waits to the watchdog
+// itself).
 #ifndef TRAINSCOPE_COMM_GRAD_SYNC_H_
 #define TRAINSCOPE_COMM_GRAD_SYNC_H_
 
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "profiler/stall_watchdog.h"
 #include "profiler/trace.h"
 
 namespace trainscope::comm {
@@ -76,6 +78,9 @@ class GradSync {
   }
   // Records one comm-track event per collective (bytes, bucket id) when set.
   void set_trace(profiler::TraceRecorder* recorder);
+  // Shows each wait in a collective to the watchdog, labelled with the
+  // strategy and the bucket, when set (it must outlive this GradSync).
+  void set_watchdog(profiler::StallWatchdog* watchdog);
   // True when on_ready() does anything (the overlapping strategies).
   virtual bool overlaps() const { return false; }
   // From the model's GradReadyHook: gradients [begin, end of arena) are final.
@@ -89,11 +94,17 @@ class GradSync {
  protected:
   // One trace event for bucket `bucket` of `bytes` that ran [start_ns, now).
   void trace_collective(int64_t start_ns, int32_t bucket, int64_t bytes);
+  // The calling thread waits on bucket `bucket` until the scope closes.
+  [[nodiscard]] profiler::StallWatchdog::Wait watch(int32_t bucket);
+  // "all_reduce fused": trace events and watchdog lines call it so.
+  std::string collective_name() const;
 
   GradSyncStats stats_;
   int64_t step_ = -1;
   profiler::TraceRecorder* trace_ = nullptr;
   uint32_t trace_name_ = 0;
+  profiler::StallWatchdog* watchdog_ = nullptr;
+  std::string watch_name_;
 };
 
 // grads: the whole gradient arena; tensors: its tensors (forward order, contiguous).

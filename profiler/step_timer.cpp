@@ -38,6 +38,24 @@ void StepTimer::set_trace_recorder(TraceRecorder* recorder) {
     region_trace_names_[i] = recorder_->intern(region_names_[i]);
 }
 
+void StepTimer::set_live_position(LivePosition* position) {
+  live_ = position;
+  if (live_ == nullptr) return;
+  live_->step.store(in_step_ ? pending_.step : -1, std::memory_order_relaxed);
+  live_->step_start_ns.store(step_start_ns_, std::memory_order_relaxed);
+  publish_phase(trace_clock_ns());
+}
+
+void StepTimer::publish_phase(int64_t now_ns) const {
+  if (live_ == nullptr) return;
+  int32_t innermost = -1;
+  for (int i = depth_ - 1; i >= 0 && innermost < 0; --i) {
+    if (stack_[i].kind == kPhaseFrame) innermost = stack_[i].id;
+  }
+  live_->phase.store(innermost, std::memory_order_relaxed);
+  live_->changed_ns.store(now_ns, std::memory_order_relaxed);
+}
+
 RegionId StepTimer::region_id(std::string_view name) {
   for (std::size_t i = 0; i < region_names_.size(); ++i)
     if (region_names_[i] == name) return static_cast<RegionId>(i);
@@ -57,6 +75,11 @@ void StepTimer::begin_step(int64_t step) {
   pending_.region_seconds.assign(region_names_.size(), 0.0);
   in_step_ = true;
   step_start_ns_ = trace_clock_ns();
+  if (live_ != nullptr) {
+    live_->step_start_ns.store(step_start_ns_, std::memory_order_relaxed);
+    live_->changed_ns.store(step_start_ns_, std::memory_order_relaxed);
+    live_->step.store(step, std::memory_order_relaxed);
+  }
 }
 
 void StepTimer::end_step() {
@@ -65,6 +88,10 @@ void StepTimer::end_step() {
   pending_.wall_seconds = ns_to_s(end - step_start_ns_);
   steps_.push_back(pending_);
   in_step_ = false;
+  if (live_ != nullptr) {
+    live_->changed_ns.store(end, std::memory_order_relaxed);
+    live_->step.store(-1, std::memory_order_relaxed);
+  }
 }
 
 StepTimer::Scope StepTimer::phase(Phase phase, TraceArgs args) {
@@ -93,6 +120,10 @@ int StepTimer::open(int kind, int32_t id, Track track, TraceArgs args) {
   f.nested_phase_ns = 0;
   // Read the clock last so the bookkeeping above is not timed.
   f.start_ns = trace_clock_ns();
+  if (kind == kPhaseFrame && live_ != nullptr) {
+    live_->phase.store(id, std::memory_order_relaxed);
+    live_->changed_ns.store(f.start_ns, std::memory_order_relaxed);
+  }
   return depth_++;
 }
 
@@ -102,6 +133,7 @@ void StepTimer::close(int frame) {
                                 << " is still open: scopes must close in reverse order";
   const Frame& f = stack_[--depth_];
   const int64_t duration = end - f.start_ns;
+  if (f.kind == kPhaseFrame) publish_phase(end);
   StepTimes& times = current();
   if (f.kind == kPhaseFrame) {
     if (--open_phase_count_[f.id] == 0) times.inclusive_seconds[f.id] += ns_to_s(duration);

@@ -33,14 +33,18 @@
 // Cost. A scope is two steady_clock reads and a push/pop on a fixed-depth
 // stack: no allocation; bench/profiler_bench.cpp measures it. With a
 // TraceRecorder attached and enabled, each closed scope also becomes a trace
-// event (comm on the comm track, everything else on compute).
+// event (comm on the comm track, everything else on compute). With a
+// LivePosition attached, each step and phase change is also published there
+// (a relaxed atomic store), for a watchdog on another thread.
 //
-// Thread-safety: none. A StepTimer belongs to the thread running the training
-// loop; scopes must close on that thread in reverse order of opening.
+// Thread-safety: none, except LivePosition. A StepTimer belongs to the thread
+// running the training loop; scopes must close on that thread in reverse
+// order of opening.
 #ifndef TRAINSCOPE_PROFILER_STEP_TIMER_H_
 #define TRAINSCOPE_PROFILER_STEP_TIMER_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -114,6 +118,15 @@ nlohmann::json to_json(const Summary& summary);
 nlohmann::json to_json(const StepTimes& step, const std::vector<std::string>& region_names);
 nlohmann::json to_json(const RunTimes& run);
 
+// Where a StepTimer's thread is, for other threads to read (relaxed atomics,
+// so a reader may see the step of one instant and the phase of the next).
+struct LivePosition {
+  std::atomic<int64_t> step{-1};          // the open step; -1 between steps
+  std::atomic<int64_t> step_start_ns{0};  // trace_clock_ns() at its begin_step()
+  std::atomic<int32_t> phase{-1};         // the innermost open Phase; -1 none
+  std::atomic<int64_t> changed_ns{0};     // when a step or phase last began or ended
+};
+
 struct StepTimerOptions {
   int64_t warmup_steps = 0;  // first N recorded steps left out of run_times()
   int max_depth = 32;        // deepest scope nesting allowed
@@ -130,6 +143,10 @@ class StepTimer {
   // Attach (or with nullptr detach) a recorder; closed scopes become events
   // while it is enabled. The recorder must outlive the attachment.
   void set_trace_recorder(TraceRecorder* recorder);
+
+  // Publish steps and phases to `position` from now on (nullptr: stop).
+  // `position` must outlive the attachment.
+  void set_live_position(LivePosition* position);
 
   // Id of a named region, created on first use (allocates: call at setup).
   RegionId region_id(std::string_view name);
@@ -162,6 +179,8 @@ class StepTimer {
   };
 
   StepTimes& current() { return in_step_ ? pending_ : outside_; }
+  // The innermost open phase, changed at `now_ns`, to live_.
+  void publish_phase(int64_t now_ns) const;
 
   StepTimerOptions options_;
   std::vector<Frame> stack_;  // capacity max_depth, reserved once
@@ -172,6 +191,7 @@ class StepTimer {
   TraceRecorder* recorder_ = nullptr;
   std::array<uint32_t, kNumPhases> phase_trace_names_{};
   std::vector<uint32_t> region_trace_names_;
+  LivePosition* live_ = nullptr;
 
   bool in_step_ = false;
   int64_t step_start_ns_ = 0;

@@ -50,6 +50,22 @@ const char* kHistogramStyle =
     "set yrange [0:*]\n"
     "set bmargin 8\n";
 
+// One stacked bar per rank (`labels`, "case rN"), a segment per column of
+// `data` after the first (`titles`), wide enough for every bar's label.
+ChartSpec bars_per_rank(std::pair<std::string, std::string> id_and_title,
+                        const std::vector<std::string>& labels, DataFile data,
+                        const std::string& ylabel, const std::vector<std::string>& titles) {
+  ChartSpec chart;
+  chart.id = std::move(id_and_title.first);
+  chart.title = std::move(id_and_title.second);
+  chart.width = std::max(860, 60 * static_cast<int>(labels.size()) + 300);
+  chart.script = std::string(kHistogramStyle) + "set style histogram rowstacked\n" +
+                 "set ylabel " + gnuplot_quote(ylabel) + "\n" + histogram_xtics(labels) +
+                 plot_columns(data.name, 2, titles);
+  chart.data.push_back(std::move(data));
+  return chart;
+}
+
 }  // namespace
 
 int tcp_links(const std::string& links) {
@@ -97,6 +113,24 @@ std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
   return chart;
 }
 
+std::optional<ChartSpec> rank_times_chart(const SuiteData& suite) {
+  std::vector<std::string> labels;
+  std::string data;
+  for (const auto& c : suite.cases) {
+    const auto ranks = case_figures(c).rank_times;
+    if (ranks.size() < 2) continue;
+    for (const auto& r : ranks) {
+      labels.push_back(fmt::format("{} r{}{}", c.name, r.rank, r.straggler ? " (straggler)" : ""));
+      data += fmt::format("{} {} {}\n", labels.size() - 1, num(r.compute_s * 1e3),
+                          num(r.wait_s * 1e3));
+    }
+  }
+  if (labels.empty()) return std::nullopt;
+  return bars_per_rank(
+      {"rank-times", "Compute and wait in collectives per rank (median ms per step)"}, labels,
+      {"ranks.dat", data}, "ms per step", {"compute", "wait"});
+}
+
 std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
   std::vector<std::string> labels;
   std::string data;
@@ -117,15 +151,8 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
     std::replace(title.begin(), title.end(), '_', ' ');
     titles.push_back(title);
   }
-  ChartSpec chart;
-  chart.id = "memory-per-rank";
-  chart.title = "Tracked peak memory per rank, by category";
-  chart.width = std::max(860, 60 * static_cast<int>(labels.size()) + 300);
-  chart.data.push_back({"memory.dat", data});
-  chart.script = std::string(kHistogramStyle) + "set style histogram rowstacked\n" +
-                 "set ylabel 'MiB'\n" + histogram_xtics(labels) +
-                 plot_columns("memory.dat", 2, titles);
-  return chart;
+  return bars_per_rank({"memory-per-rank", "Tracked peak memory per rank, by category"}, labels,
+                       {"memory.dat", data}, "MiB", titles);
 }
 
 MemoryTotals memory_totals(const CaseData& c) {
@@ -437,6 +464,7 @@ std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& co
     if (c) out.push_back(std::move(*c));
   };
   add(phase_chart(suite));
+  add(rank_times_chart(suite));
   add(memory_per_rank_chart(suite));
   add(memory_totals_chart(suite));
   for (auto& c : memory_over_time_charts(suite)) out.push_back(std::move(c));

@@ -3,6 +3,9 @@
 // empty list) when the suite has no data for that chart, so a report only
 // shows charts that say something:
 //  * phase_chart: mean step time per case, stacked by phase;
+//  * rank_times_chart: compute and wait per step for every rank of every
+//    multi-rank case, so a straggler stands out (its compute bar is long, the
+//    others' wait bars are);
 //  * memory_per_rank_chart: tracked peak bytes by category for every rank of
 //    every case (first usable repetition);
 //  * memory_totals_chart: totals across ranks per case: tracked peak, VmHWM
@@ -34,6 +37,7 @@
 namespace trainscope::report {
 
 std::optional<ChartSpec> phase_chart(const SuiteData& suite);
+std::optional<ChartSpec> rank_times_chart(const SuiteData& suite);
 std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite);
 std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite);
 std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/check.h"
 #include "report/charts.h"
@@ -22,6 +23,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td.name, th.name { text-align: left; }
 td { white-space: nowrap; } td.name { white-space: normal; }
 tr.baseline { background: #eef6ff; }
+tr.straggler { background: #fff0e0; }
 .status-failed, .status-skipped, .status-running { color: #b00020; }
 .status-partial { color: #a66a00; }
 .note { background: #fff6d6; border: 1px solid #e0c060; padding: 0.5em 1em; }
@@ -67,6 +69,75 @@ std::string comparison_table_html(const Comparison& cmp) {
     out += "</tr>\n";
   }
   return out + "</table>\n";
+}
+
+// ---- per-rank compute and wait, and stragglers ----
+
+constexpr std::string_view kRankTimesCaption =
+    "Per-rank time per step: compute is the training thread's time outside collectives, wait its "
+    "time inside them (arrival to completion), all-reduce the gradient reduction in flight "
+    "(overlap: its thread); medians over the measured steps and the repetitions";
+
+// Cases with more than one rank that measured anything.
+std::vector<const ComparisonRow*> multi_rank_rows(const Comparison& cmp) {
+  std::vector<const ComparisonRow*> rows;
+  for (const auto& r : cmp.rows) {
+    if (r.figures.rank_times.size() > 1) rows.push_back(&r);
+  }
+  return rows;
+}
+
+std::string signed_percent(double share) {
+  return std::isnan(share) ? "-" : fmt::format("{:+.1f}%", share * 100);
+}
+
+// "even 0.05 ms, rank1-slow 51.70 ms": the straggler figure of each case.
+std::string straggler_figures(const std::vector<const ComparisonRow*>& rows) {
+  std::vector<std::string> parts;
+  for (const auto* r : rows) {
+    parts.push_back(r->case_name + " " + ms(r->figures.straggler_s) + " ms");
+  }
+  return fmt::format("Straggler figure per step (sum over ranks of compute beyond the fastest "
+                     "rank): {}.",
+                     fmt::join(parts, ", "));
+}
+
+std::string rank_times_html(const Comparison& cmp) {
+  const auto rows = multi_rank_rows(cmp);
+  if (rows.empty()) return "";
+  std::string out = fmt::format(
+      "<h3>Compute and wait per rank</h3>\n<p class=\"meta\">{}.</p>\n"
+      "<table class=\"rank-times\"><tr><th class=\"name\">case</th><th>rank</th>"
+      "<th>compute ms</th><th>wait ms</th><th>all-reduce ms</th><th>compute vs median</th>"
+      "<th class=\"name\">straggler</th></tr>\n",
+      html_escape(kRankTimesCaption));
+  for (const auto* r : rows) {
+    for (const auto& t : r->figures.rank_times) {
+      out += t.straggler ? "<tr class=\"straggler\">" : "<tr>";
+      out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms(t.compute_s)) +
+             td(ms(t.wait_s)) + td(ms(t.comm_time_s)) + td(signed_percent(t.compute_vs_median)) +
+             td(t.straggler ? results::straggler_note(t) : "", "name") + "</tr>\n";
+    }
+  }
+  return out + "</table>\n<p class=\"stragglers\">" + html_escape(straggler_figures(rows)) +
+         "</p>\n";
+}
+
+std::string rank_times_markdown(const Comparison& cmp) {
+  const auto rows = multi_rank_rows(cmp);
+  if (rows.empty()) return "";
+  std::string out = fmt::format("{}:\n\n", kRankTimesCaption);
+  out += "| case | rank | compute ms | wait ms | all-reduce ms | compute vs median | straggler |\n"
+         "|:--|--:|--:|--:|--:|--:|:--|\n";
+  for (const auto* r : rows) {
+    for (const auto& t : r->figures.rank_times) {
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r->case_name),
+                         t.rank, ms(t.compute_s), ms(t.wait_s), ms(t.comm_time_s),
+                         signed_percent(t.compute_vs_median),
+                         t.straggler ? "**" + results::straggler_note(t) + "**" : "");
+    }
+  }
+  return out + "\n" + markdown_cell(straggler_figures(rows)) + "\n\n";
 }
 
 std::string memory_table_html(const SuiteData& suite) {
@@ -194,6 +265,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
         fit->points, fit->serial_fraction, fit->rms_residual,
         fit->serial_fraction > 0 ? 1.0 / fit->serial_fraction : INFINITY);
   }
+  out += rank_times_html(cmp);
   out += memory_table_html(suite);
   out += load_table_html(suite);
   if (gnuplot) {
@@ -304,6 +376,7 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
                          "{:.3f}).\n\n",
                          fit->points, fit->serial_fraction, fit->rms_residual);
     }
+    out += rank_times_markdown(cmp);
     std::string mem;
     for (const auto& c : suite.cases) {
       auto t = memory_totals(c);

@@ -93,6 +93,29 @@ results::RunLoad busiest_load(const std::vector<results::RunFigures>& runs, int*
   return out;
 }
 
+// Rank by rank, the median over the repetitions of each time; the flags
+// follow from those medians.
+std::vector<results::RankTimes> median_rank_times(const std::vector<results::RunFigures>& runs) {
+  std::map<int, std::vector<const results::RankTimes*>> by_rank;
+  for (const auto& run : runs) {
+    for (const auto& t : run.rank_times) by_rank[t.rank].push_back(&t);
+  }
+  std::vector<results::RankTimes> out;
+  for (const auto& [rank, times] : by_rank) {
+    auto median = [&times](double results::RankTimes::*member) {
+      std::vector<double> values;
+      for (const auto* t : times) values.push_back(t->*member);
+      return median_of(std::move(values));
+    };
+    out.push_back({.rank = rank,
+                   .compute_s = median(&results::RankTimes::compute_s),
+                   .wait_s = median(&results::RankTimes::wait_s),
+                   .comm_time_s = median(&results::RankTimes::comm_time_s)});
+  }
+  results::flag_stragglers(out);
+  return out;
+}
+
 }  // namespace
 
 CaseFigures case_figures(const CaseData& c) {
@@ -136,6 +159,8 @@ CaseFigures case_figures(const CaseData& c) {
   f.comm_share = median([](const auto& r) { return r.comm_share; });
   f.comm_exposed_s = median([](const auto& r) { return r.comm_exposed_s; });
   f.load = busiest_load(runs, &f.loaded);
+  f.rank_times = median_rank_times(runs);
+  f.straggler_s = median([](const auto& r) { return r.straggler_s; });
   return f;
 }
 

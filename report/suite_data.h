@@ -88,6 +88,10 @@ struct CaseFigures {
   // says where and why for the first).
   results::RunLoad load;
   int loaded = 0;
+  // Each rank's compute, wait and all-reduce time per step (medians over the
+  // repetitions), flagged as stragglers from those medians (results/figures.h).
+  std::vector<results::RankTimes> rank_times;
+  double straggler_s = 0;           // the straggler figure, median over repetitions
 };
 
 using profiler::kPhaseNames;

@@ -66,6 +66,32 @@ RunLoad run_load(const RunSummary& s) {
   return out;
 }
 
+// Median over the rank's measured steps of `figure`.
+double median_over_steps(const RunSummary& s, const std::vector<StepRecord>& steps,
+                         auto&& figure) {
+  std::vector<double> values;
+  for (const auto& step : measured_steps(s, steps)) values.push_back(figure(step));
+  return median_of(std::move(values));
+}
+
+std::vector<RankTimes> rank_times(const RunSummary& s) {
+  std::vector<RankTimes> out;
+  for (size_t r = 0; r < s.steps.size(); ++r) {
+    if (s.steps[r].empty()) continue;
+    RankTimes t{.rank = static_cast<int>(r)};
+    t.compute_s = median_over_steps(s, s.steps[r], step_compute_s);
+    t.wait_s = median_over_steps(s, s.steps[r], [](const StepRecord& step) {
+      return step.phases[Phase::kComm];
+    });
+    t.comm_time_s = median_over_steps(s, s.steps[r], [](const StepRecord& step) {
+      return step.comm_time_s;
+    });
+    out.push_back(t);
+  }
+  flag_stragglers(out);
+  return out;
+}
+
 void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.tokens_per_s = s.totals.tokens_per_s;
   f.step_median_s = s.totals.step_time_median_s;
@@ -79,6 +105,8 @@ void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.comm_exposed_s = exposed_comm_per_step(s);
   f.ranks_vm_hwm = ranks_vm_hwm(s);
   f.load = run_load(s);
+  f.rank_times = rank_times(s);
+  f.straggler_s = median_of(straggler_per_step(s));
 }
 
 }  // namespace
@@ -110,6 +138,43 @@ std::vector<double> call_busbw_gbps(const AllReduceRow& row) {
     if (t > 0) out.push_back(row.busbw_gbps * row.time_us / t);
   }
   return out;
+}
+
+double step_compute_s(const StepRecord& step) {
+  return step.step_time_s - step.phases[Phase::kComm];
+}
+
+std::vector<double> straggler_per_step(const RunSummary& run) {
+  std::vector<std::span<const StepRecord>> ranks;
+  size_t steps = SIZE_MAX;
+  for (const auto& rank_steps : run.steps) {
+    ranks.push_back(measured_steps(run, rank_steps));
+    steps = std::min(steps, ranks.back().size());
+  }
+  std::vector<double> out;
+  for (size_t i = 0; !ranks.empty() && i < steps; ++i) {
+    double least = INFINITY, sum = 0;
+    for (const auto& r : ranks) least = std::min(least, step_compute_s(r[i]));
+    for (const auto& r : ranks) sum += step_compute_s(r[i]) - least;
+    out.push_back(sum);
+  }
+  return out;
+}
+
+void flag_stragglers(std::vector<RankTimes>& ranks) {
+  std::vector<double> compute;
+  for (const auto& r : ranks) compute.push_back(r.compute_s);
+  const double median = median_of(std::move(compute));
+  for (auto& r : ranks) {
+    r.compute_vs_median = median > 0 ? r.compute_s / median - 1 : kNaN;
+    r.straggler = r.compute_vs_median > kStragglerThreshold &&
+                  r.compute_s - median > kStragglerMinExcessS;
+  }
+}
+
+std::string straggler_note(const RankTimes& rank) {
+  return fmt::format("rank {} computes {:.0f}% above the median", rank.rank,
+                     rank.compute_vs_median * 100);
 }
 
 RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> sweep_rows) {

@@ -33,6 +33,24 @@ struct RunLoad {
   std::string loaded;
 };
 
+// A rank is a straggler when its compute per step is more than this share
+// above the median of the ranks' compute, and by more than kStragglerMinExcessS:
+// on sub-millisecond steps 10% is scheduler noise, not a rank to look at.
+inline constexpr double kStragglerThreshold = 0.10;
+inline constexpr double kStragglerMinExcessS = 1e-3;
+
+// One rank's step split into computing and waiting: medians over its
+// measured steps.
+struct RankTimes {
+  int rank = 0;
+  double compute_s = kNaN;    // step_compute_s
+  double wait_s = kNaN;       // phases.comm: the training thread in collectives
+  double comm_time_s = kNaN;  // gradient all-reduces in flight (overlap: its thread)
+  // compute_s / the median over ranks of compute_s, minus 1: 0.38 is 38% above.
+  double compute_vs_median = kNaN;
+  bool straggler = false;     // beyond both straggler limits
+};
+
 struct RunFigures {
   double tokens_per_s = kNaN;    // the run's total (Totals::tokens_per_s)
   double step_median_s = kNaN;   // the slowest rank's median step
@@ -49,7 +67,27 @@ struct RunFigures {
   RunLoad load;
   double avg_busbw_gbps = kNaN;  // all-reduce sweeps: mean over the rows
   int64_t wrong_elements = 0;    // all-reduce sweeps: failed verifications
+  std::vector<RankTimes> rank_times;  // by rank, those that recorded steps
+  // Median over the measured steps of straggler_per_step: rank-seconds per
+  // step the ranks computed beyond the fastest one.
+  double straggler_s = kNaN;
 };
+
+// The training thread's time in a step outside collectives: step_time_s
+// minus phases.comm. Data, forward, backward and optimizer (and eval and
+// checkpoint steps' own work) count; an injected delay counts.
+double step_compute_s(const StepRecord& step);
+
+// For every measured step that each rank recorded: the sum over ranks of
+// (the rank's step_compute_s - the least of that step). 0 when the ranks
+// compute equally; with one slow rank, how much longer it took.
+std::vector<double> straggler_per_step(const RunSummary& run);
+
+// Sets compute_vs_median and straggler of each rank from their compute_s.
+void flag_stragglers(std::vector<RankTimes>& ranks);
+
+// "rank 1 computes 38% above the median".
+std::string straggler_note(const RankTimes& rank);
 
 // `summary` may be null (a run that wrote none, or a sweep).
 RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> sweep_rows);

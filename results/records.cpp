@@ -34,12 +34,34 @@ void Fields<RunSummary>::validate(const RunSummary& s, const JsonReader& r) {
   }
 }
 
+namespace {
+
+// A whole file holding one record; `what` names it in errors.
+template <Described T>
+T load_record(const std::filesystem::path& path, std::string_view what) {
+  const std::string where = fmt::format("{} {}", what, path.string());
+  const json j = parse_json(read_file(path), where);
+  T record;
+  JsonReader::rethrow_in(where, [&] { from_json_value(JsonReader(j), record); });
+  return record;
+}
+
+}  // namespace
+
 RunSummary load_run_summary(const std::filesystem::path& path) {
-  const json j = parse_json(read_file(path), fmt::format("run summary {}", path.string()));
-  RunSummary summary;
-  JsonReader::rethrow_in(fmt::format("run summary {}", path.string()),
-                         [&] { from_json_value(JsonReader(j), summary); });
-  return summary;
+  return load_record<RunSummary>(path, "run summary");
+}
+
+std::filesystem::path rank_status_path(const std::filesystem::path& status_dir, int rank) {
+  return status_dir / fmt::format("rank-{}.json", rank);
+}
+
+void save_rank_status(const profiler::RankStatus& status, const std::filesystem::path& path) {
+  write_file_atomically(path, to_json_value(status).dump(2) + "\n");
+}
+
+profiler::RankStatus load_rank_status(const std::filesystem::path& path) {
+  return load_record<profiler::RankStatus>(path, "rank status");
 }
 
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path) {

@@ -43,6 +43,7 @@
 #include "kernels/storage.h"
 #include "profiler/host_load.h"
 #include "profiler/process_poller.h"
+#include "profiler/stall_watchdog.h"
 #include "profiler/step_timer.h"
 #include "results/fields.h"
 
@@ -89,8 +90,9 @@ struct EnumNames<profiler::ProcessRole> {
 };
 
 // Wall time spent in each phase of one training step, seconds. `comm` is the
-// time inside communication calls; the part not hidden behind compute is
-// StepRecord::comm_exposed_s.
+// training thread's time inside communication calls, from its arrival at each
+// collective to its completion (what results/figures.h calls its wait); the
+// gradient reduction's part of it is StepRecord::comm_exposed_s.
 using PhaseTimes = EnumArray<profiler::Phase, double>;
 
 // Peak bytes held by the tracked allocator, per category of memory.
@@ -105,11 +107,15 @@ struct StepRecord {
   int64_t tokens = 0;     // tokens this rank consumed in this step
   double step_time_s = 0;
   PhaseTimes phases;
-  int64_t comm_calls = 0;
+  int64_t comm_calls = 0;  // of the gradient reduction
   int64_t comm_bytes = 0;
   double comm_exposed_s = 0;
   int64_t mem_active = 0;  // tracked bytes live at the end of the step
   int64_t mem_peak = 0;    // tracked peak bytes during the step
+  // Wall time during which a gradient all-reduce of this step was in flight:
+  // for overlap its communication thread's time in them, which backward
+  // hides in part; otherwise as seen by the training thread.
+  double comm_time_s = 0;
   bool operator==(const StepRecord&) const = default;
 };
 template <>
@@ -127,6 +133,7 @@ struct Fields<StepRecord> {
       field("comm_exposed_s", &StepRecord::comm_exposed_s),
       field("mem_active", &StepRecord::mem_active),
       field("mem_peak", &StepRecord::mem_peak),
+      field("comm_time_s", &StepRecord::comm_time_s).absent_ok(),
   };
 };
 
@@ -384,6 +391,28 @@ struct Fields<profiler::ProcessSample> {
   };
 };
 
+// Where a rank was: the file each rank of `trainscope train --status-dir`
+// keeps current (profiler/stall_watchdog.h), which the suite runner reads
+// when a job hangs or dies.
+template <>
+struct Fields<profiler::RankStatus> {
+  using S = profiler::RankStatus;
+  static constexpr auto table = std::tuple{
+      field("rank", &S::rank),
+      field("host", &S::host),
+      field("pid", &S::pid),
+      field("stage", &S::stage),
+      field("step", &S::step),
+      field("phase", &S::phase),
+      field("collective", &S::collective),
+      field("bucket", &S::bucket),
+      field("wait_s", &S::wait_s),
+      field("step_s", &S::step_s),
+      field("phase_s", &S::phase_s),
+      field("stalled", &S::stalled),
+  };
+};
+
 // Reads and checks a run summary file. Errors (unreadable file, bad JSON,
 // wrong schema tag, missing or mistyped field) name the file and the field.
 RunSummary load_run_summary(const std::filesystem::path& path);
@@ -392,6 +421,14 @@ RunSummary load_run_summary(const std::filesystem::path& path);
 // flushed to disk, then renamed over `path`. A reader never sees a partial
 // file; on failure nothing is left behind and trainscope::Error names `path`.
 void save_run_summary(const RunSummary& summary, const std::filesystem::path& path);
+
+// The file rank `rank` keeps its status in, inside `status_dir`
+// (`trainscope train --status-dir`): "rank-R.json".
+std::filesystem::path rank_status_path(const std::filesystem::path& status_dir, int rank);
+// A rank's status file, written atomically / read strictly (errors name the
+// file and the field).
+void save_rank_status(const profiler::RankStatus& status, const std::filesystem::path& path);
+profiler::RankStatus load_rank_status(const std::filesystem::path& path);
 
 // Reads JSON Lines (one record per line, blank lines ignored) of sweep rows;
 // errors name the file, the line and the field.

@@ -104,6 +104,10 @@ bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx) {
   return c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
 }
 
+std::filesystem::path status_dir_for(const std::filesystem::path& output) {
+  return output.parent_path() / (output.stem().string() + "-status");
+}
+
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
                      const std::filesystem::path& output) {
   LaunchPlan plan;
@@ -160,6 +164,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     if (c.lr) flag("--lr", fmt::format("{}", *c.lr));
     if (c.threads > 0) flag("--threads", std::to_string(c.threads));
     flag("--summary", output.string());
+    flag("--status-dir", status_dir_for(output).string());
     plan.argv.push_back("--quiet");
     plan.argv.insert(plan.argv.end(), c.extra_args.begin(), c.extra_args.end());
   } else {

@@ -48,9 +48,14 @@ struct LaunchPlan {
 bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx);
 
 // The command for one case; `output` is the --summary (train) or --jsonl
-// (allreduce) file the job writes.
+// (allreduce) file the job writes. Train jobs also keep their ranks' status
+// files in status_dir_for(output).
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
                      const std::filesystem::path& output);
+
+// The --status-dir of a train job writing `output`: "case-3.json" ->
+// "case-3-status" beside it.
+std::filesystem::path status_dir_for(const std::filesystem::path& output);
 
 // profiler::find_program(name, flag), but a program that is not found or
 // not executable is bad input (kExitBadInput) to the suite.

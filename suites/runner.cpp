@@ -16,6 +16,7 @@
 #include "kernels/check.h"
 #include "profiler/process.h"
 #include "profiler/process_poller.h"
+#include "profiler/stall_watchdog.h"
 #include "results/environment.h"
 #include "results/results_db.h"
 
@@ -208,8 +209,32 @@ fs::path case_file(const ScopedTempDir& dir, int index, std::string_view extensi
 struct Ingested {
   std::optional<results::RunSummary> summary;
   std::vector<results::AllReduceRow> rows;
-  std::string problem;  // empty: the case is ok
+  std::string problem;     // empty: the case is ok
+  std::string last_seen;   // a failed train job without a summary: where its ranks were
 };
+
+// One line per rank ("\n  rank 1 (host): step 3, phase forward, ..."), from
+// the status files the ranks kept; empty when none wrote one (the job ended
+// before training began, e.g. on a bad flag).
+std::string ranks_last_seen(const fs::path& status_dir, int ranks) {
+  std::string text;
+  bool any = false;
+  for (int r = 0; r < ranks; ++r) {
+    const fs::path path = results::rank_status_path(status_dir, r);
+    std::string line = fmt::format("rank {}: no status file (not started, or on another host)", r);
+    if (fs::exists(path)) {
+      any = true;
+      try {
+        const profiler::RankStatus status = results::load_rank_status(path);
+        line = fmt::format("rank {} ({}): {}", r, status.host, profiler::describe(status));
+      } catch (const Error& e) {
+        line = fmt::format("rank {}: {}", r, e.what());
+      }
+    }
+    text += "\n  " + line;
+  }
+  return any ? text : "";
+}
 
 std::string job_problem(const JobOutcome& job, double timeout_s) {
   if (job.run.interrupted) return "interrupted";
@@ -225,8 +250,9 @@ Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& outpu
                 double timeout_s) {
   Ingested in;
   in.problem = job_problem(job, timeout_s);
-  if (job.run.interrupted || job.run.timed_out) return in;
   const bool train = c.kind == CaseKind::kTrain;
+  if (train && !in.problem.empty()) in.last_seen = ranks_last_seen(status_dir_for(output), c.ranks);
+  if (job.run.interrupted || job.run.timed_out) return in;
   try {
     if (!fs::exists(output)) {
       if (in.problem.empty()) {
@@ -244,6 +270,7 @@ Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& outpu
   if (in.summary && in.summary->status == results::RunStatus::kFailed && in.problem.empty()) {
     in.problem = in.summary->error;
   }
+  if (in.summary) in.last_seen.clear();  // it said what went wrong itself
   return in;
 }
 
@@ -370,8 +397,10 @@ void SuiteRun::record(RunOutcome& out, const JobOutcome& job, Ingested in,
   out.row.status = in.problem.empty() ? results::RunStatus::kOk : results::RunStatus::kFailed;
   out.row.exit_code = job.run.exit_code;
   if (!in.problem.empty()) {
+    out.row.error = in.problem;
+    if (!in.last_seen.empty()) out.row.error += "; the ranks were last seen at:" + in.last_seen;
     const std::string tail = file_tail(stderr_path, 15);
-    out.row.error = tail.empty() ? in.problem : in.problem + "; stderr:\n" + tail;
+    if (!tail.empty()) out.row.error += (in.last_seen.empty() ? "; " : "\n") + ("stderr:\n" + tail);
   }
   db_.finish_run(out.row.id, out.row.status, job.run.exit_code, out.row.error,
                  in.summary ? &*in.summary : nullptr);

@@ -19,8 +19,10 @@
 // SIGINT/SIGTERM, is killed (SIGTERM, then SIGKILL, to the group and every
 // process of its tree). The job's --summary JSON (or --jsonl sweep rows) is
 // ingested in one finish_run() transaction; a job that failed is recorded
-// failed with its exit code and the tail of its stderr, and the suite goes
-// on. The results database has one writer: this runner.
+// failed with its exit code and the tail of its stderr (a train job that
+// wrote no summary also with where each rank was last seen: the status files
+// its ranks keep, `train --status-dir`, beside its summary), and the suite
+// goes on. The results database has one writer: this runner.
 //
 // Output: progress (case i of n, elapsed, ETA) on `progress`; one result row
 // per case on `out` with fixed columns (see format_result_row).

@@ -430,6 +430,8 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
   std::vector<std::string> case_keys = keys(true);
   case_keys.push_back("name");
   case_keys.push_back("timeout_s");
+  // A case's own flags (e.g. --inject-delay), instead of [base]'s.
+  if (kind_ == CaseKind::kTrain) case_keys.push_back("extra_args");
   for (const toml::node& e : *list) {
     const toml::node* m = e.as_table()->get("model");
     if (m && m->is_string() && *m->value<std::string>() != base.model) varying_.insert("model");

@@ -18,7 +18,8 @@
 //   mode = ["naive", "sharded"]  #     transport links hosts cores_per_host link
 //                             #     tcp_interface batch batch_per_rank
 //   ranks = [1, 2]
-//   [[case]]                  # any axis key, plus optional name and timeout_s
+//   [[case]]                  # any axis key, plus optional name, timeout_s
+//                             #   and (train) extra_args, replacing [base]'s
 //   mode = "duplicated"
 //   ranks = 2
 //

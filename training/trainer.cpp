@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,14 +22,17 @@
 #include <thread>
 #include <vector>
 
+#include "comm/watched_communicator.h"
 #include "kernels/adamw.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/host_load.h"
 #include "profiler/memory_tracker.h"
+#include "profiler/stall_watchdog.h"
 #include "profiler/stats.h"
 #include "profiler/step_timer.h"
 #include "profiler/trace.h"
+#include "results/figures.h"
 #include "training/checkpoint.h"
 #include "training/data/pipeline.h"
 #include "training/llama_model.h"
@@ -118,6 +123,7 @@ results::StepRecord make_step_record(const StepFigures& figures, int64_t tokens,
   rec.comm_calls = comm_stats.calls;
   rec.comm_bytes = comm_stats.bytes;
   rec.comm_exposed_s = comm_stats.exposed_s;
+  rec.comm_time_s = comm_stats.comm_s;
   rec.mem_active = memory.total.active;
   rec.mem_peak = memory.total.peak;
   return rec;
@@ -170,6 +176,20 @@ std::string phase_table(const std::vector<results::RankResult>& ranks) {
   return table;
 }
 
+// Each rank's step split into computing and waiting, and which rank the
+// others wait for (results/figures.h).
+std::string straggler_table(const results::RunFigures& f) {
+  std::string table = "\nmedian time per step computing and waiting in collectives (ms):\n";
+  table += fmt::format("{:>4} {:>10} {:>10}\n", "rank", "compute", "wait");
+  for (const results::RankTimes& r : f.rank_times) {
+    table += fmt::format("{:>4} {:>10.1f} {:>10.1f}{}\n", r.rank, r.compute_s * 1e3, r.wait_s * 1e3,
+                         r.straggler ? "  straggler: " + results::straggler_note(r) : "");
+  }
+  return table + fmt::format("straggler figure (sum over ranks of compute beyond the fastest): "
+                             "{:.1f} ms per step\n",
+                             f.straggler_s * 1e3);
+}
+
 // ---- the run ------------------------------------------------------------------
 
 // Options that must match a checkpoint for a resume to continue the same run.
@@ -213,7 +233,9 @@ struct RunPeaks {
 // stages, so every rank issues the same collectives in the same order.
 class TrainingRun {
  public:
-  TrainingRun(const TrainOptions& options, comm::Communicator& comm, std::FILE* out);
+  // `comm` reports its collectives to `watchdog`; both outlive the run.
+  TrainingRun(const TrainOptions& options, comm::Communicator& comm,
+              profiler::StallWatchdog& watchdog, std::FILE* out);
   TrainingRun(const TrainingRun&) = delete;
   TrainingRun& operator=(const TrainingRun&) = delete;
 
@@ -238,10 +260,12 @@ class TrainingRun {
   void measure_clock_offsets();
   void broadcast_initial_state();
   void prepare_steps();
+  void prepare_tracing();
 
   bool run_step(int64_t step);
   int64_t load_batch(int64_t step);
   double forward_backward(int64_t step, int64_t global_predicted);
+  void inject_delay() const;
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void maybe_evaluate(int64_t step);
@@ -272,6 +296,7 @@ class TrainingRun {
   // Given; configure() fills in the batch and block defaults.
   TrainOptions options_;
   comm::Communicator& comm_;
+  profiler::StallWatchdog& watchdog_;
   std::FILE* out_;
   const int rank_, world_;
   const bool lead_;
@@ -300,6 +325,7 @@ class TrainingRun {
   kernels::AdamWParams adamw_;
   std::optional<profiler::StepTimer> timer_;
   profiler::TraceRecorder recorder_;
+  std::optional<profiler::TraceStream> trace_stream_;  // after recorder_: it reads it
 
   // train() and after
   std::vector<pid_t> job_on_host_;  // this job's ranks on this rank's host
@@ -312,9 +338,11 @@ class TrainingRun {
   std::vector<json> per_rank_;  // gathered rank_report()s, by rank
 };
 
-TrainingRun::TrainingRun(const TrainOptions& options, comm::Communicator& comm, std::FILE* out)
+TrainingRun::TrainingRun(const TrainOptions& options, comm::Communicator& comm,
+                         profiler::StallWatchdog& watchdog, std::FILE* out)
     : options_(options),
       comm_(comm),
+      watchdog_(watchdog),
       out_(out),
       rank_(comm.rank()),
       world_(comm.size()),
@@ -510,11 +538,25 @@ void TrainingRun::prepare_steps() {
   adamw_.eps = static_cast<float>(options_.adam_eps);
   adamw_.weight_decay = static_cast<float>(options_.weight_decay);
   timer_.emplace(profiler::StepTimerOptions{.warmup_steps = options_.warmup_steps});
+  timer_->set_live_position(&watchdog_.live_position());
+  sync_->set_watchdog(&watchdog_);
+  prepare_tracing();
+}
+
+// Every rank streams its own trace file as the run goes (rank_trace_path);
+// rank 0 writes the merged --trace at the end.
+void TrainingRun::prepare_tracing() {
   recorder_.set_enabled(!options_.trace_path.empty());
-  if (!options_.trace_path.empty()) {
-    timer_->set_trace_recorder(&recorder_);
-    sync_->set_trace(&recorder_);
-  }
+  if (options_.trace_path.empty()) return;
+  timer_->set_trace_recorder(&recorder_);
+  sync_->set_trace(&recorder_);
+  recorder_.record_memory(profiler::trace_clock_ns(), profiler::tracked_memory());  // the setup's
+  comm::run_collectively(comm_, [&] {
+    trace_stream_.emplace(recorder_,
+                          profiler::TraceStreamOptions{
+                              .path = profiler::rank_trace_path(options_.trace_path, rank_),
+                              .clock_offset_ns = clock_offsets_[rank_]});
+  });
 }
 
 void TrainingRun::print_header() const {
@@ -610,6 +652,7 @@ double TrainingRun::forward_backward(int64_t step, int64_t global_predicted) {
   ForwardResult fr;
   {
     auto scope = timer_->phase(Phase::kForward);
+    inject_delay();
     const double scale = global_predicted > 0 ? 1.0 / static_cast<double>(global_predicted) : 0.0;
     fr = model_->forward(inputs_.data(), targets_.data(), scale);
   }
@@ -630,6 +673,12 @@ double TrainingRun::forward_backward(int64_t step, int64_t global_predicted) {
     loss_sum = comm_.all_reduce_sum(loss_sum);
   }
   return global_predicted > 0 ? loss_sum / static_cast<double>(global_predicted) : std::nan("");
+}
+
+// --inject-delay: this rank computes that much longer every step.
+void TrainingRun::inject_delay() const {
+  if (!options_.inject_delay || options_.inject_delay->rank != rank_) return;
+  std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(options_.inject_delay->ms));
 }
 
 // Every rank sees the same (all-reduced) loss, so every rank stops here.
@@ -697,6 +746,7 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
 void TrainingRun::record_step(const StepFigures& figures) {
   const profiler::StepTimes& times = timer_->steps().back();
   const kernels::MemorySnapshot memory = profiler::tracked_memory();
+  recorder_.record_memory(profiler::trace_clock_ns(), memory);  // when tracing
   peaks_.absorb(memory);
   const comm::GradSyncStats& stats = sync_->stats();
   steps_.push_back(make_step_record(figures, tokens_per_rank_step(), times, stats, memory));
@@ -831,6 +881,7 @@ void TrainingRun::add_totals() {
 // ---- output (rank 0) ------------------------------------------------------------
 
 void TrainingRun::write_outputs() {
+  trace_stream_.reset();  // its last flush
   if (!lead_) return;
   if (!options_.trace_path.empty()) write_trace();
   if (!options_.quiet && !steps_.empty()) print_report();
@@ -855,6 +906,7 @@ void TrainingRun::print_report() const {
                                            : 0.0));
   say(memory_table(summary_.ranks));
   say(phase_table(summary_.ranks));
+  if (world_ > 1) say(straggler_table(results::run_figures(&summary_, {})));
 }
 
 }  // namespace
@@ -899,6 +951,9 @@ json TrainOptions::to_json() const {
       {"shard", training::to_string(data.shard)},
       {"reduce", comm::reduce_strategy_name(reduce)},
       {"bucket_mb", bucket_mb},
+      {"inject_delay",
+       inject_delay ? json(fmt::format("{}:{}", inject_delay->rank, inject_delay->ms)) : json()},
+      {"stall_timeout_s", stall_timeout_s},
       {"data",
        {{"source", data.source},
         {"split", data.split},
@@ -914,16 +969,70 @@ json TrainOptions::to_json() const {
   };
 }
 
+InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag) {
+  auto bad = [&](std::string_view what) {
+    return Error(fmt::format("{}: {}, got '{}' (expected RANK:MS, e.g. 1:50)", flag, what, text));
+  };
+  const std::size_t colon = text.find(':');
+  if (colon == std::string_view::npos) throw bad("no ':' between the rank and the milliseconds");
+  InjectedDelay delay;
+  const std::string_view rank = text.substr(0, colon), ms = text.substr(colon + 1);
+  const auto r = std::from_chars(rank.data(), rank.data() + rank.size(), delay.rank);
+  if (r.ec != std::errc() || r.ptr != rank.data() + rank.size() || delay.rank < 0) {
+    throw bad("the rank must be a non-negative integer");
+  }
+  const auto m = std::from_chars(ms.data(), ms.data() + ms.size(), delay.ms);
+  if (m.ec != std::errc() || m.ptr != ms.data() + ms.size() || !std::isfinite(delay.ms) ||
+      delay.ms < 0) {
+    throw bad("the milliseconds must be a non-negative number");
+  }
+  return delay;
+}
+
+namespace {
+
+// With --status-dir (made here; the ranks agree on whether they could), the
+// watchdog keeps this rank's status file current.
+profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
+                                                comm::Communicator& comm) {
+  profiler::StallWatchdogOptions watch;
+  watch.rank = comm.rank();
+  watch.host = comm.host();
+  watch.timeout_s = options.stall_timeout_s;
+  if (options.status_dir.empty()) return watch;
+  comm::run_collectively(comm, [&] {
+    std::error_code ec;
+    std::filesystem::create_directories(options.status_dir, ec);
+    if (ec) throw Error(fmt::format("--status-dir {}: {}", options.status_dir, ec.message()));
+  });
+  watch.on_status = [path = results::rank_status_path(options.status_dir, comm.rank())](
+                        const profiler::RankStatus& status) {
+    results::save_rank_status(status, path);
+  };
+  return watch;
+}
+
+}  // namespace
+
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out) {
-  TrainingRun run(options, comm, out);
+  profiler::StallWatchdog watchdog(watchdog_options(options, comm));
+  comm::WatchedCommunicator watched(comm, watchdog);
+  TrainingRun run(options, watched, watchdog, out);
+  watchdog.set_stage("configure");
   run.configure();
+  watchdog.set_stage("load_data");
   run.load_data();
+  watchdog.set_stage("build_model");
   run.build_model();
   run.print_header();
+  watchdog.set_stage("train");
   run.train();
+  watchdog.set_stage("gather_totals");
   run.gather_totals();
+  watchdog.set_stage("write_outputs");
   run.write_outputs();
+  watchdog.set_stage("finished");
   return run.take_summary();
 }
 

@@ -6,14 +6,18 @@
 // options at start (a mismatch is an error naming the field and the rank),
 // start from rank 0's initial weights, reduce gradients with the chosen
 // strategy, and end with a check that all ranks hold identical parameters.
-// Rank 0 prints progress and the final tables and writes the summary, trace
-// and checkpoints.
+// Rank 0 prints progress and the final tables and writes the summary, the
+// merged trace and checkpoints; every rank streams its own trace as it goes
+// and keeps its status file (--status-dir), and a stall watchdog on every
+// rank says where it is when a collective waits beyond --stall-timeout.
 #ifndef TRAINSCOPE_TRAINING_TRAINER_H_
 #define TRAINSCOPE_TRAINING_TRAINER_H_
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
@@ -22,6 +26,18 @@
 #include "training/lr_schedule.h"
 
 namespace trainscope::training {
+
+// --inject-delay RANK:MS: rank RANK sleeps MS milliseconds in its forward
+// phase every step, a straggler made to order (tests and demos).
+struct InjectedDelay {
+  int rank = 0;
+  double ms = 0;
+  bool operator==(const InjectedDelay&) const = default;
+};
+// "RANK:MS" with RANK >= 0 an integer and MS >= 0 finite; Error naming `flag`
+// otherwise. (Whether RANK is in the job is checked once the job is known.)
+InjectedDelay parse_injected_delay(std::string_view text,
+                                   std::string_view flag = "--inject-delay");
 
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path
@@ -52,7 +68,10 @@ struct TrainOptions {
   int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
   std::string resume;          // checkpoint dir or step dir
   std::string summary_path;    // JSON summary (rank 0)
-  std::string trace_path;      // Chrome trace (merged on rank 0)
+  std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
+  std::string status_dir;      // each rank keeps its RankStatus here; empty: none
+  double stall_timeout_s = 60; // the watchdog's limit on a wait (profiler/stall_watchdog.h)
+  std::optional<InjectedDelay> inject_delay;
   int64_t log_every = 1;       // progress line every N steps (rank 0)
   bool quiet = false;
 
@@ -60,7 +79,8 @@ struct TrainOptions {
   nlohmann::json to_json() const;
 };
 
-// Runs the whole training. Returns the summary (status kFailed with the error
+// Runs the whole training under a stall watchdog (profiler/stall_watchdog.h)
+// that watches every collective. Returns the summary (status kFailed with the error
 // and step if the loss became NaN/inf). Throws trainscope::Error for bad
 // input; errors every rank detects identically are thrown on every rank.
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,

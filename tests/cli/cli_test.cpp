@@ -53,6 +53,13 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
            {"train --model tiny --block 65", "--block 65 is larger than the model's max sequence 64"},
            {"train --model tiny --data /nonexistent/corpus.txt", "/nonexistent/corpus.txt"},
            {"train --resume /nonexistent/ckpt", "/nonexistent/ckpt"},
+           {"train --model tiny --inject-delay 1:-5",
+            "--inject-delay: the milliseconds must be a non-negative number, got '1:-5'"},
+           {"train --model tiny --inject-delay 1", "--inject-delay: no ':'"},
+           {"train --model tiny --inject-delay x:5", "--inject-delay: the rank must be"},
+           {"train --model tiny --inject-delay 1:50",
+            "--inject-delay: rank 1 is not in this job of 1 rank(s)"},
+           {"train --model tiny --stall-timeout 0", "--stall-timeout: must be a positive number"},
        }) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;

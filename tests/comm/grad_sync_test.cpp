@@ -15,6 +15,7 @@
 
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
+#include "comm/watched_communicator.h"
 
 namespace trainscope::comm {
 namespace {
@@ -69,8 +70,11 @@ class RecordingCommunicator final : public Communicator {
   int size() const override { return 2; }
   std::string backend() const override { return "recording"; }
   std::string host() const override { return "here"; }
-  void barrier() override {}
+  void barrier() override {
+    if (during_call) during_call();
+  }
   void all_reduce_sum(std::span<float> d) override {
+    if (during_call) during_call();
     if (fail_at_offset >= 0 && d.data() - base_ == fail_at_offset) {
       fail_at_offset = -1;
       throw Error("link down");
@@ -106,6 +110,7 @@ class RecordingCommunicator final : public Communicator {
   std::mutex mu;
   std::vector<Call> calls;
   std::atomic<std::ptrdiff_t> fail_at_offset{-1};
+  std::function<void()> during_call;  // runs inside barrier() and the float all-reduce
 
  private:
   const float* base_;
@@ -181,6 +186,63 @@ TEST(GradSyncTest, OverlapRethrowsACommunicationErrorFromFinish) {
   sync->begin_step(1);
   sync->on_ready(0);
   EXPECT_NO_THROW(sync->finish());
+}
+
+// What a stall watchdog sees while each collective runs.
+class WatchdogView {
+ public:
+  explicit WatchdogView(RecordingCommunicator& inner) {
+    inner.during_call = [this] {
+      const profiler::RankStatus s = watchdog.status();
+      std::lock_guard lock(mu_);
+      seen_.push_back(s.collective + " " + std::to_string(s.bucket));
+    };
+  }
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mu_);
+    return seen_;
+  }
+  profiler::StallWatchdog watchdog{profiler::StallWatchdogOptions{}};
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TEST(GradSyncTest, TheWatchdogSeesEachReductionWaitByStrategyAndBucket) {
+  for (auto strategy : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused,
+                        ReduceStrategy::kOverlap}) {
+    std::vector<float> g(100, 0.0f);
+    RecordingCommunicator inner(g.data());
+    WatchdogView view(inner);
+    WatchedCommunicator comm(inner, view.watchdog);  // its own label stays inside
+    auto sync = make_grad_sync(strategy, comm, g, tensors_of({40, 60}), 160);
+    sync->set_watchdog(&view.watchdog);
+    sync->begin_step(0);
+    if (sync->overlaps()) {
+      sync->on_ready(0);
+      // Only the communication thread waits while it reduces.
+      ASSERT_TRUE(eventually([&] { return inner.call_count() == 3; }));
+    }
+    sync->finish();
+    const std::string name = "all_reduce " + std::string(reduce_strategy_name(strategy));
+    std::vector<std::string> expected = {name + " 0", name + " 1"};
+    if (strategy != ReduceStrategy::kPerTensor) expected.push_back(name + " 2");
+    EXPECT_EQ(view.seen(), expected) << name;
+    EXPECT_EQ(view.watchdog.status().collective, "") << name;  // all closed
+  }
+}
+
+TEST(WatchedCommunicatorTest, EveryCollectiveIsAWaitWhileItRuns) {
+  std::vector<float> g(4, 0.0f);
+  RecordingCommunicator inner(g.data());
+  WatchdogView view(inner);
+  WatchedCommunicator comm(inner, view.watchdog);
+  EXPECT_EQ(comm.size(), 2);
+  comm.barrier();
+  comm.all_reduce_sum(std::span<float>(g));
+  comm.all_reduce_sum_async(std::span<float>(g))->wait();  // reduced at launch here
+  EXPECT_EQ(view.seen(), (std::vector<std::string>{"barrier -1", "all_reduce -1", " -1"}));
 }
 
 TEST(GradSyncTest, OverlapOnOneRankIsBlocking) {

@@ -166,6 +166,39 @@ TEST(StepTimerTest, ClosedScopesFeedAnEnabledTraceRecorder) {
   EXPECT_EQ(recorder.size(), 3u);
 }
 
+TEST(StepTimerTest, LivePositionFollowsStepsAndTheInnermostPhase) {
+  StepTimer timer;
+  LivePosition live;
+  auto phase_of = [&] { return live.phase.load(); };
+  timer.set_live_position(&live);
+  EXPECT_EQ(live.step.load(), -1);
+  EXPECT_EQ(phase_of(), -1);
+  timer.begin_step(4);
+  EXPECT_EQ(live.step.load(), 4);
+  EXPECT_GT(live.step_start_ns.load(), 0);
+  EXPECT_EQ(live.changed_ns.load(), live.step_start_ns.load());
+  {
+    spin_for(0.001);
+    auto b = timer.phase(Phase::kBackward);
+    EXPECT_EQ(phase_of(), static_cast<int>(Phase::kBackward));
+    EXPECT_GE(live.changed_ns.load(), live.step_start_ns.load() + 1'000'000);
+    const RegionId region = timer.region_id("attention");
+    {
+      auto c = timer.phase(Phase::kComm);
+      auto r = timer.region(region);  // regions are not phases
+      EXPECT_EQ(phase_of(), static_cast<int>(Phase::kComm));
+    }
+    EXPECT_EQ(phase_of(), static_cast<int>(Phase::kBackward));
+  }
+  EXPECT_EQ(phase_of(), -1);
+  timer.end_step();
+  EXPECT_EQ(live.step.load(), -1);
+  timer.set_live_position(nullptr);
+  timer.begin_step(5);
+  EXPECT_EQ(live.step.load(), -1);  // detached
+  timer.end_step();
+}
+
 TEST(StepTimerDeathTest, OutOfOrderCloseAborts) {
   EXPECT_DEATH(
       {

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -124,6 +126,100 @@ TEST(TraceTest, UnwritablePathIsAnErrorNamingIt) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent_dir_xyz/trace.json"), std::string::npos);
+  }
+}
+
+kernels::MemorySnapshot memory_with(int64_t parameters, int64_t activations) {
+  kernels::MemorySnapshot m;
+  m.by_category[static_cast<int>(kernels::MemoryCategory::kParameters)].active = parameters;
+  m.by_category[static_cast<int>(kernels::MemoryCategory::kActivations)].active = activations;
+  return m;
+}
+
+TEST(TraceTest, MergedTraceHasMemoryCountersAndClockOffsets) {
+  TraceRecorder r(1, "b");
+  r.record_memory(2'000'000, memory_with(100, 7));
+  r.record(r.intern("forward"), Track::kCompute, 3'000'000, 1000, 0);
+  const std::vector<RankTrace> ranks = {{fake_rank(0, "a", 1'000'000), 0},
+                                        {r.serialize(), 1'000'000}};
+  const json j = json::parse(merge_chrome_traces(ranks));
+  EXPECT_EQ(j["otherData"]["clock_offsets_ns"], json::array({0, 1'000'000}));
+  int counters = 0;
+  for (const json& e : j["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    ++counters;
+    EXPECT_EQ(e["pid"], 1);
+    EXPECT_EQ(e["name"], "tracked memory");
+    EXPECT_EQ(e["args"]["parameters"], 100);
+    EXPECT_EQ(e["args"]["activations"], 7);
+    EXPECT_EQ(e["args"]["data"], 0);
+    EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 0.0);  // 2 ms on rank 1 is 1 ms on rank 0: the origin
+  }
+  EXPECT_EQ(counters, 1);
+}
+
+TEST(TraceTest, RankTracePathInsertsTheRankBeforeTheExtension) {
+  EXPECT_EQ(rank_trace_path("out/run.trace.json", 1), "out/run.trace.rank1.json");
+  EXPECT_EQ(rank_trace_path("t", 0), "t.rank0");
+}
+
+TEST(TraceStreamTest, TheFileIsWholeJsonAfterEveryFlush) {
+  const std::string path = temp_path("stream.json");
+  TraceRecorder r(1, "nodeB");
+  const uint32_t fwd = r.intern("forward");
+  const int64_t offset = 5'000'000;
+  {
+    TraceStream stream(r, {.path = path, .clock_offset_ns = offset, .flush_interval_s = 3600});
+    json j = json::parse(read_all(path));  // made at once: metadata, no events yet
+    EXPECT_EQ(j["otherData"]["rank"], 1);
+    EXPECT_EQ(j["otherData"]["clock_offset_ns"], offset);
+    EXPECT_EQ(j["traceEvents"].size(), 6u);
+    for (int k = 0; k < 3; ++k) {
+      r.record(fwd, Track::kCompute, offset + 1'000'000 * k, 500'000, k);
+      r.record_memory(offset + 1'000'000 * k + 600'000, memory_with(100 + k, 0));
+      stream.flush();
+      j = json::parse(read_all(path));
+      EXPECT_EQ(j["traceEvents"].size(), 6u + 2 * (k + 1)) << k;
+    }
+    r.record(fwd, Track::kCompute, offset + 9'000'000, 1, 9);  // left for the destructor
+  }
+  const json j = json::parse(read_all(path));
+  std::vector<double> starts;
+  int counters = 0;
+  for (const json& e : j["traceEvents"]) {
+    if (e["ph"] == "X") starts.push_back(e["ts"].get<double>());
+    if (e["ph"] == "C") {
+      EXPECT_EQ(e["args"]["parameters"], 100 + counters++);
+    }
+    EXPECT_EQ(e["pid"], 1);
+  }
+  // Each event once, in order, on rank 0's clock (this rank's minus its offset).
+  EXPECT_EQ(starts, (std::vector<double>{0, 1000, 2000, 9000}));
+  EXPECT_EQ(counters, 3);
+  std::remove(path.c_str());
+}
+
+TEST(TraceStreamTest, FlushesOnItsOwnWhileTheRunGoes) {
+  const std::string path = temp_path("follow.json");
+  TraceRecorder r(0, "a");
+  TraceStream stream(r, {.path = path, .flush_interval_s = 0.02});
+  r.record(r.intern("forward"), Track::kCompute, 0, 1, 0);
+  size_t events = 0;
+  for (int i = 0; i < 500 && events < 7; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    events = json::parse(read_all(path))["traceEvents"].size();
+  }
+  EXPECT_EQ(events, 7u);
+  std::remove(path.c_str());
+}
+
+TEST(TraceStreamTest, UnwritablePathIsAnErrorNamingIt) {
+  TraceRecorder r(0, "a");
+  try {
+    TraceStream stream(r, {.path = "/nonexistent_dir_xyz/t.rank0.json"});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent_dir_xyz/t.rank0.json"), std::string::npos);
   }
 }
 

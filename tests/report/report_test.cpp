@@ -216,6 +216,28 @@ TEST_F(ReportTest, EscapesCaseNamesInHtmlAndMarkdown) {
   EXPECT_NE(md.find("&lt;script&gt;alert('x')&lt;/script&gt;\\|\\*"), std::string::npos) << md;
 }
 
+TEST_F(ReportTest, AStragglerIsNamedInTheTablesAndTheMarkdown) {
+  SuiteSpec spec;
+  spec.name = "stragglers";
+  spec.repetitions = 3;
+  spec.cases = {{.name = "even", .mode = "sharded", .step_time_s = 0.05},
+                {.name = "slow", .mode = "sharded", .step_time_s = 0.05, .slow_rank = 1,
+                 .slow_by_s = 0.02}};
+  const SuiteData suite = load(spec);
+  const std::string md = render_markdown({suite});
+  // Rank 1 computes 0.8*50 + 20 ms against rank 0's 40 (with seeded noise):
+  // 20% above the median of 50.
+  EXPECT_NE(md.find("| slow | 1 | 59.76 | 9.94 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**rank 1 computes 20% above the median** |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("rank 0 computes"), std::string::npos) << md;
+  EXPECT_EQ(count(md, "computes"), 1u) << md;
+  EXPECT_NE(md.find("slow 19.84 ms"), std::string::npos) << md;  // the straggler figure
+  const std::string html = render_html({suite}, std::nullopt).html;
+  EXPECT_EQ(count(html, "<tr class=\"straggler\">"), 1u);
+  EXPECT_NE(html.find("<td class=\"name\">rank 1 computes 20% above the median</td>"),
+            std::string::npos);
+}
+
 TEST_F(ReportTest, WithoutGnuplotTheReportHasTablesAndSaysWhy) {
   const SuiteData suite = load(reductions_suite());
   const auto report = render_html({suite}, std::nullopt);
@@ -233,12 +255,12 @@ TEST_F(ReportTest, ChartsAreDrawnByGnuplot) {
   const SuiteData suite = load(reductions_suite());
   const auto report = render_html({suite}, gnuplot);
   EXPECT_TRUE(report.notes.empty()) << report.notes.front();
-  // phases, memory per rank, memory totals, memory over time for each of the
-  // 4 cases, loss, bucket sizes (1 and 4 MiB).
-  EXPECT_EQ(report.charts, 9);
-  EXPECT_EQ(count(report.html, "<svg"), 9u);
-  for (const char* id : {"phases", "memory-per-rank", "memory-totals", "memory-time-0", "loss",
-                         "buckets"}) {
+  // phases, compute and wait per rank, memory per rank, memory totals, memory
+  // over time for each of the 4 cases, loss, bucket sizes (1 and 4 MiB).
+  EXPECT_EQ(report.charts, 10);
+  EXPECT_EQ(count(report.html, "<svg"), 10u);
+  for (const char* id : {"phases", "rank-times", "memory-per-rank", "memory-totals",
+                         "memory-time-0", "loss", "buckets"}) {
     EXPECT_NE(report.html.find(std::string("id=\"chart-1-") + id + "\""), std::string::npos) << id;
   }
   EXPECT_EQ(report.html.find("<?xml"), std::string::npos);

@@ -35,6 +35,8 @@ struct CaseSpec {
   std::string fail_reason;     // non-empty: every repetition fails
   bool skip = false;           // recorded as skipped
   std::vector<results::AllReduceRow> allreduce;
+  int slow_rank = -1;          // this rank computes slow_by_s longer every step,
+  double slow_by_s = 0;        //   and the others wait that much longer
 };
 
 struct SuiteSpec {
@@ -100,9 +102,13 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       const double jitter = 1.0 + noise(rng);
       const double t = c.step_time_s * suite.slowdown * run_factor * jitter * outlier() *
                        (k < suite.warmup_steps ? 1.5 : 1.0);
-      st.step_time_s = t;
+      const double late = c.slow_rank < 0 ? 0 : c.slow_by_s;
+      st.step_time_s = t + late;
       st.phases = {0.05 * t, 0.3 * t, (0.6 - c.comm_share) * t, c.comm_share * t, 0.05 * t, 0, 0};
+      st.phases[profiler::Phase::kForward] += r == c.slow_rank ? late : 0;
+      st.phases[profiler::Phase::kComm] += r == c.slow_rank ? 0 : late;
       st.comm_exposed_s = c.comm_share * t;
+      st.comm_time_s = st.comm_exposed_s;
       st.comm_calls = c.reduction == "per-tensor" ? 20 : 2;
       st.comm_bytes = params;
       steps.push_back(st);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "tests/results/sample_records.h"
 
@@ -219,6 +220,47 @@ TEST_F(RecordsTest, JsonLinesRoundTripAndErrorsNameTheLine) {
     std::string message = e.what();
     EXPECT_NE(message.find(rows_path.string() + ":2"), std::string::npos) << message;
     EXPECT_NE(message.find("busbw_gbps"), std::string::npos) << message;
+  }
+}
+
+TEST_F(RecordsTest, AStepWithoutCommTimeReadsAsZero) {
+  json j = to_json_value(sample_summary(1, 2));
+  j["steps"][0][1].erase("comm_time_s");  // written before the field existed
+  write(dir_ / "old.json", j.dump());
+  const RunSummary s = load_run_summary(dir_ / "old.json");
+  EXPECT_EQ(s.steps[0][1].comm_time_s, 0.0);
+  EXPECT_GT(s.steps[0][0].comm_time_s, 0.0);
+}
+
+TEST_F(RecordsTest, RankStatusRoundTripAndStrictReading) {
+  profiler::RankStatus status;
+  status.rank = 1;
+  status.host = "nodeB";
+  status.pid = 4242;
+  status.stage = "train";
+  status.step = 3;
+  status.phase = "comm";
+  status.collective = "all_reduce fused";
+  status.bucket = 2;
+  status.wait_s = 6.5;
+  status.step_s = 7.25;
+  status.phase_s = 0.5;
+  status.stalled = true;
+  const fs::path path = rank_status_path(dir_, 1);
+  EXPECT_EQ(path.filename(), "rank-1.json");
+  save_rank_status(status, path);
+  EXPECT_EQ(load_rank_status(path), status);
+
+  json j = json::parse(read_file(path));
+  j["stalled"] = "yes";
+  write(path, j.dump());
+  try {
+    load_rank_status(path);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank status " + path.string()), std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("'stalled'"), std::string::npos) << e.what();
   }
 }
 

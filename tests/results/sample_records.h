@@ -42,6 +42,7 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
       st.comm_exposed_s = 0.001 * (k % 3);
       st.mem_active = 5000000 + 1000 * k + r;
       st.mem_peak = 7000000 + 1000 * k + r;
+      st.comm_time_s = 0.002 + 1e-4 * k + 1e-5 * r;
       per_rank.push_back(st);
     }
     s.steps.push_back(per_rank);

@@ -258,6 +258,7 @@ TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
   EXPECT_NE(cmd.find("--mca btl_tcp_if_include lo"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--mca oob_tcp_if_include lo"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--summary /tmp/s.json"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--status-dir /tmp/s-status "), std::string::npos) << cmd;
   EXPECT_EQ(p.env.size(), 2u);
   EXPECT_EQ(p.transport["btl_tcp_links"], "2");
 

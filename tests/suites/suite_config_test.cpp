@@ -177,6 +177,20 @@ TEST(SuiteConfig, ExplicitCasesOverrideBase) {
             std::string::npos);
 }
 
+TEST(SuiteConfig, ACaseMayHaveItsOwnExtraArgs) {
+  const Suite s = parse(
+      "name = \"x\"\n[base]\nextra_args = [\"--log-every\", \"5\"]\n[[case]]\nname = \"even\"\n"
+      "[[case]]\nname = \"slow\"\nextra_args = [\"--inject-delay\", \"1:50\"]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].extra_args, (std::vector<std::string>{"--log-every", "5"}));
+  EXPECT_EQ(s.cases[1].extra_args, (std::vector<std::string>{"--inject-delay", "1:50"}));
+  // A train flag means nothing to an all-reduce sweep.
+  EXPECT_NE(error_of("name = \"x\"\nkind = \"allreduce\"\n[[case]]\nranks = 2\n"
+                     "extra_args = [\"--x\"]\n")
+                .find("unknown key 'extra_args' in [[case]]"),
+            std::string::npos);
+}
+
 TEST(SuiteConfig, ModelPathResolvedAgainstSuiteDir) {
   const Suite s = parse("name = \"x\"\n[grid]\nmodel = [\"tiny\", \"narrow24.json\"]\n");
   ASSERT_EQ(s.cases.size(), 2u);
@@ -201,7 +215,8 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected : {"allreduce", "default", "dp-modes", "reductions", "scaling", "smoke", "tcp-links"}) {
+  for (const char* expected : {"allreduce", "default", "dp-modes", "reductions", "scaling", "smoke",
+                               "stragglers", "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {

@@ -1,0 +1,89 @@
+// Figures derived from run records (results/figures.h): each rank's compute
+// and wait, the straggler figure per step and which rank is flagged.
+#include "results/figures.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/results/sample_records.h"
+
+namespace trainscope::results {
+namespace {
+
+using profiler::Phase;
+
+// Two ranks, 6 steps (the first a warm-up) of `compute_s` each outside the
+// comm phase; rank `slow` computes `extra_s` more and the other waits for it.
+RunSummary two_ranks(double compute_s, int slow = -1, double extra_s = 0) {
+  RunSummary s = testing::sample_summary(2, 6);
+  s.options["warmup_steps"] = 1;
+  for (int r = 0; r < 2; ++r) {
+    for (StepRecord& step : s.steps[r]) {
+      const double wait = 0.002 + (r != slow && slow >= 0 ? extra_s : 0);
+      const double compute = compute_s + (r == slow ? extra_s : 0) + (step.step == 0 ? 1.0 : 0);
+      step.phases = {};
+      step.phases[Phase::kForward] = compute;
+      step.phases[Phase::kComm] = wait;
+      step.step_time_s = compute + wait;
+    }
+  }
+  return s;
+}
+
+TEST(FiguresTest, ComputeIsTheStepOutsideCollectives) {
+  StepRecord step;
+  step.step_time_s = 0.25;
+  step.phases[Phase::kComm] = 0.05;
+  EXPECT_DOUBLE_EQ(step_compute_s(step), 0.2);
+}
+
+TEST(FiguresTest, ASlowRankIsNamedWithHowMuchAboveTheMedian) {
+  const RunSummary s = two_ranks(0.010, /*slow=*/1, /*extra_s=*/0.050);
+  const RunFigures f = run_figures(&s, {});
+  ASSERT_EQ(f.rank_times.size(), 2u);
+  const RankTimes& fast = f.rank_times[0];
+  const RankTimes& slow = f.rank_times[1];
+  EXPECT_NEAR(fast.compute_s, 0.010, 1e-12);
+  EXPECT_NEAR(fast.wait_s, 0.052, 1e-12);
+  EXPECT_NEAR(slow.compute_s, 0.060, 1e-12);
+  EXPECT_NEAR(slow.wait_s, 0.002, 1e-12);
+  // The median of 10 and 60 ms is 35 ms: 60/35 - 1 = 71% above.
+  EXPECT_NEAR(slow.compute_vs_median, 0.060 / 0.035 - 1, 1e-9);
+  EXPECT_TRUE(slow.straggler);
+  EXPECT_FALSE(fast.straggler);
+  EXPECT_EQ(straggler_note(slow), "rank 1 computes 71% above the median");
+  // The warm-up step (1 s more compute on both) is left out.
+  EXPECT_NEAR(f.straggler_s, 0.050, 1e-12);
+  const std::vector<double> per_step = straggler_per_step(s);
+  ASSERT_EQ(per_step.size(), 5u);
+  for (double x : per_step) EXPECT_NEAR(x, 0.050, 1e-12);
+}
+
+TEST(FiguresTest, RanksThatComputeAlikeAreNotFlagged) {
+  const RunSummary s = two_ranks(0.010);
+  const RunFigures f = run_figures(&s, {});
+  for (const RankTimes& r : f.rank_times) EXPECT_FALSE(r.straggler) << r.rank;
+  EXPECT_NEAR(f.straggler_s, 0.0, 1e-12);
+}
+
+TEST(FiguresTest, TenPercentOfASubMillisecondStepIsNoise) {
+  // Rank 1 is 40% above the median but only 0.2 ms: not a rank to look at.
+  const RunSummary small_steps = two_ranks(0.0005, 1, 0.0004);
+  const RunFigures small = run_figures(&small_steps, {});
+  EXPECT_FALSE(small.rank_times[1].straggler);
+  EXPECT_GT(small.rank_times[1].compute_vs_median, kStragglerThreshold);
+  // The same share of a longer step is.
+  const RunSummary large_steps = two_ranks(0.005, 1, 0.004);
+  const RunFigures large = run_figures(&large_steps, {});
+  EXPECT_TRUE(large.rank_times[1].straggler);
+}
+
+TEST(FiguresTest, OneRankHasNothingToCompareWith) {
+  const RunSummary s = testing::sample_summary(1, 4);
+  const RunFigures f = run_figures(&s, {});
+  ASSERT_EQ(f.rank_times.size(), 1u);
+  EXPECT_FALSE(f.rank_times[0].straggler);
+  EXPECT_DOUBLE_EQ(f.straggler_s, 0.0);
+}
+
+}  // namespace
+}  // namespace trainscope::results
