@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -104,6 +105,15 @@ struct RunCase {
   std::string links;               // tcp: btl_tcp_links ("1", "4"); else the transport ("shm")
   std::string launcher_command;    // the exact mpirun command line
   int repetition = 0;
+  // Where it ran: hosts (virtual ones, or a hostfile's), the cores each
+  // host's processes could use (0: not pinned), the link asked for between
+  // hosts ("" none) and what it delivered (bandwidth and latency fitted to a
+  // two-host all-reduce sweep; unset when not measured).
+  int host_count = 1;
+  int cores_per_host = 0;
+  std::string link;
+  std::optional<double> link_gbps;
+  std::optional<double> link_latency_us;
   bool operator==(const RunCase&) const = default;
 };
 template <>
@@ -120,6 +130,11 @@ struct Fields<RunCase> {
       field("links", &RunCase::links),
       field("launcher_command", &RunCase::launcher_command),
       field("repetition", &RunCase::repetition),
+      field("host_count", &RunCase::host_count),
+      field("cores_per_host", &RunCase::cores_per_host),
+      field("link", &RunCase::link),
+      field("link_gbps", &RunCase::link_gbps),
+      field("link_latency_us", &RunCase::link_latency_us),
   };
 };
 

@@ -73,9 +73,15 @@ struct SqlCodec<T> {
       st.bind(index++, static_cast<int64_t>(v));
     }
   }
+  // NULL (a column added after the row was written): -1 where that means
+  // unknown, else the member keeps its default.
   static void read(sqlite::Statement& st, int& column, T& v, const Storage& s) {
     const auto value = st.column_optional_int64(column++);
-    v = static_cast<T>(value.value_or(s.minus_one_is_null ? -1 : 0));
+    if (value) {
+      v = static_cast<T>(*value);
+    } else if (s.minus_one_is_null) {
+      v = static_cast<T>(-1);
+    }
   }
 };
 

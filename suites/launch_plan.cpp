@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/check.h"
 #include "profiler/process.h"
@@ -49,6 +50,23 @@ bool is_this_host(const std::string& host) {
 }
 
 }  // namespace
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  return cpus;
+}
+
+std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanContext& ctx) {
+  if (!ctx.tcp_interface.empty()) return ctx.tcp_interface;
+  return c.tcp_interface.empty() ? suite.tcp_interface : c.tcp_interface;
+}
 
 int cores_available() {
   cpu_set_t set;
@@ -134,7 +152,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       mca("btl", "vader,self");
     }
     // Pinned even for shm/auto: the TCP components open sockets regardless.
-    const std::string& tcp_if = ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface;
+    const std::string tcp_if = case_interface(suite, c, ctx);
     mca("btl_tcp_if_include", tcp_if);
     mca("oob_tcp_if_include", tcp_if);
     plan.argv.insert(plan.argv.end(), ctx.extra_mpirun_args.begin(), ctx.extra_mpirun_args.end());
@@ -175,6 +193,14 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     flag("--iters", std::to_string(c.sweep.iters));
     flag("--warmup", std::to_string(c.sweep.warmup));
     flag("--jsonl", output.string());
+  }
+  // One host's cores: its processes (mpirun and the ranks, which inherit it)
+  // run on the first cores_per_host CPUs this process may use.
+  if (c.hosts <= 1 && c.cores_per_host > 0) {
+    const std::vector<int> cpus = allowed_cpus();
+    const size_t n = std::min(cpus.size(), static_cast<size_t>(c.cores_per_host));
+    const std::string list = fmt::format("{}", fmt::join(cpus.begin(), cpus.begin() + n, ","));
+    plan.argv.insert(plan.argv.begin(), {"taskset", "-c", list});
   }
   return plan;
 }

@@ -63,6 +63,11 @@ std::string resolve_executable(const std::string& name, const std::string& flag)
 
 // The cores this process may run on (its affinity), at least 1.
 int cores_available();
+// Their numbers, ascending.
+std::vector<int> allowed_cpus();
+// The interface a case's TCP traffic is pinned to: the runner's, else the
+// case's, else the suite's.
+std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanContext& ctx);
 // Error naming the hostfile and host when TCP is pinned to lo (`tcp_if`)
 // but a host is not this machine.
 void check_hosts_reachable(const std::vector<HostEntry>& hosts, const std::string& tcp_if,

@@ -70,6 +70,9 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   rc.links = c.transport == "tcp" ? fmt::format("{}", c.links > 0 ? c.links : 1) : c.transport;
   rc.launcher_command = shell_join(plan.argv);
   rc.repetition = repetition;
+  rc.host_count = c.hosts;
+  rc.cores_per_host = c.cores_per_host;
+  rc.link = c.link;
   return rc;
 }
 

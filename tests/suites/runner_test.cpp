@@ -273,6 +273,25 @@ TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
   EXPECT_EQ(one.argv[0], "/bin/trainscope");
 }
 
+// One host's cores: the job runs on the first cores_per_host CPUs this
+// process may use, and a case's own tcp_interface pins its TCP traffic.
+TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
+  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 2\ncores_per_host = 1\n"
+                        "tcp_interface = \"eth7\"\n",
+                        "p.toml", ".");
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  const LaunchPlan p = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
+  ASSERT_GE(p.argv.size(), 3u);
+  EXPECT_EQ(p.argv[0], "taskset");
+  EXPECT_EQ(p.argv[2], std::to_string(allowed_cpus().front()));
+  EXPECT_EQ(p.argv[3], "/usr/bin/mpirun");
+  EXPECT_EQ(p.transport["btl_tcp_if_include"], "eth7");
+  ctx.tcp_interface = "lo";  // the runner's --tcp-interface wins
+  EXPECT_EQ(plan_case(s, s.cases[0], ctx, "/tmp/s.json").transport["oob_tcp_if_include"], "lo");
+}
+
 TEST(Table, RowsHaveTheSameColumns) {
   RunOutcome a;
   a.row.run_case.case_name = "naive-r1-fused";
