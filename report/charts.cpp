@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "report/answers.h"
+
 namespace trainscope::report {
 
 namespace {
@@ -473,6 +475,7 @@ std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& co
   add(links_chart(suite));
   add(busbw_chart(suite));
   add(amdahl_chart(suite, comparison));
+  add(prediction_chart(suite));
   return out;
 }
 

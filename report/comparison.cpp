@@ -5,6 +5,8 @@
 #include <limits>
 #include <set>
 
+#include <fmt/format.h>
+
 namespace trainscope::report {
 
 namespace {
@@ -71,21 +73,95 @@ std::optional<AmdahlFit> fit_amdahl(const std::vector<AmdahlPoint>& points) {
   return fit;
 }
 
-std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison) {
-  int base_world = 1;
+double case_cores(const CaseData& c) {
+  auto runs = c.usable_runs();
+  if (runs.empty()) return kNaN;
+  const results::RunSummary& s = *runs.front()->summary;
+  const auto& rc = c.run_case;
+  double online = kNaN;
+  for (const auto& r : s.ranks) {
+    if (r.load_start.cores > 0) online = static_cast<double>(r.load_start.cores);
+  }
+  const double asked = static_cast<double>(s.world_size) * std::max(1, s.threads_per_rank);
+  double cores = std::isnan(online) ? asked : std::min(asked, online);
+  if (rc.cores_per_host > 0) {
+    cores = std::min(cores, static_cast<double>(rc.host_count) * rc.cores_per_host);
+  }
+  return cores;
+}
+
+namespace {
+
+bool is_scaling_study(const SuiteData& suite, const Comparison& comparison) {
   std::set<int> worlds;
   for (const auto& row : comparison.rows) {
-    if (row.is_baseline) base_world = std::max(1, row.figures.world_size);
     if (row.figures.usable > 0) worlds.insert(row.figures.world_size);
   }
-  const bool named = suite.suite.info.name.find("scaling") != std::string::npos;
-  if (!named && worlds.size() < 3) return {};
+  return suite.suite.info.name.find("scaling") != std::string::npos || worlds.size() >= 3;
+}
+
+const CaseData* baseline_of(const SuiteData& suite, const Comparison& comparison) {
+  return suite.find_case(comparison.baseline_case);
+}
+
+}  // namespace
+
+std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison) {
+  if (!is_scaling_study(suite, comparison)) return {};
+  const CaseData* base = baseline_of(suite, comparison);
+  int base_world = 1;
+  for (const auto& row : comparison.rows) {
+    if (row.is_baseline) base_world = std::max(1, row.figures.world_size);
+  }
+  const double base_cores = base ? case_cores(*base) : kNaN;
   std::vector<AmdahlPoint> points;
   for (const auto& row : comparison.rows) {
     if (std::isnan(row.speedup)) continue;
-    points.push_back({static_cast<double>(row.figures.world_size) / base_world, row.speedup});
+    const CaseData* c = suite.find_case(row.case_name);
+    const double cores = c ? case_cores(*c) : kNaN;
+    const double n = std::isnan(cores) || std::isnan(base_cores)
+                         ? static_cast<double>(row.figures.world_size) / base_world
+                         : cores / base_cores;
+    points.push_back({n, row.speedup});
   }
   return points;
+}
+
+std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& comparison) {
+  if (!is_scaling_study(suite, comparison)) return "";
+  if (fit_amdahl(scaling_points(suite, comparison))) return "";
+  const CaseData* base = baseline_of(suite, comparison);
+  const double cores = base ? case_cores(*base) : kNaN;
+  if (std::isnan(cores)) return "";
+  return fmt::format(
+      "Amdahl's law is not fitted: no case computes on more cores than the baseline's {:.0f} "
+      "(ranks x threads per rank, capped by the cores online), so adding ranks adds no compute "
+      "to divide the work over and the speedups say nothing about a serial fraction.",
+      cores);
+}
+
+std::string same_cores_note(const SuiteData& suite, const Comparison& comparison) {
+  const CaseData* base = baseline_of(suite, comparison);
+  if (!base || base->run_case.world_size != 1) return "";
+  const double base_cores = case_cores(*base);
+  std::vector<std::string> names;
+  int world = 0;
+  for (const auto& c : suite.cases) {
+    if (c.run_case.world_size < 2 || c.run_case.host_count > 1) continue;
+    const double cores = case_cores(c);
+    if (std::isnan(cores) || !(cores <= base_cores)) continue;
+    names.push_back(c.name);
+    world = std::max(world, c.run_case.world_size);
+  }
+  if (names.empty()) return "";
+  return fmt::format(
+      "Why data parallelism is not faster here: the {} data-parallel case(s) on this one machine "
+      "(up to {} ranks) compute on no more cores than the one process's {:.0f}, so the ranks split "
+      "the same cores the one process used and add an all-reduce on top; a speedup needs ranks "
+      "that bring their own cores, as a second machine does. The machines suite measures that on "
+      "virtual hosts with their own cores and links, and the prediction below says what N hosts "
+      "would do.",
+      names.size(), world, base_cores);
 }
 
 }  // namespace trainscope::report

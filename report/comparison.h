@@ -53,10 +53,27 @@ struct AmdahlFit {
 std::optional<AmdahlFit> fit_amdahl(const std::vector<AmdahlPoint>& points);
 double amdahl_speedup(double serial_fraction, double n);
 
+// The cores a case's job computed on (first usable repetition): hosts x
+// cores_per_host when pinned, else ranks x threads per rank capped by the
+// cores online; NaN when unknown (no usable run).
+double case_cores(const CaseData& c);
+
 // The (n, speedup) points of a suite's usable cases relative to the
 // baseline, when the suite is a scaling study: its name mentions "scaling" or
-// its usable cases span at least three world sizes.
+// its usable cases span at least three world sizes. n is the growth in
+// compute (case_cores over the baseline's; the growth in ranks when cores are
+// unknown): cases that add ranks but no cores have n = 1 and say nothing
+// about a serial fraction.
 std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison);
+
+// Why a scaling study gets no Amdahl fit although it varies the ranks: its
+// total compute does not grow with them (every case on the same cores).
+// Empty when fitted, or when the suite is not a scaling study.
+std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& comparison);
+
+// For one-host suites whose data-parallel cases use no more cores than the
+// one-process baseline: why they cannot be faster than it (empty otherwise).
+std::string same_cores_note(const SuiteData& suite, const Comparison& comparison);
 
 }  // namespace trainscope::report
 

@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/check.h"
+#include "report/answers.h"
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
@@ -30,6 +31,7 @@ tr.straggler { background: #fff0e0; }
 .error { background: #fde8e8; border: 1px solid #d08080; padding: 0.5em 1em; }
 figure { margin: 1em 0; } figcaption { font-weight: 600; margin-bottom: 0.3em; }
 figure svg { max-width: 100%; height: auto; }
+dl.findings dt { font-weight: 600; margin-top: 0.6em; } dl.findings dd { margin-left: 1.5em; }
 .meta { color: #555; font-size: 0.9em; }
 )css";
 
@@ -265,6 +267,10 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
         fit->points, fit->serial_fraction, fit->rms_residual,
         fit->serial_fraction > 0 ? 1.0 / fit->serial_fraction : INFINITY);
   }
+  if (const std::string why = amdahl_not_fitted_reason(suite, cmp); !why.empty()) {
+    out += "<p class=\"meta\">" + html_escape(why) + "</p>\n";
+  }
+  out += answers_html(suite);
   out += rank_times_html(cmp);
   out += memory_table_html(suite);
   out += load_table_html(suite);
@@ -375,7 +381,10 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
       out += fmt::format("Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "
                          "{:.3f}).\n\n",
                          fit->points, fit->serial_fraction, fit->rms_residual);
+    } else if (const std::string why = amdahl_not_fitted_reason(suite, cmp); !why.empty()) {
+      out += markdown_cell(why) + "\n\n";
     }
+    out += answers_markdown(suite);
     out += rank_times_markdown(cmp);
     std::string mem;
     for (const auto& c : suite.cases) {

@@ -8,7 +8,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -17,6 +16,7 @@
 #include "comm/grad_sync.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "results/link_profiles.h"
 #include "suites/launch_plan.h"
 #include "training/data/data_options.h"
 #include "training/model_config.h"
@@ -224,11 +224,10 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
 // A link profile the virtual cluster knows, or a rate in tc's syntax.
 std::string Parser::read_link(const toml::node& n) const {
   const std::string v = get_string(n, "link");
-  static const std::vector<std::string> kProfiles = {"gige", "10gbe", "tb-bridge", "unlimited"};
-  static const std::regex kRate(R"([0-9]+(\.[0-9]+)?([kmgt]?bit|[kmgt]?bps))");
-  if (!contains(kProfiles, v) && !std::regex_match(v, kRate)) {
-    fail(n, fmt::format("unknown link '{}' (expected a profile: {}; or a rate such as 500mbit)",
-                        v, fmt::join(kProfiles, ", ")));
+  if (!results::link_bits_per_second(v)) {
+    fail(n, fmt::format("unknown link '{}' (expected a profile: {}; or a rate in tc's syntax "
+                        "such as 500mbit)",
+                        v, results::link_profile_names()));
   }
   return v;
 }

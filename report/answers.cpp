@@ -1,0 +1,259 @@
+#include "report/answers.h"
+
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/comparison.h"
+#include "report/findings.h"
+#include "report/report.h"
+#include "report/suite_prediction.h"
+
+namespace trainscope::report {
+namespace {
+
+// A table written once and rendered for either output.
+struct Table {
+  std::string title;
+  std::vector<std::string> headers;  // the first column holds names (left-aligned)
+  std::vector<std::vector<std::string>> rows;
+  std::string note;                  // a paragraph after the table
+};
+
+std::string to_html(const Table& t) {
+  if (t.rows.empty()) return "";
+  std::string out = fmt::format("<h4>{}</h4>\n<table class=\"answers\"><tr>", html_escape(t.title));
+  for (size_t i = 0; i < t.headers.size(); ++i) {
+    out += fmt::format("<th{}>{}</th>", i == 0 ? " class=\"name\"" : "", html_escape(t.headers[i]));
+  }
+  out += "</tr>\n";
+  for (const auto& row : t.rows) {
+    out += "<tr>";
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += fmt::format("<td{}>{}</td>", i == 0 ? " class=\"name\"" : "", html_escape(row[i]));
+    }
+    out += "</tr>\n";
+  }
+  out += "</table>\n";
+  if (!t.note.empty()) out += "<p class=\"meta\">" + html_escape(t.note) + "</p>\n";
+  return out;
+}
+
+std::string to_markdown(const Table& t) {
+  if (t.rows.empty()) return "";
+  std::string out = fmt::format("**{}**\n\n|", markdown_cell(t.title));
+  std::string rule = "|";
+  for (size_t i = 0; i < t.headers.size(); ++i) {
+    out += fmt::format(" {} |", markdown_cell(t.headers[i]));
+    rule += i == 0 ? ":--|" : "--:|";
+  }
+  out += fmt::format("\n{}\n", rule);
+  for (const auto& row : t.rows) {
+    out += "|";
+    for (const auto& cell : row) out += fmt::format(" {} |", markdown_cell(cell));
+    out += "\n";
+  }
+  out += "\n";
+  if (!t.note.empty()) out += markdown_cell(t.note) + "\n\n";
+  return out;
+}
+
+std::string ms(double s) { return format_number(s * 1e3, 1); }
+std::string times(double x) { return std::isfinite(x) ? format_number(x, 2) + "x" : "-"; }
+std::string gbit(double bytes_per_s) { return format_number(bytes_per_s * 8 / 1e9, 2); }
+std::string pct(double share) { return std::isfinite(share) ? fmt::format("{:+.1f}%", share * 100) : "-"; }
+
+Table machines_table(const SuiteData& suite) {
+  Table t{"What each added machine buys (wall time for the case's steps, time saved on the same data)",
+          {"case", "hosts", "cores/host", "link", "measured Gbit/s", "scaling", "reduction",
+           "steps", "wall time s", "tokens/s", "vs", "time saved", "status"},
+          {},
+          fmt::format("Time saved = 1 - tokens/s of one machine / tokens/s of N (the time to "
+                      "train the same tokens). The walkthrough's two Macs over Thunderbolt: "
+                      "{:.1f}% (2611 s vs 4259 s).",
+                      time_saved(1 / 4259.0, 1 / 2611.0) * 100)};
+  for (const auto& r : machine_rows(suite)) {
+    t.rows.push_back({r.case_name, std::to_string(r.hosts),
+                      r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
+                      r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling,
+                      r.reduction, std::to_string(r.steps), format_number(r.wall_s, 2),
+                      format_number(r.tokens_per_s, 0), r.baseline.empty() ? "-" : r.baseline,
+                      std::isfinite(r.time_saved) ? format_number(r.time_saved * 100, 1) + "%" : "-",
+                      r.status});
+  }
+  return t;
+}
+
+std::vector<Table> prediction_tables(const SuitePrediction& p) {
+  std::vector<Table> out;
+  const StepModel& s = p.step;
+  Table links{"Links the prediction uses", {"link", "Gbit/s", "latency us", "from"}, {}, p.latency_note};
+  for (const auto& l : p.links) {
+    links.rows.push_back({l.model.name, gbit(l.model.bandwidth_Bps),
+                          format_number(l.model.latency_s * 1e6, 0), l.source});
+  }
+  out.push_back(std::move(links));
+  const std::vector<int> hosts = host_counts(kMaxPredictedHosts);
+  for (Scaling scaling : {Scaling::kWeak, Scaling::kStrong}) {
+    const bool weak = scaling == Scaling::kWeak;
+    Table t{weak ? "Predicted speedup over one host, batch per rank fixed (weak scaling)"
+                 : "Predicted speedup over one host, global batch fixed (strong scaling)",
+            {"link", "all-reduce"}, {}, ""};
+    for (int n : hosts) {
+      if (n > 1) t.headers.push_back(fmt::format("{} hosts", n));
+    }
+    for (const auto& l : p.links) {
+      for (bool overlap : {false, true}) {
+        std::vector<std::string> row{l.model.name, overlap ? "overlap" : "after backward"};
+        for (int n : hosts) {
+          if (n > 1) row.push_back(times(predict(s, l.model, n, overlap, scaling).speedup));
+        }
+        t.rows.push_back(std::move(row));
+      }
+    }
+    out.push_back(std::move(t));
+  }
+  const double latency = p.links.empty() ? 0 : p.links.front().model.latency_s;
+  Table bw{"Link bandwidth for 90% scaling efficiency (weak scaling)",
+           {"hosts", "Gbit/s, all-reduce after backward", "Gbit/s, overlapped"}, {},
+           fmt::format("At a latency of {:.0f} us per ring step; '-' where latency alone keeps "
+                       "efficiency below 90%.",
+                       latency * 1e6)};
+  for (int n : {2, 4, 8}) {
+    auto a = bandwidth_for_efficiency(s, latency, n, 0.9, false);
+    auto b = bandwidth_for_efficiency(s, latency, n, 0.9, true);
+    bw.rows.push_back({std::to_string(n), a ? gbit(*a) : "-", b ? gbit(*b) : "-"});
+  }
+  out.push_back(std::move(bw));
+  Table bucket{"The bucket that hides the most all-reduce behind backward (8 hosts, weak scaling)",
+               {"link", "best bucket", "step ms", "step ms at the measured bucket"}, {}, ""};
+  for (const auto& l : p.links) {
+    StepModel best = s;
+    best.bucket_bytes = best_bucket_bytes(s, l.model, 8);
+    bucket.rows.push_back({l.model.name, format_bytes(static_cast<int64_t>(best.bucket_bytes)),
+                           ms(predict(best, l.model, 8, true, Scaling::kWeak).step_s),
+                           ms(predict(s, l.model, 8, true, Scaling::kWeak).step_s)});
+  }
+  out.push_back(std::move(bucket));
+  Table v{"Predicted vs measured on the virtual cluster",
+          {"case", "link", "hosts", "scaling", "all-reduce", "measured step ms",
+           "predicted step ms", "error", "measured speedup", "predicted speedup"},
+          {}, ""};
+  for (const auto& r : p.validation) {
+    v.rows.push_back({r.case_name, r.link, std::to_string(r.hosts),
+                      r.scaling == Scaling::kWeak ? "weak" : "strong",
+                      r.overlap ? "overlap" : "after backward", ms(r.measured_step_s),
+                      ms(r.predicted_step_s), pct(r.error()), times(r.measured_speedup),
+                      times(r.predicted_speedup)});
+  }
+  out.push_back(std::move(v));
+  return out;
+}
+
+std::string model_sentence(const SuitePrediction& p) {
+  const StepModel& s = p.step;
+  return fmt::format(
+      "From {}: forward {} ms, backward {} ms, data and optimizer {} ms per step for {:.0f} "
+      "tokens; gradient {} ({}){}. Ring all-reduce T(N, S) = 2(N-1)/N x S / bandwidth + 2(N-1) x "
+      "latency; with overlap, buckets reduce while backward runs and only the last one's time "
+      "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
+      p.compute_case, ms(s.forward_s), ms(s.backward_s), ms(s.other_s), s.tokens_per_rank,
+      format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
+      s.bucket_bytes > 0 ? fmt::format(", buckets of {}", format_bytes(static_cast<int64_t>(s.bucket_bytes)))
+                         : "");
+}
+
+std::string notes(const SuiteData& suite) {
+  const Comparison cmp = compare_cases(suite);
+  return same_cores_note(suite, cmp);
+}
+
+}  // namespace
+
+std::string answers_html(const SuiteData& suite) {
+  std::string out;
+  if (const std::string note = notes(suite); !note.empty()) {
+    out += "<p class=\"note\">" + html_escape(note) + "</p>\n";
+  }
+  const auto findings = suite_findings(suite);
+  if (!findings.empty()) {
+    out += "<h3>Findings</h3>\n<dl class=\"findings\">\n";
+    for (const auto& f : findings) {
+      out += fmt::format("<dt id=\"finding-{}-{}\">{}</dt><dd>{}</dd>\n", suite.suite.id, f.id,
+                         html_escape(f.question), html_escape(f.answer));
+    }
+    out += "</dl>\n";
+  }
+  out += to_html(machines_table(suite));
+  if (auto p = suite_prediction(suite)) {
+    out += "<h3>Prediction: what N hosts would do</h3>\n<p>" + html_escape(model_sentence(*p)) +
+           "</p>\n";
+    for (const auto& t : prediction_tables(*p)) out += to_html(t);
+  }
+  return out;
+}
+
+std::string answers_markdown(const SuiteData& suite) {
+  std::string out;
+  if (const std::string note = notes(suite); !note.empty()) out += markdown_cell(note) + "\n\n";
+  const auto findings = suite_findings(suite);
+  if (!findings.empty()) {
+    out += "### Findings\n\n";
+    for (const auto& f : findings) {
+      out += "- **" + markdown_cell(f.question) + "**: " + markdown_cell(f.answer) + "\n";
+    }
+    out += "\n";
+  }
+  out += to_markdown(machines_table(suite));
+  if (auto p = suite_prediction(suite)) {
+    out += "### Prediction: what N hosts would do\n\n" + markdown_cell(model_sentence(*p)) + "\n\n";
+    for (const auto& t : prediction_tables(*p)) out += to_markdown(t);
+  }
+  return out;
+}
+
+std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
+  auto p = suite_prediction(suite);
+  if (!p || p->links.empty()) return std::nullopt;
+  ChartSpec chart;
+  chart.id = "prediction";
+  chart.title = "Predicted speedup vs hosts (batch per rank fixed), measured points";
+  std::string plot = "plot x with lines dt 3 lc rgb '#888888' title 'ideal'";
+  static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
+  int i = 0;
+  for (const auto& l : p->links) {
+    std::string data;
+    for (int n = 1; n <= kMaxPredictedHosts; ++n) {
+      data += fmt::format("{} {:.6g} {:.6g}\n", n,
+                          predict(p->step, l.model, n, false, Scaling::kWeak).speedup,
+                          predict(p->step, l.model, n, true, Scaling::kWeak).speedup);
+    }
+    const std::string file = fmt::format("predicted{}.dat", i);
+    const char* color = kColors[i % 6];
+    chart.data.push_back({file, data});
+    plot += fmt::format(", '{}' using 1:3 with lines lw 2 lc rgb '{}' title {}, '' using 1:2 with "
+                        "lines dt 2 lc rgb '{}' title {}",
+                        file, color, gnuplot_quote(l.model.name + ", overlap"), color,
+                        gnuplot_quote(l.model.name + ", after backward"));
+    ++i;
+  }
+  std::string measured;
+  for (const auto& v : p->validation) {
+    if (v.scaling == Scaling::kWeak && std::isfinite(v.measured_speedup)) {
+      measured += fmt::format("{} {:.6g}\n", v.hosts, v.measured_speedup);
+    }
+  }
+  if (!measured.empty()) {
+    chart.data.push_back({"measured.dat", measured});
+    plot += ", 'measured.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '#000000' title 'measured'";
+  }
+  chart.script = fmt::format(
+      "set logscale x 2\nset xrange [1:{}]\nset yrange [0:*]\nset key left top\n"
+      "set xlabel 'hosts'\nset ylabel 'speedup over one host (tokens/s)'\n{}\n",
+      kMaxPredictedHosts, plot);
+  chart.height = 480;
+  return chart;
+}
+
+}  // namespace trainscope::report

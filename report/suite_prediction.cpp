@@ -1,0 +1,168 @@
+#include "report/suite_prediction.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "report/findings.h"
+#include "results/link_profiles.h"
+
+namespace trainscope::report {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+const RunData* first_usable(const CaseData& c) {
+  auto runs = c.usable_runs();
+  return runs.empty() ? nullptr : runs.front();
+}
+
+double phase(const CaseFigures& f, profiler::Phase p) {
+  const auto i = static_cast<size_t>(p);
+  return i < f.phase_mean_s.size() ? f.phase_mean_s[i] : NAN;
+}
+
+bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
+
+// Median bytes rank 0 all-reduced per measured step.
+double reduced_bytes_per_step(const CaseData& c) {
+  const RunData* run = first_usable(c);
+  if (!run || run->summary->steps.empty()) return NAN;
+  std::vector<double> bytes;
+  for (const auto& s : measured_steps(*run->summary, run->summary->steps.front())) {
+    if (s.comm_bytes > 0) bytes.push_back(static_cast<double>(s.comm_bytes));
+  }
+  return median_of(bytes);
+}
+
+double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* source) {
+  for (const auto& c : suite.cases) {
+    if (c.run_case.world_size < 2 || !same_workload(c, one)) continue;
+    const double b = reduced_bytes_per_step(c);
+    if (b > 0) {
+      *source = fmt::format("all-reduced per step by {}", c.name);
+      return b;
+    }
+  }
+  const RunData* run = first_usable(one);
+  if (!run || run->summary->ranks.empty()) return NAN;
+  *source = "the parameter arena (one gradient per parameter)";
+  return static_cast<double>(
+      run->summary->ranks.front().tracked_peak_by_category[kernels::MemoryCategory::kParameters]);
+}
+
+double bucket_bytes_of(const CaseData& c) {
+  return c.run_case.bucket_mb ? *c.run_case.bucket_mb * kMiB : 0;
+}
+
+std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* latency_note) {
+  std::vector<PredictedLink> out;
+  std::vector<double> latencies;
+  for (const auto& c : suite.cases) {
+    const auto& rc = c.run_case;
+    if (rc.host_count < 2 || !rc.link_gbps || !(*rc.link_gbps > 0)) continue;
+    latencies.push_back(rc.link_latency_us.value_or(0) * 1e-6);
+    const bool known = std::any_of(out.begin(), out.end(),
+                                   [&](const PredictedLink& l) { return l.model.name == rc.link; });
+    if (known) continue;
+    PredictedLink l;
+    l.model = {rc.link.empty() ? "unshaped" : rc.link, rc.link_latency_us.value_or(0) * 1e-6,
+               *rc.link_gbps * 1e9 / 8};
+    l.measured = true;
+    l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us", c.name, *rc.link_gbps,
+                           rc.link_latency_us.value_or(0));
+    out.push_back(std::move(l));
+  }
+  const double latency = latencies.empty() ? 0 : median_of(latencies);
+  if (latencies.empty()) {
+    *latency_note =
+        "No link was measured in this suite (it ran on one host): the profiles' nominal rates "
+        "with no latency, so the speedups are upper bounds. The machines suite measures each "
+        "link on the virtual cluster.";
+  }
+  for (const auto& p : results::kLinkProfiles) {
+    if (!(p.bits_per_second > 0)) continue;
+    const bool known = std::any_of(out.begin(), out.end(),
+                                   [&](const PredictedLink& l) { return l.model.name == p.name; });
+    if (known) continue;
+    out.push_back({{std::string(p.name), latency, p.bits_per_second / 8}, false,
+                   fmt::format("nominal {} ({}), latency {:.0f} us{}", p.tc_rate, p.what,
+                               latency * 1e6, latencies.empty() ? " (not measured)" : " (measured)")});
+  }
+  return out;
+}
+
+std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c) {
+  const auto& rc = c.run_case;
+  if (rc.host_count < 2 || rc.world_size < 2 || !rc.link_gbps || !(*rc.link_gbps > 0)) {
+    return std::nullopt;
+  }
+  const CaseData* one = one_machine_case(suite, c);
+  if (!one) return std::nullopt;
+  std::string source;
+  auto step = step_model(suite, *one, &source);
+  const CaseFigures f = case_figures(c);
+  if (!step || !(f.step_median_s > 0)) return std::nullopt;
+  step->bucket_bytes = bucket_bytes_of(c);
+  ValidationRow v;
+  v.case_name = c.name;
+  v.link = rc.link;
+  v.hosts = rc.host_count;
+  v.overlap = is_overlap(c);
+  v.scaling = rc.config.value("batch_per_rank", 0) > 0 ? Scaling::kWeak : Scaling::kStrong;
+  const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6, *rc.link_gbps * 1e9 / 8};
+  const Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
+  v.measured_step_s = f.step_median_s;
+  v.predicted_step_s = p.step_s;
+  v.predicted_speedup = p.speedup;
+  v.measured_speedup = f.tokens_per_s / case_figures(*one).tokens_per_s;
+  return v;
+}
+
+}  // namespace
+
+std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
+                                    std::string* grad_source) {
+  const CaseFigures f = case_figures(one);
+  StepModel s;
+  s.forward_s = phase(f, profiler::Phase::kForward);
+  s.backward_s = phase(f, profiler::Phase::kBackward);
+  s.other_s = phase(f, profiler::Phase::kData) + phase(f, profiler::Phase::kOptimizer);
+  if (!(s.forward_s > 0) || !(s.backward_s > 0) || !std::isfinite(s.other_s)) return std::nullopt;
+  s.grad_bytes = grad_bytes(suite, one, grad_source);
+  if (!(s.grad_bytes > 0)) return std::nullopt;
+  const auto& cfg = one.run_case.config;
+  s.tokens_per_rank = static_cast<double>(cfg.value("batch", 0)) * cfg.value("block", 0);
+  if (!(s.tokens_per_rank > 0)) return std::nullopt;
+  return s;
+}
+
+std::optional<SuitePrediction> suite_prediction(const SuiteData& suite) {
+  const CaseData* one = nullptr;
+  for (const auto& c : suite.cases) {
+    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && first_usable(c)) {
+      one = &c;
+      break;
+    }
+  }
+  if (!one) return std::nullopt;
+  SuitePrediction out;
+  auto step = step_model(suite, *one, &out.grad_source);
+  if (!step) return std::nullopt;
+  out.compute_case = one->name;
+  out.step = *step;
+  for (const auto& c : suite.cases) {
+    if (is_overlap(c) && same_workload(c, *one)) {
+      out.step.bucket_bytes = bucket_bytes_of(c);
+      break;
+    }
+  }
+  out.links = suite_links(suite, &out.latency_note);
+  for (const auto& c : suite.cases) {
+    if (auto v = validate(suite, c)) out.validation.push_back(std::move(*v));
+  }
+  return out;
+}
+
+}  // namespace trainscope::report

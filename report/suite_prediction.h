@@ -1,0 +1,70 @@
+// The prediction a report makes for a suite (report/prediction.h applied to
+// its measurements): what N hosts would do on each link, and, for the cases
+// that ran on several (virtual) hosts, the prediction beside what was
+// measured.
+//
+// Where the figures come from:
+//  * compute: the suite's one-process case (the comparison baseline when it
+//    runs one rank): forward, backward, data + optimizer per step;
+//  * gradient bytes: what a data-parallel case of the same workload
+//    all-reduced per step, else the parameter arena's bytes;
+//  * links: each link a multi-host case measured (bandwidth and latency
+//    recorded with the run), then the named profiles' nominal rates with the
+//    measured latency (none measured: latency 0, and the report says the
+//    predictions are then bounds);
+//  * bucket: the overlap case's bucket_mb, if the suite has one.
+//
+// Thread-safety: pure functions over plain values.
+#ifndef TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
+#define TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "report/prediction.h"
+#include "report/suite_data.h"
+
+namespace trainscope::report {
+
+struct PredictedLink {
+  LinkModel model;
+  bool measured = false;
+  std::string source;  // where bandwidth and latency come from, for the report
+};
+
+// A multi-host case: its measured median step beside the prediction from its
+// one-machine case and its link's measurement.
+struct ValidationRow {
+  std::string case_name;
+  std::string link;
+  int hosts = 1;
+  bool overlap = false;
+  Scaling scaling = Scaling::kWeak;
+  double measured_step_s = 0;
+  double predicted_step_s = 0;
+  double measured_speedup = 0;   // tokens/s over the one-machine case's
+  double predicted_speedup = 0;
+  double error() const { return predicted_step_s / measured_step_s - 1; }
+};
+
+struct SuitePrediction {
+  std::string compute_case;
+  std::string grad_source;
+  StepModel step;
+  std::vector<PredictedLink> links;
+  std::vector<ValidationRow> validation;
+  std::string latency_note;  // non-empty when the latency was not measured
+};
+
+// std::nullopt when the suite has no usable one-process training case with
+// forward and backward times, or no gradient size to reduce.
+std::optional<SuitePrediction> suite_prediction(const SuiteData& suite);
+
+// The StepModel of a one-process case (std::nullopt without usable phase
+// times); grad bytes from `suite` as described above.
+std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one, std::string* grad_source);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
