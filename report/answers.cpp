@@ -1,6 +1,7 @@
 #include "report/answers.h"
 
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,19 +20,22 @@ struct Table {
   std::vector<std::string> headers;  // the first column holds names (left-aligned)
   std::vector<std::vector<std::string>> rows;
   std::string note;                  // a paragraph after the table
+  std::set<size_t> text_columns = {0};  // left-aligned
 };
 
 std::string to_html(const Table& t) {
   if (t.rows.empty()) return "";
   std::string out = fmt::format("<h4>{}</h4>\n<table class=\"answers\"><tr>", html_escape(t.title));
   for (size_t i = 0; i < t.headers.size(); ++i) {
-    out += fmt::format("<th{}>{}</th>", i == 0 ? " class=\"name\"" : "", html_escape(t.headers[i]));
+    out += fmt::format("<th{}>{}</th>", t.text_columns.contains(i) ? " class=\"name\"" : "",
+                       html_escape(t.headers[i]));
   }
   out += "</tr>\n";
   for (const auto& row : t.rows) {
     out += "<tr>";
     for (size_t i = 0; i < row.size(); ++i) {
-      out += fmt::format("<td{}>{}</td>", i == 0 ? " class=\"name\"" : "", html_escape(row[i]));
+      out += fmt::format("<td{}>{}</td>", t.text_columns.contains(i) ? " class=\"name\"" : "",
+                         html_escape(row[i]));
     }
     out += "</tr>\n";
   }
@@ -46,7 +50,7 @@ std::string to_markdown(const Table& t) {
   std::string rule = "|";
   for (size_t i = 0; i < t.headers.size(); ++i) {
     out += fmt::format(" {} |", markdown_cell(t.headers[i]));
-    rule += i == 0 ? ":--|" : "--:|";
+    rule += t.text_columns.contains(i) ? ":--|" : "--:|";
   }
   out += fmt::format("\n{}\n", rule);
   for (const auto& row : t.rows) {
@@ -72,7 +76,8 @@ Table machines_table(const SuiteData& suite) {
           fmt::format("Time saved = 1 - tokens/s of one machine / tokens/s of N (the time to "
                       "train the same tokens). The walkthrough's two Macs over Thunderbolt: "
                       "{:.1f}% (2611 s vs 4259 s).",
-                      time_saved(1 / 4259.0, 1 / 2611.0) * 100)};
+                      time_saved(1 / 4259.0, 1 / 2611.0) * 100),
+          {0, 3, 5, 6, 10, 12}};
   for (const auto& r : machine_rows(suite)) {
     t.rows.push_back({r.case_name, std::to_string(r.hosts),
                       r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
@@ -88,7 +93,8 @@ Table machines_table(const SuiteData& suite) {
 std::vector<Table> prediction_tables(const SuitePrediction& p) {
   std::vector<Table> out;
   const StepModel& s = p.step;
-  Table links{"Links the prediction uses", {"link", "Gbit/s", "latency us", "from"}, {}, p.latency_note};
+  Table links{"Links the prediction uses", {"link", "Gbit/s", "latency us", "from"}, {}, p.latency_note,
+              {0, 3}};
   for (const auto& l : p.links) {
     links.rows.push_back({l.model.name, gbit(l.model.bandwidth_Bps),
                           format_number(l.model.latency_s * 1e6, 0), l.source});
@@ -99,7 +105,7 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
     const bool weak = scaling == Scaling::kWeak;
     Table t{weak ? "Predicted speedup over one host, batch per rank fixed (weak scaling)"
                  : "Predicted speedup over one host, global batch fixed (strong scaling)",
-            {"link", "all-reduce"}, {}, ""};
+            {"link", "all-reduce"}, {}, "", {0, 1}};
     for (int n : hosts) {
       if (n > 1) t.headers.push_back(fmt::format("{} hosts", n));
     }
@@ -139,7 +145,7 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
   Table v{"Predicted vs measured on the virtual cluster",
           {"case", "link", "hosts", "scaling", "all-reduce", "measured step ms",
            "predicted step ms", "error", "measured speedup", "predicted speedup"},
-          {}, ""};
+          {}, "", {0, 1, 3, 4}};
   for (const auto& r : p.validation) {
     v.rows.push_back({r.case_name, r.link, std::to_string(r.hosts),
                       r.scaling == Scaling::kWeak ? "weak" : "strong",

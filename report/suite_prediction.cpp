@@ -18,11 +18,6 @@ const RunData* first_usable(const CaseData& c) {
   return runs.empty() ? nullptr : runs.front();
 }
 
-double phase(const CaseFigures& f, profiler::Phase p) {
-  const auto i = static_cast<size_t>(p);
-  return i < f.phase_mean_s.size() ? f.phase_mean_s[i] : NAN;
-}
-
 bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
 
 // Median bytes rank 0 all-reduced per measured step.
@@ -124,17 +119,29 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
 
 std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
                                     std::string* grad_source) {
-  const CaseFigures f = case_figures(one);
+  // Medians over the measured steps, like the measured step time the
+  // predictions are set beside.
+  const RunData* run = first_usable(one);
+  if (!run || run->summary->steps.empty()) return std::nullopt;
+  std::vector<double> forward, backward, other, tokens;
+  using profiler::Phase;
+  for (const auto& st : measured_steps(*run->summary, run->summary->steps.front())) {
+    forward.push_back(st.phases[Phase::kForward]);
+    backward.push_back(st.phases[Phase::kBackward]);
+    other.push_back(st.phases[Phase::kData] + st.phases[Phase::kOptimizer]);
+    tokens.push_back(static_cast<double>(st.tokens));
+  }
   StepModel s;
-  s.forward_s = phase(f, profiler::Phase::kForward);
-  s.backward_s = phase(f, profiler::Phase::kBackward);
-  s.other_s = phase(f, profiler::Phase::kData) + phase(f, profiler::Phase::kOptimizer);
-  if (!(s.forward_s > 0) || !(s.backward_s > 0) || !std::isfinite(s.other_s)) return std::nullopt;
+  s.forward_s = median_of(forward);
+  s.backward_s = median_of(backward);
+  s.other_s = median_of(other);
+  s.tokens_per_rank = median_of(tokens);
+  if (!(s.forward_s > 0) || !(s.backward_s > 0) || !std::isfinite(s.other_s) ||
+      !(s.tokens_per_rank > 0)) {
+    return std::nullopt;
+  }
   s.grad_bytes = grad_bytes(suite, one, grad_source);
   if (!(s.grad_bytes > 0)) return std::nullopt;
-  const auto& cfg = one.run_case.config;
-  s.tokens_per_rank = static_cast<double>(cfg.value("batch", 0)) * cfg.value("block", 0);
-  if (!(s.tokens_per_rank > 0)) return std::nullopt;
   return s;
 }
 

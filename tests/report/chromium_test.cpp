@@ -63,7 +63,7 @@ TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
   auto report = run_trainscope("report --db " + shell_quote((dir / "r.db").string()) + " --out " +
                                shell_quote((dir / "report.html").string()));
   ASSERT_EQ(report.exit_code, 0) << report.output;
-  EXPECT_NE(report.output.find("10 chart(s)"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("11 chart(s)"), std::string::npos) << report.output;
 
   const std::string flags =
       " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
@@ -82,7 +82,7 @@ TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
                        shell_quote(url) + " 2>/dev/null");
   ASSERT_EQ(dom.exit_code, 0) << dom.output.substr(0, 2000);
   // The DOM the browser built holds every chart as SVG with drawn paths.
-  EXPECT_EQ(count(dom.output, "<svg"), 10u);
+  EXPECT_EQ(count(dom.output, "<svg"), 11u);  // the prediction chart included
   EXPECT_GT(count(dom.output, "<path"), 20u);
   EXPECT_NE(dom.output.find("id=\"chart-1-phases\""), std::string::npos);
   // The case name stayed text: no script element, title untouched.

@@ -37,6 +37,20 @@ struct CaseSpec {
   std::vector<results::AllReduceRow> allreduce;
   int slow_rank = -1;          // this rank computes slow_by_s longer every step,
   double slow_by_s = 0;        //   and the others wait that much longer
+  // Where and how it ran (0 / empty: the suite's defaults, as before these
+  // were recorded).
+  int threads = 1;             // per rank
+  int cores_online = 0;        // the ranks' hosts' cores (load_start.cores)
+  int hosts = 1;
+  int cores_per_host = 0;
+  std::string link;
+  std::optional<double> link_gbps;
+  std::optional<double> link_latency_us;
+  int batch = 0;               // global batch; 0: the suite's, tokens as before
+  int batch_per_rank = 0;      // recorded in the config (weak scaling)
+  int calls = 0;               // collective calls a step; 0: 20 per-tensor, else 2
+  double loss_offset = 0;      // added to this case's losses
+  std::string model = "tiny";
 };
 
 struct SuiteSpec {
@@ -85,6 +99,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
   s.options = {{"batch", suite.batch}, {"block", 32}, {"steps", suite.steps}, {"seed", 1},
                {"warmup_steps", suite.warmup_steps}};  // the slow steps below
   s.world_size = c.world_size;
+  s.threads_per_rank = c.threads;
   const int64_t params = 3'000'000;
   const int64_t dataset = 8'000'000;
   double tokens_per_s_total = 0;
@@ -96,9 +111,9 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     for (int k = 0; k < suite.steps; ++k) {
       results::StepRecord st;
       st.step = k;
-      st.loss = 5.5 * std::exp(-0.03 * k) + 0.5 + suite.loss_offset;
+      st.loss = 5.5 * std::exp(-0.03 * k) + 0.5 + suite.loss_offset + c.loss_offset;
       st.lr = 3e-4;
-      st.tokens = suite.batch * 32;
+      st.tokens = c.batch > 0 ? c.batch / c.world_size * 32 : suite.batch * 32;
       const double jitter = 1.0 + noise(rng);
       const double t = c.step_time_s * suite.slowdown * run_factor * jitter * outlier() *
                        (k < suite.warmup_steps ? 1.5 : 1.0);
@@ -109,7 +124,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       st.phases[profiler::Phase::kComm] += r == c.slow_rank ? 0 : late;
       st.comm_exposed_s = c.comm_share * t;
       st.comm_time_s = st.comm_exposed_s;
-      st.comm_calls = c.reduction == "per-tensor" ? 20 : 2;
+      st.comm_calls = c.calls > 0 ? c.calls : c.reduction == "per-tensor" ? 20 : 2;
       st.comm_bytes = params;
       steps.push_back(st);
       times.push_back(t);
@@ -123,7 +138,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     rr.pid = 1000 + r;
     rr.step_time = time_stats(times);
     for (int i = 0; i < 7; ++i) rr.phases.values[i] = time_stats(ph[i]);
-    rr.tokens_per_s = suite.batch * 32 / rr.step_time.mean;
+    rr.tokens_per_s = static_cast<double>(steps.front().tokens) / rr.step_time.mean;
     tokens_per_s_total += rr.tokens_per_s;
     using kernels::MemoryCategory;
     auto& m = rr.tracked_peak_by_category;
@@ -143,6 +158,8 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
                rr.phases[profiler::Phase::kComm].mean * suite.steps,
                0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
     rr.load_start = rr.load_end = suite.load;
+    if (c.cores_online > 0) rr.load_start.cores = c.cores_online;
+    rr.data.bytes_held = m[MemoryCategory::kData];
     s.ranks.push_back(rr);
   }
   for (int k = 0; k < suite.steps; k += 5) {
@@ -165,8 +182,15 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
     for (const auto& c : suite.cases) {
       results::RunCase rc;
       rc.case_name = c.name;
-      rc.config = {{"model", "tiny"}, {"batch", suite.batch}, {"steps", suite.steps},
-                   {"mode", c.mode}, {"reduce", c.reduction}};
+      rc.config = {{"model", c.model}, {"batch", c.batch > 0 ? c.batch : suite.batch},
+                   {"steps", suite.steps}, {"mode", c.mode}, {"reduce", c.reduction}};
+      if (c.batch_per_rank > 0) rc.config["batch_per_rank"] = c.batch_per_rank;
+      rc.threads = c.threads;
+      rc.host_count = c.hosts;
+      rc.cores_per_host = c.cores_per_host;
+      rc.link = c.link;
+      rc.link_gbps = c.link_gbps;
+      rc.link_latency_us = c.link_latency_us;
       rc.mode = c.mode;
       rc.reduction = c.reduction;
       rc.bucket_mb = c.bucket_mb;
