@@ -256,11 +256,12 @@ TEST_F(ReportTest, ChartsAreDrawnByGnuplot) {
   const auto report = render_html({suite}, gnuplot);
   EXPECT_TRUE(report.notes.empty()) << report.notes.front();
   // phases, compute and wait per rank, memory per rank, memory totals, memory
-  // over time for each of the 4 cases, loss, bucket sizes (1 and 4 MiB).
-  EXPECT_EQ(report.charts, 10);
-  EXPECT_EQ(count(report.html, "<svg"), 10u);
+  // over time for each of the 4 cases, loss, bucket sizes (1 and 4 MiB), and
+  // the predicted speedup for N hosts.
+  EXPECT_EQ(report.charts, 11);
+  EXPECT_EQ(count(report.html, "<svg"), 11u);
   for (const char* id : {"phases", "rank-times", "memory-per-rank", "memory-totals",
-                         "memory-time-0", "loss", "buckets"}) {
+                         "memory-time-0", "loss", "buckets", "prediction"}) {
     EXPECT_NE(report.html.find(std::string("id=\"chart-1-") + id + "\""), std::string::npos) << id;
   }
   EXPECT_EQ(report.html.find("<?xml"), std::string::npos);

@@ -215,7 +215,7 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected : {"allreduce", "default", "dp-modes", "reductions", "scaling", "smoke",
+  for (const char* expected : {"allreduce", "default", "dp-modes", "machines", "reductions", "scaling", "smoke",
                                "stragglers", "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
