@@ -66,8 +66,8 @@ std::vector<std::string> words_of(std::string line) {
 // A host as the lines so far describe it.
 struct HostLines {
   HostEntry entry;
-  int bare_lines = 0;       // lines naming it without a slot count
-  int slots_line = 0;       // the line that gave its slot count, 0: none
+  int bare_lines = 0;  // lines naming it without a slot count
+  int slots_line = 0;  // the line that gave its slot count, 0: none
   int max_slots_line = 0;
 };
 
@@ -121,9 +121,10 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
       }
       if (is_slots_word(key)) {
         if (h.slots_line != 0 && h.slots_line != line_no) {
-          throw fail(fmt::format("host '{}' has its slot count on line {} already (Open MPI refuses "
-                                 "two): give it once, or list the host once per slot",
-                                 host, h.slots_line));
+          throw fail(
+              fmt::format("host '{}' has its slot count on line {} already (Open MPI refuses "
+                          "two): give it once, or list the host once per slot",
+                          host, h.slots_line));
         }
         h.entry.slots = static_cast<int>(n);
         h.slots_line = line_no;

@@ -47,8 +47,9 @@ void run_cluster_script(const std::vector<std::string>& args) {
   std::string command = "netns-cluster.sh";
   for (const auto& a : args) command += " " + a;
   if (run.timed_out) {
-    throw Error(fmt::format("{}: did not finish within {:g} s (killed)", command, kScriptTimeoutSeconds),
-                kExitFailure);
+    throw Error(
+        fmt::format("{}: did not finish within {:g} s (killed)", command, kScriptTimeoutSeconds),
+        kExitFailure);
   }
   throw Error(fmt::format("{} failed (exit code {}): {}", command, run.exit_code, trimmed(run.err)),
               run.exit_code == kExitBadInput ? kExitBadInput : kExitFailure);
@@ -111,13 +112,17 @@ fs::path netns_scripts_dir() {
 }
 
 std::string virtual_cluster_unavailable_reason() {
-  if (::geteuid() != 0) return "needs root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN";
+  if (::geteuid() != 0) {
+    return "needs root: network namespaces need CAP_NET_ADMIN and CAP_SYS_ADMIN";
+  }
   const fs::path script = netns_scripts_dir() / "netns-cluster.sh";
   if (::access(script.c_str(), X_OK) != 0) {
     return fmt::format("no executable {} (set TRAINSCOPE_SCRIPTS_DIR)", script.string());
   }
-  for (const auto& [program, package] :
-       {std::pair{"ip", "iproute2"}, {"tc", "iproute2"}, {"unshare", "util-linux"}, {"taskset", "util-linux"}}) {
+  for (const auto& [program, package] : {std::pair{"ip", "iproute2"},
+                                         {"tc", "iproute2"},
+                                         {"unshare", "util-linux"},
+                                         {"taskset", "util-linux"}}) {
     if (std::string why = missing_program(program, package); !why.empty()) return why;
   }
   // A container without CAP_NET_ADMIN has all of the above and still cannot.
@@ -161,9 +166,10 @@ bool VirtualCluster::exists(const std::string& prefix) {
 
 VirtualCluster VirtualCluster::up(const VirtualClusterSpec& spec) {
   if (exists(spec.prefix)) {
-    throw Error(fmt::format("a virtual cluster with prefix '{}' exists already: reuse it (attach) or "
-                            "remove it (scripts/netns-cluster.sh down --prefix {})",
-                            spec.prefix, spec.prefix));
+    throw Error(
+        fmt::format("a virtual cluster with prefix '{}' exists already: reuse it (attach) or "
+                    "remove it (scripts/netns-cluster.sh down --prefix {})",
+                    spec.prefix, spec.prefix));
   }
   std::vector<std::string> args = {"up", std::to_string(spec.hosts), "--prefix", spec.prefix};
   if (spec.cores_per_host > 0) {
@@ -182,16 +188,18 @@ VirtualCluster VirtualCluster::up(const VirtualClusterSpec& spec) {
 
 VirtualCluster VirtualCluster::attach(const std::string& prefix) {
   if (!fs::exists(config_path(prefix))) {
-    throw Error(fmt::format("no virtual cluster with prefix '{}' ({} does not exist): bring one up "
-                            "with scripts/netns-cluster.sh up N --prefix {}",
-                            prefix, config_path(prefix).string(), prefix));
+    throw Error(
+        fmt::format("no virtual cluster with prefix '{}' ({} does not exist): bring one up "
+                    "with scripts/netns-cluster.sh up N --prefix {}",
+                    prefix, config_path(prefix).string(), prefix));
   }
   VirtualClusterConfig config = read_config(prefix);
   for (const VirtualHost& h : config.hosts) {
     if (!fs::exists(kNetnsDir / h.name)) {
-      throw Error(fmt::format("{}: host {} has no network namespace (removed by hand?): "
-                              "scripts/netns-cluster.sh down --prefix {}, then up again",
-                              config_path(prefix).string(), h.name, prefix));
+      throw Error(
+          fmt::format("{}: host {} has no network namespace (removed by hand?): "
+                      "scripts/netns-cluster.sh down --prefix {}, then up again",
+                      config_path(prefix).string(), h.name, prefix));
     }
   }
   return VirtualCluster(std::move(config), /*owned=*/false);

@@ -80,7 +80,8 @@ class NetnsTest : public ::testing::Test {
     cluster_.reset();
     script("down --prefix " + prefix());  // also what a test made by hand
     EXPECT_TRUE(namespaces_of(prefix()).empty()) << "namespaces left behind";
-    EXPECT_FALSE(std::filesystem::exists("/etc/netns/" + host(0))) << "/etc/netns entry left behind";
+    EXPECT_FALSE(std::filesystem::exists("/etc/netns/" + host(0)))
+        << "/etc/netns entry left behind";
     EXPECT_FALSE(std::filesystem::exists("/run/trainscope-netns/" + prefix()))
         << "recorded state left behind";
   }
