@@ -153,7 +153,8 @@ TEST_F(VirtualClusterTest, GigeLinkCarriesAboutAGigabitEachWay) {
       EXPECT_NE(qdisc.find("rate 1Gbit"), std::string::npos) << qdisc;
     }
   }
-  EXPECT_NE(script("status --prefix " + prefix()).output.find("link gige (1gbit)"), std::string::npos);
+  EXPECT_NE(script("status --prefix " + prefix()).output.find("link gige (1gbit)"),
+            std::string::npos);
 
   // 4 MiB all-reduces between the hosts. Two TCP links: over one, Open MPI
   // 4.1 carries the two directions of a sendrecv at half the rate each (65 vs
@@ -166,7 +167,8 @@ TEST_F(VirtualClusterTest, GigeLinkCarriesAboutAGigabitEachWay) {
       "--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 " +
       testing::trainscope_binary() +
       " allreduce-bench --comm mpi --min-bytes 4194304 --max-bytes 4194304 --iters 5 --warmup 2"
-      " --jsonl " + jsonl.string());
+      " --jsonl " +
+      jsonl.string());
   const double busbw = measured_busbw(job, jsonl);
   const double link_gbps = 0.125;  // 1 Gbit/s in GB/s
   EXPECT_GT(busbw, 0.6 * link_gbps) << job.output;
@@ -210,7 +212,8 @@ TEST_F(VirtualClusterTest, BadInputIsExitCode2AndLeavesNothing) {
   std::ofstream(bin / "tc") << "#!/bin/sh\n"
                                "case \"$*\" in *qdisc\\ replace*) "
                                "echo 'Error: Invalid argument' >&2; exit 2;; esac\n"
-                               "exec " << profiler::find_program("tc") << " \"$@\"\n";
+                               "exec "
+                            << profiler::find_program("tc") << " \"$@\"\n";
   fs::permissions(bin / "tc", fs::perms::owner_all);
   const std::string path = getenv("PATH");
   ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);
@@ -255,6 +258,60 @@ TEST_F(VirtualClusterTest, AClusterIsReusedByItsPrefixAndRemovedByItsMaker) {
   EXPECT_TRUE(testing::namespaces_of(prefix()).empty());
   EXPECT_FALSE(fs::exists("/run/trainscope-netns/" + prefix()));
   EXPECT_THROW(VirtualCluster::attach(prefix()), Error);
+}
+
+// `trainscope cluster check` over a 2-host cluster behind gige links: both
+// hosts pass, and the pair's all-reduce is bounded by the link. With a host
+// that does not exist added, that host fails and the others' pair is still
+// measured.
+TEST_F(VirtualClusterTest, ClusterCheckReachesEveryHostAndMeasuresThePair) {
+  ASSERT_NO_FATAL_FAILURE(bring_up(2, 0, "gige"));
+  const std::string check = testing::trainscope_binary() + " cluster check --mpirun " +
+                            cluster_->mpirun() + " --tcp-interface eth0 --hostfile ";
+  const CommandResult ok = run_shell(check + cluster_->hostfile().string());
+  ASSERT_EQ(ok.exit_code, 0) << ok.output;
+  for (const VirtualHost& h : cluster_->config().hosts) {
+    // host, its own host name, version, revision, interface, address, status
+    const std::string row = " " + h.name + " " + h.name + " ";
+    const auto at = ok.output.find(row);
+    ASSERT_NE(at, std::string::npos) << ok.output;
+    const std::string line = ok.output.substr(at, ok.output.find('\n', at) - at);
+    EXPECT_NE(line.find(" eth0 "), std::string::npos) << line;
+    EXPECT_NE(line.find(" " + h.address + "  ok"), std::string::npos) << line;
+  }
+  // The pair's row: hosts, size, count, type, redop, time, algbw, busbw, #wrong.
+  const auto at = ok.output.find(" " + host(0) + " " + host(1) + " ");
+  ASSERT_NE(at, std::string::npos) << ok.output;
+  std::istringstream row(ok.output.substr(at));
+  std::string a, b, type, redop;
+  long long size = 0, count = 0, wrong = -1;
+  double time_us = 0, algbw = 0, busbw = 0;
+  row >> a >> b >> size >> count >> type >> redop >> time_us >> algbw >> busbw >> wrong;
+  EXPECT_EQ(size, 4194304);
+  EXPECT_EQ(wrong, 0);
+  // One TCP link: Open MPI gets about half of 125 MB/s each way (see above);
+  // never more than the link.
+  EXPECT_GT(busbw, 0.02) << ok.output;
+  EXPECT_LT(busbw, 1.1 * 0.125) << ok.output;
+  EXPECT_NE(ok.output.find("\n# OK\n"), std::string::npos) << ok.output;
+
+  const fs::path with_missing = dir_->path() / "hosts";
+  std::ofstream(with_missing) << host(0) << "\n" << host(1) << "\n" << host(7) << "\n";
+  const CommandResult bad = run_shell(check + with_missing.string());
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  const auto missing = bad.output.find(" " + host(7) + " ");
+  ASSERT_NE(missing, std::string::npos) << bad.output;
+  const std::string line = bad.output.substr(missing, bad.output.find('\n', missing) - missing);
+  EXPECT_NE(
+      line.find(" -  FAILED: not reached: exit code 2: netns-mpirun.sh: no network namespace '" +
+                host(7) + "'"),
+      std::string::npos)
+      << line;
+  EXPECT_NE(bad.output.find(" " + host(0) + " " + host(1) + " "), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("# FAILED: 1 of 3 hosts, 0 pairs, the job over all hosts"),
+            std::string::npos)
+      << bad.output;
+  EXPECT_EQ(processes_left(2), "");
 }
 
 }  // namespace
