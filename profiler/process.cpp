@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 
 extern char** environ;
@@ -375,6 +376,25 @@ int ChildProcess::kill_tree(std::span<const pid_t> descendants, double grace_sec
   // Also when the child went quickly: descendants may have ignored SIGTERM.
   signal_tree(descendants, SIGKILL);
   return wait();
+}
+
+CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds) {
+  const ScopedTempDir dir("trainscope-run");
+  options.stdin_file = "/dev/null";
+  options.stdout_file = dir.path() / "stdout";
+  options.stderr_file = dir.path() / "stderr";
+  ChildProcess child = spawn(options);
+  CompletedRun run;
+  if (const std::optional<int> code = child.wait_for(timeout_seconds)) {
+    run.exit_code = *code;
+  } else {
+    ProcessPoller tree(child.pid());
+    run.exit_code = child.kill_tree(pids_of(tree.poll()));
+    run.timed_out = true;
+  }
+  run.out = read_file(options.stdout_file);
+  run.err = read_file(options.stderr_file);
+  return run;
 }
 
 namespace {

@@ -120,6 +120,21 @@ class ChildProcess {
 // opened (naming it) or the system refuses a new process.
 ChildProcess spawn(const SpawnOptions& options);
 
+// What run_to_completion() saw.
+struct CompletedRun {
+  int exit_code = 0;
+  bool timed_out = false;  // killed (with its tree) after the timeout
+  std::string out, err;    // everything the child wrote to stdout and stderr
+};
+
+// Runs options.argv to its end with stdin from /dev/null and its stdout and
+// stderr captured (through files in a private temporary directory: options'
+// stream files are ignored). One that outlives `timeout_seconds` is stopped
+// with kill_tree(), its descendants included, and reported timed_out. For
+// short helper programs (scripts, probes), not jobs to supervise. Throws as
+// spawn() does.
+CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds);
+
 // What a SignalGuard does with SIGINT and SIGTERM.
 enum class SignalPolicy {
   // Pass those sent by a process (kill(), a job scheduler; si_code SI_USER

@@ -19,8 +19,18 @@
 # btl_tcp_if_include eth0` (the suite runner's `--tcp-interface eth0`):
 # loopback does not reach the other hosts.
 #
+# Cores: when the cluster pins hosts to cores (netns-cluster.sh up
+# --cores-per-host), mpirun runs under `taskset -c` on the head's CPUs, so its
+# local ranks inherit them (the agent pins the other hosts' daemons). Open
+# MPI sees the whole machine, though, and binding would put ranks on other
+# hosts' cores (mpirun -np 1 binds to core 0 by default): so binding defaults
+# to none here (OMPI_MCA_hwloc_base_binding_policy), and --bind-to other than
+# none, --cpu-set/--cpu-list, --map-by ...:PE=N and that MCA setting are
+# refused (exit 2).
+#
 # Environment: MPIRUN (default mpirun), NETNS_HEAD (default: the hostfile's
-# first host). Exit status: mpirun's, or 2 when the head cannot be found.
+# first host). Exit status: mpirun's, or 2 when the head cannot be found or
+# binding was asked for on a pinned cluster.
 prog=netns-mpirun.sh
 here=$(cd "$(dirname "$0")" && pwd)
 mpirun=${MPIRUN:-mpirun}
@@ -62,9 +72,45 @@ if ! command -v unshare >/dev/null 2>&1; then
   exit 2
 fi
 
+# The head's cores, when the cluster pins hosts (see above).
+cpus_file=/run/trainscope-netns/${head%-h*}/$head.cpus
+pin=""
+if [ -r "$cpus_file" ]; then
+  refuse_binding() {
+    echo "$prog: '$1': binding would put ranks on cores of other virtual hosts (Open MPI sees" \
+      "the whole machine); on a cluster with --cores-per-host every host's processes are" \
+      "already pinned to its cores: use --bind-to none" >&2
+    exit 2
+  }
+  prev=""
+  prev2=""
+  for a in "$@"; do
+    case "$prev" in
+      --bind-to|-bind-to) [ "$a" = none ] || refuse_binding "$prev $a" ;;
+      --map-by|-map-by) case "$a" in *[Pp][Ee]=*) refuse_binding "$prev $a" ;; esac ;;
+      hwloc_base_binding_policy)
+        case "$prev2" in --mca|-mca|--gmca|-gmca) [ "$a" = none ] || refuse_binding "$prev2 $prev $a" ;; esac ;;
+    esac
+    case "$a" in
+      --bind-to=none) ;;
+      --bind-to=*|--cpu-set|-cpu-set|--cpu-list|-cpu-list|--cpu-set=*|--cpu-list=*|-bind-to-core|--bind-to-core|-bind-to-socket|--bind-to-socket)
+        refuse_binding "$a" ;;
+    esac
+    prev2=$prev
+    prev=$a
+  done
+  case "${OMPI_MCA_hwloc_base_binding_policy:-none}" in
+    none) ;;
+    *) refuse_binding "OMPI_MCA_hwloc_base_binding_policy=$OMPI_MCA_hwloc_base_binding_policy" ;;
+  esac
+  export OMPI_MCA_hwloc_base_binding_policy=none
+  pin="taskset -c $(cat "$cpus_file")"
+fi
+
 # exec all the way down: mpirun keeps this script's pid (and process group),
-# so whoever started us can signal it directly.
-# shellcheck disable=SC2016  # expanded by the inner shell
-exec ip netns exec "$head" unshare --uts -- sh -c \
+# so whoever started us can signal it directly. $pin is unquoted on purpose:
+# empty, or three words.
+# shellcheck disable=SC2016,SC2086
+exec ip netns exec "$head" unshare --uts -- $pin sh -c \
   'printf %s "$1" > /proc/sys/kernel/hostname || exit 2; shift; exec "$@"' sh "$head" \
   "$mpirun" --mca plm_rsh_agent "$here/netns-rsh-agent.sh" "$@"

@@ -15,6 +15,9 @@
 # host name is HOST, so gethostname() (and MPI_Get_processor_name) differs per
 # host as on a real cluster. `ip netns exec` also bind-mounts
 # /etc/netns/HOST/hosts over /etc/hosts, so the cluster's names resolve there.
+# When the cluster pins hosts to cores (netns-cluster.sh up --cores-per-host),
+# the command runs under `taskset -c` on HOST's CPUs (recorded in
+# /run/trainscope-netns/PREFIX/HOST.cpus), inherited by all it starts.
 #
 # Exit status: the command's, or 255 (like ssh) when HOST cannot be entered.
 prog=netns-rsh-agent.sh
@@ -44,8 +47,17 @@ if ! command -v unshare >/dev/null 2>&1; then
   exit 255
 fi
 
+# HOST's cores: none recorded means the cluster is not pinned (taskset is
+# then not needed, as with a cluster from before pinning existed).
+cpus_file=/run/trainscope-netns/${host%-h*}/$host.cpus
+pin=""
+if [ -r "$cpus_file" ]; then
+  pin="taskset -c $(cat "$cpus_file")"
+fi
+
 # The host name is written through /proc (no dependency on hostname(1)); $1 is
-# HOST, $2 the joined remote command.
-# shellcheck disable=SC2016  # expanded by the inner shell
-exec ip netns exec "$host" unshare --uts -- sh -c \
+# HOST, $2 the joined remote command. $pin is unquoted on purpose: empty, or
+# three words.
+# shellcheck disable=SC2016,SC2086
+exec ip netns exec "$host" unshare --uts -- $pin sh -c \
   'printf %s "$1" > /proc/sys/kernel/hostname || exit 255; exec sh -c "$2"' sh "$host" "$*"

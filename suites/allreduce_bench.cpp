@@ -88,11 +88,14 @@ std::string format_sweep_header(const comm::Communicator& comm, const AllReduceO
       comm.size(), comm.size() == 1 ? "" : "s", comm.backend(), transport_label(comm),
       links.empty() ? "" : ", links " + links, o.min_bytes, o.max_bytes, o.factor, o.warmup,
       o.iters);
-  s += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "size", "count",
-                   "type", "redop", "time", "algbw", "busbw", "#wrong");
-  s += fmt::format("#{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", "(B)", "(elements)",
-                   "", "", "(us)", "(GB/s)", "(GB/s)", "");
-  return s;
+  return s + format_sweep_columns("#", "#");
+}
+
+std::string format_sweep_columns(std::string_view lead_names, std::string_view lead_units) {
+  return fmt::format("{}{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", lead_names, "size",
+                     "count", "type", "redop", "time", "algbw", "busbw", "#wrong") +
+         fmt::format("{}{:>11} {:>12} {:>8} {:>6} {:>10} {:>8} {:>8} {:>7}\n", lead_units, "(B)",
+                     "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "");
 }
 
 std::string format_sweep_row(const results::AllReduceRow& r) {

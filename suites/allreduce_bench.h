@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -56,6 +57,11 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
 // The table's text pieces, for printing and tests.
 std::string format_sweep_header(const comm::Communicator& comm, const AllReduceOptions& options);
 std::string format_sweep_row(const results::AllReduceRow& row);
+// The two column-header lines (names, then units), each after its `lead`:
+// "#" for the sweep's own table; a table whose rows print columns of their
+// own before format_sweep_row's passes '#' and those columns' headers, each
+// followed by a space (`cluster check`'s host pairs).
+std::string format_sweep_columns(std::string_view lead_names, std::string_view lead_units);
 std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows);
 
 }  // namespace trainscope::suites

@@ -569,44 +569,4 @@ Suite resolve_suite(const std::string& name_or_path) {
   return load_suite_file(p);
 }
 
-std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& source_name) {
-  std::vector<HostEntry> hosts;
-  std::istringstream in{std::string(text)};
-  std::string line;
-  int line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string host;
-    if (!(words >> host)) continue;
-    HostEntry entry{host, 1};
-    std::string word;
-    while (words >> word) {
-      auto eq = word.find('=');
-      const std::string key = word.substr(0, eq);
-      if (eq == std::string::npos || (key != "slots" && key != "max_slots" && key != "max-slots")) {
-        throw Error(fmt::format("{}:{}: unexpected '{}' after host '{}' (expected slots=N or "
-                                "max_slots=N)",
-                                source_name, line_no, word, host));
-      }
-      const std::string value = word.substr(eq + 1);
-      char* end = nullptr;
-      const long n = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end != '\0' || n < 1 || n > 1 << 20) {
-        throw Error(fmt::format("{}:{}: {} must be a positive integer, got '{}'", source_name,
-                                line_no, key, value));
-      }
-      if (key == "slots") entry.slots = static_cast<int>(n);
-    }
-    hosts.push_back(entry);
-  }
-  if (hosts.empty()) throw Error(fmt::format("{}: hostfile lists no hosts", source_name));
-  return hosts;
-}
-
-std::vector<HostEntry> load_hostfile(const std::filesystem::path& path) {
-  return parse_hostfile(read_file(path), path.string());
-}
-
 }  // namespace trainscope::suites

@@ -134,13 +134,20 @@ std::vector<std::string> builtin_suite_names();
 // Error listing the built-in ones.
 Suite resolve_suite(const std::string& name_or_path);
 
-// One line of a hostfile: `host [slots=N] [max_slots=N]`.
+// One host of a hostfile, all its lines taken together.
 struct HostEntry {
-  std::string host;
-  int slots = 1;
+  std::string host;   // as written, without `user@`
+  int slots = 1;      // >= 1: hosts with slots=0 are left out
+  int max_slots = 0;  // 0: no limit given
+  std::string user;   // the `user@` login name, "" when not given
 };
-// Parses an Open MPI hostfile (comments after #, blank lines). Errors name
-// the file and line. An empty host list is an error too.
+// Parses an Open MPI hostfile as mpirun 4.1 reads it: `[user@]host
+// [slots=N] [max_slots=N]` lines (and the synonyms, spaces around '='),
+// comments after # or //, blank lines; a host listed again adds a slot per
+// bare line, slots=0 leaves a host out (suites/hostfile.cpp has the rules).
+// Hosts in the order of their first line. Errors name the file and line (an
+// unknown word, a bad number, max_slots below slots, two slot counts for one
+// host); a file with no host with slots is an error too.
 std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& source_name);
 std::vector<HostEntry> load_hostfile(const std::filesystem::path& path);
 

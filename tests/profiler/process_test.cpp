@@ -443,6 +443,28 @@ TEST(SuperviseTest, KillsTheTreeAtTheTimeout) {
   for (const ProcessSample& s : f.poller.last_poll()) EXPECT_TRUE(ends_within(s.pid, 5.0)) << s.pid;
 }
 
+TEST(RunToCompletionTest, CapturesBothStreamsAndTheExitCode) {
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+  const CompletedRun r = run_to_completion(options, 10.0);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.out, "out\n");
+  EXPECT_EQ(r.err, "err\n");
+}
+
+TEST(RunToCompletionTest, KillsTheTreeAtTheTimeout) {
+  SpawnOptions options;
+  options.argv = {"sh", "-c", "echo started; sleep 30 & sleep 30"};
+  options.own_process_group = true;
+  const auto start = Clock::now();
+  const CompletedRun r = run_to_completion(options, 0.3);
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM);
+  EXPECT_EQ(r.out, "started\n");
+  EXPECT_LT(seconds_since(start), 5.0);
+}
+
 TEST(SuperviseTest, AnInterruptStopsTheChild) {
   SignalGuard guard(SignalPolicy::kRecordInterrupt);
   SuperviseFixture f({"sleep", "30"});
