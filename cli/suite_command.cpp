@@ -116,6 +116,12 @@ void add_suite_command(CLI::App& app) {
                   "Network interface for Open MPI's TCP traffic (btl_tcp_if_include and "
                   "oob_tcp_if_include), instead of the suite's tcp_interface (default lo). A "
                   "hostfile naming other hosts needs the interface that reaches them");
+  run->add_option("--cluster", f->o.cluster,
+                  "Run the cases with hosts > 1 on this existing virtual cluster (the PREFIX of "
+                  "`scripts/netns-cluster.sh up`; left up). Default: the runner brings up a "
+                  "cluster of each case's hosts, cores_per_host and link and takes it down "
+                  "afterwards; without root or network namespaces those cases are skipped");
+
   run->add_option("--extra-mpirun-args", f->o.extra_mpirun_args,
                   "Extra arguments for every mpirun (one value per argument, e.g. "
                   "--extra-mpirun-args=--report-bindings)")

@@ -30,11 +30,6 @@ std::string histogram_xtics(const std::vector<std::string>& labels) {
   return out;
 }
 
-const RunData* first_usable(const CaseData& c) {
-  auto runs = c.usable_runs();
-  return runs.empty() ? nullptr : runs.front();
-}
-
 std::string plot_columns(const std::string& file, int first_column,
                          const std::vector<std::string>& titles) {
   std::string out = "plot ";
@@ -137,7 +132,7 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
   std::vector<std::string> labels;
   std::string data;
   for (const auto& c : suite.cases) {
-    const RunData* run = first_usable(c);
+    const RunData* run = c.first_usable();
     if (!run) continue;
     for (const auto& r : run->summary->ranks) {
       labels.push_back(fmt::format("{} r{}", c.name, r.rank));
@@ -159,7 +154,7 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
 
 MemoryTotals memory_totals(const CaseData& c) {
   MemoryTotals t;
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run) return t;
   int64_t tracked = 0, hwm = 0, pss = 0;
   bool hwm_known = !run->summary->ranks.empty(), pss_known = hwm_known;
@@ -282,7 +277,7 @@ std::optional<ChartSpec> loss_chart(const SuiteData& suite) {
   int series = 0;
   for (size_t ci = 0; ci < suite.cases.size(); ++ci) {
     const auto& c = suite.cases[ci];
-    const RunData* run = first_usable(c);
+    const RunData* run = c.first_usable();
     if (!run) continue;
     const auto& s = *run->summary;
     if (!s.steps.empty() && !s.steps.front().empty()) {
@@ -346,7 +341,7 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
   std::set<int> counts;
   for (const auto& c : suite.cases) {
     const int links = tcp_links(c.run_case.links);
-    const RunData* run = first_usable(c);
+    const RunData* run = c.first_usable();
     if (links == 0 || !run) continue;
     double gbps = std::numeric_limits<double>::quiet_NaN();
     if (!run->allreduce.empty()) {

@@ -141,8 +141,15 @@ std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& c
 }
 
 std::string same_cores_note(const SuiteData& suite, const Comparison& comparison) {
+  // The one-process case with the most cores: the baseline, or another one
+  // (a process on every core beside a one-core baseline).
   const CaseData* base = baseline_of(suite, comparison);
-  if (!base || base->run_case.world_size != 1) return "";
+  if (base && base->run_case.world_size != 1) base = nullptr;
+  for (const auto& c : suite.cases) {
+    if (c.run_case.world_size != 1 || c.run_case.host_count > 1 || !c.first_usable()) continue;
+    if (!base || case_cores(c) > case_cores(*base)) base = &c;
+  }
+  if (!base) return "";
   const double base_cores = case_cores(*base);
   std::vector<std::string> names;
   int world = 0;
@@ -156,12 +163,13 @@ std::string same_cores_note(const SuiteData& suite, const Comparison& comparison
   if (names.empty()) return "";
   return fmt::format(
       "Why data parallelism is not faster here: the {} data-parallel case(s) on this one machine "
-      "(up to {} ranks) compute on no more cores than the one process's {:.0f}, so the ranks split "
+      "(up to {} ranks) compute on no more cores than the one process of {} uses ({:.0f}), so the "
+      "ranks split "
       "the same cores the one process used and add an all-reduce on top; a speedup needs ranks "
       "that bring their own cores, as a second machine does. The machines suite measures that on "
       "virtual hosts with their own cores and links, and the prediction below says what N hosts "
       "would do.",
-      names.size(), world, base_cores);
+      names.size(), world, base->name, base_cores);
 }
 
 }  // namespace trainscope::report

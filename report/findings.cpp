@@ -16,11 +16,6 @@
 namespace trainscope::report {
 namespace {
 
-const RunData* first_usable(const CaseData& c) {
-  auto runs = c.usable_runs();
-  return runs.empty() ? nullptr : runs.front();
-}
-
 // Cases are comparable when they train the same model on the same data at
 // the same block size: the key of that.
 std::string workload_key(const CaseData& c) {
@@ -39,7 +34,7 @@ std::string model_label(const CaseData& c) {
 
 // Mean over ranks of the bytes of the dataset each held.
 std::optional<double> data_bytes_per_rank(const CaseData& c) {
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run || run->summary->ranks.empty()) return std::nullopt;
   double sum = 0;
   for (const auto& r : run->summary->ranks) sum += static_cast<double>(r.data.bytes_held);
@@ -84,7 +79,7 @@ std::optional<Finding> data_finding(const SuiteData& suite) {
 // Rank 0's training loss by step.
 std::map<int64_t, double> loss_curve(const CaseData& c) {
   std::map<int64_t, double> out;
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return out;
   for (const auto& s : run->summary->steps.front()) out[s.step] = s.loss;
   return out;
@@ -146,7 +141,7 @@ struct CallFigures {
 };
 CallFigures call_figures(const CaseData& c) {
   CallFigures f;
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return f;
   std::vector<double> calls, bytes;
   for (const auto& s : measured_steps(*run->summary, run->summary->steps.front())) {
@@ -217,7 +212,7 @@ struct LinkFigure {
   bool sweep = false;
 };
 LinkFigure link_figure(const CaseData& c) {
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run) return {};
   if (!run->allreduce.empty()) {
     double peak = 0;
@@ -302,20 +297,34 @@ double time_saved(double one_machine_tokens_per_s, double tokens_per_s) {
   return 1 - one_machine_tokens_per_s / tokens_per_s;
 }
 
+namespace {
+// The usable one-host, one-rank cases of c's workload, in suite order.
+std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const CaseData& c) {
+  std::vector<const CaseData*> out;
+  for (const auto& b : suite.cases) {
+    if (b.run_case.host_count <= 1 && b.run_case.world_size == 1 && b.first_usable() &&
+        workload_key(b) == workload_key(c)) {
+      out.push_back(&b);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+const CaseData* one_machine_case_at(const SuiteData& suite, const CaseData& c, int batch) {
+  for (const CaseData* b : one_machine_cases(suite, c)) {
+    if (b->run_case.config.value("batch", 0) == batch) return b;
+  }
+  return nullptr;
+}
+
 const CaseData* one_machine_case(const SuiteData& suite, const CaseData& c) {
   const auto& cfg = c.run_case.config;
   const int per_rank = cfg.value("batch_per_rank", 0);
   const int want = per_rank > 0 ? per_rank : cfg.value("batch", 0);
-  const CaseData* fallback = nullptr;
-  for (const auto& b : suite.cases) {
-    if (b.run_case.host_count > 1 || b.run_case.world_size != 1 || !first_usable(b) ||
-        workload_key(b) != workload_key(c)) {
-      continue;
-    }
-    if (b.run_case.config.value("batch", 0) == want) return &b;
-    if (!fallback) fallback = &b;
-  }
-  return fallback;
+  if (const CaseData* b = one_machine_case_at(suite, c, want)) return b;
+  const auto all = one_machine_cases(suite, c);
+  return all.empty() ? nullptr : all.front();
 }
 
 std::vector<MachineRow> machine_rows(const SuiteData& suite) {

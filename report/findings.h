@@ -57,6 +57,9 @@ bool same_workload(const CaseData& a, const CaseData& b);
 // weak scaling (the case's batch_per_rank) or the global batch for strong;
 // failing that any usable one-rank case of that workload. nullptr: none.
 const CaseData* one_machine_case(const SuiteData& suite, const CaseData& c);
+// The one-host, one-rank case of c's workload at exactly this batch; nullptr
+// when the suite has none.
+const CaseData* one_machine_case_at(const SuiteData& suite, const CaseData& c, int batch);
 
 // Every case of a suite with a case on more than one host (empty otherwise).
 std::vector<MachineRow> machine_rows(const SuiteData& suite);

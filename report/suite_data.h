@@ -46,6 +46,11 @@ struct CaseData {
   results::RunCase run_case;  // of the first repetition
   std::vector<RunData> runs;
   std::vector<const RunData*> usable_runs() const;
+  // The first of them; nullptr when none is usable.
+  const RunData* first_usable() const {
+    const auto runs = usable_runs();
+    return runs.empty() ? nullptr : runs.front();
+  }
 };
 
 struct SuiteData {

@@ -13,16 +13,11 @@ namespace {
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-const RunData* first_usable(const CaseData& c) {
-  auto runs = c.usable_runs();
-  return runs.empty() ? nullptr : runs.front();
-}
-
 bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
 
 // Median bytes rank 0 all-reduced per measured step.
 double reduced_bytes_per_step(const CaseData& c) {
-  const RunData* run = first_usable(c);
+  const RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return NAN;
   std::vector<double> bytes;
   for (const auto& s : measured_steps(*run->summary, run->summary->steps.front())) {
@@ -40,7 +35,7 @@ double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* sour
       return b;
     }
   }
-  const RunData* run = first_usable(one);
+  const RunData* run = one.first_usable();
   if (!run || run->summary->ranks.empty()) return NAN;
   *source = "the parameter arena (one gradient per parameter)";
   return static_cast<double>(
@@ -106,8 +101,24 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.hosts = rc.host_count;
   v.overlap = is_overlap(c);
   v.scaling = rc.config.value("batch_per_rank", 0) > 0 ? Scaling::kWeak : Scaling::kStrong;
+  v.compute_from = one->name;
   const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6, *rc.link_gbps * 1e9 / 8};
-  const Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
+  Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
+  // Strong scaling shrinks each rank's batch, and a smaller batch runs its
+  // GEMMs less efficiently than the proportional share the model assumes:
+  // where one machine was measured at the per-rank batch, start from that.
+  const int per_rank = rc.config.value("batch", 0) / rc.world_size;
+  const CaseData* at = v.scaling == Scaling::kStrong && per_rank > 0
+                           ? one_machine_case_at(suite, c, per_rank)
+                           : nullptr;
+  if (at && at != one) {
+    if (auto own = step_model(suite, *at, &source)) {
+      own->bucket_bytes = step->bucket_bytes;
+      p = predict(*own, link, rc.world_size, v.overlap, Scaling::kWeak);
+      p.speedup = p.tokens_per_s / (step->tokens_per_rank / step->compute_s());
+      v.compute_from = at->name;
+    }
+  }
   v.measured_step_s = f.step_median_s;
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
@@ -121,7 +132,7 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
                                     std::string* grad_source) {
   // Medians over the measured steps, like the measured step time the
   // predictions are set beside.
-  const RunData* run = first_usable(one);
+  const RunData* run = one.first_usable();
   if (!run || run->summary->steps.empty()) return std::nullopt;
   std::vector<double> forward, backward, other, tokens;
   using profiler::Phase;
@@ -148,7 +159,7 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
 std::optional<SuitePrediction> suite_prediction(const SuiteData& suite) {
   const CaseData* one = nullptr;
   for (const auto& c : suite.cases) {
-    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && first_usable(c)) {
+    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && c.first_usable()) {
       one = &c;
       break;
     }

@@ -45,6 +45,9 @@ struct ValidationRow {
   double predicted_step_s = 0;
   double measured_speedup = 0;   // tokens/s over the one-machine case's
   double predicted_speedup = 0;
+  // The one-machine case whose measured compute the prediction starts from:
+  // the compute case, or for strong scaling the one at the per-rank batch.
+  std::string compute_from;
   double error() const { return predicted_step_s / measured_step_s - 1; }
 };
 

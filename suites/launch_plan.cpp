@@ -137,8 +137,13 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       plan.argv.push_back(ctx.hostfile.string());
     }
     if (c.ranks > ctx.slots) plan.argv.push_back("--oversubscribe");
+    // Ranks spread evenly over the hosts (rank r on host r mod H) rather
+    // than filling the first host's slots.
+    if (c.hosts > 1) plan.argv.insert(plan.argv.end(), {"--map-by", "node"});
+    // Hosts that own their cores pin their processes themselves; Open MPI,
+    // which sees the whole machine, would bind ranks to other hosts' cores.
     plan.argv.push_back("--bind-to");
-    plan.argv.push_back(suite.bind_to);
+    plan.argv.push_back(c.hosts > 1 && c.cores_per_host > 0 ? "none" : suite.bind_to);
     auto mca = [&](const std::string& key, const std::string& value) {
       plan.argv.insert(plan.argv.end(), {"--mca", key, value});
       plan.transport[key] = value;

@@ -19,6 +19,7 @@
 #include "profiler/stall_watchdog.h"
 #include "results/environment.h"
 #include "results/results_db.h"
+#include "suites/case_hosts.h"
 
 #ifndef TRAINSCOPE_GIT_REVISION
 #define TRAINSCOPE_GIT_REVISION "unknown"
@@ -57,7 +58,8 @@ std::string bucket_label(std::optional<double> bucket_mb) {
 }
 
 // The case as the database records it before its job starts.
-results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int repetition) {
+results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int repetition,
+                                 const CaseHosts& where) {
   results::RunCase rc;
   rc.case_name = c.name;
   rc.config = c.to_json();
@@ -72,7 +74,9 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   rc.repetition = repetition;
   rc.host_count = c.hosts;
   rc.cores_per_host = c.cores_per_host;
-  rc.link = c.link;
+  rc.link = where.link;
+  rc.link_gbps = where.link_gbps;
+  rc.link_latency_us = where.link_latency_us;
   return rc;
 }
 
@@ -173,19 +177,22 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
   return plan;
 }
 
-SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, std::FILE* out) {
+SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, CaseHostProvider& hosts,
+                          std::FILE* out) {
   std::fprintf(out, "# suite %s: %zu case(s) x %d repetition(s), timeout %gs (dry run)\n",
                suite.name.c_str(), plan.cases.size(), plan.repetitions, plan.timeout_s);
   SuiteResult result;
   for (const SuiteCase* c : plan.cases) {
-    const LaunchPlan launch =
-        plan_case(suite, *c, plan.ctx, c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
-    if (!c->skip_reason.empty()) {
-      std::fprintf(out, "%s: SKIPPED (%s)\n", c->name.c_str(), c->skip_reason.c_str());
+    const CaseHosts where = hosts.plan_only(*c);
+    const LaunchPlan launch = plan_case(suite, *c, where.ctx,
+                                        c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
+    const std::string& skip = c->skip_reason.empty() ? where.skip_reason : c->skip_reason;
+    if (!skip.empty()) {
+      std::fprintf(out, "%s: SKIPPED (%s)\n", c->name.c_str(), skip.c_str());
       RunOutcome& skipped = result.runs.emplace_back();
-      skipped.row.run_case = run_case_record(*c, launch, 0);
+      skipped.row.run_case = run_case_record(*c, launch, 0, where);
       skipped.row.status = results::RunStatus::kSkipped;
-      skipped.row.error = c->skip_reason;
+      skipped.row.error = skip;
       continue;
     }
     std::string env;
@@ -284,7 +291,8 @@ class SuiteRun {
   SuiteRun(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan)
       : suite_(suite), options_(options), plan_(plan),
         db_(results::ResultsDb::open_for_writing(options.db_path)),
-        work_dir_("trainscope-suite", work_root(plan, options)) {}
+        work_dir_("trainscope-suite", work_root(plan, options)),
+        hosts_(plan.ctx, options.cluster, work_dir_.path(), options.progress) {}
 
   SuiteResult run() {
     begin();
@@ -312,6 +320,7 @@ class SuiteRun {
   const SuitePlan& plan_;
   results::ResultsDb db_;
   ScopedTempDir work_dir_;
+  CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
   profiler::SignalGuard signals_{profiler::SignalPolicy::kRecordInterrupt};
   SuiteResult result_;
   Clock::time_point start_ = Clock::now();
@@ -356,15 +365,17 @@ RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   ++index_;
   print_progress(c, rep);
   const fs::path output = case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
-  const LaunchPlan plan = plan_case(suite_, c, plan_.ctx, output);
+  const CaseHosts where = c.skip_reason.empty() ? hosts_.prepare(suite_, c) : hosts_.plan_only(c);
+  const LaunchPlan plan = plan_case(suite_, c, where.ctx, output);
   RunOutcome out;
   out.row.suite_id = result_.suite_id;
-  out.row.run_case = run_case_record(c, plan, rep);
-  if (!c.skip_reason.empty()) {
-    out.row.id = db_.mark_skipped(result_.suite_id, out.row.run_case, c.skip_reason);
+  out.row.run_case = run_case_record(c, plan, rep, where);
+  if (const std::string& skip = c.skip_reason.empty() ? where.skip_reason : c.skip_reason;
+      !skip.empty()) {
+    out.row.id = db_.mark_skipped(result_.suite_id, out.row.run_case, skip);
     out.row.status = results::RunStatus::kSkipped;
-    out.row.error = c.skip_reason;
-    std::fprintf(options_.progress, "  skipped: %s\n", c.skip_reason.c_str());
+    out.row.error = skip;
+    std::fprintf(options_.progress, "  skipped: %s\n", skip.c_str());
     return out;
   }
   out.row.id = db_.begin_run(result_.suite_id, out.row.run_case);
@@ -498,7 +509,10 @@ std::string file_tail(const std::filesystem::path& path, int max_lines) {
 
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {
   const SuitePlan plan = plan_suite(suite, options);
-  if (options.dry_run) return print_dry_run(suite, plan, options.out);
+  if (options.dry_run) {
+    CaseHostProvider hosts(plan.ctx, options.cluster, fs::temp_directory_path(), options.progress);
+    return print_dry_run(suite, plan, hosts, options.out);
+  }
   return SuiteRun(suite, options, plan).run();
 }
 

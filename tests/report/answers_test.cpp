@@ -167,6 +167,23 @@ TEST_F(AnswersTest, PredictionsOfMultiHostCasesComeFromTheirOneMachineCaseAndThe
   EXPECT_NEAR(s.measured_speedup, s.predicted_speedup, 1e-9);
 }
 
+// A larger batch runs its GEMMs more efficiently: one machine takes 160 ms
+// at batch 8, not twice the 100 ms of batch 4. Strong scaling over 2 hosts
+// gives each rank batch 4, so its prediction starts from the batch-4 case,
+// not from half of the batch-8 one.
+TEST_F(AnswersTest, StrongScalingStartsFromTheOneMachineCaseAtThePerRankBatch) {
+  SuiteSpec spec = machines_suite(0.124, 0.124);
+  spec.cases[1].step_time_s = 0.16;
+  const auto p = suite_prediction(load(spec));
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->validation.size(), 2u);
+  const ValidationRow& strong = p->validation[1];
+  EXPECT_EQ(strong.scaling, Scaling::kStrong);
+  EXPECT_EQ(strong.compute_from, "one-b4");
+  EXPECT_NEAR(strong.predicted_step_s, 0.1 + 0.024 + 2 * 50e-6, 1e-9);
+  EXPECT_EQ(p->validation[0].compute_from, "one-b4");  // weak: its own batch per rank
+}
+
 TEST_F(AnswersTest, TimeSavedIsAgainstTheOneMachineCaseOfTheSameBatch) {
   EXPECT_NEAR(time_saved(1 / 4259.0, 1 / 2611.0), 0.387, 5e-4);  // the walkthrough's
   const double weak = 0.124, strong = 0.124;
@@ -232,8 +249,10 @@ TEST_F(AnswersTest, AmdahlIsFittedOnlyWhenComputeGrowsWithTheRanks) {
   EXPECT_FALSE(fit_amdahl(scaling_points(suite, cmp)));
   EXPECT_NE(amdahl_not_fitted_reason(suite, cmp).find("baseline's 16"), std::string::npos);
   EXPECT_EQ(render_markdown({suite}).find("Amdahl fit"), std::string::npos);
-  EXPECT_NE(same_cores_note(suite, cmp).find("no more cores than the one process's 16"),
-            std::string::npos);
+  EXPECT_NE(same_cores_note(suite, cmp).find("no more cores than the one process of " +
+                                             s.cases[0].name + " uses (16)"),
+            std::string::npos)
+      << same_cores_note(suite, cmp);
   // One thread per rank on a 16-core host: the ranks bring their cores.
   for (auto& c : s.cases) c.threads = 1;
   s.cases[3].world_size = 8;

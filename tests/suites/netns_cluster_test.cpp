@@ -9,6 +9,7 @@
 // skips where clusters cannot be made and checks that nothing is left; the
 // script test also checks that nothing is added to the root namespace.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "kernels/check.h"
+#include "profiler/process.h"
 #include "results/results_db.h"
 #include "suites/runner.h"
 #include "tests/suites/netns_fixture.h"
@@ -330,6 +332,109 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
     if (p.role == profiler::ProcessRole::kRank) ranks_seen.insert(p.rank);
   }
   EXPECT_EQ(ranks_seen, (std::set<int>{0, 1}));
+}
+
+// The tiny model on 2 hosts of one core each, one rank per host; the link
+// comes from the suite's grid.
+constexpr const char* kTwoHostSuite =
+    "name = \"netns-hosts\"\ntimeout_s = 90\n"
+    "[base]\nmodel = \"tiny\"\nbatch_per_rank = 2\nblock = 32\nsteps = 3\nwarmup_steps = 1\n"
+    "threads = 1\nmode = \"sharded\"\nhosts = 2\ncores_per_host = 1\n";
+
+std::string file_text(const fs::path& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string runner_prefix() { return "tsrun-" + std::to_string(::getpid()); }
+
+// A suite asking for hosts brings up a cluster of their shape, measures its
+// link before the first case, replaces it for a case of another link and
+// takes the last one down when it ends.
+TEST_F(NetnsClusterTest, ASuiteMakesItsClustersMeasuresTheirLinksAndTakesThemDown) {
+  const Suite s = parse_suite(std::string(kTwoHostSuite) + "[grid]\nlink = [\"gige\", \"10gbe\"]\n",
+                              "hosts.toml", dir_->path());
+  const SuiteResult r = run_suite(s, options("hosts.db"));
+  EXPECT_EQ(r.exit_code(), 0);
+  EXPECT_TRUE(testing::namespaces_of(runner_prefix()).empty()) << "a cluster left up";
+  EXPECT_FALSE(fs::exists("/run/trainscope-netns/" + runner_prefix()));
+  std::vector<results::RunRow> rows;
+  summaries(dir_->path() / "hosts.db", &rows);
+  ASSERT_EQ(rows.size(), 2u);
+  std::map<std::string, double> gbps;
+  for (const auto& row : rows) {
+    ASSERT_EQ(row.status, results::RunStatus::kOk) << row.run_case.case_name << ": " << row.error;
+    EXPECT_EQ(row.run_case.host_count, 2);
+    EXPECT_EQ(row.run_case.cores_per_host, 1);
+    EXPECT_NE(row.run_case.launcher_command.find("netns-mpirun.sh"), std::string::npos);
+    EXPECT_NE(row.run_case.launcher_command.find("--map-by node"), std::string::npos);
+    ASSERT_TRUE(row.run_case.link_gbps.has_value()) << row.run_case.case_name;
+    ASSERT_TRUE(row.run_case.link_latency_us.has_value());
+    EXPECT_GE(*row.run_case.link_latency_us, 0);
+    gbps[row.run_case.link] = *row.run_case.link_gbps;
+  }
+  // Never more than the shaper lets through; one TCP link carries the two
+  // directions of the ring at about half the rate each (virtual_cluster_test).
+  EXPECT_GT(gbps.at("gige"), 0.2);
+  EXPECT_LT(gbps.at("gige"), 1.1);
+  EXPECT_GT(gbps.at("10gbe"), 2 * gbps.at("gige"));
+}
+
+// --cluster: the runner uses a cluster it is pointed at, leaves it up, and
+// skips cases of another shape, saying which.
+TEST_F(NetnsClusterTest, AGivenClusterIsUsedAndLeftUpAndOtherShapesAreSkipped) {
+  ASSERT_NO_FATAL_FAILURE(bring_up(2, 1, "gige"));
+  const Suite s = parse_suite(std::string(kTwoHostSuite) + "[grid]\nlink = [\"gige\", \"10gbe\"]\n",
+                              "given.toml", dir_->path());
+  RunnerOptions o = options("given.db");
+  o.cluster = prefix();
+  const SuiteResult r = run_suite(s, o);
+  EXPECT_EQ(r.exit_code(), 0);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kOk) << r.runs[0].row.error;
+  EXPECT_EQ(r.runs[0].row.run_case.link, "gige");
+  EXPECT_TRUE(r.runs[0].row.run_case.link_gbps.has_value());
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kSkipped);
+  EXPECT_NE(r.runs[1].row.error.find("needs 2 hosts x 1 cores, link 10gbe; --cluster " +
+                                     prefix() + " is 2 hosts x 1 cores, link gige"),
+            std::string::npos)
+      << r.runs[1].row.error;
+  EXPECT_EQ(testing::namespaces_of(prefix()).size(), 3u) << "the given cluster was taken down";
+  o.cluster = prefix() + "-none";
+  EXPECT_THROW(run_suite(s, o), Error);
+}
+
+// Ctrl-C (or a scheduler's SIGTERM) in the middle of a case: the case is
+// recorded interrupted, the runner exits 130 and its cluster is gone.
+TEST_F(NetnsClusterTest, AnInterruptedSuiteTakesItsClusterDown) {
+  const fs::path toml = dir_->path() / "long.toml";
+  std::ofstream(toml) << "name = \"netns-long\"\ntimeout_s = 120\n"
+                         "[base]\nmodel = \"tiny\"\nbatch = 2\nblock = 32\nsteps = 100000000\n"
+                         "threads = 1\nmode = \"sharded\"\nhosts = 2\n[[case]]\nname = \"long\"\n";
+  profiler::SpawnOptions run;
+  run.argv = {testing::trainscope_binary(), "suite", "run", toml.string(), "--db",
+              (dir_->path() / "long.db").string()};
+  run.stdout_file = dir_->path() / "out";
+  run.stderr_file = dir_->path() / "err";
+  run.own_process_group = true;
+  profiler::ChildProcess runner = profiler::spawn(run);
+  const std::string its_prefix = "tsrun-" + std::to_string(runner.pid());
+  // Until its case runs on the cluster (the status dir's files appear later;
+  // a rank process in the second host is enough).
+  bool running = false;
+  for (int i = 0; i < 600 && !running && !runner.try_wait(); ++i) {
+    ::usleep(100000);
+    running = !trim(testing::run_shell("ip netns pids " + its_prefix + "-h1 2>/dev/null").output).empty() &&
+              file_text(dir_->path() / "err").find("[1/1]") != std::string::npos;
+  }
+  ASSERT_TRUE(running) << file_text(dir_->path() / "err");
+  ::usleep(500000);
+  ::kill(runner.pid(), SIGINT);
+  const std::optional<int> code = runner.wait_for(60);
+  ASSERT_TRUE(code.has_value());
+  EXPECT_EQ(*code, 130) << file_text(dir_->path() / "err");
+  EXPECT_TRUE(testing::namespaces_of(its_prefix).empty()) << "the cluster was left up";
+  EXPECT_FALSE(fs::exists("/run/trainscope-netns/" + its_prefix));
 }
 
 }  // namespace

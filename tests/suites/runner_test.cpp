@@ -219,6 +219,59 @@ TEST_F(RunnerTest, HostfileOfOtherHostsNeedsAnInterfaceThatReachesThem) {
   EXPECT_FALSE(fs::exists(options_.db_path));
 }
 
+// Where virtual clusters cannot be made (here: the scripts are missing; not
+// root and containers say so too), a case on several hosts is skipped with
+// the reason, never failed, and the other cases run.
+TEST_F(RunnerTest, HostsWithoutAClusterAreSkippedWithTheReason) {
+  const Suite s = suite(std::string("name = \"x\"\ntimeout_s = 120\n") + kBase +
+                        "[[case]]\nname = \"one\"\n"
+                        "[[case]]\nname = \"two-hosts\"\nmode = \"sharded\"\nhosts = 2\n"
+                        "link = \"gige\"\n");
+  const char* old = std::getenv("TRAINSCOPE_SCRIPTS_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TRAINSCOPE_SCRIPTS_DIR", (dir_ / "no-scripts").c_str(), 1);
+  const SuiteResult r = run_suite(s, options_);
+  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1)
+      : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
+  EXPECT_EQ(r.exit_code(), 0);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kOk) << r.runs[0].row.error;
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kSkipped);
+  EXPECT_NE(r.runs[1].row.error.find("needs a virtual cluster (2 hosts x 0 cores, link gige): "),
+            std::string::npos)
+      << r.runs[1].row.error;
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  const auto runs = db.list_runs(db.list_suites()[0].id);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].status, results::RunStatus::kSkipped);
+  EXPECT_EQ(runs[1].run_case.host_count, 2);
+  EXPECT_EQ(runs[1].run_case.link, "gige");
+}
+
+// Over a hostfile (real machines) a case needs that many hosts, and a link
+// profile cannot be imposed on a real network.
+TEST_F(RunnerTest, OverAHostfileLinkProfilesAndMissingHostsAreSkipped) {
+  const Suite s = suite(std::string("name = \"x\"\n") + kBase +
+                        "[[case]]\nname = \"shaped\"\nmode = \"sharded\"\nhosts = 2\n"
+                        "link = \"gige\"\n"
+                        "[[case]]\nname = \"four\"\nmode = \"sharded\"\nhosts = 4\n"
+                        "[[case]]\nname = \"plain\"\nmode = \"sharded\"\nhosts = 2\n");
+  std::FILE* f = std::fopen((dir_ / "hosts").c_str(), "w");
+  std::fputs("localhost slots=1\n127.0.0.1 slots=1\n", f);
+  std::fclose(f);
+  options_.hostfile = dir_ / "hosts";
+  options_.dry_run = true;
+  const SuiteResult r = run_suite(s, options_);
+  ASSERT_EQ(r.runs.size(), 2u);  // a dry run lists its skipped cases
+  EXPECT_NE(r.runs[0].row.error.find("link gige shapes virtual hosts only"), std::string::npos)
+      << r.runs[0].row.error;
+  EXPECT_NE(r.runs[1].row.error.find("needs 4 hosts; --hostfile "), std::string::npos)
+      << r.runs[1].row.error;
+  EXPECT_NE(r.runs[1].row.error.find(" lists 2"), std::string::npos) << r.runs[1].row.error;
+  options_.cluster = "some-cluster";  // and --cluster names hosts too
+  EXPECT_THROW(run_suite(s, options_), Error);
+}
+
 TEST_F(RunnerTest, UnwritableDbIsAnError) {
   const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nname = \"a\"\n");
   options_.db_path = dir_ / "no-such-dir" / "r.db";
@@ -290,6 +343,27 @@ TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
   EXPECT_EQ(p.transport["btl_tcp_if_include"], "eth7");
   ctx.tcp_interface = "lo";  // the runner's --tcp-interface wins
   EXPECT_EQ(plan_case(s, s.cases[0], ctx, "/tmp/s.json").transport["oob_tcp_if_include"], "lo");
+}
+
+// Several hosts: one rank per host in turn (--map-by node), not the first
+// host's slots filled first; the hosts pin their own cores, not taskset.
+TEST(Plan, RanksOfSeveralHostsGoRoundTheHosts) {
+  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nhosts = 2\nranks = 4\n"
+                        "cores_per_host = 1\n",
+                        "p.toml", ".");
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.hostfile = "/tmp/hosts";
+  ctx.slots = 2;
+  const LaunchPlan p = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
+  const std::string line = shell_join(p.argv);
+  EXPECT_EQ(p.argv[0], "/usr/bin/mpirun") << line;
+  EXPECT_NE(line.find(" --map-by node "), std::string::npos) << line;
+  EXPECT_NE(line.find(" --oversubscribe "), std::string::npos) << line;
+  s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 2\n", "p.toml", ".");
+  EXPECT_EQ(shell_join(plan_case(s, s.cases[0], ctx, "/tmp/s.json").argv).find("--map-by"),
+            std::string::npos);
 }
 
 TEST(Table, RowsHaveTheSameColumns) {
