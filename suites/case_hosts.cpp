@@ -192,6 +192,7 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
   probe.kind = CaseKind::kAllReduce;
   probe.ranks = 2;
   probe.hosts = 2;
+  probe.cores_per_host = c.cores_per_host;
   probe.transport = c.transport == "auto" ? "tcp" : c.transport;
   probe.links = c.links;
   probe.tcp_interface = c.tcp_interface;

@@ -335,9 +335,10 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
 }
 
 // The tiny model on 2 hosts of one core each, one rank per host; the link
-// comes from the suite's grid.
+// comes from the suite's grid. Bound to cores as the default suite is: hosts
+// that own their cores must not be bound by Open MPI (netns-mpirun.sh refuses).
 constexpr const char* kTwoHostSuite =
-    "name = \"netns-hosts\"\ntimeout_s = 90\n"
+    "name = \"netns-hosts\"\ntimeout_s = 90\nbind_to = \"core\"\n"
     "[base]\nmodel = \"tiny\"\nbatch_per_rank = 2\nblock = 32\nsteps = 3\nwarmup_steps = 1\n"
     "threads = 1\nmode = \"sharded\"\nhosts = 2\ncores_per_host = 1\n";
 
