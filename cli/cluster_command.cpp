@@ -88,10 +88,8 @@ struct Launch {
 // user's slot counts.
 fs::path write_hostfile(const Launch& launch, const std::string& name,
                         const std::vector<suites::HostEntry>& hosts) {
-  std::string text;
-  for (const auto& h : hosts) text += (h.user.empty() ? "" : h.user + "@") + h.host + " slots=1\n";
   const fs::path path = launch.dir.path() / name;
-  write_file_atomically(path, text);
+  suites::write_hostfile(path, hosts, /*slots=*/1);
   return path;
 }
 

@@ -13,14 +13,13 @@
 #include <fmt/ranges.h>
 
 #include "kernels/check.h"
+#include "profiler/clock.h"
 
 namespace trainscope::comm {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+using profiler::Clock;
+using profiler::seconds_since;
 
 // Buckets of at most bucket_elems, cut from the end of [0, total) so the last
 // layers' gradients (final first during backward) fill the first bucket.

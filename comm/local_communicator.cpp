@@ -1,10 +1,9 @@
 // The one-process communicator: size 1, every collective a no-op (as MLX's
 // EmptyGroup), so single-process code paths need no special cases.
-#include <unistd.h>
-
 #include <cstdlib>
 
 #include "comm/communicator.h"
+#include "profiler/proc_fs.h"
 
 namespace trainscope::comm {
 namespace {
@@ -20,11 +19,7 @@ class LocalCommunicator final : public Communicator {
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string backend() const override { return "local"; }
-  std::string host() const override {
-    char name[256] = {};
-    gethostname(name, sizeof(name) - 1);
-    return name;
-  }
+  std::string host() const override { return profiler::host_name(); }
   void barrier() override {}
   void all_reduce_sum(std::span<float>) override {}
   void all_reduce_sum(std::span<double>) override {}

@@ -15,6 +15,7 @@
 
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
+#include "profiler/proc_fs.h"
 #include "profiler/process.h"
 
 namespace trainscope::profiler {
@@ -126,7 +127,7 @@ MonitorResult run_monitor(const MonitorOptions& options) {
   if (!(options.interval_seconds > 0) || !std::isfinite(options.interval_seconds))
     throw Error(fmt::format("interval must be a positive number of seconds, got {}",
                             options.interval_seconds));
-  if (!launching && ::kill(options.attach_pid, 0) != 0 && errno == ESRCH)
+  if (!launching && !process_alive(options.attach_pid))
     throw Error(fmt::format("no process with PID {}", options.attach_pid));
 
   // Launch mode: SIGINT/SIGTERM are the child's to act on; attach mode: ours.

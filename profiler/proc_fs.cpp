@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -122,6 +123,13 @@ std::string process_identity(pid_t pid) {
   while (!boot_id.empty() && boot_id.back() == '\n') boot_id.pop_back();
   return boot_id + " " + std::to_string(stat.start_ticks);
 }
+
+std::string host_name() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string();
+}
+
+bool process_alive(pid_t pid) { return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM); }
 
 bool parse_pid(std::string_view text, pid_t* pid) {
   long long v = 0;

@@ -46,6 +46,13 @@ bool parse_proc_stat(std::string_view text, ProcStat* out);
 // Empty when there is no such process.
 std::string process_identity(pid_t pid);
 
+// This machine's host name (gethostname); "" when it cannot be read.
+std::string host_name();
+
+// Whether a process with this pid exists on this host (one we may not
+// signal counts). Pids are reused: process_identity() tells them apart.
+bool process_alive(pid_t pid);
+
 // A positive process or thread id written in decimal, nothing else.
 bool parse_pid(std::string_view text, pid_t* pid);
 

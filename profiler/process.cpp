@@ -24,6 +24,7 @@
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "profiler/clock.h"
 
 extern char** environ;
 
@@ -31,15 +32,10 @@ namespace trainscope::profiler {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // A descriptor that becomes readable when `pid` exits, or -1 (kernels before
 // 5.3). The syscall itself: glibc 2.36's <sys/pidfd.h> lacks extern "C".
 int open_pidfd(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // poll()'s timeout for `seconds`, rounded up so that waking early cannot spin.
 int poll_timeout_ms(double seconds) {
@@ -388,7 +384,7 @@ CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds) {
   if (const std::optional<int> code = child.wait_for(timeout_seconds)) {
     run.exit_code = *code;
   } else {
-    ProcessPoller tree(child.pid());
+    ProcessPoller tree(child.pid(), {.read_pss = false});  // only its pids are needed
     run.exit_code = child.kill_tree(pids_of(tree.poll()));
     run.timed_out = true;
   }

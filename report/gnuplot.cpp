@@ -1,8 +1,6 @@
 #include "report/gnuplot.h"
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -24,7 +22,6 @@ void write_text(const fs::path& path, std::string_view content) {
   out.close();
   if (!out) throw Error(fmt::format("cannot write {}", path.string()), kExitFailure);
 }
-
 
 }  // namespace
 
@@ -68,31 +65,26 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
   script += chart.script;
   write_text(dir.path() / "chart.gp", script);
 
-  const fs::path err_path = dir.path() / "gnuplot.err";
   profiler::SpawnOptions options;
   options.argv = {gnuplot, "chart.gp"};
   options.working_dir = dir.path();
-  options.stdin_file = options.stdout_file = "/dev/null";
-  options.stderr_file = err_path;
   options.own_process_group = true;  // whatever gnuplot starts dies with it
-  std::optional<int> exit_code;
+  profiler::CompletedRun run;
   try {
-    profiler::ChildProcess child = profiler::spawn(options);
-    exit_code = child.wait_for(timeout_seconds);
-    if (!exit_code) child.kill_tree({});
+    run = profiler::run_to_completion(options, timeout_seconds);
   } catch (const Error& e) {
     throw Error(fmt::format("chart '{}': cannot run gnuplot: {}", chart.id, e.what()),
                 kExitFailure);
   }
-  if (!exit_code) {
+  if (run.timed_out) {
     throw Error(fmt::format("chart '{}': gnuplot ({}) did not finish within {:g} s (killed)",
                             chart.id, gnuplot, timeout_seconds),
                 kExitFailure);
   }
-  const std::string messages = read_file(err_path);
-  if (*exit_code != 0) {
+  const std::string& messages = run.err;
+  if (run.exit_code != 0) {
     throw Error(fmt::format("chart '{}': gnuplot ({}) failed (exit code {}): {}", chart.id,
-                            gnuplot, *exit_code, messages),
+                            gnuplot, run.exit_code, messages),
                 kExitFailure);
   }
   std::string svg = read_file(dir.path() / "chart.svg");

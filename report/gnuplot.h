@@ -9,8 +9,8 @@
 // The gnuplot program is found on PATH, or taken from the TRAINSCOPE_GNUPLOT
 // environment variable when set (which also lets tests simulate a missing
 // gnuplot), by profiler::find_program()'s rule. gnuplot runs in its own
-// process group with stdin and stdout on /dev/null and stderr to a file; one
-// that outlives the timeout is killed with whatever it started.
+// process group through profiler::run_to_completion(): one that outlives the
+// timeout is killed with whatever it started.
 //
 // Thread-safety: safe to call from several threads (separate directories).
 #ifndef TRAINSCOPE_REPORT_GNUPLOT_H_

@@ -11,6 +11,8 @@
 #include <regex>
 #include <string>
 
+#include "profiler/proc_fs.h"
+
 extern char** environ;
 
 namespace trainscope::results {
@@ -64,8 +66,8 @@ json openmpi_version() {
 
 json capture_environment(const std::string& command_line) {
   json env = json::object();
-  char host[256] = {};
-  env["hostname"] = ::gethostname(host, sizeof host - 1) == 0 ? json(host) : json(nullptr);
+  const std::string host = profiler::host_name();
+  env["hostname"] = host.empty() ? json(nullptr) : json(host);
   struct utsname uts {};
   env["kernel"] = ::uname(&uts) == 0
                       ? json(std::string(uts.sysname) + " " + uts.release + " " + uts.machine)

@@ -115,8 +115,8 @@ SuiteRow read_suite_row(Statement& s, const fs::path& db) {
 }
 
 std::string this_host() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof(name) - 1) == 0 ? std::string(name) : std::string("?");
+  const std::string name = profiler::host_name();
+  return name.empty() ? "?" : name;
 }
 
 }  // namespace

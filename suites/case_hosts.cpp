@@ -5,7 +5,6 @@
 
 #include <cerrno>
 
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -32,20 +31,17 @@ std::string cluster_key(int hosts, int cores_per_host, const std::string& link) 
                      link.empty() ? "unlimited" : link);
 }
 
-// The first `count` hosts of a hostfile: the file itself when it has no
+// The first `count` of a hostfile's hosts: the file itself when it has no
 // more, else a hostfile of those written into `dir`.
-fs::path first_hosts(const fs::path& hostfile, int count, const fs::path& dir, int* slots) {
-  const std::vector<HostEntry> hosts = load_hostfile(hostfile);
+fs::path first_hosts(const fs::path& hostfile, const std::vector<HostEntry>& all, int count,
+                     const fs::path& dir, int* slots) {
+  const std::vector<HostEntry> hosts(all.begin(),
+                                     all.begin() + std::min<std::size_t>(count, all.size()));
   *slots = 0;
-  std::string text;
-  for (int i = 0; i < count && i < static_cast<int>(hosts.size()); ++i) {
-    *slots += hosts[i].slots;
-    const std::string user = hosts[i].user.empty() ? "" : hosts[i].user + "@";
-    text += fmt::format("{}{} slots={}\n", user, hosts[i].host, hosts[i].slots);
-  }
-  if (static_cast<int>(hosts.size()) <= count) return hostfile;
+  for (const auto& h : hosts) *slots += h.slots;
+  if (hosts.size() == all.size()) return hostfile;
   const fs::path trimmed = dir / fmt::format("hosts-{}-of-{}", count, hostfile.filename().string());
-  std::ofstream(trimmed) << text;
+  write_hostfile(trimmed, hosts);
   return trimmed;
 }
 
@@ -81,7 +77,7 @@ CaseHostProvider::CaseHostProvider(const PlanContext& base, const std::string& c
     if (!cluster_prefix.empty()) {
       throw Error("--cluster and --hostfile both name the hosts; give one of them");
     }
-    hostfile_hosts_ = static_cast<int>(load_hostfile(base_.hostfile).size());
+    hostfile_hosts_ = load_hostfile(base_.hostfile);
   }
   if (!cluster_prefix.empty()) {
     cluster_.emplace(VirtualCluster::attach(cluster_prefix));
@@ -101,9 +97,9 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   const std::string needs = cluster_key(c.hosts, c.cores_per_host, c.link);
   if (!base_.hostfile.empty()) {
     w.link = "";
-    if (c.hosts > hostfile_hosts_) {
+    if (c.hosts > static_cast<int>(hostfile_hosts_.size())) {
       w.skip_reason = fmt::format("needs {} hosts; --hostfile {} lists {}", c.hosts,
-                                  base_.hostfile.string(), hostfile_hosts_);
+                                  base_.hostfile.string(), hostfile_hosts_.size());
     } else if (cluster_link(c.link) != "unlimited") {
       w.skip_reason = fmt::format(
           "link {} shapes virtual hosts only; over --hostfile the link is the network's own",
@@ -154,7 +150,9 @@ CaseHosts CaseHostProvider::prepare(const Suite& suite, const SuiteCase& c) {
     w.ctx.mpirun = cluster_->mpirun();
     w.ctx.tcp_interface = cluster_->tcp_interface();
   }
-  w.ctx.hostfile = first_hosts(hostfile, c.hosts, work_dir_, &w.ctx.slots);
+  w.ctx.hostfile = first_hosts(
+      hostfile, base_.hostfile.empty() ? load_hostfile(hostfile) : hostfile_hosts_, c.hosts,
+      work_dir_, &w.ctx.slots);
   measure_link(suite, c, w);
   return w;
 }

@@ -33,6 +33,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "suites/launch_plan.h"
 #include "suites/suite_config.h"
@@ -87,7 +88,7 @@ class CaseHostProvider {
     std::optional<double> gbps, latency_us;
   };
   std::map<std::string, Measured> links_;  // by cluster, transport and links
-  int hostfile_hosts_ = 0;                 // hosts of base_.hostfile
+  std::vector<HostEntry> hostfile_hosts_;  // of base_.hostfile, read once
 };
 
 }  // namespace trainscope::suites

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "profiler/proc_fs.h"
 #include "suites/allreduce_bench.h"
 
 namespace trainscope::suites {
@@ -46,8 +47,7 @@ HostReport probe_this_host(int rank, const std::string& interface, const std::st
   r.version = version;
   r.revision = revision;
   r.interface = interface;
-  char name[256] = {};
-  if (::gethostname(name, sizeof(name) - 1) == 0) r.hostname = name;
+  r.hostname = profiler::host_name();
   ifaddrs* addrs = nullptr;
   if (::getifaddrs(&addrs) != 0) return r;
   for (ifaddrs* a = addrs; a != nullptr; a = a->ifa_next) {

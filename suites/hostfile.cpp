@@ -159,4 +159,16 @@ std::vector<HostEntry> load_hostfile(const std::filesystem::path& path) {
   return parse_hostfile(read_file(path), path.string());
 }
 
+void write_hostfile(const std::filesystem::path& path, const std::vector<HostEntry>& hosts,
+                    int slots) {
+  std::string text;
+  for (const auto& h : hosts) {
+    text += fmt::format("{}{} slots={}", h.user.empty() ? "" : h.user + "@", h.host,
+                        slots > 0 ? slots : h.slots);
+    if (slots <= 0 && h.max_slots > 0) text += fmt::format(" max_slots={}", h.max_slots);
+    text += '\n';
+  }
+  write_file_atomically(path, text);
+}
+
 }  // namespace trainscope::suites

@@ -13,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/check.h"
+#include "profiler/proc_fs.h"
 #include "profiler/process.h"
 
 namespace trainscope::suites {
@@ -24,9 +25,7 @@ namespace {
 // loopback is enough for it. No name lookup: a dead DNS must not stall us.
 bool is_this_host(const std::string& host) {
   if (host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1") return true;
-  char name[256] = {};
-  if (gethostname(name, sizeof(name) - 1) == 0) {
-    const std::string self(name);
+  if (const std::string self = profiler::host_name(); !self.empty()) {
     if (host == self || host == self.substr(0, self.find('.')) ||
         self == host.substr(0, host.find('.'))) {
       return true;

@@ -14,6 +14,7 @@
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "profiler/clock.h"
 #include "profiler/process.h"
 #include "profiler/process_poller.h"
 #include "profiler/stall_watchdog.h"
@@ -29,11 +30,8 @@ namespace trainscope::suites {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+using profiler::Clock;
+using profiler::seconds_since;
 
 std::string fmt_number(double v, const char* spec) {
   return v < 0 || !std::isfinite(v) ? std::string("-") : fmt::format(fmt::runtime(spec), v);

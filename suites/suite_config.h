@@ -150,6 +150,11 @@ struct HostEntry {
 // host); a file with no host with slots is an error too.
 std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& source_name);
 std::vector<HostEntry> load_hostfile(const std::filesystem::path& path);
+// Writes `hosts` as a hostfile mpirun reads back the same (`[user@]host
+// slots=N [max_slots=M]`), atomically; `slots` > 0 gives every host that
+// many slots instead of its own (one rank per host for a probe).
+void write_hostfile(const std::filesystem::path& path, const std::vector<HostEntry>& hosts,
+                    int slots = 0);
 
 }  // namespace trainscope::suites
 

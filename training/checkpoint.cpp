@@ -10,6 +10,7 @@
 #include "kernels/atomic_file.h"
 #include "kernels/json_reader.h"
 #include "kernels/check.h"
+#include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "training/safetensors.h"
 
@@ -30,8 +31,6 @@ pid_t temporary_owner(const std::string& name) {
   }
   return 0;
 }
-
-bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 // Whether `dir` holds checkpoints: a `latest` or a step directory.
 bool holds_checkpoints(const fs::path& dir) {
@@ -55,7 +54,7 @@ void prepare_checkpoint_dir(const fs::path& dir, bool resuming, bool overwrite) 
   check_writable(dir / "latest", "--checkpoint-dir");
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const pid_t owner = temporary_owner(e.path().filename().string());
-    if (owner > 0 && !process_exists(owner)) fs::remove_all(e.path(), ec);
+    if (owner > 0 && !profiler::process_alive(owner)) fs::remove_all(e.path(), ec);
   }
   if (!resuming && !overwrite && holds_checkpoints(dir)) {
     throw Error(fmt::format("--checkpoint-dir {} holds another run's checkpoints: continue it "

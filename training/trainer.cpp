@@ -26,6 +26,7 @@
 #include "kernels/adamw.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "profiler/clock.h"
 #include "profiler/host_load.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stall_watchdog.h"
@@ -50,6 +51,7 @@ namespace {
 
 using nlohmann::json;
 using profiler::Phase;
+using profiler::seconds_since;
 using kernels::MemoryCategory;
 
 void set_threads(int n) {
@@ -210,9 +212,6 @@ void check_resume_compatible(const json& saved, const json& now, const std::stri
   }
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // The run's tracked peaks. The tracker's peaks are reset every step (so each
 // step records its own); the run's peak is the max over the setup and every step.

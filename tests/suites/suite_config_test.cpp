@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernels/check.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope::suites {
 namespace {
@@ -285,6 +286,27 @@ TEST(Hostfile, ParsesSlotsAndComments) {
   EXPECT_EQ(hosts[2].slots, 2);
   EXPECT_EQ(hosts[2].max_slots, 8);
   EXPECT_EQ(hosts[0].max_slots, 0);
+}
+
+// What write_hostfile writes reads back as it was; a slot count given to it
+// replaces every host's (one rank per host), max_slots with it.
+TEST(Hostfile, WrittenHostsReadBackTheSame) {
+  const testing::TempDir dir("hostfile");
+  const auto hosts = parse_hostfile("alice@node1 slots=4 max_slots=8\nnode2\nnode3 slots=2\n", "h");
+  write_hostfile(dir.path() / "all", hosts);
+  const auto back = load_hostfile(dir.path() / "all");
+  ASSERT_EQ(back.size(), 3u);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    EXPECT_EQ(back[i].host, hosts[i].host);
+    EXPECT_EQ(back[i].user, hosts[i].user);
+    EXPECT_EQ(back[i].slots, hosts[i].slots);
+    EXPECT_EQ(back[i].max_slots, hosts[i].max_slots);
+  }
+  write_hostfile(dir.path() / "one-each", hosts, 1);
+  for (const auto& h : load_hostfile(dir.path() / "one-each")) {
+    EXPECT_EQ(h.slots, 1) << h.host;
+    EXPECT_EQ(h.max_slots, 0) << h.host;
+  }
 }
 
 // What mpirun 4.1.4 accepts, as it reads it (checked with --display-allocation).
