@@ -161,14 +161,15 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
       ->check(kFinite);
   cmd->add_option("--comm", flags->backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
-  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+  auto* checkpoint_dir = cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
                   "Save checkpoints here (safetensors + config.json); always at the end");
   cmd->add_option("--save-every", o.save_every, "Also checkpoint every N steps (0: end only)")
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_flag("--overwrite", o.overwrite,
                 "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
-                "a directory holding another run's checkpoints is refused)");
+                "a directory holding another run's checkpoints is refused)")
+      ->needs(checkpoint_dir);
   cmd->add_option("--resume", o.resume,
                   "Continue the run saved in this checkpoint directory (its model config is "
                   "used: --model does not go with it)")

@@ -119,7 +119,11 @@ double median_of(std::vector<double> values) {
 
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps) {
-  const auto warmup = run.options.value("warmup_steps", int64_t{0});
+  // Checked when the summary was read (a non-negative integer); a database
+  // row holding something else counts no warm-up.
+  const auto it = run.options.find("warmup_steps");
+  const int64_t warmup =
+      it != run.options.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
   const size_t skip = warmup > 0 && static_cast<size_t>(warmup) < steps.size()
                           ? static_cast<size_t>(warmup) : 0;
   return std::span<const StepRecord>(steps).subspan(skip);

@@ -33,6 +33,11 @@ inline constexpr std::array<LinkProfile, 5> kLinkProfiles = {{
     {"unlimited", "", 0, "no shaping: what the machine's veth pairs carry"},
 }};
 
+// The rates the virtual cluster's shaper takes (scripts/netns-cluster.sh
+// refuses others): slower starves MPI's own messages, faster is no limit.
+inline constexpr double kMinLinkBitsPerSecond = 1e6;   // 1mbit
+inline constexpr double kMaxLinkBitsPerSecond = 1e12;  // 1tbit
+
 const LinkProfile* find_link_profile(std::string_view name);
 
 // Bits per second of a tc rate ("500mbit", "1gbps"); std::nullopt when the

@@ -26,6 +26,10 @@ void Fields<RunSummary>::validate(const RunSummary& s, const JsonReader& r) {
     r["steps"].fail(fmt::format("has {} per-rank lists for world_size {}", s.steps.size(),
                                 s.world_size));
   }
+  // The figures (results/figures.h) leave out this many steps.
+  if (const int64_t warmup = r["options"].get_or<int64_t>("warmup_steps", 0); warmup < 0) {
+    r["options"]["warmup_steps"].fail(fmt::format("must be >= 0, got {}", warmup));
+  }
   for (size_t i = 0; i < s.ranks.size(); ++i) {
     if (s.ranks[i].rank < 0 || s.ranks[i].rank >= s.world_size) {
       r["ranks"][i].fail(

@@ -514,8 +514,11 @@ std::optional<RunSummary> ResultsDb::run_summary(int64_t run_id) {
   JsonReader::rethrow_in(fmt::format("results database {}, run {}", path().string(), run_id),
                          [&] { read_record(s, 0, summary); });
   for (StepRow& row : steps(run_id)) {
-    TS_CHECK(row.rank >= 0 && static_cast<size_t>(row.rank) < summary.steps.size())
-        << "step row of rank " << row.rank << " outside step_lists of run " << run_id;
+    if (row.rank < 0 || static_cast<size_t>(row.rank) >= summary.steps.size()) {
+      throw Error(fmt::format("results database {}, run {}: a step row of rank {}, but the run "
+                              "has {} step list(s)",
+                              path().string(), run_id, row.rank, summary.steps.size()));
+    }
     summary.steps[row.rank].push_back(std::move(row.record));
   }
   summary.val = val_losses(run_id);

@@ -1,14 +1,14 @@
 #include "suites/case_hosts.h"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
+#include <regex>
 
 
 #include <fmt/format.h>
 
 #include "kernels/check.h"
+#include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "report/prediction.h"
 #include "results/link_profiles.h"
@@ -55,7 +55,7 @@ void remove_clusters_of_dead_runners() {
     const std::string digits = name.substr(6);
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     const pid_t pid = static_cast<pid_t>(std::stol(digits));
-    if (pid != getpid() && (::kill(pid, 0) == 0 || errno != ESRCH)) continue;
+    if (pid != getpid() && profiler::process_alive(pid)) continue;
     try {
       VirtualCluster::attach(name).down();
     } catch (const Error&) {
@@ -80,6 +80,12 @@ CaseHostProvider::CaseHostProvider(const PlanContext& base, const std::string& c
     hostfile_hosts_ = load_hostfile(base_.hostfile);
   }
   if (!cluster_prefix.empty()) {
+    // netns-cluster.sh's rule for a prefix (it becomes namespace names).
+    static const std::regex kPrefix("[a-z0-9][a-z0-9-]{0,39}");
+    if (!std::regex_match(cluster_prefix, kPrefix)) {
+      throw Error(fmt::format("--cluster '{}': a cluster prefix is 1-40 of a-z, 0-9 and '-'",
+                              cluster_prefix));
+    }
     cluster_.emplace(VirtualCluster::attach(cluster_prefix));
     attached_ = true;
   }
@@ -110,8 +116,12 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   if (attached_) {
     const VirtualClusterConfig& cfg = cluster_->config();
     const int hosts = static_cast<int>(cfg.hosts.size());
+    // By rate: a case's "1gbit" is the cluster's gige, and one tc rate is
+    // not another.
+    const double bits = results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link)
+                            .value_or(-1);
     if (c.hosts > hosts || c.cores_per_host != cfg.cores_per_host ||
-        cluster_link(c.link) != cfg.link) {
+        bits != static_cast<double>(cfg.rate_bits_per_second)) {
       w.skip_reason = fmt::format("needs {}; --cluster {} is {}", needs, cfg.prefix,
                                   cluster_key(hosts, cfg.cores_per_host, cfg.link));
     }

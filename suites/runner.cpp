@@ -148,13 +148,12 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
   ctx.tcp_interface = options.tcp_interface;
   ctx.slots = cores_available();
   ctx.mpirun = options.mpirun;
+  std::vector<HostEntry> hosts;
   if (!options.hostfile.empty()) {
     ctx.hostfile = fs::absolute(options.hostfile);
-    const std::vector<HostEntry> hosts = load_hostfile(options.hostfile);
+    hosts = load_hostfile(options.hostfile);
     ctx.slots = 0;
     for (const auto& h : hosts) ctx.slots += h.slots;
-    check_hosts_reachable(hosts, ctx.tcp_interface.empty() ? suite.tcp_interface : ctx.tcp_interface,
-                          options.hostfile);
   }
   plan.repetitions = options.repeat > 0 ? options.repeat : suite.repetitions;
   plan.timeout_s = options.timeout_s.value_or(suite.timeout_s);
@@ -163,6 +162,14 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
   }
   if (plan.cases.empty()) {
     throw Error(fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
+  }
+  // Each case's own interface must reach the hosts (lo reaches only this one).
+  if (!ctx.hostfile.empty()) {
+    for (const SuiteCase* c : plan.cases) {
+      if (c->skip_reason.empty()) {
+        check_hosts_reachable(hosts, case_interface(suite, *c, ctx), options.hostfile);
+      }
+    }
   }
   const bool mpirun = std::any_of(plan.cases.begin(), plan.cases.end(), [&](const SuiteCase* c) {
     return c->skip_reason.empty() && needs_mpirun(*c, ctx);
@@ -308,6 +315,7 @@ class SuiteRun {
  private:
   void begin();
   RunOutcome run_case(const SuiteCase& c, int rep);
+  CaseHosts case_hosts(const SuiteCase& c, std::string* error);
   void print_progress(const SuiteCase& c, int rep);
   void record(RunOutcome& out, const JobOutcome& job, Ingested in, const fs::path& stderr_path);
   void print_row(const RunOutcome& out);
@@ -359,11 +367,24 @@ void SuiteRun::print_progress(const SuiteCase& c, int rep) {
   std::fflush(options_.progress);
 }
 
+// Where `c` runs (a cluster brought up for it, its link measured). A cluster
+// that cannot be brought up fails this case only: `error` says why.
+CaseHosts SuiteRun::case_hosts(const SuiteCase& c, std::string* error) {
+  if (!c.skip_reason.empty()) return hosts_.plan_only(c);
+  try {
+    return hosts_.prepare(suite_, c);
+  } catch (const Error& e) {
+    *error = e.what();
+    return hosts_.plan_only(c);
+  }
+}
+
 RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   ++index_;
   print_progress(c, rep);
   const fs::path output = case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
-  const CaseHosts where = c.skip_reason.empty() ? hosts_.prepare(suite_, c) : hosts_.plan_only(c);
+  std::string hosts_error;
+  const CaseHosts where = case_hosts(c, &hosts_error);
   const LaunchPlan plan = plan_case(suite_, c, where.ctx, output);
   RunOutcome out;
   out.row.suite_id = result_.suite_id;
@@ -377,6 +398,13 @@ RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
     return out;
   }
   out.row.id = db_.begin_run(result_.suite_id, out.row.run_case);
+  if (!hosts_error.empty()) {  // recorded failed; the suite goes on
+    out.row.status = results::RunStatus::kFailed;
+    out.row.exit_code = kExitFailure;
+    out.row.error = "its hosts could not be made ready: " + hosts_error;
+    db_.finish_run(out.row.id, out.row.status, kExitFailure, out.row.error, nullptr);
+    return out;
+  }
   const double timeout_s = options_.timeout_s.value_or(c.timeout_s.value_or(plan_.timeout_s));
   const fs::path stderr_path = case_file(work_dir_, index_, "stderr");
   const auto start = Clock::now();

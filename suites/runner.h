@@ -9,7 +9,8 @@
 // Cases with hosts > 1 run on the hostfile's hosts, on the virtual cluster
 // given by `cluster`, or on one the runner brings up and takes down, with
 // the link measured first (suites/case_hosts.h); where none can be made
-// they are skipped with the reason.
+// they are skipped with the reason, and a cluster that fails to come up
+// fails its case only.
 //
 // Multi-host runs (a hostfile): rank 0 writes the case's summary on its own
 // host (the hostfile's first), so the per-case files go to a temporary
@@ -59,7 +60,7 @@ struct RunnerOptions {
   std::string mpirun = "mpirun";           // name on PATH or a path
   std::vector<std::string> extra_mpirun_args;
   std::string tcp_interface;               // empty: the suite's
-  std::string cluster;                     // --cluster: a virtual cluster to use (prefix) tcp_interface
+  std::string cluster;                     // --cluster: a virtual cluster's prefix; "": make them
   int repeat = 0;                          // > 0 overrides the suite's repetitions
   std::string filter;                      // run only cases whose name contains this
   bool dry_run = false;                    // print the plan; run and write nothing

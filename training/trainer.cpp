@@ -985,6 +985,8 @@ InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag)
       delay.ms < 0) {
     throw bad("the milliseconds must be a non-negative number");
   }
+  // An hour a step is already no benchmark; more overflows sleep_for.
+  if (delay.ms > 3.6e6) throw bad("the milliseconds must be at most 3600000 (an hour)");
   return delay;
 }
 

@@ -152,6 +152,10 @@ TEST(FaultsTest, OutOfRangeFlagsSaySoInWords) {
            {"prepare-data " + in + " --out " + shell_quote(dir.file("o")) +
                 " --max-record-bytes -1",
             "--max-record-bytes: must be at least 1, got -1"},
+           // A delay sleep_for cannot hold would not sleep at all.
+           {"train --model tiny --steps 1 --inject-delay 0:1e300",
+            "--inject-delay: the milliseconds must be at most 3600000"},
+           {"train --model tiny --steps 1 --overwrite", "--overwrite requires --checkpoint-dir"},
        }) {
     const auto r = run_trainscope(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;

@@ -1,7 +1,10 @@
 #include "results/link_profiles.h"
 
 #include <fstream>
+#include <regex>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +40,20 @@ TEST(LinkProfiles, TheClusterScriptShapesEveryProfileAtItsRate) {
     EXPECT_NE(text.str().find(line), std::string::npos) << "no '" << line << "' in the script";
     EXPECT_DOUBLE_EQ(*parse_tc_rate(p.tc_rate), p.bits_per_second) << p.name;
   }
+  // And the script knows no profile we do not: every `NAME) echo RATE` line.
+  const std::string script = text.str();
+  const std::regex profile_line(R"(\n\s+([a-z0-9.-]+)\) echo )");
+  int lines = 0;
+  for (std::sregex_iterator it(script.begin(), script.end(), profile_line), end;
+       it != end; ++it, ++lines) {
+    EXPECT_NE(find_link_profile((*it)[1].str()), nullptr) << (*it)[1].str();
+  }
+  EXPECT_EQ(lines, static_cast<int>(kLinkProfiles.size()));
+  // The range of rates it takes is the one suites are checked against.
+  EXPECT_NE(script.find(fmt::format("rate_bps >= {:.0f}", kMinLinkBitsPerSecond)),
+            std::string::npos);
+  EXPECT_NE(script.find(fmt::format("rate_bps <= {:.0f}", kMaxLinkBitsPerSecond)),
+            std::string::npos);
 }
 
 }  // namespace

@@ -129,6 +129,17 @@ TEST_F(RecordsTest, MissingFieldIsNamedWithPathAndFile) {
   EXPECT_NE(message.find((dir_ / "summary.json").string()), std::string::npos) << message;
 }
 
+// The warm-up count decides which steps the figures use: a string or a
+// negative number is named, not thrown by the JSON library.
+TEST_F(RecordsTest, AWarmupThatIsNotACountIsNamed) {
+  json j = sample_summary(2, 2);
+  j["options"]["warmup_steps"] = "2";
+  EXPECT_NE(load_error(j).find("options.warmup_steps"), std::string::npos) << load_error(j);
+  j["options"]["warmup_steps"] = -3;
+  EXPECT_NE(load_error(j).find("'options.warmup_steps' must be >= 0, got -3"), std::string::npos)
+      << load_error(j);
+}
+
 TEST_F(RecordsTest, WrongTypesAreNamed) {
   json j = sample_summary(2, 3);
   j["steps"][1][2]["loss"] = "low";

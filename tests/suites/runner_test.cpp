@@ -3,15 +3,16 @@
 // case are recorded failed while the suite goes on; bad input (missing mpirun,
 // bad hostfile) fails before anything is written. Also the command plans.
 #include "suites/runner.h"
+#include "suites/virtual_cluster.h"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "kernels/check.h"
@@ -248,6 +249,43 @@ TEST_F(RunnerTest, HostsWithoutAClusterAreSkippedWithTheReason) {
   EXPECT_EQ(runs[1].run_case.link, "gige");
 }
 
+// A cluster that does not come up (here a netns-cluster.sh whose `up` fails,
+// as when tc refuses tbf) fails its case, naming why, and the suite goes on.
+TEST_F(RunnerTest, AClusterThatDoesNotComeUpFailsItsCaseAndTheSuiteGoesOn) {
+  if (const std::string why = virtual_cluster_unavailable_reason(); !why.empty()) {
+    GTEST_SKIP() << "virtual clusters cannot be made here: " << why;
+  }
+  const fs::path scripts = dir_ / "scripts";
+  fs::create_directories(scripts);
+  std::ofstream(scripts / "netns-cluster.sh")
+      << "#!/bin/sh\ncase \"$1\" in up) echo 'netns-cluster.sh: tc refused tbf (simulated)' >&2; "
+         "exit 1;; esac\nexit 0\n";
+  fs::permissions(scripts / "netns-cluster.sh", fs::perms::owner_all);
+  const Suite s = suite(std::string("name = \"x\"\ntimeout_s = 120\n") + kBase +
+                        "[[case]]\nname = \"two-hosts\"\nmode = \"sharded\"\nhosts = 2\n"
+                        "link = \"gige\"\n[[case]]\nname = \"one\"\n");
+  const char* old = std::getenv("TRAINSCOPE_SCRIPTS_DIR");
+  const std::string saved = old ? old : "";
+  ::setenv("TRAINSCOPE_SCRIPTS_DIR", scripts.c_str(), 1);
+  SuiteResult r;
+  EXPECT_NO_THROW(r = run_suite(s, options_));
+  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1)
+      : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
+  EXPECT_EQ(r.exit_code(), kExitFailure);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
+  EXPECT_NE(r.runs[0].row.error.find("its hosts could not be made ready: "), std::string::npos)
+      << r.runs[0].row.error;
+  EXPECT_NE(r.runs[0].row.error.find("tc refused tbf (simulated)"), std::string::npos)
+      << r.runs[0].row.error;
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kOk) << r.runs[1].row.error;
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  const auto suites = db.list_suites();
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_TRUE(suites[0].info.finished_at.has_value());
+  EXPECT_EQ(db.list_runs(suites[0].id)[0].status, results::RunStatus::kFailed);
+}
+
 // Over a hostfile (real machines) a case needs that many hosts, and a link
 // profile cannot be imposed on a real network.
 TEST_F(RunnerTest, OverAHostfileLinkProfilesAndMissingHostsAreSkipped) {
@@ -270,6 +308,16 @@ TEST_F(RunnerTest, OverAHostfileLinkProfilesAndMissingHostsAreSkipped) {
   EXPECT_NE(r.runs[1].row.error.find(" lists 2"), std::string::npos) << r.runs[1].row.error;
   options_.cluster = "some-cluster";  // and --cluster names hosts too
   EXPECT_THROW(run_suite(s, options_), Error);
+  options_.hostfile.clear();
+  options_.cluster = "../../etc";
+  try {
+    run_suite(s, options_);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--cluster '../../etc': a cluster prefix is"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(RunnerTest, UnwritableDbIsAnError) {
@@ -336,7 +384,7 @@ TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
   const LaunchPlan p = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
-  ASSERT_GE(p.argv.size(), 3u);
+  ASSERT_GE(p.argv.size(), 4u);
   EXPECT_EQ(p.argv[0], "taskset");
   EXPECT_EQ(p.argv[2], std::to_string(allowed_cpus().front()));
   EXPECT_EQ(p.argv[3], "/usr/bin/mpirun");

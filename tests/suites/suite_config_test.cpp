@@ -269,12 +269,29 @@ TEST(SuiteConfig, BadHostsCoresAndLinksNameTheLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"dialup\"\n", "t.toml:4:8: unknown link 'dialup'"},
            {"name = \"x\"\n[[case]]\nlink = \"gige\"\n", "t.toml:3:8: 'link' applies between hosts"},
-           {"name = \"x\"\n[[case]]\ncores_per_host = 100000\n", "t.toml:3:18: cores_per_host 100000 is more than this machine has"},
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"1bit\"\n", "t.toml:4:8: link '1bit' is 1 bit/s; the shaper of the virtual cluster takes 1mbit to 1tbit"},
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"5tbit\"\n", "t.toml:4:8: link '5tbit' is 5e+12 bit/s"},
            {"name = \"x\"\n[[case]]\nhosts = 0\n", "'hosts' must be at least 1"},
            {"name = \"x\"\n[[case]]\ntcp_interface = \"\"\n", "'tcp_interface' must name an interface"},
        }) {
     EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
   }
+}
+
+// Cases the machine cannot hold, or a transport cannot carry, are skipped
+// with the reason: the suite still reads on a smaller machine.
+TEST(SuiteConfig, MoreCoresThanTheMachineHasOrShmAcrossHostsAreSkipped) {
+  const Suite s = parse_suite(
+      "name = \"x\"\n[[case]]\nname = \"big\"\ncores_per_host = 100000\n"
+      "[[case]]\nname = \"shm\"\nmode = \"sharded\"\nhosts = 2\ntransport = \"shm\"\n",
+      "t.toml", ".");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_NE(s.cases[0].skip_reason.find("1 hosts x 100000 cores need 100000 cores"),
+            std::string::npos)
+      << s.cases[0].skip_reason;
+  EXPECT_NE(s.cases[1].skip_reason.find("shm carries messages within one host"),
+            std::string::npos)
+      << s.cases[1].skip_reason;
 }
 
 TEST(Hostfile, ParsesSlotsAndComments) {
