@@ -39,9 +39,12 @@ bool write_all(int fd, std::initializer_list<std::string_view> pieces) {
 void write_in_place(const std::filesystem::path& path,
                     std::initializer_list<std::string_view> pieces) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0 || !write_all(fd, pieces) || ::close(fd) != 0) {
-    const int err = errno;
-    if (fd >= 0) ::close(fd);
+  const bool written = fd >= 0 && write_all(fd, pieces);
+  const int err_write = errno;
+  // close() even when it fails releases the descriptor: never twice.
+  if (fd < 0 || !written || ::close(fd) != 0) {
+    const int err = fd >= 0 && !written ? err_write : errno;
+    if (fd >= 0 && !written) ::close(fd);
     throw Error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)),
                 kExitFailure);
   }
@@ -50,7 +53,8 @@ void write_in_place(const std::filesystem::path& path,
 // Writes the bytes to a new temporary beside `path`, flushed to disk;
 // returns its name. Error naming `path` (the temporary removed) on failure.
 std::filesystem::path write_temporary(const std::filesystem::path& path,
-                                      std::initializer_list<std::string_view> pieces) {
+                                      std::initializer_list<std::string_view> pieces,
+                                      Durability durability = Durability::kSynced) {
   // Next to the target, so rename() stays within one file system; pid and a
   // counter keep concurrent writers apart.
   static std::atomic<unsigned> counter{0};
@@ -69,19 +73,21 @@ std::filesystem::path write_temporary(const std::filesystem::path& path,
                 kExitFailure);
   };
   if (!write_all(fd, pieces)) fail("write", true);
-  if (::fsync(fd) != 0) fail("fsync", true);
+  if (durability == Durability::kSynced && ::fsync(fd) != 0) fail("fsync", true);
   if (::close(fd) != 0) fail("close", false);
   return tmp;
 }
 
 // Renames the temporary over `path` and makes the rename durable.
-void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path) {
+void put_in_place(const std::filesystem::path& tmp, const std::filesystem::path& path,
+                  Durability durability = Durability::kSynced) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());
     throw Error(fmt::format("cannot write {}: rename: {}", path.string(), std::strerror(err)),
                 kExitFailure);
   }
+  if (durability == Durability::kRenameOnly) return;
   // Failing here does not undo the write.
   const std::filesystem::path dir = path.parent_path().empty() ? "." : path.parent_path();
   const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -109,14 +115,21 @@ std::optional<std::filesystem::path> replaceable_target(const std::filesystem::p
 
 }  // namespace
 
-void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::string_view> pieces) {
+namespace {
+void write_pieces(const std::filesystem::path& path,
+                  std::initializer_list<std::string_view> pieces, Durability durability) {
   const auto target = replaceable_target(path);
   if (!target) {
     write_in_place(path, pieces);
     return;
   }
-  put_in_place(write_temporary(*target, pieces), *target);
+  put_in_place(write_temporary(*target, pieces, durability), *target, durability);
+}
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces) {
+  write_pieces(path, pieces, Durability::kSynced);
 }
 
 void write_files_atomically(
@@ -132,11 +145,19 @@ void write_files_atomically(
     for (const auto& [tmp, target] : written) ::unlink(tmp.c_str());
     throw;
   }
-  for (const auto& [tmp, target] : written) put_in_place(tmp, target);
+  for (std::size_t i = 0; i < written.size(); ++i) {
+    try {
+      put_in_place(written[i].first, written[i].second);
+    } catch (const Error&) {  // the ones not yet in place go too
+      for (std::size_t j = i + 1; j < written.size(); ++j) ::unlink(written[j].first.c_str());
+      throw;
+    }
+  }
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  write_file_atomically(path, {content});
+void write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                           Durability durability) {
+  write_pieces(path, {content}, durability);
 }
 
 std::string read_file(const std::filesystem::path& path) {

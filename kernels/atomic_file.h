@@ -24,7 +24,14 @@
 
 namespace trainscope {
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+// Whether a write is flushed to disk before (file) and after (directory) the
+// rename. Readers see the old or the new file either way; only a machine
+// that crashes can lose an unsynced one. kRenameOnly is for files rewritten
+// often that need not outlive a crash (a rank's status each second).
+enum class Durability { kSynced, kRenameOnly };
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content,
+                           Durability durability = Durability::kSynced);
 // The concatenation of `pieces`, streamed without joining them first (a
 // checkpoint's header and its hundreds of MiB of tensor data).
 void write_file_atomically(const std::filesystem::path& path,

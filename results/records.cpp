@@ -61,7 +61,9 @@ std::filesystem::path rank_status_path(const std::filesystem::path& status_dir, 
 }
 
 void save_rank_status(const profiler::RankStatus& status, const std::filesystem::path& path) {
-  write_file_atomically(path, to_json_value(status).dump(2) + "\n");
+  // Rewritten every second on every rank while it trains: no fsync (a
+  // reader after a crash of the machine has nothing to diagnose anyway).
+  write_file_atomically(path, to_json_value(status).dump(2) + "\n", Durability::kRenameOnly);
 }
 
 profiler::RankStatus load_rank_status(const std::filesystem::path& path) {

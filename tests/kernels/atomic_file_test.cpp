@@ -31,6 +31,9 @@ TEST(AtomicFileTest, ReplacesTheFileAndLeavesNoTemporary) {
   write_file_atomically(file, "old");
   write_file_atomically(file, {"ne", "", "w content"});
   EXPECT_EQ(slurp(file), "new content");
+  // Unsynced (a status file rewritten each second): still whole, still renamed.
+  write_file_atomically(file, "newer", Durability::kRenameOnly);
+  EXPECT_EQ(slurp(file), "newer");
   int entries = 0;
   for (const auto& e : fs::directory_iterator(dir)) entries += e.is_regular_file() ? 1 : 0;
   EXPECT_EQ(entries, 1) << "a temporary was left behind";
