@@ -678,10 +678,14 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
     const bool timings = same_machine || options.timings_across_machines;
     if (!timings) {
       result.warnings.push_back(fmt::format(
-          "timings not compared: the baseline was measured on another machine ({} vs {}); only "
-          "ratio rules within the run and exact figures are checked (--timings-across-machines "
-          "compares them anyway)",
-          describe_machine(baseline->machine), describe_machine(current.machine)));
+          "timings not compared: {}; only ratio rules within the run and exact figures are "
+          "checked (--timings-across-machines compares them anyway)",
+          baseline->machine.empty()
+              ? "the baseline records no machine (save it again with --save-baseline on the "
+                "machine that runs the check)"
+              : fmt::format("the baseline was measured on another machine ({} vs {})",
+                            describe_machine(baseline->machine),
+                            describe_machine(current.machine))));
     }
     for (const auto& b : baseline->cases) compare_case(b, *current.find(b.name), timings, options, result);
     for (const auto& c : current.cases) {

@@ -99,6 +99,7 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.case_name = c.name;
   v.link = rc.link;
   v.hosts = rc.host_count;
+  v.cores_per_host = rc.cores_per_host;
   v.overlap = is_overlap(c);
   v.scaling = rc.config.value("batch_per_rank", 0) > 0 ? Scaling::kWeak : Scaling::kStrong;
   v.compute_from = one->name;

@@ -39,6 +39,7 @@ struct ValidationRow {
   std::string case_name;
   std::string link;
   int hosts = 1;
+  int cores_per_host = 0;  // 0: not pinned
   bool overlap = false;
   Scaling scaling = Scaling::kWeak;
   double measured_step_s = 0;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's main command: install the Debian packages, build (Release), run
-# the default suite on the built-in story corpus (seed model: one process vs
-# duplicated vs sharded data on 2 ranks; per-tensor vs fused vs overlapped
-# gradient reductions), and write the comparison report.
+# the default suite on the built-in story corpus (seed model: one machine of
+# one core vs two virtual hosts of one core each, skipped without root, vs 2
+# ranks on this box; duplicated vs sharded data; per-tensor vs fused vs
+# overlapped gradient reductions), and write the comparison report.
 #
 #   ./scripts/main.sh                 # results in out/results.db, report in out/report.html
 #   ./scripts/main.sh --suite smoke   # a quicker suite

@@ -99,6 +99,15 @@ TEST_F(CheckTest, TimingsAreNotComparedWithABaselineFromAnotherMachine) {
   EXPECT_EQ(find_row(r, "fused", "tracked.total")->verdict, Verdict::kSame);
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(check_table_text(r).find("another machine"), std::string::npos);
+  // A baseline that records no machine (saved before machines were) says
+  // that, not "another machine", and how to mend it.
+  auto b = load_check_suite(base, "latest");
+  b.machine = nlohmann::json::object();
+  const auto c = load_check_suite(current, "latest");
+  const CheckResult unknown = run_check(&b, c, {});
+  EXPECT_EQ(find_row(unknown, "fused", "step time median"), nullptr);
+  EXPECT_NE(check_table_text(unknown).find("the baseline records no machine"), std::string::npos)
+      << check_table_text(unknown);
   CheckOptions across;
   across.timings_across_machines = true;
   r = check(base, current, across);

@@ -111,7 +111,16 @@ TEST(PredictionTest, BestBucketBalancesLatencyAgainstWhatOverlapHides) {
   const double no_latency = best_bucket_bytes(s, {"", 0, 1e9}, 2);
   EXPECT_GT(high_latency, no_latency);
   EXPECT_EQ(no_latency, 64 * 1024);
-  EXPECT_LE(high_latency, s.grad_bytes);
+  // The best is no worse than the extremes: the smallest bucket and one
+  // bucket of the whole gradient.
+  const LinkModel slow{"", 20e-3, 1e9};
+  auto step_at = [&](double bucket) {
+    StepModel b = s;
+    b.bucket_bytes = bucket;
+    return predict(b, slow, 2, true, Scaling::kWeak).step_s;
+  };
+  EXPECT_LE(step_at(high_latency), step_at(64 * 1024));
+  EXPECT_LE(step_at(high_latency), step_at(s.grad_bytes));
 }
 
 TEST(PredictionTest, HostCountsAreDoublingsUpToTheMaximum) {

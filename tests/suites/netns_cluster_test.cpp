@@ -335,8 +335,9 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
 }
 
 // The tiny model on 2 hosts of one core each, one rank per host; the link
-// comes from the suite's grid. Bound to cores as the default suite is: hosts
-// that own their cores must not be bound by Open MPI (netns-mpirun.sh refuses).
+// comes from the suite's grid. bind_to = "core": hosts that own their cores
+// must still not be bound by Open MPI (netns-mpirun.sh refuses), the link
+// probe included.
 constexpr const char* kTwoHostSuite =
     "name = \"netns-hosts\"\ntimeout_s = 90\nbind_to = \"core\"\n"
     "[base]\nmodel = \"tiny\"\nbatch_per_rank = 2\nblock = 32\nsteps = 3\nwarmup_steps = 1\n"

@@ -160,7 +160,8 @@ TEST_F(VirtualClusterTest, GigeLinkCarriesAboutAGigabitEachWay) {
   // 4.1 carries the two directions of a sendrecv at half the rate each (65 vs
   // 115 MB/s one way, measured on this link), so one link would measure
   // Open MPI, not the link. The bounds hold on a loaded 2-core box: 1 Gbit/s
-  // needs little CPU, and unlimited measures 290 MB/s here.
+  // needs little CPU, and an unshaped veth carries several times more here
+  // (docs/SUITES.md's table).
   const fs::path jsonl = dir_->path() / "gige.jsonl";
   const CommandResult job = mpirun(
       "-np 2 --bind-to none --mca pml ob1 --mca btl tcp,self --mca btl_tcp_links 2 "
