@@ -3,6 +3,7 @@
 // one row per strategy, the same columns every time).
 //
 //   mpirun -np 2 build/bench/grad_sync_bench [--model seed] [--iters 10] [--warmup 2]
+//                                            [--allreduce mpi|shm|hier]
 //
 // busbw = algbw x 2(n-1)/n (docs/METRICS.md); time is the median over
 // iterations of the slowest rank. "ratio" is the single all-reduce of the
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "kernels/storage.h"
@@ -27,16 +29,18 @@ using namespace trainscope;
 
 int main(int argc, char** argv) {
   std::string model = "seed";
+  std::string allreduce = "mpi";
   int iters = 10, warmup = 2;
   for (int i = 1; i < argc; i += 2) {
     const bool known = !std::strcmp(argv[i], "--model") || !std::strcmp(argv[i], "--iters") ||
-                       !std::strcmp(argv[i], "--warmup");
+                       !std::strcmp(argv[i], "--warmup") || !std::strcmp(argv[i], "--allreduce");
     if (!known || i + 1 >= argc) {
       std::fprintf(stderr, "grad_sync_bench: usage: [--model NAME] [--iters N>=1] [--warmup N>=0]"
-                           " (bad argument '%s')\n", argv[i]);
+                           " [--allreduce mpi|shm|hier] (bad argument '%s')\n", argv[i]);
       return 2;
     }
     if (!std::strcmp(argv[i], "--model")) model = argv[i + 1];
+    if (!std::strcmp(argv[i], "--allreduce")) allreduce = argv[i + 1];
     if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
     if (!std::strcmp(argv[i], "--warmup")) warmup = std::atoi(argv[i + 1]);
   }
@@ -46,11 +50,13 @@ int main(int argc, char** argv) {
   }
   auto comm = comm::make_communicator("auto");
   const training::ParamLayout layout(training::model_preset(model));
-  kernels::Buffer<float> grads(layout.total(), kernels::MemoryCategory::kGradients);
+  auto reducer = comm::make_all_reducer(
+      *comm, {.algorithm = comm::parse_allreduce_algorithm(allreduce), .numel = layout.total()});
+  const std::span<float> grads = reducer->buffer();
   std::vector<comm::TensorRange> tensors;
   for (const auto& t : layout.tensors()) tensors.push_back({t.offset, t.numel});
   const int n = comm->size();
-  const double bytes = static_cast<double>(grads.bytes());
+  const double bytes = static_cast<double>(grads.size_bytes());
 
   struct Case { std::string name; comm::ReduceStrategy s; double bucket_mb; };
   std::vector<Case> cases = {{"allreduce(whole)", comm::ReduceStrategy::kFused, 0},
@@ -61,14 +67,15 @@ int main(int argc, char** argv) {
                              {"overlap-poll 32MiB", comm::ReduceStrategy::kOverlapPoll, 32},
                              {"per-tensor", comm::ReduceStrategy::kPerTensor, 0}};
   if (comm->rank() == 0) {
-    fmt::print("# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks\n",
-               model, bytes / (1 << 20), tensors.size(), n);
+    fmt::print("# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks, "
+               "allreduce {}\n",
+               model, bytes / (1 << 20), tensors.size(), n, allreduce);
     fmt::print("# {:>18} {:>7} {:>10} {:>11} {:>11} {:>7}\n", "strategy", "calls", "time(ms)",
                "algbw(GB/s)", "busbw(GB/s)", "ratio");
   }
   double reference_time = 0;
   for (const Case& c : cases) {
-    auto sync = comm::make_grad_sync(c.s, *comm, grads.span(), tensors,
+    auto sync = comm::make_grad_sync(c.s, *reducer, tensors,
                                      static_cast<int64_t>(c.bucket_mb * (1 << 20)));
     std::vector<double> times;
     for (int it = 0; it < warmup + iters; ++it) {

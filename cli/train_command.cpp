@@ -25,6 +25,7 @@ struct TrainFlags {
   std::string mode = "naive";
   std::string shard = "strided";
   std::string reduce = "fused";
+  std::string allreduce = "mpi";
   std::string backend = "auto";
   std::string inject_delay;
   bool no_shuffle = false;
@@ -38,6 +39,7 @@ void run(TrainFlags& f) {
   o.data.shard = training::parse_shard_mode(f.shard, "--shard");
   o.data.shuffle = !f.no_shuffle;
   o.reduce = comm::parse_reduce_strategy(f.reduce);
+  o.allreduce = comm::parse_allreduce_algorithm(f.allreduce);
   if (!f.inject_delay.empty()) o.inject_delay = training::parse_injected_delay(f.inject_delay);
   auto comm = comm::make_communicator(f.backend);
   try {
@@ -154,6 +156,17 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
                   "--bucket-mb after backward), overlap (buckets reduced by a communication thread "
                   "during backward) or overlap-poll (nonblocking all-reduces polled between "
                   "kernels)")
+      ->capture_default_str();
+  cmd->add_option("--allreduce", flags->allreduce,
+                  "How each reduction is carried out, under any --reduce: mpi (Open MPI's "
+                  "MPI_Allreduce), shm (ranks of one host sum straight out of each other's "
+                  "gradients in an MPI-3 shared window) or hier (shm inside each host, MPI "
+                  "between hosts)")
+      ->capture_default_str();
+  cmd->add_option("--zero", o.zero,
+                  "ZeRO stage: 0 (every rank keeps the whole AdamW state) or 1 (gradients "
+                  "reduce-scattered, each rank updates its 1/N slice with 1/N of the state, "
+                  "parameters all-gathered; needs --reduce fused and 2+ ranks)")
       ->capture_default_str();
   cmd->add_option("--bucket-mb", o.bucket_mb, "Bucket size in MiB for fused/overlap(-poll) (<= 0: the "
                                               "whole gradient in one all-reduce)")

@@ -15,6 +15,13 @@ namespace trainscope::comm {
 std::unique_ptr<Communicator> make_local_communicator();
 std::unique_ptr<Communicator> make_mpi_communicator();  // mpi_communicator.cpp or its stand-in
 
+Slice slice_of(int64_t n, int ranks, int rank) {
+  TS_CHECK(ranks > 0 && rank >= 0 && rank < ranks && n >= 0);
+  const int64_t base = n / ranks, extra = n % ranks;
+  // The first `extra` ranks own one element more.
+  return {rank * base + std::min<int64_t>(rank, extra), base + (rank < extra ? 1 : 0)};
+}
+
 void Communicator::broadcast_string(std::string* s, int root) {
   int64_t n = static_cast<int64_t>(s->size());
   broadcast(std::as_writable_bytes(std::span<int64_t>(&n, 1)), root);

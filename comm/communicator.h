@@ -23,6 +23,15 @@
 
 namespace trainscope::comm {
 
+// The part of an n-element buffer that rank `rank` of `ranks` owns in a
+// reduce-scatter or all-gather: balanced, in rank order, so slices tile [0, n)
+// and differ in length by at most one element.
+struct Slice {
+  int64_t offset = 0;
+  int64_t numel = 0;
+};
+Slice slice_of(int64_t n, int ranks, int rank);
+
 // A nonblocking collective in flight. Destroying an unfinished request waits.
 class Request {
  public:
@@ -32,6 +41,8 @@ class Request {
   virtual bool test() = 0;
   virtual void wait() = 0;
 };
+
+class HostGroup;
 
 class Communicator {
  public:
@@ -53,8 +64,21 @@ class Communicator {
   virtual void all_reduce_max(std::span<double> data) = 0;
   virtual std::unique_ptr<Request> all_reduce_sum_async(std::span<float> data) = 0;
   virtual void broadcast(std::span<std::byte> data, int root) = 0;
+  // In place over the whole buffer (the same length on every rank): on
+  // return this rank's slice_of(data.size(), size(), rank()) holds the sum
+  // over ranks; the rest of `data` is unspecified.
+  virtual void reduce_scatter_sum(std::span<float> data) = 0;
+  // In place: every rank's slice (as reduce_scatter_sum's) to every rank.
+  virtual void all_gather(std::span<float> data) = 0;
   // Small records (configs, summaries): every rank's string, on every rank.
   virtual std::vector<std::string> all_gather(const std::string& record) = 0;
+  // The ranks of this job on this rank's host and memory they share (see
+  // comm/host_group.h); `floats_per_rank` floats for each local rank.
+  // `split_ranks_per_host` > 0 pretends every host holds only that many
+  // ranks (consecutive local ranks), so tests can reach the cross-host path
+  // of a hierarchical all-reduce on one machine. Collective.
+  virtual std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank,
+                                                       int split_ranks_per_host = 0) = 0;
   // Ends the whole job now with `code` (no hang if other ranks are blocked).
   [[noreturn]] virtual void abort(int code) = 0;
 

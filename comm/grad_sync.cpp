@@ -37,7 +37,7 @@ std::vector<TensorRange> buckets_from_end(int64_t total, int64_t bucket_elems) {
 }  // namespace
 
 std::string GradSync::collective_name() const {
-  return "all_reduce " + std::string(reduce_strategy_name(strategy()));
+  return fmt::format("{} {}", collective(), reduce_strategy_name(strategy()));
 }
 
 void GradSync::set_trace(profiler::TraceRecorder* recorder) {
@@ -67,10 +67,13 @@ namespace {
 // backward; they differ only in the ranges (tensors vs buckets).
 class BlockingSync final : public GradSync {
  public:
-  BlockingSync(ReduceStrategy strategy, Communicator& comm, std::span<float> grads,
-               std::vector<TensorRange> ranges)
-      : strategy_(strategy), comm_(comm), grads_(grads), ranges_(std::move(ranges)) {}
+  BlockingSync(ReduceStrategy strategy, AllReducer& reducer, std::vector<TensorRange> ranges,
+               bool scatter = false)
+      : strategy_(strategy), reducer_(reducer), ranges_(std::move(ranges)), scatter_(scatter) {}
   ReduceStrategy strategy() const override { return strategy_; }
+  std::string_view collective() const override {
+    return scatter_ ? "reduce_scatter" : "all_reduce";
+  }
   void finish() override {
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < ranges_.size(); ++i) {
@@ -78,7 +81,11 @@ class BlockingSync final : public GradSync {
       const int64_t start = profiler::trace_clock_ns();
       {
         auto wait = watch(static_cast<int32_t>(i));
-        comm_.all_reduce_sum(grads_.subspan(r.offset, r.numel));
+        if (scatter_) {
+          reducer_.reduce_scatter(r.offset, r.numel);
+        } else {
+          reducer_.sum(r.offset, r.numel);
+        }
       }
       stats_.calls += 1;
       stats_.bytes += r.numel * static_cast<int64_t>(sizeof(float));
@@ -90,9 +97,9 @@ class BlockingSync final : public GradSync {
 
  private:
   ReduceStrategy strategy_;
-  Communicator& comm_;
-  std::span<float> grads_;
+  AllReducer& reducer_;
   std::vector<TensorRange> ranges_;
+  bool scatter_;  // reduce-scatter each range (ZeRO) instead of all-reducing it
 };
 
 // overlap: PyTorch DDP's design. Backward hands each finished bucket to one
@@ -104,9 +111,9 @@ class BlockingSync final : public GradSync {
 // calls are serialized as MPI_THREAD_SERIALIZED requires.
 class ThreadOverlapSync final : public GradSync {
  public:
-  ThreadOverlapSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
-      : comm_(comm), grads_(grads),
-        buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)),
+  ThreadOverlapSync(AllReducer& reducer, int64_t bucket_elems)
+      : reducer_(reducer), grads_(reducer.buffer()),
+        buckets_(buckets_from_end(static_cast<int64_t>(grads_.size()), bucket_elems)),
         start_ns_(buckets_.size()), end_ns_(buckets_.size()) {
     worker_ = std::thread([this] { work(); });
   }
@@ -185,7 +192,7 @@ class ThreadOverlapSync final : public GradSync {
       start_ns_[i] = profiler::trace_clock_ns();
       try {
         auto wait = watch(static_cast<int32_t>(i));
-        if (!skip) comm_.all_reduce_sum(grads_.subspan(buckets_[i].offset, buckets_[i].numel));
+        if (!skip) reducer_.sum(buckets_[i].offset, buckets_[i].numel);
       } catch (...) {
         failed = std::current_exception();
       }
@@ -197,7 +204,7 @@ class ThreadOverlapSync final : public GradSync {
     }
   }
 
-  Communicator& comm_;
+  AllReducer& reducer_;
   std::span<float> grads_;
   std::vector<TensorRange> buckets_;
   // Written by the worker for bucket i before done_ passes i; read after.
@@ -220,9 +227,9 @@ class ThreadOverlapSync final : public GradSync {
 // measure exactly that.
 class PollOverlapSync final : public GradSync {
  public:
-  PollOverlapSync(Communicator& comm, std::span<float> grads, int64_t bucket_elems)
-      : comm_(comm), grads_(grads),
-        buckets_(buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems)) {
+  PollOverlapSync(AllReducer& reducer, int64_t bucket_elems)
+      : reducer_(reducer),
+        buckets_(buckets_from_end(static_cast<int64_t>(reducer.buffer().size()), bucket_elems)) {
     requests_.resize(buckets_.size());
     launched_ns_.resize(buckets_.size());
     completed_ns_.resize(buckets_.size());
@@ -277,13 +284,12 @@ class PollOverlapSync final : public GradSync {
   void launch(std::size_t i) {
     const TensorRange& b = buckets_[i];
     launched_ns_[i] = profiler::trace_clock_ns();
-    requests_[i] = comm_.all_reduce_sum_async(grads_.subspan(b.offset, b.numel));
+    requests_[i] = reducer_.sum_async(b.offset, b.numel);
     stats_.calls += 1;
     stats_.bytes += b.numel * static_cast<int64_t>(sizeof(float));
   }
 
-  Communicator& comm_;
-  std::span<float> grads_;
+  AllReducer& reducer_;
   std::vector<TensorRange> buckets_;
   std::vector<std::unique_ptr<Request>> requests_;
   std::vector<int64_t> launched_ns_, completed_ns_;
@@ -305,37 +311,41 @@ std::string_view reduce_strategy_name(ReduceStrategy s) {
   return kReduceStrategyNames[static_cast<size_t>(s)];
 }
 
-std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& comm,
-                                         std::span<float> grads,
+std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& reducer,
                                          std::vector<TensorRange> tensors, int64_t bucket_bytes) {
   const int64_t bucket_elems = bucket_bytes <= 0 ? 0 : std::max<int64_t>(1, bucket_bytes / 4);
+  const auto total = static_cast<int64_t>(reducer.buffer().size());
   switch (strategy) {
     case ReduceStrategy::kPerTensor:
-      return std::make_unique<BlockingSync>(strategy, comm, grads, std::move(tensors));
+      return std::make_unique<BlockingSync>(strategy, reducer, std::move(tensors));
     case ReduceStrategy::kFused:
-      return std::make_unique<BlockingSync>(
-          strategy, comm, grads,
-          buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
+      return std::make_unique<BlockingSync>(strategy, reducer,
+                                            buckets_from_end(total, bucket_elems));
     case ReduceStrategy::kOverlap:
     case ReduceStrategy::kOverlapPoll:
       // One rank has nothing to overlap: the same buckets, blocking (and no
       // thread, no calls during backward).
-      if (comm.size() == 1) {
-        return std::make_unique<BlockingSync>(
-            strategy, comm, grads,
-            buckets_from_end(static_cast<int64_t>(grads.size()), bucket_elems));
+      if (reducer.comm().size() == 1) {
+        return std::make_unique<BlockingSync>(strategy, reducer,
+                                              buckets_from_end(total, bucket_elems));
       }
       if (strategy == ReduceStrategy::kOverlapPoll) {
-        return std::make_unique<PollOverlapSync>(comm, grads, bucket_elems);
+        return std::make_unique<PollOverlapSync>(reducer, bucket_elems);
       }
-      if (!comm.serialized_threads()) {
+      if (!reducer.comm().serialized_threads()) {
         throw Error("--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
                     "which its communication thread needs; use --reduce overlap-poll");
       }
-      return std::make_unique<ThreadOverlapSync>(comm, grads, bucket_elems);
+      return std::make_unique<ThreadOverlapSync>(reducer, bucket_elems);
   }
   TS_CHECK(false) << "unhandled strategy";
   return nullptr;
+}
+
+std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer) {
+  const auto total = static_cast<int64_t>(reducer.buffer().size());
+  return std::make_unique<BlockingSync>(ReduceStrategy::kFused, reducer,
+                                        std::vector<TensorRange>{{0, total}}, /*scatter=*/true);
 }
 
 }  // namespace trainscope::comm

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "profiler/stall_watchdog.h"
 #include "profiler/trace.h"
@@ -98,6 +99,7 @@ class GradSync {
   [[nodiscard]] profiler::StallWatchdog::Wait watch(int32_t bucket);
   // "all_reduce fused": trace events and watchdog lines call it so.
   std::string collective_name() const;
+  virtual std::string_view collective() const { return "all_reduce"; }
 
   GradSyncStats stats_;
   int64_t step_ = -1;
@@ -107,10 +109,15 @@ class GradSync {
   std::string watch_name_;
 };
 
-// grads: the whole gradient arena; tensors: its tensors (forward order, contiguous).
-std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, Communicator& comm,
-                                         std::span<float> grads,
+// Reduces reducer.buffer(), the whole gradient arena, with reducer's
+// algorithm; tensors: the arena's tensors (forward order, contiguous).
+std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& reducer,
                                          std::vector<TensorRange> tensors, int64_t bucket_bytes);
+
+// ZeRO stage 1: after backward, one reduce-scatter of the whole arena, so
+// each rank's slice_of(arena, ranks, rank) holds the summed gradient (the
+// rest is stale). Strategy kFused; its collective is "reduce_scatter".
+std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer);
 
 }  // namespace trainscope::comm
 

@@ -1,10 +1,15 @@
 // The Open MPI backend. The only file in trainscope that includes <mpi.h>.
 #include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "comm/communicator.h"
+#include "comm/host_group.h"
 #include "kernels/check.h"
 
 namespace trainscope::comm {
@@ -46,6 +51,7 @@ class MpiRequest final : public Request {
 
 class MpiCommunicator final : public Communicator {
  public:
+  // The job's communicator: initialises MPI when nobody has.
   MpiCommunicator() {
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -60,16 +66,17 @@ class MpiCommunicator final : public Communicator {
     MPI_Query_thread(&level);
     serialized_ = level >= MPI_THREAD_SERIALIZED;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_size(MPI_COMM_WORLD, &size_);
-    char name[MPI_MAX_PROCESSOR_NAME];
-    int len = 0;
-    MPI_Get_processor_name(name, &len);
-    host_.assign(name, len);
+    init(MPI_COMM_WORLD);
+  }
+  // A sub-communicator this object frees (host groups' across()).
+  MpiCommunicator(MPI_Comm sub, bool serialized) : owns_comm_(true), serialized_(serialized) {
+    init(sub);
   }
   ~MpiCommunicator() override {
+    if (owns_comm_) MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
   }
+  MPI_Comm handle() const { return comm_; }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -77,7 +84,7 @@ class MpiCommunicator final : public Communicator {
   std::string host() const override { return host_; }
   bool serialized_threads() const override { return serialized_; }
 
-  void barrier() override { MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); }
+  void barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
   void all_reduce_sum(std::span<float> d) override { reduce(d.data(), d.size(), MPI_FLOAT, MPI_SUM); }
   void all_reduce_sum(std::span<double> d) override {
     reduce(d.data(), d.size(), MPI_DOUBLE, MPI_SUM);
@@ -92,7 +99,7 @@ class MpiCommunicator final : public Communicator {
     auto req = std::make_unique<MpiRequest>();
     TS_CHECK(d.size() <= static_cast<std::size_t>(INT32_MAX));
     MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT,
-                             MPI_SUM, MPI_COMM_WORLD, req->handle()));
+                             MPI_SUM, comm_, req->handle()));
     return req;
   }
   void broadcast(std::span<std::byte> d, int root) override {
@@ -100,14 +107,14 @@ class MpiCommunicator final : public Communicator {
     std::size_t done = 0;
     while (done < d.size()) {
       const int n = static_cast<int>(std::min<std::size_t>(d.size() - done, 1 << 30));
-      MPI_CHECK(MPI_Bcast(d.data() + done, n, MPI_BYTE, root, MPI_COMM_WORLD));
+      MPI_CHECK(MPI_Bcast(d.data() + done, n, MPI_BYTE, root, comm_));
       done += n;
     }
   }
   std::vector<std::string> all_gather(const std::string& record) override {
     int len = static_cast<int>(record.size());
     std::vector<int> lens(size_), offsets(size_);
-    MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, MPI_COMM_WORLD));
+    MPI_CHECK(MPI_Allgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_));
     int total = 0;
     for (int r = 0; r < size_; ++r) {
       offsets[r] = total;
@@ -115,33 +122,169 @@ class MpiCommunicator final : public Communicator {
     }
     std::string all(total, '\0');
     MPI_CHECK(MPI_Allgatherv(record.data(), len, MPI_CHAR, all.data(), lens.data(),
-                             offsets.data(), MPI_CHAR, MPI_COMM_WORLD));
+                             offsets.data(), MPI_CHAR, comm_));
     std::vector<std::string> out(size_);
     for (int r = 0; r < size_; ++r) out[r] = all.substr(offsets[r], lens[r]);
     return out;
   }
+  void reduce_scatter_sum(std::span<float> d) override {
+    if (size_ == 1) return;
+    const auto [counts, offsets] = slice_counts(d.size());
+    MPI_CHECK(MPI_Reduce_scatter(MPI_IN_PLACE, d.data(), counts.data(), MPI_FLOAT, MPI_SUM, comm_));
+    // In place, MPI leaves this rank's part at the start of the buffer.
+    if (offsets[rank_] != 0) {
+      std::memmove(d.data() + offsets[rank_], d.data(), counts[rank_] * sizeof(float));
+    }
+  }
+  void all_gather(std::span<float> d) override {
+    if (size_ == 1) return;
+    const auto [counts, offsets] = slice_counts(d.size());
+    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d.data(), counts.data(),
+                             offsets.data(), MPI_FLOAT, comm_));
+  }
+  std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank, int split_ranks_per_host) override;
   [[noreturn]] void abort(int code) override {
     MPI_Abort(MPI_COMM_WORLD, code);
     std::_Exit(code);
   }
 
  private:
+  void init(MPI_Comm comm) {
+    comm_ = comm;
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    MPI_Get_processor_name(name, &len);
+    host_.assign(name, len);
+  }
+  // Every rank's slice_of(n) as MPI's int counts and displacements.
+  std::pair<std::vector<int>, std::vector<int>> slice_counts(std::size_t n) const {
+    TS_CHECK(n <= static_cast<std::size_t>(INT32_MAX)) << "a reduce-scatter of " << n << " floats";
+    std::vector<int> counts(size_), offsets(size_);
+    for (int r = 0; r < size_; ++r) {
+      const Slice s = slice_of(static_cast<int64_t>(n), size_, r);
+      counts[r] = static_cast<int>(s.numel);
+      offsets[r] = static_cast<int>(s.offset);
+    }
+    return {counts, offsets};
+  }
   template <typename V>
   void reduce(V* data, std::size_t n, MPI_Datatype type, MPI_Op op) {
     if (size_ == 1) return;
     std::size_t done = 0;
     while (done < n) {
       const int count = static_cast<int>(std::min<std::size_t>(n - done, 1 << 30));
-      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + done, count, type, op, MPI_COMM_WORLD));
+      MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, data + done, count, type, op, comm_));
       done += count;
     }
   }
 
+  MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::string host_;
   bool owns_mpi_ = false;
+  bool owns_comm_ = false;
   bool serialized_ = false;
 };
+
+// The ranks on one host (MPI_COMM_TYPE_SHARED, optionally cut into groups of
+// split_ranks_per_host) and one MPI-3 shared window with a region per local
+// rank. The window stays in a passive-target epoch (lock_all) for its whole
+// life; barrier() brackets MPI_Barrier with MPI_Win_sync, the unified memory
+// model's way to make the regions' stores visible across processes.
+class MpiHostGroup final : public HostGroup {
+ public:
+  MpiHostGroup(MpiCommunicator& world, int64_t floats_per_rank, int split_ranks_per_host) {
+    MPI_Comm shared = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, world.rank(),
+                                  MPI_INFO_NULL, &shared));
+    if (split_ranks_per_host > 0) {
+      int r = 0;
+      MPI_Comm_rank(shared, &r);
+      MPI_CHECK(MPI_Comm_split(shared, r / split_ranks_per_host, r, &local_));
+      MPI_Comm_free(&shared);
+    } else {
+      local_ = shared;
+    }
+    MPI_Comm_rank(local_, &local_rank_);
+    MPI_Comm_size(local_, &local_size_);
+    number_hosts(world);
+    allocate(floats_per_rank);
+  }
+  ~MpiHostGroup() override {
+    MPI_Win_unlock_all(win_);
+    MPI_Win_free(&win_);
+    MPI_Comm_free(&local_);
+  }
+  int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
+  int hosts() const override { return hosts_; }
+  int host_index() const override { return host_index_; }
+  std::span<float> region(int local) override { return regions_.at(local); }
+  void barrier() override {
+    MPI_CHECK(MPI_Win_sync(win_));
+    MPI_CHECK(MPI_Barrier(local_));
+    MPI_CHECK(MPI_Win_sync(win_));
+  }
+  Communicator& across() override { return *across_; }
+
+ private:
+  // Hosts are numbered by their first rank: local rank 0 of each host joins
+  // a leaders' communicator, whose rank is the host's index.
+  void number_hosts(MpiCommunicator& world) {
+    MPI_Comm leaders = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_split(world.handle(), local_rank_ == 0 ? 0 : MPI_UNDEFINED, world.rank(),
+                             &leaders));
+    int ids[2] = {0, 0};
+    if (leaders != MPI_COMM_NULL) {
+      MPI_Comm_rank(leaders, &ids[0]);
+      MPI_Comm_size(leaders, &ids[1]);
+      MPI_Comm_free(&leaders);
+    }
+    MPI_CHECK(MPI_Bcast(ids, 2, MPI_INT, 0, local_));
+    host_index_ = ids[0];
+    hosts_ = ids[1];
+    MPI_Comm across = MPI_COMM_NULL;
+    MPI_CHECK(MPI_Comm_split(world.handle(), local_rank_, host_index_, &across));
+    across_ = std::make_unique<MpiCommunicator>(across, world.serialized_threads());
+  }
+  void allocate(int64_t floats) {
+    // Not contiguous: each rank's region is its own (first-touched by it,
+    // so on its NUMA node). Open MPI does not align the segments: 64 spare
+    // bytes let every region start on a cache line.
+    const auto bytes = static_cast<MPI_Aint>(floats * 4 + 64);
+    MPI_Info info = MPI_INFO_NULL;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    float* base = nullptr;
+    MPI_CHECK(MPI_Win_allocate_shared(bytes, sizeof(float), info, local_, &base, &win_));
+    MPI_Info_free(&info);
+    MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, win_));
+    std::memset(base, 0, static_cast<std::size_t>(bytes));
+    for (int p = 0; p < local_size_; ++p) {
+      MPI_Aint size = 0;
+      int disp = 0;
+      float* ptr = nullptr;
+      MPI_CHECK(MPI_Win_shared_query(win_, p, &size, &disp, &ptr));
+      const auto address = reinterpret_cast<std::uintptr_t>(ptr);
+      regions_.emplace_back(reinterpret_cast<float*>((address + 63) / 64 * 64),
+                            static_cast<std::size_t>(floats));
+    }
+    barrier();  // every region zeroed before anyone uses one
+  }
+
+  MPI_Comm local_ = MPI_COMM_NULL;
+  int local_rank_ = 0, local_size_ = 1, hosts_ = 1, host_index_ = 0;
+  std::unique_ptr<MpiCommunicator> across_;
+  MPI_Win win_ = MPI_WIN_NULL;
+  std::vector<std::span<float>> regions_;
+};
+
+std::unique_ptr<HostGroup> MpiCommunicator::host_group(int64_t floats_per_rank,
+                                                       int split_ranks_per_host) {
+  return std::make_unique<MpiHostGroup>(*this, floats_per_rank, split_ranks_per_host);
+}
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <cstdlib>
 
 #include "comm/communicator.h"
+#include "comm/host_group.h"
 #include "profiler/stall_watchdog.h"
 
 namespace trainscope::comm {
@@ -54,6 +55,16 @@ class WatchedCommunicator final : public Communicator {
   std::unique_ptr<Request> all_reduce_sum_async(std::span<float> data) override;
   void broadcast(std::span<std::byte> d, int root) override {
     watched("broadcast", [&] { inner_.broadcast(d, root); });
+  }
+  void reduce_scatter_sum(std::span<float> d) override {
+    watched("reduce_scatter", [&] { inner_.reduce_scatter_sum(d); });
+  }
+  void all_gather(std::span<float> d) override {
+    watched("all_gather", [&] { inner_.all_gather(d); });
+  }
+  // Setting up a window is collective but short; its waits are not watched.
+  std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank, int split) override {
+    return inner_.host_group(floats_per_rank, split);
   }
   std::vector<std::string> all_gather(const std::string& record) override {
     return watched("all_gather", [&] { return inner_.all_gather(record); });

@@ -53,14 +53,22 @@ void* tracked_alloc(std::size_t bytes, MemoryCategory category) {
   if (huge) madvise(p, rounded, MADV_HUGEPAGE);
   // Zeroing also faults every page in now, not in the first timed step.
   std::memset(p, 0, bytes);
-  add(g_total, static_cast<int64_t>(bytes));
-  add(g_categories[static_cast<int>(category)], static_cast<int64_t>(bytes));
+  adopt_tracked(bytes, category);
   return p;
 }
 
 void tracked_free(void* ptr, std::size_t bytes, MemoryCategory category) {
   if (ptr == nullptr) return;
   std::free(ptr);
+  release_tracked(bytes, category);
+}
+
+void adopt_tracked(std::size_t bytes, MemoryCategory category) {
+  add(g_total, static_cast<int64_t>(bytes));
+  add(g_categories[static_cast<int>(category)], static_cast<int64_t>(bytes));
+}
+
+void release_tracked(std::size_t bytes, MemoryCategory category) {
   add(g_total, -static_cast<int64_t>(bytes));
   add(g_categories[static_cast<int>(category)], -static_cast<int64_t>(bytes));
 }

@@ -67,6 +67,12 @@ void* tracked_alloc(std::size_t bytes, MemoryCategory category);
 // `bytes` and `category` must be those given to tracked_alloc.
 void tracked_free(void* ptr, std::size_t bytes, MemoryCategory category);
 
+// Counts `bytes` in `category` as tracked_alloc would, for memory another
+// allocator owns (MPI's shared windows), so the tracker still sees every
+// byte a rank holds. Undo with release_tracked(bytes, category).
+void adopt_tracked(std::size_t bytes, MemoryCategory category);
+void release_tracked(std::size_t bytes, MemoryCategory category);
+
 MemorySnapshot memory_snapshot();
 // Sets every peak (total and per category) to the current active bytes.
 void reset_peak_memory();

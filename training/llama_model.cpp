@@ -70,7 +70,8 @@ double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn) {
 }
 
 template <typename T>
-LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len)
+LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
+                          std::span<T> grad_storage)
     : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len) {
   config_.validate();
   if (rows <= 0) throw Error(fmt::format("batch rows must be positive, got {}", rows));
@@ -82,7 +83,14 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len)
   threads_ = omp_get_max_threads();
   const int64_t C = config.dim;
   params_ = k::Buffer<T>(layout_.total(), MemoryCategory::kParameters);
-  grads_ = k::Buffer<T>(layout_.total(), MemoryCategory::kGradients);
+  if (grad_storage.empty()) {
+    owned_grads_ = k::Buffer<T>(layout_.total(), MemoryCategory::kGradients);
+    grads_ = owned_grads_.span();
+  } else {
+    TS_CHECK(static_cast<int64_t>(grad_storage.size()) == layout_.total())
+        << "gradient storage of " << grad_storage.size() << " for " << layout_.total();
+    grads_ = grad_storage;
+  }
   acts_ = k::Buffer<T>(activation_elements(config, B_, T_), MemoryCategory::kActivations);
   scratch_ = k::Buffer<T>(workspace_elements(config, B_, T_, threads_), MemoryCategory::kWorkspace);
   const int half = config.head_dim() / 2;
@@ -201,7 +209,7 @@ const T* LlamaModel<T>::forward_logits(const int32_t* inputs) {
 
 template <typename T>
 void LlamaModel<T>::zero_grad() {
-  std::memset(grads_.data(), 0, grads_.bytes());
+  std::memset(grads_.data(), 0, grads_.size_bytes());
 }
 
 template <typename T>

@@ -45,7 +45,10 @@ class LlamaModel {
  public:
   // rows = sequences per step (B), seq_len = tokens per sequence (T).
   // Throws trainscope::Error if seq_len exceeds config.max_seq_len.
-  LlamaModel(const ModelConfig& config, int rows, int seq_len);
+  // grad_storage: layout().total() elements the gradients live in (a shared
+  // window, for the shared-memory all-reduce; the caller counts them in the
+  // tracker); empty: the model allocates its own (category gradients).
+  LlamaModel(const ModelConfig& config, int rows, int seq_len, std::span<T> grad_storage = {});
 
   const ModelConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
@@ -54,7 +57,7 @@ class LlamaModel {
 
   std::span<T> params() { return params_.span(); }
   std::span<const T> params() const { return params_.span(); }
-  std::span<T> grads() { return grads_.span(); }
+  std::span<T> grads() { return grads_; }
 
   // Hugging Face Llama initialisation: normal(0, 0.02) for matrices and the
   // embedding, ones for norm weights. Deterministic in `seed`.
@@ -91,7 +94,8 @@ class LlamaModel {
   ParamLayout layout_;
   int B_, T_, N_;  // N = B * T rows
   int threads_;    // OpenMP threads the workspace was sized for
-  kernels::Buffer<T> params_, grads_;
+  kernels::Buffer<T> params_, owned_grads_;
+  std::span<T> grads_;  // owned_grads_ or the caller's storage
   kernels::Buffer<T> acts_;       // forward-saved activations
   kernels::Buffer<T> scratch_;    // backward scratch
   kernels::Buffer<T> rope_cos_, rope_sin_;

@@ -252,12 +252,13 @@ class TrainingRun {
 
   void choose_model();
   void check_options() const;
+  void check_zero() const;
   void check_outputs() const;
   void check_resume() const;
   void open_tokenizer();
   void agree_across_ranks();
   void measure_clock_offsets();
-  void broadcast_initial_state();
+  void broadcast_initial_state(std::span<float> adam_m, std::span<float> adam_v);
   void prepare_steps();
   void prepare_tracing();
 
@@ -267,9 +268,11 @@ class TrainingRun {
   void inject_delay() const;
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
+  void gather_parameters();
   void maybe_evaluate(int64_t step);
   void evaluate(int64_t step);
   void maybe_checkpoint(int64_t step);
+  kernels::Buffer<float> gather_state(const kernels::Buffer<float>& slice);
   void record_step(const StepFigures& figures);
   void log_step(const StepFigures& figures) const;
 
@@ -315,8 +318,13 @@ class TrainingRun {
   int rows_ = 0, seq_len_ = 0;
 
   // build_model()
+  std::unique_ptr<comm::AllReducer> reducer_;  // before model_: it holds the gradients
   std::optional<LlamaModel<float>> model_;
+  // AdamW moments of the parameters in opt_slice_: all of them, or with
+  // --zero 1 this rank's slice_of(parameters, ranks, rank).
+  comm::Slice opt_slice_;
   kernels::Buffer<float> adam_m_, adam_v_;
+  comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
   int64_t start_step_ = 0;
   std::unique_ptr<comm::GradSync> sync_;
   kernels::Buffer<int32_t> inputs_, targets_;
@@ -347,7 +355,10 @@ TrainingRun::TrainingRun(const TrainOptions& options, comm::Communicator& comm,
       world_(comm.size()),
       lead_(rank_ == 0),
       clock_offsets_(world_, 0),
-      recorder_(rank_, comm.host()) {}
+      recorder_(rank_, comm.host()) {
+  // This run's peaks, not those of whatever ran before it in the process.
+  kernels::reset_peak_memory();
+}
 
 void TrainingRun::say(const std::string& text) const {
   if (lead_ && !options_.quiet) {
@@ -408,9 +419,32 @@ void TrainingRun::check_options() const {
   if (o.batch % world_ != 0) {
     throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world_));
   }
+  check_zero();
   if (o.min_lr > o.lr) {
     throw Error(fmt::format("--min-lr {} is above --lr {}: the schedule would raise the rate",
                             o.min_lr, o.lr));
+  }
+}
+
+void TrainingRun::check_zero() const {
+  const TrainOptions& o = options_;
+  if (o.zero == 0) return;
+  if (o.zero != 1) {
+    throw Error(fmt::format("--zero must be 0 or 1 (ZeRO stage 2 and 3 are not built), got {}",
+                            o.zero));
+  }
+  if (world_ == 1) {
+    throw Error("--zero 1 shards the optimizer state over the ranks, and this job has one rank: "
+                "run it under mpirun with 2 or more ranks, or use --zero 0");
+  }
+  if (o.reduce != comm::ReduceStrategy::kFused) {
+    throw Error(fmt::format("--zero 1 reduce-scatters the whole gradient after backward, which "
+                            "is --reduce fused; got --reduce {}",
+                            comm::reduce_strategy_name(o.reduce)));
+  }
+  if (o.allreduce == comm::AllReduceAlgorithm::kHier) {
+    throw Error("--zero 1 with --allreduce hier is not offered: its reduce-scatter would need a "
+                "third level; use --allreduce mpi or shm");
   }
 }
 
@@ -494,30 +528,50 @@ void TrainingRun::load_data() {
 }
 
 void TrainingRun::build_model() {
-  model_.emplace(config_, rows_, seq_len_);
-  adam_m_ = kernels::Buffer<float>(param_count(), MemoryCategory::kOptimizerState);
-  adam_v_ = kernels::Buffer<float>(param_count(), MemoryCategory::kOptimizerState);
+  const int64_t P = ParamLayout(config_).total();
+  reducer_ = comm::make_all_reducer(comm_, {.algorithm = options_.allreduce,
+                                            .numel = P,
+                                            .category = MemoryCategory::kGradients,
+                                            .split_ranks_per_host = options_.hier_ranks_per_host});
+  model_.emplace(config_, rows_, seq_len_, reducer_->buffer());
+  opt_slice_ = options_.zero == 1 ? comm::slice_of(P, world_, rank_) : comm::Slice{0, P};
+  adam_m_ = kernels::Buffer<float>(opt_slice_.numel, MemoryCategory::kOptimizerState);
+  adam_v_ = kernels::Buffer<float>(opt_slice_.numel, MemoryCategory::kOptimizerState);
+  // Rank 0 reads the whole state; with --zero 1 into temporaries each rank
+  // then keeps its slice of.
+  kernels::Buffer<float> full_m, full_v;
+  const bool sharded_state = opt_slice_.numel != P;
+  if (resume_ && sharded_state) {
+    full_m = kernels::Buffer<float>(P, MemoryCategory::kComm);
+    full_v = kernels::Buffer<float>(P, MemoryCategory::kComm);
+  }
+  kernels::Buffer<float>& load_m = sharded_state && resume_ ? full_m : adam_m_;
+  kernels::Buffer<float>& load_v = sharded_state && resume_ ? full_v : adam_v_;
   comm::run_collectively(comm_, [&] {
     if (!lead_) return;
     if (resume_) {
-      load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), adam_m_.span(),
-                              adam_v_.span());
+      load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), load_m.span(),
+                              load_v.span());
       start_step_ = resume_->step;
     } else {
       model_->init_weights(options_.seed);
     }
   });
-  broadcast_initial_state();
+  broadcast_initial_state(load_m.span(), load_v.span());
+  if (sharded_state && resume_) {
+    std::copy_n(full_m.data() + opt_slice_.offset, opt_slice_.numel, adam_m_.data());
+    std::copy_n(full_v.data() + opt_slice_.offset, opt_slice_.numel, adam_v_.data());
+  }
   prepare_steps();
 }
 
 // Rank 0's weights and state for everyone: identical starts even across
 // hosts whose random number libraries differ, and no shared filesystem needed.
-void TrainingRun::broadcast_initial_state() {
+void TrainingRun::broadcast_initial_state(std::span<float> adam_m, std::span<float> adam_v) {
   comm_.broadcast(std::as_writable_bytes(model_->params()), 0);
   if (!resume_) return;
-  comm_.broadcast(std::as_writable_bytes(adam_m_.span()), 0);
-  comm_.broadcast(std::as_writable_bytes(adam_v_.span()), 0);
+  comm_.broadcast(std::as_writable_bytes(adam_m), 0);
+  comm_.broadcast(std::as_writable_bytes(adam_v), 0);
   comm_.broadcast(std::as_writable_bytes(std::span<int64_t>(&start_step_, 1)), 0);
 }
 
@@ -527,7 +581,9 @@ void TrainingRun::prepare_steps() {
   std::vector<comm::TensorRange> tensors;
   for (const TensorSpec& t : model_->layout().tensors()) tensors.push_back({t.offset, t.numel});
   const int64_t bucket_bytes = static_cast<int64_t>(options_.bucket_mb * 1024 * 1024);
-  sync_ = comm::make_grad_sync(options_.reduce, comm_, model_->grads(), tensors, bucket_bytes);
+  sync_ = options_.zero == 1
+              ? comm::make_reduce_scatter_sync(*reducer_)
+              : comm::make_grad_sync(options_.reduce, *reducer_, tensors, bucket_bytes);
   const auto batch_tokens = static_cast<std::size_t>(tokens_per_rank_step());
   inputs_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
   targets_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
@@ -566,14 +622,18 @@ void TrainingRun::print_header() const {
                   c.name, c.n_layers, c.dim, c.n_heads, c.mlp_dim, c.vocab_size,
                   static_cast<double>(param_count()) / 1e6));
   say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
-                  "{} rank{} x {} thread{}, mode {}{}, reduce {}\n",
+                  "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}\n",
                   d.source, d.split, options_.tokenizer, training::to_string(d.mode),
                   options_.batch, options_.block, world_, world_ == 1 ? "" : "s", threads_,
                   threads_ == 1 ? "" : "s", training::to_string(d.data_mode),
                   d.data_mode == DataMode::kSharded
                       ? fmt::format(" ({})", training::to_string(d.shard))
                       : std::string(),
-                  comm::reduce_strategy_name(options_.reduce)));
+                  comm::reduce_strategy_name(options_.reduce),
+                  options_.allreduce == comm::AllReduceAlgorithm::kMpi
+                      ? std::string()
+                      : fmt::format(" over {}", comm::allreduce_algorithm_name(options_.allreduce)),
+                  options_.zero == 1 ? ", ZeRO-1 (optimizer state sharded)" : ""));
   say(fmt::format("  {:.1f} GFLOP per step, data loaded in {:.2f} s{}\n", flops_per_step() / 1e9,
                   data_load_s_,
                   resume_ ? fmt::format(", resumed from {} at step {}",
@@ -689,20 +749,39 @@ void TrainingRun::stop_on_bad_loss(int64_t step, double loss) {
   say(fmt::format("step {:>5}: loss {} -- stopping: the loss is not finite\n", step, loss));
 }
 
-// Clips the gradient to --grad-clip and applies AdamW. Returns the gradient
-// norm before clipping.
+// Clips the gradient to --grad-clip and applies AdamW to the parameters of
+// opt_slice_ (with --zero 1 this rank's slice, then the parameters are
+// all-gathered). Returns the gradient norm before clipping.
 double TrainingRun::optimizer_step(int64_t step, double lr) {
   auto scope = timer_->phase(Phase::kOptimizer);
-  float* grads = model_->grads().data();
-  const std::size_t P = param_count();
-  const double grad_norm = kernels::global_norm(grads, P);
+  const comm::Slice s = opt_slice_;
+  float* grads = model_->grads().data() + s.offset;
+  const auto n = static_cast<std::size_t>(s.numel);
+  double grad_norm = kernels::global_norm(grads, n);
+  if (options_.zero == 1) {
+    // The norm over all slices: one all-reduce of a scalar.
+    auto comm_scope = timer_->phase(Phase::kComm);
+    grad_norm = std::sqrt(comm_.all_reduce_sum(grad_norm * grad_norm));
+  }
   if (options_.grad_clip > 0 && grad_norm > options_.grad_clip) {
-    kernels::scale_inplace(grads, P, static_cast<float>(options_.grad_clip / grad_norm));
+    kernels::scale_inplace(grads, n, static_cast<float>(options_.grad_clip / grad_norm));
   }
   adamw_.lr = static_cast<float>(lr);
-  kernels::adamw_update(model_->params().data(), grads, adam_m_.data(), adam_v_.data(), P, adamw_,
-                        step + 1);
+  kernels::adamw_update(model_->params().data() + s.offset, grads, adam_m_.data(), adam_v_.data(),
+                        n, adamw_, step + 1);
+  if (options_.zero == 1) gather_parameters();
   return grad_norm;
+}
+
+// --zero 1: every rank's updated slice to every rank.
+void TrainingRun::gather_parameters() {
+  auto scope = timer_->phase(Phase::kComm);
+  const auto t0 = std::chrono::steady_clock::now();
+  comm_.all_gather(model_->params());
+  gather_stats_ = {.calls = 1,
+                   .bytes = static_cast<int64_t>(model_->params().size_bytes()),
+                   .comm_s = seconds_since(t0),
+                   .exposed_s = seconds_since(t0)};
 }
 
 void TrainingRun::maybe_evaluate(int64_t step) {
@@ -734,12 +813,30 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
   const int64_t every = options_.save_every;
   if (!(every > 0 && (step + 1) % every == 0) && !is_last(step)) return;
   auto scope = timer_->phase(Phase::kCheckpoint);
+  // --zero 1: the checkpoint holds the whole state, gathered for the save.
+  kernels::Buffer<float> full_m, full_v;
+  const bool sharded_state = opt_slice_.numel != static_cast<int64_t>(param_count());
+  if (sharded_state) {
+    full_m = gather_state(adam_m_);
+    full_v = gather_state(adam_v_);
+  }
   if (lead_) {
     json state = {{"options", options_json_}, {"world_size", world_}};
     save_checkpoint(options_.checkpoint_dir, step + 1, config_, model_->layout(),
-                    {model_->params(), adam_m_.span(), adam_v_.span()}, state);
+                    {model_->params(), sharded_state ? full_m.span() : adam_m_.span(),
+                     sharded_state ? full_v.span() : adam_v_.span()},
+                    state);
   }
   comm_.barrier();
+}
+
+// A whole moment buffer from every rank's slice of it (--zero 1).
+kernels::Buffer<float> TrainingRun::gather_state(const kernels::Buffer<float>& slice) {
+  // Counted as a communication buffer: the sharded state itself stays 1/N.
+  kernels::Buffer<float> full(param_count(), MemoryCategory::kComm);
+  std::copy_n(slice.data(), opt_slice_.numel, full.data() + opt_slice_.offset);
+  comm_.all_gather(full.span());
+  return full;
 }
 
 void TrainingRun::record_step(const StepFigures& figures) {
@@ -747,7 +844,11 @@ void TrainingRun::record_step(const StepFigures& figures) {
   const kernels::MemorySnapshot memory = profiler::tracked_memory();
   recorder_.record_memory(profiler::trace_clock_ns(), memory);  // when tracing
   peaks_.absorb(memory);
-  const comm::GradSyncStats& stats = sync_->stats();
+  comm::GradSyncStats stats = sync_->stats();
+  stats.calls += gather_stats_.calls;
+  stats.bytes += gather_stats_.bytes;
+  stats.comm_s += gather_stats_.comm_s;
+  stats.exposed_s += gather_stats_.exposed_s;
   steps_.push_back(make_step_record(figures, tokens_per_rank_step(), times, stats, memory));
   comm_total_.calls += stats.calls;
   comm_total_.bytes += stats.bytes;
@@ -950,6 +1051,8 @@ json TrainOptions::to_json() const {
       {"shard", training::to_string(data.shard)},
       {"reduce", comm::reduce_strategy_name(reduce)},
       {"bucket_mb", bucket_mb},
+      {"allreduce", comm::allreduce_algorithm_name(allreduce)},
+      {"zero", zero},
       {"inject_delay",
        inject_delay ? json(fmt::format("{}:{}", inject_delay->rank, inject_delay->ms)) : json()},
       {"stall_timeout_s", stall_timeout_s},

@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "results/records.h"
@@ -62,6 +63,11 @@ struct TrainOptions {
 
   comm::ReduceStrategy reduce = comm::ReduceStrategy::kFused;
   double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
+  comm::AllReduceAlgorithm allreduce = comm::AllReduceAlgorithm::kMpi;
+  int zero = 0;                // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
+  // Tests only (no flag): pretend each host holds this many ranks, so the
+  // two-level path of --allreduce hier runs on one machine.
+  int hier_ranks_per_host = 0;
 
   std::string checkpoint_dir;  // empty: no checkpoints
   bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "comm/watched_communicator.h"
@@ -32,8 +33,8 @@ std::vector<TensorRange> tensors_of(const std::vector<int64_t>& sizes) {
 
 TEST(GradSyncTest, PerTensorMakesOneCallPerTensor) {
   auto comm = make_communicator("local");
-  std::vector<float> g(100);
-  auto sync = make_grad_sync(ReduceStrategy::kPerTensor, *comm, g, tensors_of({10, 30, 60}), 0);
+  auto reducer = make_all_reducer(*comm, {.numel = 100});
+  auto sync = make_grad_sync(ReduceStrategy::kPerTensor, *reducer, tensors_of({10, 30, 60}), 0);
   sync->begin_step(0);
   sync->finish();
   EXPECT_EQ(sync->stats().calls, 3);
@@ -42,9 +43,9 @@ TEST(GradSyncTest, PerTensorMakesOneCallPerTensor) {
 
 TEST(GradSyncTest, FusedBucketsAreContiguousFromTheEnd) {
   auto comm = make_communicator("local");
-  std::vector<float> g(100);
+  auto reducer = make_all_reducer(*comm, {.numel = 100});
   // 160-byte buckets = 40 floats: [60,100), [20,60), [0,20).
-  auto sync = make_grad_sync(ReduceStrategy::kFused, *comm, g, tensors_of({50, 50}), 160);
+  auto sync = make_grad_sync(ReduceStrategy::kFused, *reducer, tensors_of({50, 50}), 160);
   const auto b = sync->buckets();
   ASSERT_EQ(b.size(), 3u);
   EXPECT_EQ(b[0].offset, 60);
@@ -55,7 +56,7 @@ TEST(GradSyncTest, FusedBucketsAreContiguousFromTheEnd) {
   sync->finish();
   EXPECT_EQ(sync->stats().calls, 3);
   EXPECT_EQ(sync->stats().bytes, 400);
-  auto whole = make_grad_sync(ReduceStrategy::kFused, *comm, g, tensors_of({50, 50}), 0);
+  auto whole = make_grad_sync(ReduceStrategy::kFused, *reducer, tensors_of({50, 50}), 0);
   whole->begin_step(0);
   whole->finish();
   EXPECT_EQ(whole->stats().calls, 1);
@@ -65,7 +66,12 @@ TEST(GradSyncTest, FusedBucketsAreContiguousFromTheEnd) {
 // the other rank held ones) and records which thread reduced which range.
 class RecordingCommunicator final : public Communicator {
  public:
-  explicit RecordingCommunicator(const float* base) : base_(base) {}
+  // The reducer's buffer, whose offsets calls record.
+  std::span<float> attach(AllReducer& reducer) {
+    base_ = reducer.buffer().data();
+    return reducer.buffer();
+  }
+  void set_base(const float* base) { base_ = base; }
   int rank() const override { return 0; }
   int size() const override { return 2; }
   std::string backend() const override { return "recording"; }
@@ -96,7 +102,12 @@ class RecordingCommunicator final : public Communicator {
     return std::make_unique<Done>();
   }
   void broadcast(std::span<std::byte>, int) override {}
+  void reduce_scatter_sum(std::span<float> d) override { all_reduce_sum(d); }
+  void all_gather(std::span<float>) override {}
   std::vector<std::string> all_gather(const std::string& r) override { return {r, r}; }
+  std::unique_ptr<HostGroup> host_group(int64_t, int) override {
+    throw Error("no shared memory in the recording stand-in");
+  }
   [[noreturn]] void abort(int code) override { std::_Exit(code); }
 
   struct Call {
@@ -113,7 +124,7 @@ class RecordingCommunicator final : public Communicator {
   std::function<void()> during_call;  // runs inside barrier() and the float all-reduce
 
  private:
-  const float* base_;
+  const float* base_ = nullptr;
 };
 
 bool eventually(const std::function<bool()>& cond) {
@@ -126,9 +137,10 @@ bool eventually(const std::function<bool()>& cond) {
 }
 
 TEST(GradSyncTest, OverlapPollLaunchesBucketsAsBackwardReachesThem) {
-  std::vector<float> g(100, 0.0f);
-  RecordingCommunicator comm(g.data());
-  auto sync = make_grad_sync(ReduceStrategy::kOverlapPoll, comm, g, tensors_of({100}), 160);
+  RecordingCommunicator comm;
+  auto reducer = make_all_reducer(comm, {.numel = 100});
+  std::span<float> g = comm.attach(*reducer);
+  auto sync = make_grad_sync(ReduceStrategy::kOverlapPoll, *reducer, tensors_of({100}), 160);
   ASSERT_TRUE(sync->overlaps());
   sync->begin_step(0);
   sync->on_ready(70);  // [70, 100) final: no bucket complete yet (first is [60, 100))
@@ -146,10 +158,11 @@ TEST(GradSyncTest, OverlapPollLaunchesBucketsAsBackwardReachesThem) {
 }
 
 TEST(GradSyncTest, OverlapReducesHandedBucketsOnItsOwnThreadBeforeFinish) {
-  std::vector<float> g(100, 0.0f);
-  RecordingCommunicator comm(g.data());
+  RecordingCommunicator comm;
+  auto reducer = make_all_reducer(comm, {.numel = 100});
+  std::span<float> g = comm.attach(*reducer);
   // 160-byte buckets: [60,100), [20,60), [0,20).
-  auto sync = make_grad_sync(ReduceStrategy::kOverlap, comm, g, tensors_of({100}), 160);
+  auto sync = make_grad_sync(ReduceStrategy::kOverlap, *reducer, tensors_of({100}), 160);
   ASSERT_TRUE(sync->overlaps());
   for (int step = 0; step < 2; ++step) {
     comm.calls.clear();
@@ -175,9 +188,10 @@ TEST(GradSyncTest, OverlapReducesHandedBucketsOnItsOwnThreadBeforeFinish) {
 }
 
 TEST(GradSyncTest, OverlapRethrowsACommunicationErrorFromFinish) {
-  std::vector<float> g(100, 0.0f);
-  RecordingCommunicator comm(g.data());
-  auto sync = make_grad_sync(ReduceStrategy::kOverlap, comm, g, tensors_of({100}), 160);
+  RecordingCommunicator comm;
+  auto reducer = make_all_reducer(comm, {.numel = 100});
+  std::span<float> g = comm.attach(*reducer);
+  auto sync = make_grad_sync(ReduceStrategy::kOverlap, *reducer, tensors_of({100}), 160);
   comm.fail_at_offset = 20;
   sync->begin_step(0);
   sync->on_ready(0);
@@ -212,11 +226,12 @@ class WatchdogView {
 TEST(GradSyncTest, TheWatchdogSeesEachReductionWaitByStrategyAndBucket) {
   for (auto strategy : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused,
                         ReduceStrategy::kOverlap}) {
-    std::vector<float> g(100, 0.0f);
-    RecordingCommunicator inner(g.data());
+    RecordingCommunicator inner;
     WatchdogView view(inner);
     WatchedCommunicator comm(inner, view.watchdog);  // its own label stays inside
-    auto sync = make_grad_sync(strategy, comm, g, tensors_of({40, 60}), 160);
+    auto reducer = make_all_reducer(comm, {.numel = 100});
+    inner.attach(*reducer);
+    auto sync = make_grad_sync(strategy, *reducer, tensors_of({40, 60}), 160);
     sync->set_watchdog(&view.watchdog);
     sync->begin_step(0);
     if (sync->overlaps()) {
@@ -235,7 +250,8 @@ TEST(GradSyncTest, TheWatchdogSeesEachReductionWaitByStrategyAndBucket) {
 
 TEST(WatchedCommunicatorTest, EveryCollectiveIsAWaitWhileItRuns) {
   std::vector<float> g(4, 0.0f);
-  RecordingCommunicator inner(g.data());
+  RecordingCommunicator inner;
+  inner.set_base(g.data());
   WatchdogView view(inner);
   WatchedCommunicator comm(inner, view.watchdog);
   EXPECT_EQ(comm.size(), 2);
@@ -247,9 +263,9 @@ TEST(WatchedCommunicatorTest, EveryCollectiveIsAWaitWhileItRuns) {
 
 TEST(GradSyncTest, OverlapOnOneRankIsBlocking) {
   auto comm = make_communicator("local");
-  std::vector<float> g(100);
+  auto reducer = make_all_reducer(*comm, {.numel = 100});
   for (auto s : {ReduceStrategy::kOverlap, ReduceStrategy::kOverlapPoll}) {
-    auto sync = make_grad_sync(s, *comm, g, tensors_of({100}), 160);
+    auto sync = make_grad_sync(s, *reducer, tensors_of({100}), 160);
     EXPECT_FALSE(sync->overlaps()) << reduce_strategy_name(s);
     EXPECT_EQ(sync->strategy(), s);
     sync->begin_step(0);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "kernels/check.h"
@@ -41,21 +42,90 @@ TEST(MpiTest, CollectivesSumGatherAndBroadcast) {
   EXPECT_EQ(s, "from rank 0");
 }
 
-TEST(MpiTest, EveryStrategySumsTheGradients) {
+TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
   auto& c = *g_comm;
   const int n = c.size();
-  for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                        comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
-    std::vector<float> g(1000);
-    for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1));
-    auto sync = comm::make_grad_sync(strategy, c, g, {{0, 300}, {300, 700}}, 1200);
-    sync->begin_step(0);
-    sync->on_ready(500);
-    sync->on_ready(0);
-    sync->finish();
-    for (int i = 0; i < 1000; ++i) {
-      ASSERT_EQ(g[i], static_cast<float>(i) * n * (n + 1) / 2) << comm::reduce_strategy_name(strategy);
+  const int64_t count = 1001;  // not a multiple of the rank count
+  std::vector<float> x(count);
+  for (int64_t i = 0; i < count; ++i) x[i] = static_cast<float>((c.rank() + 1) * (i % 13));
+  c.reduce_scatter_sum(std::span<float>(x));
+  const comm::Slice mine = comm::slice_of(count, n, c.rank());
+  for (int64_t i = mine.offset; i < mine.offset + mine.numel; ++i) {
+    ASSERT_EQ(x[i], static_cast<float>(n * (n + 1) / 2 * (i % 13))) << "element " << i;
+  }
+  std::vector<float> y(count, -1.0f);
+  for (int64_t i = mine.offset; i < mine.offset + mine.numel; ++i) y[i] = static_cast<float>(i);
+  c.all_gather(std::span<float>(y));
+  for (int64_t i = 0; i < count; ++i) ASSERT_EQ(y[i], static_cast<float>(i)) << "element " << i;
+}
+
+// Ranks per "host" for the hierarchical algorithm's tests: two groups when
+// the job has 4 ranks, one rank each when it has 2, so the cross-host step runs.
+int split_for_hier(int ranks) { return std::max(1, ranks / 2); }
+
+TEST(MpiTest, EveryAlgorithmAndStrategySumsTheGradients) {
+  auto& c = *g_comm;
+  const int n = c.size();
+  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
+                         comm::AllReduceAlgorithm::kHier}) {
+    const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(n) : 0;
+    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm, .numel = 1000,
+                                              .split_ranks_per_host = split});
+    for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
+                          comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
+      const std::string what = std::string(comm::allreduce_algorithm_name(algorithm)) + "/" +
+                               std::string(comm::reduce_strategy_name(strategy));
+      std::span<float> g = reducer->buffer();
+      ASSERT_EQ(g.size(), 1000u);
+      for (int step = 0; step < 2; ++step) {
+        for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1 + step));
+        auto sync = comm::make_grad_sync(strategy, *reducer, {{0, 300}, {300, 700}}, 1204);
+        sync->begin_step(step);
+        sync->on_ready(500);
+        sync->on_ready(0);
+        sync->finish();
+        for (int i = 0; i < 1000; ++i) {
+          ASSERT_EQ(g[i], static_cast<float>(i) * (n * (n + 1) / 2 + n * step))
+              << what << " element " << i << " step " << step;
+        }
+      }
     }
+  }
+}
+
+TEST(MpiTest, SharedReduceScatterLeavesEachRankItsSlice) {
+  auto& c = *g_comm;
+  const int n = c.size();
+  auto reducer = comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm,
+                                            .numel = 777});
+  std::span<float> g = reducer->buffer();
+  for (int i = 0; i < 777; ++i) g[i] = static_cast<float>((c.rank() + 1) * (i % 5));
+  reducer->reduce_scatter(7, 770);
+  const comm::Slice mine = comm::slice_of(770, n, c.rank());
+  for (int64_t i = 7 + mine.offset; i < 7 + mine.offset + mine.numel; ++i) {
+    ASSERT_EQ(g[i], static_cast<float>(n * (n + 1) / 2 * (i % 5))) << "element " << i;
+  }
+}
+
+TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
+  auto& c = *g_comm;
+  // One rank per pretended host: shm cannot reach the others.
+  try {
+    comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 10,
+                               .split_ranks_per_host = 1});
+    FAIL() << "shm over several hosts was accepted";
+  } catch (const comm::CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("use --allreduce hier"), std::string::npos) << e.what();
+  }
+  if (c.size() < 3) return;
+  // Hosts of 3 and 1 ranks: hier needs them even.
+  try {
+    comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kHier, .numel = 10,
+                               .split_ranks_per_host = 3});
+    FAIL() << "uneven hosts were accepted";
+  } catch (const comm::CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("same number of ranks on every host"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -99,12 +169,14 @@ struct TrainRun {
 
 // Trains tiny for 10 steps and returns rank 0's view (losses, final parameters).
 TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrategy reduce,
-          const std::string& tag) {
+               const std::string& tag,
+               comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi, int zero = 0,
+               int64_t steps = 10) {
   training::TrainOptions o;
   o.model = "tiny";
   o.batch = 8;
   o.block = 24;
-  o.steps = 10;
+  o.steps = steps;
   o.lr = 3e-3;
   o.threads = 1;
   o.quiet = true;
@@ -113,6 +185,9 @@ TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrat
   o.data.shard = training::ShardMode::kStrided;
   o.reduce = reduce;
   o.bucket_mb = 0.01;  // several buckets even on the tiny model
+  o.allreduce = algorithm;
+  o.zero = zero;
+  if (algorithm == comm::AllReduceAlgorithm::kHier) o.hier_ranks_per_host = split_for_hier(c.size());
   const fs::path dir = fs::temp_directory_path() /
                        ("trainscope_mpi_test_" + tag + "_" + std::to_string(::getppid()));
   o.checkpoint_dir = dir.string();
@@ -122,7 +197,8 @@ TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrat
   if (c.rank() == 0) {
     const training::ParamLayout layout(training::model_preset("tiny"));
     r.params.resize(layout.total());
-    training::load_safetensors(dir / "step-00000010" / "model.safetensors", layout, r.params);
+    training::load_safetensors(dir / fmt::format("step-{:08d}", steps) / "model.safetensors",
+                               layout, r.params);
     fs::remove_all(dir);
   }
   return r;
@@ -133,12 +209,18 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   auto local = comm::make_communicator("local");
   TrainRun naive;
   if (c.rank() == 0) naive = train(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused, "naive");
+  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
+                         comm::AllReduceAlgorithm::kHier})
   for (auto mode : {training::DataMode::kDuplicated, training::DataMode::kSharded}) {
     for (auto reduce : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
                         comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
       const std::string what = std::string(training::to_string(mode)) + "/" +
-                               std::string(comm::reduce_strategy_name(reduce));
-      TrainRun dp = train(c, mode, reduce, what.substr(0, 3) + std::to_string(static_cast<int>(reduce)));
+                               std::string(comm::reduce_strategy_name(reduce)) + "/" +
+                               std::string(comm::allreduce_algorithm_name(algorithm));
+      TrainRun dp = train(c, mode, reduce,
+                          fmt::format("{}{}{}", what.substr(0, 3), static_cast<int>(reduce),
+                                      static_cast<int>(algorithm)),
+                          algorithm);
       // The trainer already checked that all ranks hold identical parameters.
       ASSERT_EQ(dp.summary.ranks.size(), static_cast<std::size_t>(c.size()));
       if (c.rank() != 0) continue;
@@ -178,6 +260,59 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
                                          .size()));
       }
     }
+  }
+}
+
+// ZeRO-1 against plain data parallelism: the same losses (only the order of
+// the gradient norm's sum differs) and 1/N of the optimizer state per rank.
+TEST(MpiTest, ZeroOneFollowsPlainDataParallelismWithAnNthOfTheState) {
+  auto& c = *g_comm;
+  const int n = c.size();
+  const int64_t P = training::ParamLayout(training::model_preset("tiny")).total();
+  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm}) {
+    const std::string what(comm::allreduce_algorithm_name(algorithm));
+    TrainRun plain = train(c, training::DataMode::kSharded, comm::ReduceStrategy::kFused,
+                           "zero0" + what, algorithm, 0, 20);
+    TrainRun zero = train(c, training::DataMode::kSharded, comm::ReduceStrategy::kFused,
+                          "zero1" + what, algorithm, 1, 20);
+    ASSERT_EQ(zero.losses.size(), 20u);
+    for (std::size_t i = 0; i < zero.losses.size(); ++i) {
+      EXPECT_NEAR(zero.losses[i], plain.losses[i], 1e-6 * std::abs(plain.losses[i]))
+          << what << " step " << i;
+    }
+    // Tracked optimizer state per rank: its slice's two moments, to the
+    // byte (the checkpoint's gathered copies are communication buffers).
+    int64_t total_state = 0;
+    for (const auto& r : zero.summary.ranks) {
+      const int64_t state = r.tracked_peak_by_category[kernels::MemoryCategory::kOptimizerState];
+      EXPECT_EQ(state, 2 * 4 * comm::slice_of(P, n, r.rank).numel) << what << " rank " << r.rank;
+      total_state += state;
+    }
+    EXPECT_EQ(total_state, 2 * 4 * P) << what;
+    for (const auto& r : plain.summary.ranks) {
+      EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kOptimizerState], 2 * 4 * P)
+          << what << " rank " << r.rank;
+    }
+  }
+}
+
+TEST(MpiTest, ZeroOneRefusesWhatItCannotShard) {
+  auto& c = *g_comm;
+  training::TrainOptions o;
+  o.model = "tiny";
+  o.steps = 1;
+  o.quiet = true;
+  o.threads = 1;
+  o.batch = 2 * c.size();
+  o.data.source = "builtin:stories?docs=64&valid_docs=16";
+  o.data.data_mode = training::DataMode::kSharded;
+  o.zero = 1;
+  o.reduce = comm::ReduceStrategy::kOverlap;
+  try {
+    training::run_training(o, c);
+    FAIL() << "--zero 1 with overlap ran";
+  } catch (const comm::CollectiveError& e) {
+    EXPECT_NE(std::string(e.what()).find("--reduce fused"), std::string::npos) << e.what();
   }
 }
 
