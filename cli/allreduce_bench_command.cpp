@@ -23,6 +23,7 @@ void add_allreduce_bench_command(CLI::App& app) {
     suites::AllReduceOptions o;
     std::string jsonl;
     std::string backend = "auto";
+    std::string algorithm = "mpi";
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -44,9 +45,19 @@ void add_allreduce_bench_command(CLI::App& app) {
   cmd->add_option("--jsonl", f->jsonl,
                   "Rank 0 writes one AllReduceRow JSON object per size to this file (atomically), "
                   "with the transport and links labels from the MCA settings");
+  cmd->add_option("--allreduce", f->algorithm,
+                  "Algorithm: mpi (Open MPI's MPI_Allreduce; choose its internal algorithm with "
+                  "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm N), "
+                  "shm (MPI-3 shared window, ranks of one host) or hier (shm in each host, MPI "
+                  "between hosts)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-copy-probe", f->o.copy_probe,
+                "Skip the memcpy probe printed after the table (every rank copies the largest "
+                "size at once: the bound of a shared-memory all-reduce)");
   cmd->add_option("--comm", f->backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
   cmd->callback([f] {
+    f->o.algorithm = comm::parse_allreduce_algorithm(f->algorithm);
     suites::validate(f->o);
     auto comm = comm::make_communicator(f->backend);
     const auto rows = suites::run_allreduce_sweep(*comm, f->o, stdout);

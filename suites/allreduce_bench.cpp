@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <span>
 
+#include "comm/all_reducer.h"
+#include "kernels/storage.h"
 #include "kernels/check.h"
 
 namespace trainscope::suites {
@@ -24,12 +27,12 @@ float fill_value(int rank, int64_t i) { return static_cast<float>((rank + 1) * (
 
 // The timed loop: the mean time per call, then each call's time, seconds.
 // Consecutive clock reads make the calls' times add up to the loop's.
-std::vector<double> time_calls(comm::Communicator& comm, std::span<float> data, int iters) {
+std::vector<double> time_calls(comm::AllReducer& reducer, int64_t count, int iters) {
   std::vector<double> t(1 + static_cast<size_t>(iters));
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
   for (int i = 0; i < iters; ++i) {
-    comm.all_reduce_sum(data);
+    reducer.sum(0, count);
     const auto now = std::chrono::steady_clock::now();
     t[1 + i] = std::chrono::duration<double>(now - last).count();
     last = now;
@@ -39,6 +42,24 @@ std::vector<double> time_calls(comm::Communicator& comm, std::span<float> data, 
 }
 
 }  // namespace
+
+double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps) {
+  const auto n = static_cast<std::size_t>(std::max<int64_t>(1, bytes / 4));
+  kernels::Buffer<float> src(n, kernels::MemoryCategory::kComm);
+  kernels::Buffer<float> dst(n, kernels::MemoryCategory::kComm);
+  std::fill(src.begin(), src.end(), 1.0f);
+  std::vector<double> times;
+  for (int i = 0; i < reps; ++i) {
+    comm.barrier();  // every rank copies at once, as every rank reduces at once
+    const auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(dst.data(), src.data(), n * sizeof(float));
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  comm.all_reduce_max(times);
+  std::sort(times.begin(), times.end());
+  const double median = times[times.size() / 2];
+  return median > 0 ? static_cast<double>(n * sizeof(float)) / median / 1e9 : 0.0;
+}
 
 void validate(const AllReduceOptions& o) {
   if (o.min_bytes < 4) throw Error(fmt::format("--min-bytes must be at least 4 (one float), got {}", o.min_bytes));
@@ -82,10 +103,11 @@ std::string links_label() { return setting("btl_tcp_links"); }
 std::string format_sweep_header(const comm::Communicator& comm, const AllReduceOptions& o) {
   const std::string links = links_label();
   std::string s = fmt::format(
-      "# trainscope allreduce-bench: {} rank{}, backend {}, transport {}{}\n"
+      "# trainscope allreduce-bench: {} rank{}, backend {}, algorithm {}, transport {}{}\n"
       "#  min bytes {} max bytes {} step: {}(factor) warmup iters: {} iters: {} validation: 1\n"
       "#\n",
-      comm.size(), comm.size() == 1 ? "" : "s", comm.backend(), transport_label(comm),
+      comm.size(), comm.size() == 1 ? "" : "s", comm.backend(),
+      comm::allreduce_algorithm_name(o.algorithm), transport_label(comm),
       links.empty() ? "" : ", links " + links, o.min_bytes, o.max_bytes, o.factor, o.warmup,
       o.iters);
   return s + format_sweep_columns("#", "#");
@@ -115,13 +137,24 @@ std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows) 
                      wrong, wrong == 0 ? "OK" : "FAILED", rows.empty() ? 0.0 : busbw / rows.size());
 }
 
+std::string format_copy_probe(const results::AllReduceRow& largest, double copy_gbps, int ranks) {
+  return fmt::format(
+      "# Copy probe           : {:.3f} GB/s per rank ({} rank{} copying {} B at once, memcpy)\n"
+      "# busbw / copy probe   : {:.0f}% at {} B\n#\n",
+      copy_gbps, ranks, ranks == 1 ? "" : "s", largest.size_bytes,
+      copy_gbps > 0 ? 100.0 * largest.busbw_gbps / copy_gbps : 0.0, largest.size_bytes);
+}
+
 std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
                                                        const AllReduceOptions& o,
                                                        std::FILE* out) {
   validate(o);
   const bool printer = out != nullptr && comm.rank() == 0;
   const std::vector<int64_t> sizes = sweep_sizes(o);
-  std::vector<float> buffer(static_cast<size_t>(sizes.back() / 4));
+  auto reducer = comm::make_all_reducer(
+      comm, {.algorithm = o.algorithm, .numel = sizes.back() / 4,
+             .category = kernels::MemoryCategory::kComm});
+  const std::span<float> buffer = reducer->buffer();
   const std::string transport = transport_label(comm);
   const std::string links = links_label();
   if (printer) {
@@ -131,20 +164,20 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
   std::vector<results::AllReduceRow> rows;
   for (int64_t bytes : sizes) {
     const int64_t count = bytes / 4;
-    std::span<float> data(buffer.data(), static_cast<size_t>(count));
+    std::span<float> data = buffer.first(static_cast<size_t>(count));
     // Zeros keep the repeated in-place sums finite however many iterations.
     std::fill(data.begin(), data.end(), 0.0f);
     comm.barrier();
-    for (int i = 0; i < o.warmup; ++i) comm.all_reduce_sum(data);
+    for (int i = 0; i < o.warmup; ++i) reducer->sum(0, count);
     comm.barrier();
     // t[0]: the rank's mean over the loop; t[1 + i]: its call i. Then the
     // slowest rank's of each.
-    std::vector<double> t = time_calls(comm, data, o.iters);
+    std::vector<double> t = time_calls(*reducer, count, o.iters);
     comm.all_reduce_max(t);
 
     // Verification, outside the timed region.
     for (int64_t i = 0; i < count; ++i) data[i] = fill_value(comm.rank(), i);
-    comm.all_reduce_sum(data);
+    reducer->sum(0, count);
     const int64_t n = comm.size();
     int64_t wrong = 0;
     for (int64_t i = 0; i < count; ++i) {
@@ -172,10 +205,12 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     }
     rows.push_back(row);
   }
-  if (printer) {
-    std::fputs(format_sweep_footer(rows).c_str(), out);
-    std::fflush(out);
+  if (printer) std::fputs(format_sweep_footer(rows).c_str(), out);
+  if (o.copy_probe && !rows.empty()) {
+    const double copy = copy_probe_gbps(comm, rows.back().size_bytes, 5);
+    if (printer) std::fputs(format_copy_probe(rows.back(), copy, comm.size()).c_str(), out);
   }
+  if (printer) std::fflush(out);
   return rows;
 }
 

@@ -5,7 +5,9 @@
 // algbw * 2(n-1)/n (docs/METRICS.md derives it). Each timed call's time (the
 // slowest rank's) is kept too: the samples a regression check tests. A separate, untimed pass
 // fills known values on every rank and checks every element of the sum
-// exactly, counting wrong elements over all ranks.
+// exactly, counting wrong elements over all ranks. The sums run through
+// comm/all_reducer.h with the chosen algorithm (mpi, shm, hier), so the
+// algorithms compare in one table format.
 //
 // Every rank calls run_allreduce_sweep() with the same options; rank 0 prints
 // the table. Nothing here includes <mpi.h>: only the Communicator is used.
@@ -20,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "results/records.h"
 
@@ -31,6 +34,11 @@ struct AllReduceOptions {
   int factor = 2;   // each size is the previous one times this
   int iters = 20;   // timed calls per size
   int warmup = 5;   // untimed calls per size before the timed loop
+  comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi;
+  // After the sweep, every rank memcpy's the largest size at once: the
+  // memory bandwidth a shared-memory all-reduce is bounded by, printed
+  // beside the largest size's busbw.
+  bool copy_probe = true;
 };
 
 // Throws trainscope::Error naming the flag for options that make no sense.
@@ -63,6 +71,13 @@ std::string format_sweep_row(const results::AllReduceRow& row);
 // followed by a space (`cluster check`'s host pairs).
 std::string format_sweep_columns(std::string_view lead_names, std::string_view lead_units);
 std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows);
+// The copy probe's lines: its GB/s per rank and the largest row's busbw as a
+// share of it.
+std::string format_copy_probe(const results::AllReduceRow& largest, double copy_gbps, int ranks);
+
+// Median over `reps` of every rank copying `bytes` at once (memcpy between
+// two buffers of its own), the slowest rank's time of each: GB/s per rank.
+double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps);
 
 }  // namespace trainscope::suites
 

@@ -92,5 +92,45 @@ TEST(AllReduceBench, TwoRanksUnderMpirun) {
   fs::remove_all(dir);
 }
 
+// The shared-memory algorithms through the same sweep: every element right at
+// every size (uneven slices included: 4 B is one float over two ranks), and
+// the copy probe printed beside the largest size.
+TEST(AllReduceBench, SharedMemoryAlgorithmsVerifyUnderMpirun) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-shm-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  for (const std::string algorithm : {"shm", "hier"}) {
+    const fs::path rows_path = dir / (algorithm + ".jsonl"), out_path = dir / (algorithm + ".txt");
+    const std::string cmd =
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+        "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
+        "/trainscope allreduce-bench --allreduce " + algorithm +
+        " --min-bytes 4 --max-bytes 1048580 --factor 4 --iters 3 --warmup 1 --jsonl " +
+        rows_path.string() + " > " + out_path.string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto rows = results::load_allreduce_rows(rows_path);
+    ASSERT_EQ(rows.size(), 10u) << algorithm;  // 4 B .. 1 MiB in x4 steps
+    for (const auto& r : rows) {
+      EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
+      EXPECT_GT(r.busbw_gbps, 0) << algorithm << " " << r.size_bytes;
+    }
+    std::ifstream in(out_path);
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(out.find("algorithm " + algorithm), std::string::npos) << out;
+    EXPECT_NE(out.find("# Copy probe"), std::string::npos) << out;
+    EXPECT_NE(out.find("# busbw / copy probe"), std::string::npos) << out;
+  }
+  fs::remove_all(dir);
+}
+
+TEST(AllReduceBench, CopyProbeLinesSayWhatTheyCompare) {
+  results::AllReduceRow largest;
+  largest.size_bytes = 1024;
+  largest.busbw_gbps = 3.0;
+  const std::string s = format_copy_probe(largest, 6.0, 2);
+  EXPECT_NE(s.find("6.000 GB/s per rank (2 ranks copying 1024 B at once"), std::string::npos) << s;
+  EXPECT_NE(s.find("50% at 1024 B"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace trainscope::suites
