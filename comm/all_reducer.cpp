@@ -44,8 +44,8 @@ class MpiAllReducer final : public AllReducer {
   kernels::Buffer<float> buffer_;
 };
 
-// Floats summed at a time: a chunk of the accumulator stays in L1 while every
-// local rank's matching chunk streams through it once.
+// Floats summed at a time: a chunk of this rank's slice stays in L1 while
+// every other local rank's matching chunk streams through it once.
 constexpr int64_t kChunk = 2048;
 
 // shm and hier (hier = shm plus the across-hosts step between its halves).
@@ -90,26 +90,28 @@ class SharedAllReducer final : public AllReducer {
 
  private:
   // Local rank l's slice of [offset, offset + numel) becomes the sum over
-  // the local ranks, in its own region. Returns the slice.
+  // the local ranks, in its own region. Returns the slice. The others' chunks
+  // are added into this rank's own, chunk by chunk: its lines are read anyway,
+  // so writing them back costs no extra read for ownership, and a chunk stays
+  // in L1 across the L - 1 passes. Each element is summed by one rank only, so
+  // every rank ends with the same bits.
   Slice reduce_my_slice(int64_t offset, int64_t numel) {
-    const int L = group_->local_size();
-    const Slice s = slice_of(numel, L, group_->local_rank());
+    const int L = group_->local_size(), me = group_->local_rank();
+    const Slice s = slice_of(numel, L, me);
     group_->barrier();  // every rank's contribution is written
-    alignas(64) float acc[kChunk];
     float* out = mine_.data() + offset + s.offset;
     for (int64_t c = 0; c < s.numel && L > 1; c += kChunk) {
       const int64_t m = std::min(kChunk, s.numel - c);
-      const float* r0 = group_->region(0).data() + offset + s.offset + c;
-      const float* r1 = group_->region(1).data() + offset + s.offset + c;
-      for (int64_t i = 0; i < m; ++i) acc[i] = r0[i] + r1[i];
-      for (int p = 2; p < L; ++p) {
-        const float* rp = group_->region(p).data() + offset + s.offset + c;
-        for (int64_t i = 0; i < m; ++i) acc[i] += rp[i];
+      for (int p = 0; p < L; ++p) {
+        if (p == me) continue;
+        add_into(out + c, group_->region(p).data() + offset + s.offset + c, m);
       }
-      std::memcpy(out + c, acc, m * sizeof(float));
     }
     group_->barrier();  // every slice reduced
     return s;
+  }
+  static void add_into(float* __restrict out, const float* __restrict in, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) out[i] += in[i];
   }
 
   AllReduceAlgorithm algorithm_;
