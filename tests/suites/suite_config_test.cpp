@@ -216,8 +216,9 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected : {"allreduce", "default", "dp-modes", "machines", "reductions", "scaling", "smoke",
-                               "stragglers", "tcp-links"}) {
+  for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
+                               "machines", "reductions", "scaling", "smoke", "stragglers",
+                               "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {
