@@ -5,7 +5,9 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "report/algorithms.h"
 #include "report/comparison.h"
 #include "report/findings.h"
 #include "report/report.h"
@@ -87,6 +89,48 @@ Table machines_table(const SuiteData& suite) {
                       std::isfinite(r.time_saved) ? format_number(r.time_saved * 100, 1) + "%" : "-",
                       r.status});
   }
+  return t;
+}
+
+Table algorithms_table(const SuiteData& suite) {
+  Table t{"Bus bandwidth at the largest size per all-reduce algorithm",
+          {"case", "algorithm", "size", "busbw GB/s", "vs Open MPI's default", "default case"},
+          {},
+          "Median busbw over the repetitions that ended ok, at the largest size the case swept; "
+          "the ratio is to the case with Open MPI's own choice of algorithm and otherwise the "
+          "same settings, at the same size.",
+          {0, 1, 5}};
+  for (const auto& r : algorithm_busbw(suite)) {
+    t.rows.push_back({r.case_name, r.label, r.size_bytes > 0 ? format_bytes(r.size_bytes) : "-",
+                      format_number(r.busbw_gbps, 3), times(r.ratio),
+                      r.baseline_case.empty() ? "-" : r.baseline_case});
+  }
+  return t;
+}
+
+std::vector<std::string> memory_cells(const RankMemory& m) {
+  return {format_bytes(m.parameters), format_bytes(m.gradients), format_bytes(m.optimizer_state)};
+}
+
+Table zero_table(const SuiteData& suite) {
+  Table t{"Memory per rank with and without ZeRO-1 (tracked peaks of the largest rank, first "
+          "usable repetition)",
+          {"case", "ZeRO", "ranks", "parameters", "gradients", "optimizer state"},
+          {},
+          "",
+          {0, 1}};
+  std::vector<std::string> sentences;
+  for (const auto& z : zero_memory(suite)) {
+    auto add = [&](const std::string& name, const char* zero, const RankMemory& m) {
+      std::vector<std::string> row{name, zero, std::to_string(z.ranks)};
+      for (auto& cell : memory_cells(m)) row.push_back(std::move(cell));
+      t.rows.push_back(std::move(row));
+    };
+    if (!z.peer_case.empty()) add(z.peer_case, "off", z.peer);
+    add(z.case_name, "ZeRO-1", z.zero);
+    sentences.push_back(z.case_name + ": " + z.sentence() + ".");
+  }
+  t.note = fmt::format("{}", fmt::join(sentences, " "));
   return t;
 }
 
@@ -201,6 +245,8 @@ std::string answers_html(const SuiteData& suite) {
     out += "</dl>\n";
   }
   out += to_html(machines_table(suite));
+  out += to_html(algorithms_table(suite));
+  out += to_html(zero_table(suite));
   if (auto p = suite_prediction(suite)) {
     out += "<h3>Prediction: what N hosts would do</h3>\n<p>" + html_escape(model_sentence(*p)) +
            "</p>\n";
@@ -221,6 +267,8 @@ std::string answers_markdown(const SuiteData& suite) {
     out += "\n";
   }
   out += to_markdown(machines_table(suite));
+  out += to_markdown(algorithms_table(suite));
+  out += to_markdown(zero_table(suite));
   if (auto p = suite_prediction(suite)) {
     out += "### Prediction: what N hosts would do\n\n" + markdown_cell(model_sentence(*p)) + "\n\n";
     for (const auto& t : prediction_tables(*p)) out += to_markdown(t);

@@ -1,8 +1,9 @@
 // The report's answers to the background documents' questions, for one
 // suite, rendered once as tables and sentences and written out as HTML or
 // Markdown: the findings (report/findings.h), the machines table (wall time
-// for the case's steps and time saved per added machine), and the
-// prediction for N hosts (report/suite_prediction.h) with the chart of its
+// for the case's steps and time saved per added machine), busbw per
+// all-reduce algorithm and memory per rank with ZeRO-1 (report/
+// algorithms.h), and the prediction for N hosts (report/suite_prediction.h) with the chart of its
 // curves and the measured points.
 //
 // Thread-safety: pure functions over plain values.

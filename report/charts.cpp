@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "report/algorithms.h"
 #include "report/answers.h"
 
 namespace trainscope::report {
@@ -386,21 +387,46 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
   return chart;
 }
 
+namespace {
+
+// The first run of a case with sweep rows; nullptr when none has.
+const RunData* first_sweep(const CaseData& c) {
+  for (const auto& r : c.runs) {
+    if (!r.allreduce.empty()) return &r;
+  }
+  return nullptr;
+}
+
+// What a case's busbw curves are called: its name, or, in a suite that
+// compares all-reduce algorithms, the algorithm's (with the case's name where
+// two cases share an algorithm).
+std::map<std::string, std::string> busbw_series_names(const SuiteData& suite) {
+  std::map<std::string, std::string> names;
+  std::map<std::string, int> uses;
+  for (const auto& c : suite.cases) {
+    if (first_sweep(c)) ++uses[case_reduction(c).label()];
+  }
+  const bool by_algorithm = suite_varies_reduction(suite);
+  for (const auto& c : suite.cases) {
+    const std::string label = case_reduction(c).label();
+    names[c.name] = !by_algorithm ? c.name : uses[label] > 1 ? label + " (" + c.name + ")" : label;
+  }
+  return names;
+}
+
+}  // namespace
+
 std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
   ChartSpec chart;
   chart.id = "busbw";
   chart.title = "All-reduce bus bandwidth vs message size";
   std::string plot;
   int i = 0;
+  const auto series_names = busbw_series_names(suite);
   for (const auto& c : suite.cases) {
-    const RunData* run = nullptr;
-    for (const auto& r : c.runs) {
-      if (!r.allreduce.empty()) {
-        run = &r;
-        break;
-      }
-    }
+    const RunData* run = first_sweep(c);
     if (!run) continue;
+    const std::string& name = series_names.at(c.name);
     std::map<std::string, std::vector<const results::AllReduceRow*>> by_links;
     for (const auto& row : run->allreduce) {
       by_links[fmt::format("{} {} np{}", row.transport, row.links, row.world_size)].push_back(&row);
@@ -417,7 +443,7 @@ std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
       chart.data.push_back({file, data});
       plot += fmt::format("{}{} using 1:2 with linespoints lw 2 pt 7 title {}", i++ ? ", " : "",
                           gnuplot_quote(file),
-                          gnuplot_quote(by_links.size() > 1 ? c.name + " (" + key + ")" : c.name));
+                          gnuplot_quote(by_links.size() > 1 ? name + " (" + key + ")" : name));
     }
   }
   if (i == 0) return std::nullopt;

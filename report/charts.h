@@ -15,7 +15,8 @@
 //  * loss_chart: train (rank 0) and validation loss of the cases overlaid;
 //  * bucket_chart: comm time per step vs bucket size, one line per reduction;
 //  * links_chart: bandwidth vs number of TCP links;
-//  * busbw_chart: all-reduce bus bandwidth vs message size;
+//  * busbw_chart: all-reduce bus bandwidth vs message size, one series per
+//    case, named by its all-reduce algorithm in a suite that compares them;
 //  * amdahl_chart: measured speedups, the fitted Amdahl curve and ideal.
 //
 // Labels (case names, commands) go through gnuplot_quote and the preamble

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/algorithms.h"
 #include "report/charts.h"
 #include "report/report.h"
 
@@ -341,6 +342,9 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
     r.link = c.run_case.link;
     r.link_gbps = c.run_case.link_gbps.value_or(NAN);
     r.reduction = c.run_case.reduction.empty() ? c.run_case.mode : c.run_case.reduction;
+    if (const CaseReduction how = case_reduction(c); !how.is_default()) {
+      r.reduction += ", " + how.label();
+    }
     r.scaling = c.run_case.config.value("batch_per_rank", 0) > 0 ? "weak" : "strong";
     r.steps = c.run_case.config.value("steps", 0);
     r.wall_s = f.step_median_s * r.steps;

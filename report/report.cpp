@@ -1,11 +1,13 @@
 #include "report/report.h"
 
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "kernels/check.h"
+#include "report/algorithms.h"
 #include "report/answers.h"
 #include "report/charts.h"
 #include "report/comparison.h"
@@ -48,16 +50,29 @@ std::string status_text(const CaseFigures& f) {
   return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
 }
 
-std::string comparison_table_html(const Comparison& cmp) {
-  std::string out =
-      "<table class=\"comparison\"><tr><th class=\"name\">case</th><th>ranks</th><th>reps</th>"
+// Each case's all-reduce (algorithm, ZeRO) by name, for the comparison
+// tables; empty for a suite whose cases all use the defaults, which then
+// have no such column.
+std::map<std::string, std::string> reduction_labels(const SuiteData& suite) {
+  std::map<std::string, std::string> labels;
+  if (!suite_varies_reduction(suite)) return labels;
+  for (const auto& c : suite.cases) labels[c.name] = case_reduction(c).label();
+  return labels;
+}
+
+std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp) {
+  const auto reductions = reduction_labels(suite);
+  std::string out = fmt::format(
+      "<table class=\"comparison\"><tr><th class=\"name\">case</th>{}<th>ranks</th><th>reps</th>"
       "<th>tokens/s</th><th>speedup</th><th>scaling eff.</th><th>step median ms</th>"
       "<th>step p95 ms</th><th>comm share</th><th>exposed comm ms</th>"
-      "<th class=\"name\">status</th></tr>\n";
+      "<th class=\"name\">status</th></tr>\n",
+      reductions.empty() ? "" : "<th class=\"name\">all-reduce</th>");
   for (const auto& r : cmp.rows) {
     const auto& f = r.figures;
     out += r.is_baseline ? "<tr class=\"baseline\">" : "<tr>";
     out += td(r.is_baseline ? r.case_name + " (baseline)" : r.case_name, "name");
+    if (!reductions.empty()) out += td(reductions.at(r.case_name), "name");
     out += td(std::to_string(f.world_size));
     out += td(fmt::format("{}/{}", f.usable, f.repetitions));
     out += td(format_number(f.tokens_per_s, 1));
@@ -257,7 +272,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   const Comparison cmp = compare_cases(suite);
   out += fmt::format("<h3>Comparison against the baseline case {}</h3>\n",
                      html_escape(cmp.baseline_case));
-  out += comparison_table_html(cmp);
+  out += comparison_table_html(suite, cmp);
   auto fit = fit_amdahl(scaling_points(suite, cmp));
   if (fit) {
     out += fmt::format(
@@ -363,14 +378,18 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     }
     const Comparison cmp = compare_cases(suite);
     out += fmt::format("Baseline: {}\n\n", markdown_cell(cmp.baseline_case));
-    out += "| case | ranks | reps | tokens/s | speedup | scaling eff. | step median ms | "
-           "step p95 ms | comm share | exposed comm ms | status |\n"
-           "|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n";
+    const auto reductions = reduction_labels(suite);
+    out += fmt::format("| case |{} ranks | reps | tokens/s | speedup | scaling eff. | step median "
+                       "ms | step p95 ms | comm share | exposed comm ms | status |\n"
+                       "|:--|{}--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n",
+                       reductions.empty() ? "" : " all-reduce |", reductions.empty() ? "" : ":--|");
     for (const auto& r : cmp.rows) {
       const auto& f = r.figures;
-      out += fmt::format("| {}{} | {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+      const std::string reduction =
+          reductions.empty() ? "" : fmt::format(" {} |", markdown_cell(reductions.at(r.case_name)));
+      out += fmt::format("| {}{} |{} {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                          markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "",
-                         f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
+                         reduction, f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
                          std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
                          percent(r.efficiency), ms(f.step_median_s), ms(f.step_p95_s),
                          percent(f.comm_share), ms(f.comm_exposed_s),

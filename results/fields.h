@@ -116,7 +116,7 @@ struct Field {
   std::string_view name;
   M R::*member;
   Storage sql;
-  bool may_be_absent = false;      // JSON: absent or null reads as M{}
+  bool may_be_absent = false;      // JSON: absent or null reads as the member's default
   std::span<const M> allowed;      // values accepted on reading; SQL CHECKs them too
 
   constexpr Field absent_ok() const {
@@ -260,12 +260,21 @@ struct JsonCodec<EnumArray<E, T>> {
   }
 };
 
+// The value `member` has in a default-constructed R: what a field that may
+// be absent reads as when it is (an AllReduceRow written before the
+// algorithm was recorded ran "mpi", not "").
+template <typename R, typename M>
+const M& default_member(M R::*member) {
+  static const R defaults{};
+  return defaults.*member;
+}
+
 // A field's value from its record's reader: absent fields, allowed values.
 template <typename R, typename M>
 void read_field(const JsonReader& record, const Field<R, M>& f, M& value) {
   if (f.may_be_absent) {
     const auto member = record.find(f.name);
-    value = M{};
+    value = default_member(f.member);
     if (member) from_json_value(*member, value);
   } else {
     from_json_value(record[f.name], value);

@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
@@ -35,6 +36,22 @@ void Fields<RunSummary>::validate(const RunSummary& s, const JsonReader& r) {
       r["ranks"][i].fail(
           fmt::format("has rank {} outside world_size {}", s.ranks[i].rank, s.world_size));
     }
+  }
+}
+
+void Fields<AllReduceRow>::validate(const AllReduceRow& row, const JsonReader& r) {
+  if (!is_allreduce_algorithm(row.algorithm)) {
+    r["algorithm"].fail(fmt::format("is '{}', expected one of: {}", row.algorithm,
+                                    fmt::join(kAllReduceAlgorithms, ", ")));
+  }
+  if (row.mpi_algorithm < 0 || row.mpi_algorithm > kMaxOpenMpiAllReduceAlgorithm) {
+    r["mpi_algorithm"].fail(fmt::format("is {}, expected an Open MPI all-reduce algorithm: {}",
+                                        row.mpi_algorithm, open_mpi_algorithm_list()));
+  }
+  if (row.mpi_algorithm > 0 && row.algorithm != kDefaultAllReduceAlgorithm) {
+    r["mpi_algorithm"].fail(fmt::format("is {} with algorithm '{}': Open MPI's algorithms "
+                                        "apply to 'mpi' only",
+                                        row.mpi_algorithm, row.algorithm));
   }
 }
 

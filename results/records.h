@@ -45,6 +45,7 @@
 #include "profiler/process_poller.h"
 #include "profiler/stall_watchdog.h"
 #include "profiler/step_timer.h"
+#include "results/allreduce_algorithms.h"
 #include "results/fields.h"
 
 namespace trainscope::results {
@@ -354,6 +355,12 @@ struct AllReduceRow {
   // samples a regression check tests (docs/METRICS.md); empty in rows
   // written before it was recorded.
   std::vector<double> call_time_us;
+  // How it was reduced (results/allreduce_algorithms.h): trainscope's
+  // --allreduce and, for "mpi", the Open MPI algorithm forced by the run's
+  // MCA settings (0: Open MPI's own choice). Rows written before these were
+  // recorded ran "mpi" with Open MPI's choice, and read so.
+  std::string algorithm = std::string(kDefaultAllReduceAlgorithm);
+  int mpi_algorithm = 0;
   bool operator==(const AllReduceRow&) const = default;
 };
 template <>
@@ -371,7 +378,12 @@ struct Fields<AllReduceRow> {
       field("busbw_gbps", &AllReduceRow::busbw_gbps),
       field("wrong", &AllReduceRow::wrong),
       field("call_time_us", &AllReduceRow::call_time_us).absent_ok(),
+      // Rows already in a database when the column is added read "mpi".
+      field("algorithm", &AllReduceRow::algorithm, {.default_value = "'mpi'"}).absent_ok(),
+      field("mpi_algorithm", &AllReduceRow::mpi_algorithm).absent_ok(),
   };
+  // A known algorithm, and an Open MPI algorithm only under "mpi".
+  static void validate(const AllReduceRow& row, const JsonReader& r);
 };
 
 // One observation of one process by the memory poller (profiler/

@@ -11,7 +11,10 @@
 // NULL CHECK (json_valid(col)) (NULL, in a column added after the row was
 // written, reads as an empty value), optionals their value's type without NOT NULL.
 // A record declared `nullable` (the run summary's columns of a run that has
-// none) has every column NULL-able.
+// none) has every column NULL-able. A NULL integer or string (a column added
+// after the row was written) leaves the member's default (-1 where that is
+// minus_one_is_null); a column added with Storage::default_value fills the
+// rows it already has with that value.
 //
 // Thread-safety: pure functions; Statements belong to their connection's thread.
 #ifndef TRAINSCOPE_RESULTS_SQL_FIELDS_H_
@@ -110,8 +113,10 @@ struct SqlCodec<std::string> {
   static void bind(sqlite::Statement& st, int& index, const std::string& v, const Storage&) {
     st.bind(index++, v);
   }
+  // NULL (a column added after the row was written, or a run without a
+  // summary): the member keeps its default, as integers do.
   static void read(sqlite::Statement& st, int& column, std::string& v, const Storage&) {
-    v = st.is_null(column) ? std::string() : st.column_text(column);
+    if (!st.is_null(column)) v = st.column_text(column);
     ++column;
   }
 };

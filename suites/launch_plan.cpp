@@ -15,6 +15,7 @@
 #include "kernels/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
+#include "results/allreduce_algorithms.h"
 
 namespace trainscope::suites {
 namespace {
@@ -118,7 +119,7 @@ std::string resolve_executable(const std::string& name, const std::string& flag)
 }
 
 bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx) {
-  return c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
+  return c.ranks > 1 || c.transport != "auto" || c.mpi_algorithm > 0 || !ctx.hostfile.empty();
 }
 
 std::filesystem::path status_dir_for(const std::filesystem::path& output) {
@@ -155,6 +156,12 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       mca("pml", "ob1");
       mca("btl", "vader,self");
     }
+    // Open MPI's own all-reduce algorithm, forced: its coll_tuned component
+    // obeys coll_tuned_allreduce_algorithm only with dynamic rules on.
+    if (c.mpi_algorithm > 0) {
+      mca("coll_tuned_use_dynamic_rules", "1");
+      mca("coll_tuned_allreduce_algorithm", std::to_string(c.mpi_algorithm));
+    }
     // Pinned even for shm/auto: the TCP components open sockets regardless.
     const std::string tcp_if = case_interface(suite, c, ctx);
     mca("btl_tcp_if_include", tcp_if);
@@ -169,12 +176,18 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     plan.argv.push_back(name);
     plan.argv.push_back(value);
   };
+  // Only when not the default: the command of a default case stays as it was.
+  auto allreduce_flag = [&] {
+    if (c.allreduce != results::kDefaultAllReduceAlgorithm) flag("--allreduce", c.allreduce);
+  };
   if (c.kind == CaseKind::kTrain) {
     plan.argv.push_back("train");
     flag("--model", c.model);
     flag("--mode", c.mode);
     flag("--reduce", c.reduce);
     if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
+    allreduce_flag();
+    if (c.zero > 0) flag("--zero", std::to_string(c.zero));
     if (c.batch > 0) flag("--batch", std::to_string(c.batch));
     if (c.block > 0) flag("--block", std::to_string(c.block));
     flag("--steps", std::to_string(c.steps));
@@ -196,6 +209,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     flag("--factor", std::to_string(c.sweep.factor));
     flag("--iters", std::to_string(c.sweep.iters));
     flag("--warmup", std::to_string(c.sweep.warmup));
+    allreduce_flag();
     flag("--jsonl", output.string());
   }
   // One host's cores: its processes (mpirun and the ranks, which inherit it)

@@ -7,7 +7,10 @@
 // variables when running as root, and the transport's MCA settings;
 // out-of-band and TCP traffic are pinned to the suite's tcp_interface (default
 // lo, so single-box runs never leave 127.0.0.0/8), or to
-// PlanContext::tcp_interface. A hostfile naming other hosts needs an interface
+// PlanContext::tcp_interface. A case with an Open MPI all-reduce algorithm
+// gets `--mca coll_tuned_use_dynamic_rules 1 --mca
+// coll_tuned_allreduce_algorithm N` (in LaunchPlan::transport too); the
+// trainscope command gets --allreduce and --zero only when not the default. A hostfile naming other hosts needs an interface
 // that reaches them: with lo the job would hang until its timeout, so
 // check_hosts_reachable rejects that combination up front.
 //

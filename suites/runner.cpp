@@ -259,6 +259,21 @@ std::string job_problem(const JobOutcome& job, double timeout_s) {
   return "";
 }
 
+// Sweep rows say how they were reduced. The Open MPI algorithm is the
+// runner's mpirun setting, which the bench does not interpret, so it comes
+// from the case; rows of another algorithm than the case asked for are not
+// this case's figures (a binary that ignored --allreduce).
+void label_sweep_rows(const SuiteCase& c, Ingested& in) {
+  for (results::AllReduceRow& row : in.rows) {
+    row.mpi_algorithm = c.mpi_algorithm;
+    if (row.algorithm != c.allreduce && in.problem.empty()) {
+      in.problem = fmt::format("the sweep rows say all-reduce algorithm '{}' but the case asked "
+                               "for '{}'",
+                               row.algorithm, c.allreduce);
+    }
+  }
+}
+
 // Whatever the job wrote is read even when it failed: a NaN loss still
 // writes a summary. A killed job's files are not trusted.
 Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& output,
@@ -278,6 +293,7 @@ Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& outpu
       in.summary = results::load_run_summary(output);
     } else {
       in.rows = results::load_allreduce_rows(output);
+      label_sweep_rows(c, in);
     }
   } catch (const Error& e) {
     if (in.problem.empty()) in.problem = e.what();

@@ -16,6 +16,7 @@
 #include "comm/grad_sync.h"
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "results/allreduce_algorithms.h"
 #include "results/link_profiles.h"
 #include "suites/launch_plan.h"
 #include "training/data/data_options.h"
@@ -32,6 +33,8 @@ namespace {
 const std::vector<std::string> kBindTo = {"none", "hwthread", "core", "l1cache", "l2cache",
                                           "l3cache", "socket", "numa", "board"};
 const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
+const std::vector<std::string> kAllReduce(results::kAllReduceAlgorithms.begin(),
+                                          results::kAllReduceAlgorithms.end());
 // Far more cases than a suite could ever run; the grid is checked against it
 // before expanding, since a few hundred bytes of axes can name millions.
 constexpr double kMaxGridCombinations = 10000;
@@ -117,6 +120,7 @@ class Parser {
   void check_grid_size(const toml::node& grid, const GridAxes& axes) const;
   std::string resolve_model(const toml::node& n, const std::string& v) const;
   std::string read_link(const toml::node& n) const;
+  int read_mpi_algorithm(const toml::node& n) const;
   void read_header(const toml::table& root, Suite& suite);
   SuiteCase read_base(const toml::table& root) const;
   void expand_grid(const toml::node& grid_node, const SuiteCase& base);
@@ -125,6 +129,8 @@ class Parser {
   std::string case_name(const SuiteCase& c) const;
   void resolve(SuiteCase& c) const;
   void finalize(SuiteCase& c) const;
+  std::string setting_skip_reason(const SuiteCase& c) const;
+  std::string placement_skip_reason(const SuiteCase& c) const;
 
   std::string source_;
   std::filesystem::path base_dir_;
@@ -155,6 +161,9 @@ const std::vector<Setting>& Parser::settings() {
       {"threads", true, true, false, [](P p, SuiteCase& c, N n) { c.threads = static_cast<int>(p.get_int(n, "threads", 0)); }},
       {"transport", true, true, true, [](P p, SuiteCase& c, N n) { c.transport = p.get_string(n, "transport", &kTransports); }},
       {"links", true, true, true, [](P p, SuiteCase& c, N n) { c.links = static_cast<int>(p.get_int(n, "links", 1)); }},
+      {"allreduce", true, true, true, [](P p, SuiteCase& c, N n) { c.allreduce = p.get_string(n, "allreduce", &kAllReduce); }},
+      {"mpi_algorithm", true, true, true, [](P p, SuiteCase& c, N n) { c.mpi_algorithm = p.read_mpi_algorithm(n); }},
+      {"zero", true, true, false, [](P p, SuiteCase& c, N n) { c.zero = static_cast<int>(p.get_int(n, "zero", 0, 1)); }},
       {"hosts", true, true, true, [](P p, SuiteCase& c, N n) { c.hosts = static_cast<int>(p.get_int(n, "hosts", 1, 250)); }},
       // More than this machine has is a skip (finalize), not an error: a
       // suite written for a bigger machine still reads here.
@@ -237,6 +246,16 @@ std::string Parser::read_link(const toml::node& n) const {
   return v;
 }
 
+// An Open MPI coll_tuned_allreduce_algorithm number; the error lists them.
+int Parser::read_mpi_algorithm(const toml::node& n) const {
+  const int64_t v = get_int(n, "mpi_algorithm", std::numeric_limits<int>::min());
+  if (v < 0 || v > results::kMaxOpenMpiAllReduceAlgorithm) {
+    fail(n, fmt::format("unknown mpi_algorithm {} (Open MPI's coll_tuned_allreduce_algorithm: {})",
+                        v, results::open_mpi_algorithm_list()));
+  }
+  return static_cast<int>(v);
+}
+
 std::string Parser::resolve_model(const toml::node& n, const std::string& v) const {
   const bool is_path = v.find('/') != std::string::npos || v.ends_with(".json");
   if (!is_path) return v;
@@ -285,6 +304,10 @@ std::string Parser::case_name(const SuiteCase& c) const {
       parts.push_back(*c.bucket_mb <= 0 ? std::string("whole") : fmt::format("b{}", *c.bucket_mb));
     }
   }
+  // "ar-shm", not "shm": the shm transport has that part already.
+  if (c.allreduce != results::kDefaultAllReduceAlgorithm) parts.push_back("ar-" + c.allreduce);
+  if (c.mpi_algorithm > 0) parts.push_back(fmt::format("alg{}", c.mpi_algorithm));
+  if (c.zero > 0) parts.push_back(fmt::format("zero{}", c.zero));
   if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
   if (c.transport != "auto") parts.push_back(c.transport);
   if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));
@@ -305,31 +328,63 @@ void Parser::resolve(SuiteCase& c) const {
   if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
   if (c.transport != "tcp") c.links = 0;
   if (c.hosts <= 1) c.link.clear();
+  // One rank all-reduces nothing; Open MPI's algorithms are its MPI_Allreduce's.
+  if (c.ranks == 1) c.allreduce = std::string(results::kDefaultAllReduceAlgorithm);
+  if (c.ranks == 1 || c.allreduce != results::kDefaultAllReduceAlgorithm) c.mpi_algorithm = 0;
 }
 
-// Skip reasons for well-formed combinations that cannot run.
+// Skip reasons for well-formed combinations that cannot run: what the case
+// asks of the trainer, then where and over what it runs.
 void Parser::finalize(SuiteCase& c) const {
+  c.skip_reason = setting_skip_reason(c);
+  if (c.skip_reason.empty()) c.skip_reason = placement_skip_reason(c);
+}
+
+std::string Parser::setting_skip_reason(const SuiteCase& c) const {
+  const bool train = c.kind == CaseKind::kTrain;
+  if (train && c.mode == "naive" && c.ranks > 1) {
+    return fmt::format("naive runs one process; this case has {} ranks", c.ranks);
+  }
+  if (train && c.batch > 0 && c.batch % c.ranks != 0) {
+    return fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
+  }
+  // The trainer refuses both (--zero 1 is checked against --reduce and the ranks).
+  if (c.zero > 0 && c.reduce != "fused") {
+    return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
+                       "\"fused\"); this case reduces with {}",
+                       c.reduce);
+  }
+  if (c.zero > 0 && c.ranks < 2) {
+    return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";
+  }
+  return "";
+}
+
+std::string Parser::placement_skip_reason(const SuiteCase& c) const {
   const int cores = cores_available();
-  if (c.kind == CaseKind::kTrain && c.mode == "naive" && c.ranks > 1) {
-    c.skip_reason = fmt::format("naive runs one process; this case has {} ranks", c.ranks);
-  } else if (c.kind == CaseKind::kTrain && c.batch > 0 && c.batch % c.ranks != 0) {
-    c.skip_reason = fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
-  } else if (c.ranks % c.hosts != 0) {
-    c.skip_reason = fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
-  } else if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
-    c.skip_reason = fmt::format("{} hosts x {} cores need {} cores; this machine has {}",
-                                c.hosts, c.cores_per_host, c.hosts * c.cores_per_host, cores);
-  } else if (c.transport == "shm" && c.hosts > 1) {
-    c.skip_reason = fmt::format("shm carries messages within one host; this case spans {} hosts",
-                                c.hosts);
-  } else if (c.transport != "auto" && c.ranks == 1) {
-    c.skip_reason = fmt::format("one rank sends nothing over the {} transport", c.transport);
-  } else if (c.links > 4) {
-    c.skip_reason = fmt::format(
+  if (c.ranks % c.hosts != 0) {
+    return fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
+  }
+  if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
+    return fmt::format("{} hosts x {} cores need {} cores; this machine has {}", c.hosts,
+                       c.cores_per_host, c.hosts * c.cores_per_host, cores);
+  }
+  if (c.transport == "shm" && c.hosts > 1) {
+    return fmt::format("shm carries messages within one host; this case spans {} hosts", c.hosts);
+  }
+  if (c.allreduce == "shm" && c.hosts > 1) {
+    return fmt::format("shm reduces within one host; this case spans {} hosts: use hier", c.hosts);
+  }
+  if (c.transport != "auto" && c.ranks == 1) {
+    return fmt::format("one rank sends nothing over the {} transport", c.transport);
+  }
+  if (c.links > 4) {
+    return fmt::format(
         "btl_tcp_links {} hangs Open MPI 4.1 once a message exceeds the eager limit (at most 4; "
         "docs/SUITES.md, known problems)",
         c.links);
   }
+  return "";
 }
 
 void Parser::read_header(const toml::table& root, Suite& suite) {
@@ -428,6 +483,12 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   }
   if (t.get("link") && c.hosts <= 1) {
     fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
+  }
+  if (t.get("mpi_algorithm") && c.allreduce != results::kDefaultAllReduceAlgorithm) {
+    fail(*t.get("mpi_algorithm"),
+         fmt::format("'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; this "
+                     "case uses '{}'",
+                     c.allreduce));
   }
 }
 
@@ -528,6 +589,9 @@ nlohmann::json SuiteCase::to_json() const {
   if (!link.empty()) j["link"] = link;
   if (!tcp_interface.empty()) j["tcp_interface"] = tcp_interface;
   if (batch_per_rank > 0) j["batch_per_rank"] = batch_per_rank;
+  if (allreduce != results::kDefaultAllReduceAlgorithm) j["allreduce"] = allreduce;
+  if (mpi_algorithm > 0) j["mpi_algorithm"] = mpi_algorithm;
+  if (zero > 0) j["zero"] = zero;
   if (!skip_reason.empty()) j["skip_reason"] = skip_reason;
   return j;
 }

@@ -17,6 +17,7 @@
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
 //   mode = ["naive", "sharded"]  #     transport links hosts cores_per_host link
 //                             #     tcp_interface batch batch_per_rank
+//                             #     allreduce mpi_algorithm zero
 //   ranks = [1, 2]
 //   [[case]]                  # any axis key, plus optional name, timeout_s
 //                             #   and (train) extra_args, replacing [base]'s
@@ -25,10 +26,12 @@
 //
 // Axes that do not apply to a case collapse instead of multiplying it: the
 // bucket size only matters to fused/overlap, the link count only to the tcp
-// transport, the link profile only to several hosts. A combination that is
-// well-formed but cannot run (naive with 2 ranks, a batch the ranks do not
-// divide, hosts whose cores the machine does not have) becomes a skipped case
-// with the reason. `hosts` without `ranks` puts one rank on each host;
+// transport, the link profile only to several hosts, the Open MPI algorithm
+// only to the mpi all-reduce, the all-reduce to more than one rank. A
+// combination that is well-formed but cannot run (naive with 2 ranks, a batch
+// the ranks do not divide, hosts whose cores the machine does not have, the
+// shm all-reduce across hosts, ZeRO-1 without fused or on one rank) becomes a
+// skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
 // `batch_per_rank` scales the global batch with the ranks (weak scaling) and
 // does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
 // mode, links on a non-tcp case...) throws trainscope::Error naming the file,
@@ -75,6 +78,13 @@ struct SuiteCase {
   int threads = 0;                   // per rank; 0: the trainer's default
   std::string transport = "auto";    // auto | shm | tcp
   int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
+  // How gradients (train) or the sweep's buffers (allreduce) are all-reduced
+  // (results/allreduce_algorithms.h): --allreduce mpi | shm | hier; for mpi,
+  // the Open MPI algorithm forced through mpirun's MCA settings (0: Open
+  // MPI's own choice). Both collapse to the defaults on one rank.
+  std::string allreduce = "mpi";
+  int mpi_algorithm = 0;
+  int zero = 0;                      // train: 1 = ZeRO stage 1 (--zero 1)
   std::string skip_reason;           // non-empty: recorded as skipped, not run
   std::optional<double> timeout_s;   // [[case]] only; else the suite's
 

@@ -51,6 +51,8 @@ struct CaseSpec {
   int calls = 0;               // collective calls a step; 0: 20 per-tensor, else 2
   double loss_offset = 0;      // added to this case's losses
   std::string model = "tiny";
+  nlohmann::json config = nlohmann::json::object();  // more of the case's config (allreduce, zero)
+  double optimizer_state_share = 1.0;  // of the whole optimizer state each rank holds (ZeRO-1: 1/N)
 };
 
 struct SuiteSpec {
@@ -144,7 +146,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     auto& m = rr.tracked_peak_by_category;
     m[MemoryCategory::kParameters] = params;
     m[MemoryCategory::kGradients] = params;
-    m[MemoryCategory::kOptimizerState] = 2 * params;
+    m[MemoryCategory::kOptimizerState] = static_cast<int64_t>(2 * params * c.optimizer_state_share);
     m[MemoryCategory::kActivations] = static_cast<int64_t>(5'000'000 * suite.memory_factor);
     m[MemoryCategory::kData] = c.mode == "sharded" ? dataset / c.world_size : dataset;
     m[MemoryCategory::kComm] = c.reduction == "per-tensor" ? 0 : params / 2;
@@ -185,6 +187,7 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
       rc.config = {{"model", c.model}, {"batch", c.batch > 0 ? c.batch : suite.batch},
                    {"steps", suite.steps}, {"mode", c.mode}, {"reduce", c.reduction}};
       if (c.batch_per_rank > 0) rc.config["batch_per_rank"] = c.batch_per_rank;
+      rc.config.update(c.config);
       rc.threads = c.threads;
       rc.host_count = c.hosts;
       rc.cores_per_host = c.cores_per_host;
@@ -242,6 +245,10 @@ struct SweepSpec {
   double call_noise = 0.05;
   std::map<int64_t, double> slowdown;  // size -> factor on its calls' times
   bool with_call_times = true;         // false: rows as written before they were kept
+  // Per case: more of its config (allreduce, mpi_algorithm), which its rows
+  // record too, and a factor on its bandwidth.
+  std::map<std::string, nlohmann::json> config;
+  std::map<std::string, double> speed;
 };
 
 inline std::vector<results::AllReduceRow> sweep_rows(const SweepSpec& spec, const std::string& name,
@@ -251,10 +258,16 @@ inline std::vector<results::AllReduceRow> sweep_rows(const SweepSpec& spec, cons
   std::normal_distribution<double> noise(0.0, spec.call_noise);
   std::vector<results::AllReduceRow> rows;
   for (int64_t size : spec.sizes) {
-    const double model_us = 5.0 + static_cast<double>(size) / 5e3;  // 5 us + 5 GB/s
+    const auto speed = spec.speed.find(name);
+    const double model_us = (5.0 + static_cast<double>(size) / 5e3) /  // 5 us + 5 GB/s
+                            (speed == spec.speed.end() ? 1.0 : speed->second);
     const auto it = spec.slowdown.find(size);
     const double factor = it == spec.slowdown.end() ? 1.0 : it->second;
     results::AllReduceRow row{"shm", "", 2, size, size / 4, "float32", "sum", 0, 0, 0, 0, {}};
+    if (const auto c = spec.config.find(name); c != spec.config.end()) {
+      row.algorithm = c->second.value("allreduce", "mpi");
+      row.mpi_algorithm = c->second.value("mpi_algorithm", 0);
+    }
     double sum = 0;
     for (int i = 0; i < spec.iters; ++i) {
       row.call_time_us.push_back(model_us * factor * (1.0 + noise(rng)));
@@ -280,6 +293,7 @@ inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& s
       results::RunCase rc;
       rc.case_name = name;
       rc.config = {{"kind", "allreduce"}, {"iters", spec.iters}};
+      if (const auto c = spec.config.find(name); c != spec.config.end()) rc.config.update(c->second);
       rc.mode = "allreduce";  // as the runner records sweeps
       rc.world_size = 2;
       rc.repetition = rep;

@@ -234,6 +234,54 @@ TEST_F(RecordsTest, JsonLinesRoundTripAndErrorsNameTheLine) {
   }
 }
 
+// Sweep rows say how they were reduced; rows written before that ran "mpi"
+// with Open MPI's own choice and read so.
+TEST_F(RecordsTest, SweepRowsRecordTheAlgorithmAndOldRowsReadAsMpi) {
+  json old_row = testing::sample_allreduce_row(4096);
+  old_row.erase("algorithm");
+  old_row.erase("mpi_algorithm");
+  const AllReduceRow back = old_row.get<AllReduceRow>();
+  EXPECT_EQ(back.algorithm, "mpi");
+  EXPECT_EQ(back.mpi_algorithm, 0);
+
+  AllReduceRow ring = testing::sample_allreduce_row(4096);
+  ring.mpi_algorithm = 4;
+  AllReduceRow shm = testing::sample_allreduce_row(8192);
+  shm.algorithm = "shm";
+  const fs::path rows_path = dir_ / "sweep.jsonl";
+  write(rows_path, json(ring).dump() + "\n" + json(shm).dump() + "\n");
+  EXPECT_EQ(load_allreduce_rows(rows_path), (std::vector<AllReduceRow>{ring, shm}));
+}
+
+TEST_F(RecordsTest, UnknownAlgorithmsAreNamedWithTheLine) {
+  const fs::path rows_path = dir_ / "sweep.jsonl";
+  auto error = [&](const std::string& key, const json& value) -> std::string {
+    json row = testing::sample_allreduce_row(1024);
+    row[key] = value;
+    write(rows_path, json(testing::sample_allreduce_row(8)).dump() + "\n" + row.dump() + "\n");
+    try {
+      load_allreduce_rows(rows_path);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string nccl = error("algorithm", "nccl");
+  EXPECT_NE(nccl.find(rows_path.string() + ":2"), std::string::npos) << nccl;
+  EXPECT_NE(nccl.find("'algorithm' is 'nccl', expected one of: mpi, shm, hier"), std::string::npos)
+      << nccl;
+  const std::string seven = error("mpi_algorithm", 7);
+  EXPECT_NE(seven.find("'mpi_algorithm' is 7"), std::string::npos) << seven;
+  EXPECT_NE(seven.find("6 rabenseifner"), std::string::npos) << seven;
+  // An Open MPI algorithm under shm would label a row with what did not run.
+  json shm_ring = testing::sample_allreduce_row(1024);
+  shm_ring["algorithm"] = "shm";
+  shm_ring["mpi_algorithm"] = 4;
+  write(rows_path, shm_ring.dump() + "\n");
+  EXPECT_THROW(load_allreduce_rows(rows_path), Error);
+  EXPECT_EQ(error("algorithm", "hier"), "");  // the checks above are specific
+}
+
 TEST_F(RecordsTest, AStepWithoutCommTimeReadsAsZero) {
   json j = to_json_value(sample_summary(1, 2));
   j["steps"][0][1].erase("comm_time_s");  // written before the field existed

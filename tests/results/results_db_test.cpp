@@ -154,7 +154,9 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
              "ALTER TABLE allreduce_rows DROP COLUMN call_time_us; "
              "ALTER TABLE rank_results DROP COLUMN data_tokens_held; "
              "ALTER TABLE rank_results DROP COLUMN load_end_other_runnable; "
-             "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m",
+             "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m; "
+             "ALTER TABLE allreduce_rows DROP COLUMN algorithm; "
+             "ALTER TABLE allreduce_rows DROP COLUMN mpi_algorithm",
              "dropping columns");
   }
   {
@@ -163,6 +165,8 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_TRUE(std::isnan(rows[0].algbw_gbps));
     EXPECT_TRUE(rows[0].call_time_us.empty());
+    EXPECT_EQ(rows[0].algorithm, "mpi");  // what every sweep ran before it was recorded
+    EXPECT_EQ(rows[0].mpi_algorithm, 0);
     EXPECT_EQ(rows[0].busbw_gbps, row.busbw_gbps);
     const auto ranks = db.rank_results(run_id);
     EXPECT_EQ(ranks[1].data.tokens_held, 0);
@@ -173,9 +177,23 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
   }
   ResultsDb db = ResultsDb::open_for_writing(path_);
   EXPECT_TRUE(std::isnan(db.allreduce_rows(run_id)[0].algbw_gbps));
-  db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row});
-  EXPECT_EQ(db.allreduce_rows(run_id)[1], row);
+  AllReduceRow hier = row;
+  hier.algorithm = "hier";
+  AllReduceRow rabenseifner = row;
+  rabenseifner.mpi_algorithm = 6;
+  db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row, hier, rabenseifner});
+  const auto rows = db.allreduce_rows(run_id);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1], row);
+  EXPECT_EQ(rows[2], hier);
+  EXPECT_EQ(rows[3], rabenseifner);
   EXPECT_EQ(db.integrity_check(), "ok");
+  // The old row got the column's default in the file itself, not only on reading.
+  sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
+  EXPECT_EQ(raw.query_text("SELECT algorithm || '/' || ifnull(mpi_algorithm, 'NULL') FROM "
+                           "allreduce_rows ORDER BY id LIMIT 1",
+                           "the old row"),
+            "mpi/NULL");
 }
 
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <string>
 
+#include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "results/results_db.h"
 
@@ -320,6 +321,78 @@ TEST_F(RunnerTest, OverAHostfileLinkProfilesAndMissingHostsAreSkipped) {
   }
 }
 
+// Writes an executable shell script.
+void write_script(const fs::path& path, const std::string& body) {
+  std::ofstream(path) << "#!/bin/sh\n" << body;
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+// The runner passes the all-reduce settings on and labels the sweep rows with
+// them. Stand-ins keep it to the runner: an mpirun that records its command
+// line and runs the command once, and a bench that writes one row saying the
+// algorithm it was given, or "mpi" whatever it was given, as a binary without
+// --allreduce would.
+TEST_F(RunnerTest, SweepRowsCarryTheCasesAlgorithmsAndAMismatchFailsTheCase) {
+  const fs::path log = dir_ / "mpirun.log";
+  write_script(dir_ / "mpirun",
+               "echo \"$*\" >> " + log.string() + "\n"
+               "while [ \"$1\" != \"" + (dir_ / "bench").string() + "\" ]; do shift; done\n"
+               "exec \"$@\"\n");
+  const std::string bench = R"(algorithm=mpi
+while [ $# -gt 0 ]; do
+  case "$1" in --jsonl) out=$2; shift;; --allreduce) given=$2; shift;; esac; shift
+done
+ALGORITHM
+printf '{"transport": "auto", "links": "", "world_size": 2, "size_bytes": 1024, "count": 256, "dtype": "float32", "redop": "sum", "time_us": 10, "algbw_gbps": 0.1, "busbw_gbps": 0.1, "wrong": 0, "algorithm": "%s"}\n' "$algorithm" > "$out"
+)";
+  auto with = [&](const std::string& line) {
+    return std::string(bench).replace(bench.find("ALGORITHM"), 9, line);
+  };
+  write_script(dir_ / "bench", with("[ -n \"$given\" ] && algorithm=$given"));
+  options_.mpirun = (dir_ / "mpirun").string();
+  options_.trainscope_binary = dir_ / "bench";
+  const Suite s = suite(
+      "name = \"alg\"\nkind = \"allreduce\"\ntimeout_s = 30\n[base]\nranks = 2\nmax_bytes = 1024\n"
+      "[[case]]\nmpi_algorithm = 4\n[[case]]\nallreduce = \"shm\"\n");
+  SuiteResult r = run_suite(s, options_);
+  ASSERT_EQ(r.runs.size(), 2u);
+  for (const auto& run : r.runs) {
+    EXPECT_EQ(run.row.status, results::RunStatus::kOk) << run.row.error;
+  }
+  {
+    auto db = results::ResultsDb::open_for_reading(options_.db_path);
+    const auto rows0 = db.allreduce_rows(r.runs[0].row.id);
+    const auto rows1 = db.allreduce_rows(r.runs[1].row.id);
+    ASSERT_EQ(rows0.size(), 1u);
+    ASSERT_EQ(rows1.size(), 1u);
+    EXPECT_EQ(rows0[0].algorithm, "mpi");
+    EXPECT_EQ(rows0[0].mpi_algorithm, 4);
+    EXPECT_EQ(rows1[0].algorithm, "shm");
+    EXPECT_EQ(rows1[0].mpi_algorithm, 0);
+    EXPECT_EQ(db.run(r.runs[0].row.id)->run_case.transport["coll_tuned_allreduce_algorithm"], "4");
+  }
+  const std::string launched = read_file(log);
+  EXPECT_NE(launched.find("--mca coll_tuned_use_dynamic_rules 1 --mca "
+                          "coll_tuned_allreduce_algorithm 4 "),
+            std::string::npos)
+      << launched;
+  EXPECT_NE(launched.find("allreduce-bench --min-bytes 8 --max-bytes 1024 --factor 2 --iters 20 "
+                          "--warmup 5 --jsonl "),
+            std::string::npos)
+      << launched;
+  EXPECT_NE(launched.find(" --allreduce shm"), std::string::npos) << launched;
+
+  write_script(dir_ / "bench", with("true"));  // ignores --allreduce
+  r = run_suite(s, options_);
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kOk) << r.runs[0].row.error;
+  EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kFailed);
+  EXPECT_NE(r.runs[1].row.error.find("the sweep rows say all-reduce algorithm 'mpi' but the case "
+                                     "asked for 'shm'"),
+            std::string::npos)
+      << r.runs[1].row.error;
+}
+
 TEST_F(RunnerTest, UnwritableDbIsAnError) {
   const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nname = \"a\"\n");
   options_.db_path = dir_ / "no-such-dir" / "r.db";
@@ -412,6 +485,50 @@ TEST(Plan, RanksOfSeveralHostsGoRoundTheHosts) {
   s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 2\n", "p.toml", ".");
   EXPECT_EQ(shell_join(plan_case(s, s.cases[0], ctx, "/tmp/s.json").argv).find("--map-by"),
             std::string::npos);
+}
+
+// The all-reduce settings reach the command only when not the default: an
+// Open MPI algorithm as mpirun's MCA pair (recorded with the transport),
+// --allreduce and --zero as trainscope's flags.
+TEST(Plan, AllReduceAlgorithmsAndZeroReachTheCommand) {
+  Suite s = parse_suite(
+      "name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n[[case]]\nname = \"plain\"\n"
+      "[[case]]\nname = \"ring\"\nmpi_algorithm = 4\n"
+      "[[case]]\nname = \"shm-zero\"\nallreduce = \"shm\"\nzero = 1\n",
+      "p.toml", ".");
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.slots = 2;
+  auto line = [&](const SuiteCase& c) { return shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv); };
+  const std::string plain = line(s.cases[0]);
+  for (const char* absent : {"coll_tuned", "--allreduce", "--zero"}) {
+    EXPECT_EQ(plain.find(absent), std::string::npos) << plain;
+  }
+  const LaunchPlan ring = plan_case(s, s.cases[1], ctx, "/tmp/s.json");
+  const std::string ring_line = shell_join(ring.argv);
+  EXPECT_NE(ring_line.find(" --mca coll_tuned_use_dynamic_rules 1 --mca "
+                           "coll_tuned_allreduce_algorithm 4 "),
+            std::string::npos)
+      << ring_line;
+  // mpirun's settings, before the trainscope command.
+  EXPECT_LT(ring_line.find("coll_tuned"), ring_line.find("/bin/trainscope"));
+  EXPECT_EQ(ring.transport["coll_tuned_use_dynamic_rules"], "1");
+  EXPECT_EQ(ring.transport["coll_tuned_allreduce_algorithm"], "4");
+  EXPECT_EQ(ring_line.find("--allreduce"), std::string::npos) << ring_line;
+  const std::string shm_zero = line(s.cases[2]);
+  EXPECT_NE(shm_zero.find(" train --model seed --mode sharded --reduce fused --allreduce shm "
+                          "--zero 1 "),
+            std::string::npos)
+      << shm_zero;
+  EXPECT_EQ(shm_zero.find("coll_tuned"), std::string::npos) << shm_zero;
+
+  s = parse_suite("name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[[case]]\n"
+                  "allreduce = \"hier\"\n",
+                  "p.toml", ".");
+  const std::string sweep = line(s.cases[0]);
+  EXPECT_NE(sweep.find(" allreduce-bench "), std::string::npos) << sweep;
+  EXPECT_NE(sweep.find(" --allreduce hier "), std::string::npos) << sweep;
 }
 
 TEST(Table, RowsHaveTheSameColumns) {

@@ -216,8 +216,9 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected : {"allreduce", "default", "dp-modes", "machines", "reductions", "scaling", "smoke",
-                               "stragglers", "tcp-links"}) {
+  for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
+                               "machines", "reductions", "scaling", "smoke", "stragglers",
+                               "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {
@@ -292,6 +293,89 @@ TEST(SuiteConfig, MoreCoresThanTheMachineHasOrShmAcrossHostsAreSkipped) {
   EXPECT_NE(s.cases[1].skip_reason.find("shm carries messages within one host"),
             std::string::npos)
       << s.cases[1].skip_reason;
+}
+
+// The all-reduce algorithm, Open MPI's algorithm and ZeRO-1: named in the
+// case and its config only when not the default (configurations recorded
+// before they existed still match), collapsed where they do not apply.
+TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
+  const Suite s = parse(
+      "name = \"a\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
+      "allreduce = [\"mpi\", \"shm\", \"hier\"]\nmpi_algorithm = [0, 4]\nzero = [0, 1]\n");
+  // mpi x {0, 4} + shm + hier (the Open MPI algorithm collapses), each x zero 0/1.
+  EXPECT_EQ(names(s), (std::vector<std::string>{
+                          "sharded-r2-fused", "sharded-r2-fused-ar-shm", "sharded-r2-fused-ar-hier",
+                          "sharded-r2-fused-alg4", "sharded-r2-fused-zero1",
+                          "sharded-r2-fused-ar-shm-zero1", "sharded-r2-fused-ar-hier-zero1",
+                          "sharded-r2-fused-alg4-zero1"}));
+  for (const auto& c : s.cases) {
+    EXPECT_EQ(c.skip_reason, "") << c.name;
+    if (c.allreduce != "mpi") {
+      EXPECT_EQ(c.mpi_algorithm, 0) << c.name;
+    }
+  }
+  const nlohmann::json plain = s.cases[0].to_json();
+  EXPECT_FALSE(plain.contains("allreduce"));
+  EXPECT_FALSE(plain.contains("mpi_algorithm"));
+  EXPECT_FALSE(plain.contains("zero"));
+  EXPECT_EQ(s.cases[7].to_json()["mpi_algorithm"], 4);
+  EXPECT_EQ(s.cases[7].to_json()["zero"], 1);
+  EXPECT_EQ(s.cases[2].to_json()["allreduce"], "hier");
+  // One rank all-reduces nothing: the naive case is one case, not three.
+  const Suite one = parse("name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
+                          "mpi_algorithm = [0, 3]\n");
+  ASSERT_EQ(names(one), (std::vector<std::string>{"naive-r1-fused"}));
+  EXPECT_EQ(one.cases[0].allreduce, "mpi");
+  EXPECT_EQ(one.cases[0].mpi_algorithm, 0);
+  // The sweep has the algorithm axes but not ZeRO.
+  const Suite sweep = parse("name = \"s\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[grid]\n"
+                            "mpi_algorithm = [0, 6]\n[[case]]\nallreduce = \"shm\"\n");
+  EXPECT_EQ(names(sweep), (std::vector<std::string>{"allreduce-r2", "allreduce-r2-alg6",
+                                                    "allreduce-r2-ar-shm"}));
+  EXPECT_NE(error_of("name = \"s\"\nkind = \"allreduce\"\n[grid]\nzero = [1]\n").find("t.toml:4:"),
+            std::string::npos);
+}
+
+TEST(SuiteConfig, ZeroWithoutFusedOrOnOneRankAndShmAcrossHostsAreSkipped) {
+  const Suite s = parse(
+      "name = \"z\"\n[base]\nmode = \"sharded\"\nzero = 1\n"
+      "[[case]]\nranks = 2\nreduce = \"overlap\"\n"
+      "[[case]]\nranks = 1\n"
+      "[[case]]\nranks = 2\n"
+      "[[case]]\nzero = 0\nhosts = 2\nallreduce = \"shm\"\n"
+      "[[case]]\nzero = 0\nhosts = 2\nallreduce = \"hier\"\n");
+  ASSERT_EQ(s.cases.size(), 5u);
+  EXPECT_NE(s.cases[0].skip_reason.find("ZeRO-1 shards the optimizer state of the fused reduction "
+                                        "(reduce = \"fused\"); this case reduces with overlap"),
+            std::string::npos)
+      << s.cases[0].skip_reason;
+  EXPECT_NE(s.cases[1].skip_reason.find("this case has 1 rank"), std::string::npos)
+      << s.cases[1].skip_reason;
+  EXPECT_EQ(s.cases[2].skip_reason, "");
+  EXPECT_EQ(s.cases[2].name, "sharded-r2-fused-zero1");
+  EXPECT_EQ(s.cases[3].skip_reason,
+            "shm reduces within one host; this case spans 2 hosts: use hier");
+  EXPECT_EQ(s.cases[4].skip_reason, "");
+}
+
+TEST(SuiteConfig, BadAllReduceSettingsNameTheLine) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"name = \"x\"\n[grid]\nallreduce = [\"mpi\", \"nccl\"]\n",
+            "t.toml:3:21: unknown allreduce 'nccl' (expected one of: mpi, shm, hier)"},
+           {"name = \"x\"\n[[case]]\nmpi_algorithm = 7\n",
+            "t.toml:3:17: unknown mpi_algorithm 7 (Open MPI's coll_tuned_allreduce_algorithm: 0 "
+            "default, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented "
+            "ring, 6 rabenseifner)"},
+           {"name = \"x\"\n[grid]\nmpi_algorithm = [-1]\n", "t.toml:3:18: unknown mpi_algorithm -1"},
+           {"name = \"x\"\n[grid]\nmpi_algorithm = [\"ring\"]\n",
+            "t.toml:3:18: 'mpi_algorithm' must be an integer"},
+           {"name = \"x\"\n[base]\nzero = 2\n[grid]\nranks = [2]\n", "t.toml:3:8: 'zero' must be at most 1"},
+           {"name = \"x\"\n[[case]]\nranks = 2\nallreduce = \"shm\"\nmpi_algorithm = 4\n",
+            "t.toml:5:17: 'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; "
+            "this case uses 'shm'"},
+       }) {
+    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
+  }
 }
 
 TEST(Hostfile, ParsesSlotsAndComments) {

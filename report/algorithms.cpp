@@ -1,0 +1,186 @@
+#include "report/algorithms.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "kernels/storage.h"
+#include "results/allreduce_algorithms.h"
+
+namespace trainscope::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The runner records a sweep case's mode as "allreduce".
+bool is_sweep(const CaseData& c) { return c.run_case.mode == "allreduce"; }
+
+// Whether two cases were configured alike but for `ignored` (and their names).
+bool alike_but(const CaseData& a, const CaseData& b, std::initializer_list<const char*> ignored) {
+  nlohmann::json x = a.run_case.config, y = b.run_case.config;
+  if (!x.is_object() || !y.is_object()) return false;
+  for (const char* key : {"name", "skip_reason"}) {
+    x.erase(key);
+    y.erase(key);
+  }
+  for (const char* key : ignored) {
+    x.erase(key);
+    y.erase(key);
+  }
+  return x == y;
+}
+
+// Runs of a sweep case that ended ok with rows.
+std::vector<const RunData*> ok_sweeps(const CaseData& c) {
+  std::vector<const RunData*> out;
+  for (const auto& r : c.runs) {
+    if (r.row.status == results::RunStatus::kOk && !r.allreduce.empty()) out.push_back(&r);
+  }
+  return out;
+}
+
+int64_t largest_size(const CaseData& c) {
+  int64_t size = 0;
+  for (const RunData* r : ok_sweeps(c)) {
+    for (const auto& row : r->allreduce) size = std::max(size, row.size_bytes);
+  }
+  return size;
+}
+
+// Median over the case's ok runs of its busbw at `size`; NaN when none has it.
+double busbw_at(const CaseData& c, int64_t size) {
+  std::vector<double> values;
+  for (const RunData* r : ok_sweeps(c)) {
+    for (const auto& row : r->allreduce) {
+      if (row.size_bytes == size) values.push_back(row.busbw_gbps);
+    }
+  }
+  return values.empty() ? kNaN : results::median_of(std::move(values));
+}
+
+// Open MPI's default all-reduce with otherwise the same settings as `c`.
+const CaseData* default_algorithm_case(const SuiteData& suite, const CaseData& c) {
+  for (const auto& other : suite.cases) {
+    if (is_sweep(other) && case_reduction(other).is_default() &&
+        alike_but(other, c, {"allreduce", "mpi_algorithm"})) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+// The largest of each category over the ranks.
+RankMemory rank_memory(const results::RunSummary& s) {
+  using kernels::MemoryCategory;
+  RankMemory m;
+  for (const auto& r : s.ranks) {
+    const auto& by = r.tracked_peak_by_category;
+    m.parameters = std::max(m.parameters, by[MemoryCategory::kParameters]);
+    m.gradients = std::max(m.gradients, by[MemoryCategory::kGradients]);
+    m.optimizer_state = std::max(m.optimizer_state, by[MemoryCategory::kOptimizerState]);
+  }
+  return m;
+}
+
+// The usable case configured like the ZeRO-1 case `c` but without ZeRO.
+const CaseData* without_zero(const SuiteData& suite, const CaseData& c) {
+  for (const auto& other : suite.cases) {
+    if (case_reduction(other).zero == 0 && other.first_usable() && alike_but(other, c, {"zero"})) {
+      return &other;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool CaseReduction::is_default() const {
+  return algorithm == results::kDefaultAllReduceAlgorithm && mpi_algorithm == 0 && zero == 0;
+}
+
+std::string CaseReduction::label() const {
+  const std::string label = results::allreduce_algorithm_label(algorithm, mpi_algorithm);
+  return zero > 0 ? fmt::format("{}, ZeRO-{}", label, zero) : label;
+}
+
+CaseReduction case_reduction(const CaseData& c) {
+  const nlohmann::json& config = c.run_case.config;
+  CaseReduction out;
+  if (!config.is_object()) return out;
+  if (auto it = config.find("allreduce"); it != config.end() && it->is_string()) {
+    out.algorithm = it->get<std::string>();
+  }
+  if (auto it = config.find("mpi_algorithm"); it != config.end() && it->is_number_integer()) {
+    out.mpi_algorithm = it->get<int>();
+  }
+  if (auto it = config.find("zero"); it != config.end() && it->is_number_integer()) {
+    out.zero = it->get<int>();
+  }
+  return out;
+}
+
+bool suite_varies_reduction(const SuiteData& suite) {
+  return std::any_of(suite.cases.begin(), suite.cases.end(),
+                     [](const CaseData& c) { return !case_reduction(c).is_default(); });
+}
+
+std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite) {
+  std::set<std::string> labels;
+  for (const auto& c : suite.cases) {
+    if (is_sweep(c)) labels.insert(case_reduction(c).label());
+  }
+  if (labels.size() < 2) return {};
+  std::vector<AlgorithmBusbw> out;
+  for (const auto& c : suite.cases) {
+    if (!is_sweep(c)) continue;
+    AlgorithmBusbw row{c.name, case_reduction(c).label(), largest_size(c), kNaN, "", kNaN};
+    row.busbw_gbps = busbw_at(c, row.size_bytes);
+    if (const CaseData* base = default_algorithm_case(suite, c)) {
+      row.baseline_case = base->name;
+      row.ratio = row.busbw_gbps / busbw_at(*base, row.size_bytes);
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string ZeroMemory::sentence() const {
+  using kernels::format_bytes;
+  const double per_rank = optimizer_total < 0 ? -1.0 : static_cast<double>(optimizer_total) / ranks;
+  return fmt::format("optimizer state per rank = {} (total / N = {}: {} over {} ranks; the total "
+                     "is {})",
+                     format_bytes(static_cast<double>(zero.optimizer_state)),
+                     format_bytes(per_rank), format_bytes(static_cast<double>(optimizer_total)),
+                     ranks, total_from);
+}
+
+std::vector<ZeroMemory> zero_memory(const SuiteData& suite) {
+  std::vector<ZeroMemory> out;
+  for (const auto& c : suite.cases) {
+    const RunData* run = c.first_usable();
+    if (case_reduction(c).zero == 0 || !run) continue;
+    ZeroMemory z;
+    z.case_name = c.name;
+    z.ranks = std::max(1, run->summary->world_size);
+    z.zero = rank_memory(*run->summary);
+    if (const CaseData* peer = without_zero(suite, c)) {
+      z.peer_case = peer->name;
+      z.peer = rank_memory(*peer->first_usable()->summary);
+      z.optimizer_total = z.peer.optimizer_state;
+      z.total_from = fmt::format("what each rank of {} holds without ZeRO", peer->name);
+    } else {
+      z.optimizer_total = 0;
+      for (const auto& r : run->summary->ranks) {
+        z.optimizer_total += r.tracked_peak_by_category[kernels::MemoryCategory::kOptimizerState];
+      }
+      z.total_from = "the sum over its ranks (the suite has no case without ZeRO to compare)";
+    }
+    out.push_back(std::move(z));
+  }
+  return out;
+}
+
+}  // namespace trainscope::report
