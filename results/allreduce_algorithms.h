@@ -20,10 +20,13 @@
 #include <string>
 #include <string_view>
 
+#include "comm/all_reducer.h"
+
 namespace trainscope::results {
 
-// The values of `--allreduce`; the first is the default.
-inline constexpr std::array<std::string_view, 3> kAllReduceAlgorithms = {"mpi", "shm", "hier"};
+// The values of `--allreduce`, declared with the algorithms themselves
+// (comm/all_reducer.h, header only here); the first is the default.
+inline constexpr const auto& kAllReduceAlgorithms = comm::kAllReduceAlgorithmNames;
 inline constexpr std::string_view kDefaultAllReduceAlgorithm = kAllReduceAlgorithms[0];
 
 // Open MPI 4.1's coll_tuned_allreduce_algorithm values, by number (the index).

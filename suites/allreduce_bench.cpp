@@ -187,6 +187,7 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     wrong = comm.all_reduce_sum(wrong);
 
     results::AllReduceRow row;
+    row.algorithm = std::string(comm::allreduce_algorithm_name(o.algorithm));
     row.transport = transport;
     row.links = links;
     row.world_size = comm.size();

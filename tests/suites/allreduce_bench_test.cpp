@@ -113,6 +113,7 @@ TEST(AllReduceBench, SharedMemoryAlgorithmsVerifyUnderMpirun) {
     for (const auto& r : rows) {
       EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
       EXPECT_GT(r.busbw_gbps, 0) << algorithm << " " << r.size_bytes;
+      EXPECT_EQ(r.algorithm, algorithm) << r.size_bytes;  // recorded as run
     }
     std::ifstream in(out_path);
     const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
