@@ -264,6 +264,49 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
   }
 }
 
+// The hierarchical all-reduce over two real (virtual) hosts, two ranks each:
+// shared memory inside each host, MPI over the veths between them. Every
+// reduction strategy follows Open MPI's all-reduce on the same cluster within
+// 1e-5 (a different order of summation); shm across the hosts is a clear
+// error, never a wrong sum.
+TEST_F(NetnsClusterTest, HierarchicalAllReduceSpansHostsAndShmRefusesTo) {
+  ASSERT_NO_FATAL_FAILURE(bring_up(2));
+  const char* kSuite =
+      "name = \"netns-hier\"\ntimeout_s = 120\n"
+      "[base]\nmodel = \"tiny\"\nbatch = 8\nblock = 32\nsteps = 6\nwarmup_steps = 1\n"
+      "threads = 1\nmode = \"sharded\"\nranks = 4\ntransport = \"tcp\"\nbucket_mb = 0.01\n"
+      "[grid]\nreduce = [\"fused\", \"overlap\"]\nallreduce = [\"mpi\", \"hier\", \"shm\"]\n";
+  const SuiteResult result =
+      run_suite(parse_suite(kSuite, "hier.toml", dir_->path()), cluster_options("hier.db"));
+  std::vector<results::RunRow> rows;
+  const auto runs = summaries(dir_->path() / "hier.db", &rows);
+  EXPECT_EQ(processes_left(2), "") << "the jobs left processes in the hosts";
+  for (const auto& row : rows) {
+    const std::string& name = row.run_case.case_name;
+    SCOPED_TRACE(name);
+    if (name.find("ar-shm") != std::string::npos) {
+      EXPECT_EQ(row.status, results::RunStatus::kFailed);
+      EXPECT_NE(row.error.find("use --allreduce hier"), std::string::npos) << row.error;
+      continue;
+    }
+    ASSERT_EQ(row.status, results::RunStatus::kOk) << row.error;
+    const results::RunSummary& s = runs.at(name);
+    std::map<std::string, int> per_host;
+    for (const auto& r : s.ranks) ++per_host[r.host];
+    EXPECT_EQ(per_host.size(), 2u);
+    if (name.find("ar-hier") == std::string::npos) continue;
+    std::string mpi_name = name;
+    mpi_name.erase(mpi_name.find("-ar-hier"), 8);
+    const std::vector<double> got = losses(s), want = losses(runs.at(mpi_name));
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-5 * std::abs(want[i])) << "step " << i;
+    }
+  }
+  EXPECT_EQ(rows.size(), 6u);
+  (void)result;
+}
+
 TEST_F(NetnsClusterTest, TcpLinksOverTheVeths) {
   ASSERT_NO_FATAL_FAILURE(bring_up(2));
   const Suite s = parse_suite(
