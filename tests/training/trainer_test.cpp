@@ -66,6 +66,41 @@ TEST(TrainerTest, LossFallsOnTheStoryCorpus) {
   EXPECT_LT(l.back(), l.front() - 1.0);
 }
 
+// One process has one host: its shm and hier "all-reduces" sum one region,
+// so the run is the mpi run, bit for bit, and the gradients are still
+// counted by the tracker (adopted, not allocated, by the reducer).
+TEST(TrainerTest, SharedMemoryAlgorithmsOnOneProcessAreThePlainRun) {
+  auto comm = comm::make_communicator("local");
+  const auto plain = run_training(tiny_options(4), *comm, stdout);
+  for (auto a : {comm::AllReduceAlgorithm::kShm, comm::AllReduceAlgorithm::kHier}) {
+    TrainOptions o = tiny_options(4);
+    o.allreduce = a;
+    const auto s = run_training(o, *comm, stdout);
+    EXPECT_EQ(losses(s), losses(plain)) << comm::allreduce_algorithm_name(a);
+    EXPECT_EQ(s.ranks[0].tracked_peak_by_category[kernels::MemoryCategory::kGradients],
+              plain.ranks[0].tracked_peak_by_category[kernels::MemoryCategory::kGradients]);
+  }
+}
+
+TEST(TrainerTest, ZeroNeedsRanksToShardOverAndAStageThatExists) {
+  auto comm = comm::make_communicator("local");
+  TrainOptions o = tiny_options(2);
+  o.zero = 1;
+  try {
+    run_training(o, *comm, stdout);
+    FAIL() << "--zero 1 on one rank ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("this job has one rank"), std::string::npos) << e.what();
+  }
+  o.zero = 2;
+  try {
+    run_training(o, *comm, stdout);
+    FAIL() << "--zero 2 ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--zero must be 0 or 1"), std::string::npos) << e.what();
+  }
+}
+
 TEST(TrainerTest, ResumeContinuesTheSameRun) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("resume");
