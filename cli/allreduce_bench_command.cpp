@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "comm/communicator.h"
@@ -60,7 +61,14 @@ void add_allreduce_bench_command(CLI::App& app) {
     f->o.algorithm = comm::parse_allreduce_algorithm(f->algorithm);
     suites::validate(f->o);
     auto comm = comm::make_communicator(f->backend);
-    const auto rows = suites::run_allreduce_sweep(*comm, f->o, stdout);
+    std::vector<results::AllReduceRow> rows;
+    try {
+      rows = suites::run_allreduce_sweep(*comm, f->o, stdout);
+    } catch (const comm::CollectiveError& e) {
+      // Every rank threw the same error: one message, from rank 0.
+      if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", e.what());
+      throw SilentExit{e.exit_code()};
+    }
     int64_t wrong = 0;
     for (const auto& r : rows) wrong += r.wrong;
     if (comm->rank() == 0 && !f->jsonl.empty()) {

@@ -3,6 +3,7 @@
 #include "suites/allreduce_bench.h"
 
 #include <gtest/gtest.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include "kernels/check.h"
 #include "results/figures.h"
 #include "results/records.h"
+#include "tests/run_command.h"
 
 namespace trainscope::suites {
 namespace {
@@ -122,6 +124,27 @@ TEST(AllReduceBench, SharedMemoryAlgorithmsVerifyUnderMpirun) {
     EXPECT_NE(out.find("# busbw / copy probe"), std::string::npos) << out;
   }
   fs::remove_all(dir);
+}
+
+// A window larger than /dev/shm would be created and then kill the job with
+// SIGBUS on first touch: it is refused first, once, naming what it needs.
+TEST(AllReduceBench, AWindowLargerThanDevShmIsAClearError) {
+  struct statvfs fs {};
+  ASSERT_EQ(::statvfs("/dev/shm", &fs), 0);
+  const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+  const double max_bytes = 16.0 * (1ll << 30);  // allreduce-bench's limit
+  if (2 * max_bytes <= room) GTEST_SKIP() << "/dev/shm holds two 16 GiB windows here";
+  const std::string cmd =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+      "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
+      "/trainscope allreduce-bench --allreduce shm --min-bytes 17179869184 --max-bytes "
+      "17179869184 2>&1";
+  const testing::CommandResult r = testing::run_shell(cmd);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the shared window needs 32.00 GiB in /dev/shm for the 2 ranks"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("SIGBUS"), std::string::npos) << r.output;
 }
 
 TEST(AllReduceBench, CopyProbeLinesSayWhatTheyCompare) {
