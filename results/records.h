@@ -108,7 +108,10 @@ struct StepRecord {
   int64_t tokens = 0;     // tokens this rank consumed in this step
   double step_time_s = 0;
   PhaseTimes phases;
-  int64_t comm_calls = 0;  // of the gradient reduction
+  // Collectives of the gradient reduction and the bytes of their messages
+  // (with --zero 1: the reduce-scatter's and the parameter all-gather's, so
+  // the same bytes as one all-reduce count twice: two collectives).
+  int64_t comm_calls = 0;
   int64_t comm_bytes = 0;
   double comm_exposed_s = 0;
   int64_t mem_active = 0;  // tracked bytes live at the end of the step
