@@ -7,8 +7,8 @@
 //                                       [--batch N] [--block N]   (default: the preset's)
 //
 // Exit 1 when a loss differs by more than 1e-6 relative or a rank's state is
-// not its slice's two moments to the byte (the target); 2 for bad
-// arguments.
+// not the two moments of its slice of every bucket (--bucket-mb, default 32)
+// to the byte (the target); 2 for bad arguments.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -18,6 +18,7 @@
 
 #include "comm/all_reducer.h"
 #include "comm/communicator.h"
+#include "comm/grad_sync.h"
 #include "kernels/check.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
@@ -91,7 +92,11 @@ int main(int argc, char** argv) {
     const auto cat = kernels::MemoryCategory::kOptimizerState;
     const int64_t p = plain.ranks[r].tracked_peak_by_category[cat];
     const int64_t z = zero.ranks[r].tracked_peak_by_category[cat];
-    ok = ok && z == 8 * comm::slice_of(P, n, r).numel;
+    int64_t mine = 0;  // this rank's slice of every bucket
+    for (const auto& b : comm::bucket_ranges(P, static_cast<int64_t>(o.bucket_mb * (1 << 20)))) {
+      mine += comm::slice_of(b.numel, n, r).numel;
+    }
+    ok = ok && z == 8 * mine;
     if (rank == 0) fmt::print("  {:>5} {:>16} {:>16} {:>16.1f}\n", r, p, z, 8.0 * P / n);
   }
   if (rank == 0) {

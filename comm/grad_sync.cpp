@@ -342,10 +342,14 @@ std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& re
   return nullptr;
 }
 
-std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer) {
+std::vector<TensorRange> bucket_ranges(int64_t total, int64_t bucket_bytes) {
+  return buckets_from_end(total, bucket_bytes <= 0 ? 0 : std::max<int64_t>(1, bucket_bytes / 4));
+}
+
+std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer, int64_t bucket_bytes) {
   const auto total = static_cast<int64_t>(reducer.buffer().size());
   return std::make_unique<BlockingSync>(ReduceStrategy::kFused, reducer,
-                                        std::vector<TensorRange>{{0, total}}, /*scatter=*/true);
+                                        bucket_ranges(total, bucket_bytes), /*scatter=*/true);
 }
 
 }  // namespace trainscope::comm

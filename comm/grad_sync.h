@@ -114,10 +114,15 @@ class GradSync {
 std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& reducer,
                                          std::vector<TensorRange> tensors, int64_t bucket_bytes);
 
-// ZeRO stage 1: after backward, one reduce-scatter of the whole arena, so
-// each rank's slice_of(arena, ranks, rank) holds the summed gradient (the
-// rest is stale). Strategy kFused; its collective is "reduce_scatter".
-std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer);
+// The fused strategy's buckets over an arena of `total` floats: at most
+// bucket_bytes each (<= 0: one), cut from the end.
+std::vector<TensorRange> bucket_ranges(int64_t total, int64_t bucket_bytes);
+
+// ZeRO stage 1: after backward, one reduce-scatter per bucket of
+// bucket_ranges(arena, bucket_bytes), so each rank's slice_of(bucket, ranks,
+// rank) of every bucket holds the summed gradient (the rest is stale).
+// Strategy kFused; its collective is "reduce_scatter".
+std::unique_ptr<GradSync> make_reduce_scatter_sync(AllReducer& reducer, int64_t bucket_bytes);
 
 }  // namespace trainscope::comm
 

@@ -269,10 +269,12 @@ class TrainingRun {
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void gather_parameters();
+  void plan_optimizer_pieces(int64_t P);
+  int64_t bucket_bytes() const { return static_cast<int64_t>(options_.bucket_mb * 1024 * 1024); }
   void maybe_evaluate(int64_t step);
   void evaluate(int64_t step);
   void maybe_checkpoint(int64_t step);
-  kernels::Buffer<float> gather_state(const kernels::Buffer<float>& slice);
+  kernels::Buffer<float> gather_state(const kernels::Buffer<float>& pieces);
   void record_step(const StepFigures& figures);
   void log_step(const StepFigures& figures) const;
 
@@ -320,9 +322,10 @@ class TrainingRun {
   // build_model()
   std::unique_ptr<comm::AllReducer> reducer_;  // before model_: it holds the gradients
   std::optional<LlamaModel<float>> model_;
-  // AdamW moments of the parameters in opt_slice_: all of them, or with
-  // --zero 1 this rank's slice_of(parameters, ranks, rank).
-  comm::Slice opt_slice_;
+  // The arena ranges whose AdamW moments this rank holds, in order: the
+  // whole arena, or with --zero 1 its slice_of() of every bucket
+  // (zero_buckets_); the moments are their concatenation.
+  std::vector<comm::TensorRange> zero_buckets_, opt_pieces_;
   kernels::Buffer<float> adam_m_, adam_v_;
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
   int64_t start_step_ = 0;
@@ -438,8 +441,8 @@ void TrainingRun::check_zero() const {
                 "run it under mpirun with 2 or more ranks, or use --zero 0");
   }
   if (o.reduce != comm::ReduceStrategy::kFused) {
-    throw Error(fmt::format("--zero 1 reduce-scatters the whole gradient after backward, which "
-                            "is --reduce fused; got --reduce {}",
+    throw Error(fmt::format("--zero 1 reduce-scatters the gradient's --bucket-mb buckets after "
+                            "backward, as --reduce fused all-reduces them; got --reduce {}",
                             comm::reduce_strategy_name(o.reduce)));
   }
   if (o.allreduce == comm::AllReduceAlgorithm::kHier) {
@@ -534,13 +537,15 @@ void TrainingRun::build_model() {
                                             .category = MemoryCategory::kGradients,
                                             .split_ranks_per_host = options_.hier_ranks_per_host});
   model_.emplace(config_, rows_, seq_len_, reducer_->buffer());
-  opt_slice_ = options_.zero == 1 ? comm::slice_of(P, world_, rank_) : comm::Slice{0, P};
-  adam_m_ = kernels::Buffer<float>(opt_slice_.numel, MemoryCategory::kOptimizerState);
-  adam_v_ = kernels::Buffer<float>(opt_slice_.numel, MemoryCategory::kOptimizerState);
+  plan_optimizer_pieces(P);
+  int64_t held = 0;
+  for (const comm::TensorRange& r : opt_pieces_) held += r.numel;
+  adam_m_ = kernels::Buffer<float>(held, MemoryCategory::kOptimizerState);
+  adam_v_ = kernels::Buffer<float>(held, MemoryCategory::kOptimizerState);
   // Rank 0 reads the whole state; with --zero 1 into temporaries each rank
-  // then keeps its slice of.
+  // then keeps its pieces of.
   kernels::Buffer<float> full_m, full_v;
-  const bool sharded_state = opt_slice_.numel != P;
+  const bool sharded_state = held != P;
   if (resume_ && sharded_state) {
     full_m = kernels::Buffer<float>(P, MemoryCategory::kComm);
     full_v = kernels::Buffer<float>(P, MemoryCategory::kComm);
@@ -559,10 +564,28 @@ void TrainingRun::build_model() {
   });
   broadcast_initial_state(load_m.span(), load_v.span());
   if (sharded_state && resume_) {
-    std::copy_n(full_m.data() + opt_slice_.offset, opt_slice_.numel, adam_m_.data());
-    std::copy_n(full_v.data() + opt_slice_.offset, opt_slice_.numel, adam_v_.data());
+    int64_t at = 0;
+    for (const comm::TensorRange& r : opt_pieces_) {
+      std::copy_n(full_m.data() + r.offset, r.numel, adam_m_.data() + at);
+      std::copy_n(full_v.data() + r.offset, r.numel, adam_v_.data() + at);
+      at += r.numel;
+    }
   }
   prepare_steps();
+}
+
+// --zero 1: this rank's slice of every fused bucket (a bucket's slices are
+// reduce-scattered and all-gathered as one collective); else the arena.
+void TrainingRun::plan_optimizer_pieces(int64_t P) {
+  if (options_.zero != 1) {
+    opt_pieces_ = {{0, P}};
+    return;
+  }
+  zero_buckets_ = comm::bucket_ranges(P, bucket_bytes());
+  for (const comm::TensorRange& b : zero_buckets_) {
+    const comm::Slice s = comm::slice_of(b.numel, world_, rank_);
+    opt_pieces_.push_back({b.offset + s.offset, s.numel});
+  }
 }
 
 // Rank 0's weights and state for everyone: identical starts even across
@@ -580,10 +603,9 @@ void TrainingRun::broadcast_initial_state(std::span<float> adam_m, std::span<flo
 void TrainingRun::prepare_steps() {
   std::vector<comm::TensorRange> tensors;
   for (const TensorSpec& t : model_->layout().tensors()) tensors.push_back({t.offset, t.numel});
-  const int64_t bucket_bytes = static_cast<int64_t>(options_.bucket_mb * 1024 * 1024);
   sync_ = options_.zero == 1
-              ? comm::make_reduce_scatter_sync(*reducer_)
-              : comm::make_grad_sync(options_.reduce, *reducer_, tensors, bucket_bytes);
+              ? comm::make_reduce_scatter_sync(*reducer_, bucket_bytes())
+              : comm::make_grad_sync(options_.reduce, *reducer_, tensors, bucket_bytes());
   const auto batch_tokens = static_cast<std::size_t>(tokens_per_rank_step());
   inputs_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
   targets_ = kernels::Buffer<int32_t>(batch_tokens, MemoryCategory::kData);
@@ -750,35 +772,48 @@ void TrainingRun::stop_on_bad_loss(int64_t step, double loss) {
 }
 
 // Clips the gradient to --grad-clip and applies AdamW to the parameters of
-// opt_slice_ (with --zero 1 this rank's slice, then the parameters are
+// opt_pieces_ (with --zero 1 this rank's pieces, then the parameters are
 // all-gathered). Returns the gradient norm before clipping.
 double TrainingRun::optimizer_step(int64_t step, double lr) {
   auto scope = timer_->phase(Phase::kOptimizer);
-  const comm::Slice s = opt_slice_;
-  float* grads = model_->grads().data() + s.offset;
-  const auto n = static_cast<std::size_t>(s.numel);
-  double grad_norm = kernels::global_norm(grads, n);
-  if (options_.zero == 1) {
-    // The norm over all slices: one all-reduce of a scalar.
+  float* grads = model_->grads().data();
+  double grad_norm = 0;
+  if (options_.zero != 1) {
+    grad_norm = kernels::global_norm(grads, param_count());
+  } else {
+    // The norm over every rank's pieces: one all-reduce of a scalar.
+    double squares = 0;
+    for (const comm::TensorRange& r : opt_pieces_) {
+      const double n = kernels::global_norm(grads + r.offset, static_cast<std::size_t>(r.numel));
+      squares += n * n;
+    }
     auto comm_scope = timer_->phase(Phase::kComm);
-    grad_norm = std::sqrt(comm_.all_reduce_sum(grad_norm * grad_norm));
+    grad_norm = std::sqrt(comm_.all_reduce_sum(squares));
   }
-  if (options_.grad_clip > 0 && grad_norm > options_.grad_clip) {
-    kernels::scale_inplace(grads, n, static_cast<float>(options_.grad_clip / grad_norm));
-  }
+  const bool clip = options_.grad_clip > 0 && grad_norm > options_.grad_clip;
   adamw_.lr = static_cast<float>(lr);
-  kernels::adamw_update(model_->params().data() + s.offset, grads, adam_m_.data(), adam_v_.data(),
-                        n, adamw_, step + 1);
+  int64_t at = 0;  // into the moments
+  for (const comm::TensorRange& r : opt_pieces_) {
+    const auto n = static_cast<std::size_t>(r.numel);
+    if (clip) {
+      kernels::scale_inplace(grads + r.offset, n, static_cast<float>(options_.grad_clip / grad_norm));
+    }
+    kernels::adamw_update(model_->params().data() + r.offset, grads + r.offset, adam_m_.data() + at,
+                          adam_v_.data() + at, n, adamw_, step + 1);
+    at += r.numel;
+  }
   if (options_.zero == 1) gather_parameters();
   return grad_norm;
 }
 
-// --zero 1: every rank's updated slice to every rank.
+// --zero 1: every rank's updated pieces to every rank, a bucket at a time.
 void TrainingRun::gather_parameters() {
   auto scope = timer_->phase(Phase::kComm);
   const auto t0 = std::chrono::steady_clock::now();
-  comm_.all_gather(model_->params());
-  gather_stats_ = {.calls = 1,
+  for (const comm::TensorRange& b : zero_buckets_) {
+    comm_.all_gather(model_->params().subspan(b.offset, b.numel));
+  }
+  gather_stats_ = {.calls = static_cast<int64_t>(zero_buckets_.size()),
                    .bytes = static_cast<int64_t>(model_->params().size_bytes()),
                    .comm_s = seconds_since(t0),
                    .exposed_s = seconds_since(t0)};
@@ -815,7 +850,7 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
   auto scope = timer_->phase(Phase::kCheckpoint);
   // --zero 1: the checkpoint holds the whole state, gathered for the save.
   kernels::Buffer<float> full_m, full_v;
-  const bool sharded_state = opt_slice_.numel != static_cast<int64_t>(param_count());
+  const bool sharded_state = options_.zero == 1;
   if (sharded_state) {
     full_m = gather_state(adam_m_);
     full_v = gather_state(adam_v_);
@@ -830,12 +865,18 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
   comm_.barrier();
 }
 
-// A whole moment buffer from every rank's slice of it (--zero 1).
-kernels::Buffer<float> TrainingRun::gather_state(const kernels::Buffer<float>& slice) {
+// A whole moment buffer from every rank's pieces of it (--zero 1).
+kernels::Buffer<float> TrainingRun::gather_state(const kernels::Buffer<float>& pieces) {
   // Counted as a communication buffer: the sharded state itself stays 1/N.
   kernels::Buffer<float> full(param_count(), MemoryCategory::kComm);
-  std::copy_n(slice.data(), opt_slice_.numel, full.data() + opt_slice_.offset);
-  comm_.all_gather(full.span());
+  int64_t at = 0;
+  for (const comm::TensorRange& r : opt_pieces_) {
+    std::copy_n(pieces.data() + at, r.numel, full.data() + r.offset);
+    at += r.numel;
+  }
+  for (const comm::TensorRange& b : zero_buckets_) {
+    comm_.all_gather(full.span().subspan(b.offset, b.numel));
+  }
   return full;
 }
 
