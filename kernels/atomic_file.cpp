@@ -1,5 +1,7 @@
 #include "kernels/atomic_file.h"
 
+#include <span>
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -19,7 +21,7 @@ namespace trainscope {
 namespace {
 
 // Writes every piece to fd; false with errno set on failure.
-bool write_all(int fd, std::initializer_list<std::string_view> pieces) {
+bool write_all(int fd, std::span<const std::string_view> pieces) {
   for (std::string_view piece : pieces) {
     const char* data = piece.data();
     std::size_t left = piece.size();
@@ -37,7 +39,7 @@ bool write_all(int fd, std::initializer_list<std::string_view> pieces) {
 // A device, FIFO or socket: it cannot be replaced, and what the user meant
 // (/dev/null, a pipe to another program) is to write into it.
 void write_in_place(const std::filesystem::path& path,
-                    std::initializer_list<std::string_view> pieces) {
+                    std::span<const std::string_view> pieces) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   const bool written = fd >= 0 && write_all(fd, pieces);
   const int err_write = errno;
@@ -53,7 +55,7 @@ void write_in_place(const std::filesystem::path& path,
 // Writes the bytes to a new temporary beside `path`, flushed to disk;
 // returns its name. Error naming `path` (the temporary removed) on failure.
 std::filesystem::path write_temporary(const std::filesystem::path& path,
-                                      std::initializer_list<std::string_view> pieces,
+                                      std::span<const std::string_view> pieces,
                                       Durability durability = Durability::kSynced) {
   // Next to the target, so rename() stays within one file system; pid and a
   // counter keep concurrent writers apart.
@@ -117,7 +119,7 @@ std::optional<std::filesystem::path> replaceable_target(const std::filesystem::p
 
 namespace {
 void write_pieces(const std::filesystem::path& path,
-                  std::initializer_list<std::string_view> pieces, Durability durability) {
+                  std::span<const std::string_view> pieces, Durability durability) {
   const auto target = replaceable_target(path);
   if (!target) {
     write_in_place(path, pieces);
@@ -128,8 +130,14 @@ void write_pieces(const std::filesystem::path& path,
 }  // namespace
 
 void write_file_atomically(const std::filesystem::path& path,
-                           std::initializer_list<std::string_view> pieces) {
+                           std::span<const std::string_view> pieces) {
   write_pieces(path, pieces, Durability::kSynced);
+}
+
+void write_file_atomically(const std::filesystem::path& path,
+                           std::initializer_list<std::string_view> pieces) {
+  write_pieces(path, std::span<const std::string_view>(pieces.begin(), pieces.size()),
+               Durability::kSynced);
 }
 
 void write_files_atomically(
@@ -139,7 +147,8 @@ void write_files_atomically(
     for (const auto& [path, content] : files) {
       const auto target = replaceable_target(path);
       if (!target) throw Error(fmt::format("cannot write {}: not a regular file", path.string()));
-      written.emplace_back(write_temporary(*target, {content}), *target);
+      const std::string_view piece = content;
+      written.emplace_back(write_temporary(*target, {&piece, 1}), *target);
     }
   } catch (const Error&) {
     for (const auto& [tmp, target] : written) ::unlink(tmp.c_str());
@@ -157,7 +166,7 @@ void write_files_atomically(
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content,
                            Durability durability) {
-  write_pieces(path, {content}, durability);
+  write_pieces(path, {&content, 1}, durability);
 }
 
 std::string read_file(const std::filesystem::path& path) {

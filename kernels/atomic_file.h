@@ -17,6 +17,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -36,6 +37,8 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // checkpoint's header and its hundreds of MiB of tensor data).
 void write_file_atomically(const std::filesystem::path& path,
                            std::initializer_list<std::string_view> pieces);
+void write_file_atomically(const std::filesystem::path& path,
+                           std::span<const std::string_view> pieces);
 
 // Several files that must change together (prepare-data's train and valid
 // splits): every file is written to its temporary first, and only when all

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
+#include "kernels/float16.h"
 #include "kernels/json_reader.h"
 
 namespace trainscope::training {
@@ -28,11 +30,14 @@ std::vector<int64_t> int_list(const JsonReader& r) {
   return out;
 }
 
+constexpr std::string_view kDtypeNames[] = {"F32", "F16", "BF16"};
+int64_t dtype_bytes(Dtype d) { return d == Dtype::kF32 ? 4 : 2; }
+
 // The byte range [begin, end) of the data section that holds tensor `t`,
-// after checking its header entry against the model's layout.
-std::pair<int64_t, int64_t> data_range(const JsonReader& e, const TensorSpec& t) {
-  const std::string dtype = e["dtype"].get<std::string>();
-  if (dtype != "F32") throw Error(fmt::format("tensor '{}' has dtype {}, expected F32", t.name, dtype));
+// and its dtype, after checking its header entry against the model's layout.
+std::tuple<int64_t, int64_t, Dtype> data_range(const JsonReader& e, const TensorSpec& t) {
+  const Dtype dtype = parse_dtype(e["dtype"].get<std::string>(),
+                                  fmt::format("tensor '{}'", t.name));
   const auto shape = int_list(e["shape"]);
   if (shape != t.shape) {
     throw Error(fmt::format("tensor '{}' has shape {} but the model config expects {}", t.name,
@@ -41,43 +46,45 @@ std::pair<int64_t, int64_t> data_range(const JsonReader& e, const TensorSpec& t)
   const auto offsets = int_list(e["data_offsets"]);
   // Sign and order first: then the subtraction cannot overflow.
   if (offsets.size() != 2 || offsets[0] < 0 || offsets[1] < offsets[0] ||
-      offsets[1] - offsets[0] != t.numel * 4) {
+      offsets[1] - offsets[0] != t.numel * dtype_bytes(dtype)) {
     throw Error(fmt::format("tensor '{}' has inconsistent data_offsets", t.name));
   }
-  return {offsets[0], offsets[1]};
+  return {offsets[0], offsets[1], dtype};
 }
 
-}  // namespace
-
-void save_safetensors(const fs::path& path, const ParamLayout& layout,
-                      std::span<const float> arena,
-                      const std::map<std::string, std::string>& metadata) {
-  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
-  json header = json::object();
-  json meta = {{"format", "pt"}};
-  for (const auto& [k, v] : metadata) meta[k] = v;
-  header["__metadata__"] = meta;
-  for (const TensorSpec& t : layout.tensors()) {
-    header[t.name] = {{"dtype", "F32"},
-                      {"shape", t.shape},
-                      {"data_offsets", {t.offset * 4, (t.offset + t.numel) * 4}}};
+// The tensor's bytes as `dtype`, little-endian as the format stores them.
+std::string encode(std::span<const float> x, Dtype dtype) {
+  if (dtype == Dtype::kF32) {
+    return std::string(reinterpret_cast<const char*>(x.data()), x.size_bytes());
   }
-  std::string text = header.dump();
-  // Pad with spaces so the data starts 8-byte aligned, as the format recommends.
-  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
-  const uint64_t n = text.size();
-  char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  write_file_atomically(path, {std::string_view(len, 8), text,
-                               std::string_view(reinterpret_cast<const char*>(arena.data()),
-                                                arena.size_bytes())});
+  std::string out(x.size() * 2, '\0');
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const uint16_t h = dtype == Dtype::kF16 ? kernels::float_to_f16(x[i]) : kernels::float_to_bf16(x[i]);
+    out[2 * i] = static_cast<char>(h & 0xff);
+    out[2 * i + 1] = static_cast<char>(h >> 8);
+  }
+  return out;
 }
 
-void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span<float> arena) {
-  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
-  const std::string name = path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read checkpoint {}", name));
+void decode(std::string_view bytes, Dtype dtype, float* out) {
+  if (dtype == Dtype::kF32) {
+    std::memcpy(out, bytes.data(), bytes.size());
+    return;
+  }
+  for (std::size_t i = 0; i < bytes.size() / 2; ++i) {
+    const auto h = static_cast<uint16_t>(static_cast<unsigned char>(bytes[2 * i]) |
+                                         static_cast<unsigned char>(bytes[2 * i + 1]) << 8);
+    out[i] = dtype == Dtype::kF16 ? kernels::f16_to_float(h) : kernels::bf16_to_float(h);
+  }
+}
+
+// The header of an open file, and where its data section starts and ends.
+struct Header {
+  json entries;
+  int64_t data_start = 0, data_size = 0;
+};
+
+Header read_header(std::ifstream& in, const std::string& name) {
   in.seekg(0, std::ios::end);
   const int64_t file_size = in.tellg();
   in.seekg(0);
@@ -95,43 +102,123 @@ void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span
   }
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
-  const json header = parse_json(text, fmt::format("{}: safetensors header", name));
-  const int64_t data_start = 8 + static_cast<int64_t>(n);
-  const int64_t data_size = file_size - data_start;
+  Header h;
+  h.entries = parse_json(text, fmt::format("{}: safetensors header", name));
+  h.data_start = 8 + static_cast<int64_t>(n);
+  h.data_size = file_size - h.data_start;
+  return h;
+}
+
+bool skipped_buffer(const std::string& key) { return key.ends_with(".rotary_emb.inv_freq"); }
+
+}  // namespace
+
+std::string_view dtype_name(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
+
+Dtype parse_dtype(std::string_view name, std::string_view what) {
+  for (int i = 0; i < 3; ++i) {
+    if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
+  }
+  throw Error(fmt::format("{} has dtype {}; F32, F16 and BF16 are read", what, name));
+}
+
+void save_safetensors(const fs::path& path, const ParamLayout& layout,
+                      std::span<const float> arena,
+                      const std::map<std::string, std::string>& metadata, Dtype dtype,
+                      std::span<const int> only) {
+  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
+  std::vector<int> chosen(only.begin(), only.end());
+  if (chosen.empty()) {
+    for (int i = 0; i < static_cast<int>(layout.tensors().size()); ++i) chosen.push_back(i);
+  }
+  json header = json::object();
+  json meta = {{"format", "pt"}};
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  header["__metadata__"] = meta;
+  std::vector<std::string> data;
+  int64_t at = 0;
+  for (int i : chosen) {
+    const TensorSpec& t = layout.tensors().at(i);
+    data.push_back(encode(arena.subspan(t.offset, t.numel), dtype));
+    header[t.name] = {{"dtype", dtype_name(dtype)},
+                      {"shape", t.shape},
+                      {"data_offsets", {at, at + static_cast<int64_t>(data.back().size())}}};
+    at += static_cast<int64_t>(data.back().size());
+  }
+  std::string text = header.dump();
+  // Pad with spaces so the data starts 8-byte aligned, as the format recommends.
+  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  const uint64_t n = text.size();
+  char len[8];
+  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  std::vector<std::string_view> pieces = {std::string_view(len, 8), text};
+  for (const std::string& d : data) pieces.emplace_back(d);
+  write_file_atomically(path, pieces);
+}
+
+std::vector<int> read_safetensors(const fs::path& path, const ParamLayout& layout,
+                                  std::span<float> arena) {
+  TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read checkpoint {}", name));
+  const Header header = read_header(in, name);
+  std::vector<int> found;
   JsonReader::rethrow_in(name, [&] {
-    const JsonReader r(header);
+    const JsonReader r(header.entries);
     r.require_object();
-    for (const auto& [key, value] : header.items()) {
-      if (key != "__metadata__" && layout.find(key) < 0) {
+    // Where each tensor's bytes are; two tensors may not share any.
+    std::vector<std::tuple<int64_t, int64_t, Dtype, int>> ranges;
+    for (const auto& [key, value] : header.entries.items()) {
+      if (key != "__metadata__" && !skipped_buffer(key) && layout.find(key) < 0) {
         throw Error(fmt::format("unexpected tensor '{}' (not part of this model config)", key));
       }
     }
-    // Where each tensor's bytes are; two tensors may not share any.
-    std::vector<std::tuple<int64_t, int64_t, const TensorSpec*>> ranges;
-    for (const TensorSpec& t : layout.tensors()) {
-      if (!r.contains(t.name)) throw Error(fmt::format("missing tensor '{}'", t.name));
-      const auto [begin, end] = data_range(r[t.name], t);
-      if (end > data_size) {
+    for (int index = 0; index < static_cast<int>(layout.tensors().size()); ++index) {
+      const TensorSpec& t = layout.tensors()[index];
+      if (!r.contains(t.name)) continue;
+      const std::string& key = t.name;
+      const auto [begin, end, dtype] = data_range(r[key], t);
+      if (end > header.data_size) {
         throw Error(fmt::format("truncated: tensor '{}' needs bytes up to {} but the data section "
                                 "has {}",
-                                t.name, end, data_size));
+                                t.name, end, header.data_size));
       }
-      ranges.emplace_back(begin, end, &t);
+      ranges.emplace_back(begin, end, dtype, index);
     }
     std::sort(ranges.begin(), ranges.end());
     for (size_t i = 1; i < ranges.size(); ++i) {
       if (std::get<0>(ranges[i]) < std::get<1>(ranges[i - 1])) {
         throw Error(fmt::format("the data_offsets of tensors '{}' and '{}' overlap",
-                                std::get<2>(ranges[i - 1])->name, std::get<2>(ranges[i])->name));
+                                layout.tensors()[std::get<3>(ranges[i - 1])].name,
+                                layout.tensors()[std::get<3>(ranges[i])].name));
       }
     }
-    for (const auto& [begin, end, t] : ranges) {
-      in.seekg(data_start + begin);
-      if (!in.read(reinterpret_cast<char*>(arena.data() + t->offset), t->numel * 4)) {
-        throw Error(fmt::format("read failed for tensor '{}'", t->name));
+    std::string bytes;
+    for (const auto& [begin, end, dtype, index] : ranges) {
+      const TensorSpec& t = layout.tensors()[index];
+      bytes.resize(static_cast<std::size_t>(end - begin));
+      in.seekg(header.data_start + begin);
+      if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+        throw Error(fmt::format("read failed for tensor '{}'", t.name));
       }
+      decode(bytes, dtype, arena.data() + t.offset);
+      found.push_back(index);
     }
   });
+  return found;
+}
+
+void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span<float> arena) {
+  std::vector<int> found = read_safetensors(path, layout, arena);
+  std::sort(found.begin(), found.end());
+  for (int i = 0, j = 0; i < static_cast<int>(layout.tensors().size()); ++i) {
+    if (j < static_cast<int>(found.size()) && found[j] == i) {
+      ++j;
+      continue;
+    }
+    throw Error(fmt::format("{}: missing tensor '{}'", path.string(), layout.tensors()[i].name));
+  }
 }
 
 }  // namespace trainscope::training

@@ -1,7 +1,8 @@
 // Reading and writing the safetensors format (Hugging Face): an 8-byte
 // little-endian header length, a JSON header mapping tensor names to dtype,
-// shape and byte range, then the raw data. Only F32 tensors, laid out by a
-// ParamLayout, which is all trainscope stores.
+// shape and byte range, then the raw data. Tensors are laid out by a
+// ParamLayout; on disk F32, F16 or BF16 (pretrained checkpoints ship the
+// latter two), always float in memory.
 //
 // Writes are atomic (kernels/atomic_file.h), so a crash never leaves a
 // half-written file under the final name. Reads check
@@ -15,18 +16,37 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "training/param_layout.h"
 
 namespace trainscope::training {
 
+enum class Dtype { kF32, kF16, kBF16 };
+// "F32", "F16", "BF16": as headers and flags spell them.
+std::string_view dtype_name(Dtype d);
+// Error naming `what` for anything else.
+Dtype parse_dtype(std::string_view name, std::string_view what);
+
+// Writes the layout's tensors (or only those whose indices are in `only`)
+// from `arena`, converted to `dtype` (rounded to nearest even).
 void save_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
                       std::span<const float> arena,
-                      const std::map<std::string, std::string>& metadata = {});
+                      const std::map<std::string, std::string>& metadata = {},
+                      Dtype dtype = Dtype::kF32, std::span<const int> only = {});
 
-// Fills `arena` (layout.total() floats) from the file.
+// Fills `arena` (layout.total() floats) from the file, which must hold every
+// tensor of the layout.
 void load_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
                       std::span<float> arena);
+
+// Reads the layout's tensors that the file holds (one shard of a checkpoint)
+// into `arena`; returns their layout indices. A tensor the layout does not
+// have is an error, except the rotary tables some exporters save
+// (`*.rotary_emb.inv_freq`), which the model computes itself.
+std::vector<int> read_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
+                                  std::span<float> arena);
 
 }  // namespace trainscope::training
 
