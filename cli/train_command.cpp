@@ -183,10 +183,17 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
                 "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
                 "a directory holding another run's checkpoints is refused)")
       ->needs(checkpoint_dir);
-  cmd->add_option("--resume", o.resume,
+  auto* resume = cmd->add_option("--resume", o.resume,
                   "Continue the run saved in this checkpoint directory (its model config is "
                   "used: --model does not go with it)")
       ->excludes(model);
+  cmd->add_option("--init-from", o.init_from,
+                  "Start from pretrained weights: a Hugging Face Llama checkpoint directory "
+                  "(config.json + model.safetensors, or model.safetensors.index.json and its "
+                  "shards; F32, F16 or BF16), whose config.json is the model; the optimizer starts "
+                  "fresh. Not with --model (the directory names the model) or --resume")
+      ->excludes(model)
+      ->excludes(resume);
   cmd->add_option("--summary", o.summary_path,
                   "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
   cmd->add_option("--trace", o.trace_path,

@@ -35,6 +35,7 @@
 #include "profiler/trace.h"
 #include "results/figures.h"
 #include "training/checkpoint.h"
+#include "training/hf_checkpoint.h"
 #include "training/data/pipeline.h"
 #include "training/llama_model.h"
 #include "training/tokenizers/tokenizer.h"
@@ -394,7 +395,13 @@ void TrainingRun::configure() {
 // The checkpoint's model when resuming, else --model; and the batch shape it
 // implies where --batch or --block was not given.
 void TrainingRun::choose_model() {
-  if (!options_.resume.empty()) {
+  if (!options_.init_from.empty()) {
+    if (!options_.resume.empty()) {
+      throw Error("--resume continues a run (its weights, optimizer state and step); --init-from "
+                  "starts a new run from pretrained weights: give one");
+    }
+    config_ = read_hf_config(options_.init_from);
+  } else if (!options_.resume.empty()) {
     resume_ = find_checkpoint(options_.resume);
     config_ = resume_->config;
   } else {
@@ -558,6 +565,8 @@ void TrainingRun::build_model() {
       load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), load_m.span(),
                               load_v.span());
       start_step_ = resume_->step;
+    } else if (!options_.init_from.empty()) {
+      load_hf_weights(options_.init_from, model_->layout(), model_->params());
     } else {
       model_->init_weights(options_.seed);
     }
@@ -660,7 +669,9 @@ void TrainingRun::print_header() const {
                   data_load_s_,
                   resume_ ? fmt::format(", resumed from {} at step {}",
                                         resume_->step_dir.string(), start_step_)
-                          : std::string()));
+                  : !options_.init_from.empty()
+                      ? fmt::format(", weights from {}", options_.init_from)
+                      : std::string()));
 }
 
 // ---- the loop -------------------------------------------------------------------
@@ -1093,6 +1104,7 @@ json TrainOptions::to_json() const {
       {"reduce", comm::reduce_strategy_name(reduce)},
       {"bucket_mb", bucket_mb},
       {"allreduce", comm::allreduce_algorithm_name(allreduce)},
+      {"init_from", init_from},
       {"zero", zero},
       {"inject_delay",
        inject_delay ? json(fmt::format("{}:{}", inject_delay->rank, inject_delay->ms)) : json()},

@@ -73,6 +73,9 @@ struct TrainOptions {
   bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir
   int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
   std::string resume;          // checkpoint dir or step dir
+  // A Hugging Face checkpoint directory to start from (its config.json is the
+  // model; a fresh optimizer); empty: random initial weights.
+  std::string init_from;
   std::string summary_path;    // JSON summary (rank 0)
   std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
   std::string status_dir;      // each rank keeps its RankStatus here; empty: none

@@ -1,0 +1,141 @@
+#include "training/hf_checkpoint.h"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "kernels/atomic_file.h"
+#include "kernels/check.h"
+#include "kernels/json_reader.h"
+
+namespace trainscope::training {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* kSingleFile = "model.safetensors";
+constexpr const char* kIndexFile = "model.safetensors.index.json";
+
+// The index's weight_map: tensor name -> shard file (a plain name inside dir).
+std::map<std::string, std::string> read_weight_map(const fs::path& index) {
+  std::map<std::string, std::string> map;
+  const json j = read_json_file(index);
+  JsonReader::rethrow_in(index.string(), [&] {
+    const JsonReader r(j);
+    r.require_object();
+    const JsonReader weights = r["weight_map"];
+    weights.require_object();
+    for (const auto& [name, file] : j.at("weight_map").items()) {
+      const std::string shard = weights[name].get<std::string>();
+      if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..") {
+        throw Error(fmt::format("weight_map.{}: shard '{}' is not a file name in the directory",
+                                name, shard));
+      }
+      map[name] = shard;
+    }
+  });
+  return map;
+}
+
+// Every shard the index names, each read once; every tensor must come from
+// the shard the index gives it.
+void load_sharded(const fs::path& dir, const ParamLayout& layout, std::span<float> params,
+                  std::vector<int>* found) {
+  const auto map = read_weight_map(dir / kIndexFile);
+  std::map<std::string, std::vector<std::string>> by_shard;
+  for (const auto& [name, shard] : map) by_shard[shard].push_back(name);
+  for (const auto& [shard, names] : by_shard) {
+    const fs::path file = dir / shard;
+    if (!fs::exists(file)) {
+      throw Error(fmt::format("{}: shard {} (named by {}) does not exist", dir.string(), shard,
+                              kIndexFile));
+    }
+    for (int index : read_safetensors(file, layout, params)) {
+      const std::string& name = layout.tensors()[index].name;
+      const auto where = map.find(name);
+      if (where == map.end() || where->second != shard) {
+        throw Error(fmt::format("{}: tensor '{}' is in {}, but {} puts it in {}", dir.string(), name,
+                                shard, kIndexFile, where == map.end() ? "no shard" : where->second));
+      }
+      found->push_back(index);
+    }
+  }
+}
+
+}  // namespace
+
+ModelConfig read_hf_config(const fs::path& dir) {
+  const fs::path path = dir / "config.json";
+  if (!fs::exists(path)) {
+    throw Error(fmt::format("{}: no config.json (a Hugging Face checkpoint directory has "
+                            "config.json and model.safetensors or {})",
+                            dir.string(), kIndexFile));
+  }
+  return from_hf_config(read_json_file(path), path.string());
+}
+
+void load_hf_weights(const fs::path& dir, const ParamLayout& layout, std::span<float> params) {
+  TS_CHECK(static_cast<int64_t>(params.size()) == layout.total());
+  std::vector<int> found;
+  if (fs::exists(dir / kIndexFile)) {
+    load_sharded(dir, layout, params, &found);
+  } else if (fs::exists(dir / kSingleFile)) {
+    found = read_safetensors(dir / kSingleFile, layout, params);
+  } else {
+    throw Error(fmt::format("{}: no weights (neither {} nor {})", dir.string(), kSingleFile,
+                            kIndexFile));
+  }
+  std::vector<int> seen(layout.tensors().size(), 0);
+  for (int i : found) ++seen[i];
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i] == 0) {
+      throw Error(fmt::format("{}: missing tensor '{}'", dir.string(), layout.tensors()[i].name));
+    }
+  }
+}
+
+void save_hf_checkpoint(const fs::path& dir, const ModelConfig& config, const ParamLayout& layout,
+                        std::span<const float> params, const HfSaveOptions& o) {
+  const int n = static_cast<int>(layout.tensors().size());
+  TS_CHECK(o.shards >= 1 && o.shards <= n) << o.shards << " shards for " << n << " tensors";
+  if (fs::exists(dir)) throw Error(fmt::format("{} exists: a checkpoint goes into a new directory", dir.string()));
+  const fs::path tmp = dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), ::getpid());
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  try {
+    write_file_atomically(tmp / "config.json", to_hf_config(config).dump(2) + "\n");
+    const std::map<std::string, std::string> meta = {{"format", "pt"}};
+    if (o.shards == 1) {
+      save_safetensors(tmp / kSingleFile, layout, params, meta, o.dtype);
+    } else {
+      json weight_map = json::object();
+      for (int s = 0; s < o.shards; ++s) {
+        const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, o.shards);
+        std::vector<int> mine;
+        for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
+          mine.push_back(i);
+          weight_map[layout.tensors()[i].name] = file;
+        }
+        save_safetensors(tmp / file, layout, params, meta, o.dtype, mine);
+      }
+      const int64_t bytes = layout.total() * (o.dtype == Dtype::kF32 ? 4 : 2);
+      write_file_atomically(tmp / kIndexFile,
+                            json{{"metadata", {{"total_size", bytes}}}, {"weight_map", weight_map}}
+                                    .dump(2) + "\n");
+    }
+    fs::rename(tmp, dir);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+}  // namespace trainscope::training
