@@ -1,7 +1,8 @@
 // Causal multi-head softmax attention; per (batch, head) GEMMs through BLAS.
 //
 // Legend: N = rows (B*T tokens), B = batch, T = sequence length, C = model
-// dims, NH = heads, hd = head dims (C / NH), F = MLP dims, V = vocabulary.
+// dims, NH = heads, NKV = key/value heads, hd = head dims, F = MLP dims,
+// V = vocabulary.
 // Row-major throughout. Kernels never allocate; every *_backward ACCUMULATES
 // (+=) into the gradients it produces, so callers zero them first. Threads:
 // OpenMP, static schedules, per-thread partials combined in thread order, so
@@ -16,18 +17,22 @@
 namespace trainscope::kernels {
 
 // ---- causal softmax attention --------------------------------------------
-// q, k, v: [B, T, NH, hd] with row stride ld_qkv; out: [B, T, NH, hd] with row
-// stride C = NH * hd. att: [B, NH, T, T] softmax probabilities, saved for
-// backward (upper triangle is zero). Scale 1/sqrt(hd).
+// Grouped-query attention: NKV key/value heads (NKV divides NH), query head h
+// reading kv head h / (NH / NKV); NKV = NH is plain multi-head attention.
+// q: [B, T, NH, hd], k, v: [B, T, NKV, hd], all with row stride ld_qkv; out:
+// [B, T, NH, hd] with row stride NH * hd. att: [B, NH, T, T] softmax
+// probabilities, saved for backward (upper triangle is zero). Scale 1/sqrt(hd).
 template <typename T>
 void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, int B, int Tn, int NH,
-                       int hd, int ld_qkv);
+                       int NKV, int hd, int ld_qkv);
 // dq, dk, dv (row stride ld_qkv) +=. workspace: at least
-// attention_workspace_size(Tn, threads) elements.
+// attention_workspace_size(Tn, threads) elements. Threads split the (batch,
+// kv head) pairs, so the query heads sharing a kv head add into its dk, dv in
+// order on one thread.
 template <typename T>
 void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att,
-                        const T* q, const T* k, const T* v, int B, int Tn, int NH, int hd,
-                        int ld_qkv);
+                        const T* q, const T* k, const T* v, int B, int Tn, int NH, int NKV,
+                        int hd, int ld_qkv);
 std::size_t attention_workspace_size(int Tn, int threads);
 
 }  // namespace trainscope::kernels

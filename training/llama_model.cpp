@@ -27,15 +27,15 @@ struct LayerActs {
   int64_t ln1, rstd1, qkv, att, atty, res_mid, ln2, rstd2, gu, h, size;
 };
 LayerActs layer_acts(const ModelConfig& c, int B, int T) {
-  const int64_t N = int64_t{B} * T, C = c.dim, F = c.mlp_dim;
+  const int64_t N = int64_t{B} * T, C = c.dim, F = c.mlp_dim, Q = c.q_dim(), KV = c.kv_dim();
   LayerActs a{};
   int64_t o = 0;
   auto take = [&](int64_t n) { const int64_t at = o; o += n; return at; };
   a.ln1 = take(N * C);
   a.rstd1 = take(N);
-  a.qkv = take(N * 3 * C);
+  a.qkv = take(N * (Q + 2 * KV));
   a.att = take(int64_t{B} * c.n_heads * T * T);
-  a.atty = take(N * C);
+  a.atty = take(N * Q);
   a.res_mid = take(N * C);
   a.ln2 = take(N * C);
   a.rstd2 = take(N);
@@ -56,17 +56,19 @@ int64_t LlamaModel<T>::activation_elements(const ModelConfig& c, int B, int Tn) 
 
 template <typename T>
 int64_t LlamaModel<T>::workspace_elements(const ModelConfig& c, int B, int Tn, int threads) {
-  const int64_t N = int64_t{B} * Tn, C = c.dim, F = c.mlp_dim;
-  // dres, dln, datty [N, C]; dqkv [N, 3C]; dgu [N, 2F]; dh [N, F]; attention scratch.
-  return N * (6 * C + 3 * F) + static_cast<int64_t>(k::attention_workspace_size(Tn, threads));
+  const int64_t N = int64_t{B} * Tn, C = c.dim, F = c.mlp_dim, Q = c.q_dim(), KV = c.kv_dim();
+  // dres, dln [N, C]; datty [N, Q]; dqkv [N, Q + 2KV]; dgu [N, 2F]; dh [N, F]; attention scratch.
+  return N * (2 * C + 2 * Q + 2 * KV + 3 * F) +
+         static_cast<int64_t>(k::attention_workspace_size(Tn, threads));
 }
 
 template <typename T>
 double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn) {
-  const double C = c.dim, F = c.mlp_dim, V = c.vocab_size, L = c.n_layers;
-  const double non_embedding = L * (4 * C * C + 3 * C * F + 2 * C) + C + V * C;
+  const double C = c.dim, F = c.mlp_dim, V = c.vocab_size, L = c.n_layers, Q = c.q_dim(),
+               KV = c.kv_dim();
+  const double non_embedding = L * (C * (2 * Q + 2 * KV) + 3 * C * F + 2 * C) + C + V * C;
   const double tokens = double(B) * Tn;
-  return tokens * (6 * non_embedding + 12 * L * Tn * C);
+  return tokens * (6 * non_embedding + 12 * L * Tn * Q);
 }
 
 template <typename T>
@@ -117,8 +119,8 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   auto take = [&](int64_t n) { T* at = s; s += n; return at; };
   dres_ = take(int64_t{N_} * C);
   dln_ = take(int64_t{N_} * C);
-  datty_ = take(int64_t{N_} * C);
-  dqkv_ = take(int64_t{N_} * 3 * C);
+  datty_ = take(int64_t{N_} * config.q_dim());
+  dqkv_ = take(int64_t{N_} * (config.q_dim() + 2 * config.kv_dim()));
   dgu_ = take(int64_t{N_} * 2 * config.mlp_dim);
   dh_ = take(int64_t{N_} * config.mlp_dim);
   att_ws_ = take(static_cast<int64_t>(k::attention_workspace_size(T_, threads_)));
@@ -151,6 +153,7 @@ void LlamaModel<T>::embed_and_check(const int32_t* inputs) {
 template <typename T>
 void LlamaModel<T>::run_layers() {
   const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
+  const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
   const T* P = params_.data();
   for (int l = 0; l < config_.n_layers; ++l) {
     const LayerOffsets& w = layout_.layer(l);
@@ -160,13 +163,13 @@ void LlamaModel<T>::run_layers() {
     T* out = res_ + int64_t{l + 1} * N_ * C;
     T* qkv = base + a.qkv;
     k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C, config_.norm_eps);
-    k::matmul_forward(qkv, base + a.ln1, P + w.qkv, N_, C, 3 * C);
-    k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, 3 * C);
-    k::rope_forward(qkv + C, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, 3 * C);
-    k::attention_forward(base + a.atty, base + a.att, qkv, qkv + C, qkv + 2 * C, B_, T_, NH, hd,
-                         3 * C);
+    k::matmul_forward(qkv, base + a.ln1, P + w.qkv, N_, C, W);
+    k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
+    k::rope_forward(qkv + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
+    k::attention_forward(base + a.atty, base + a.att, qkv, qkv + Q, qkv + Q + KV, B_, T_, NH, NKV,
+                         hd, W);
     // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2)))
-    k::matmul_forward(base + a.res_mid, base + a.atty, P + w.o_proj, N_, C, C);
+    k::matmul_forward(base + a.res_mid, base + a.atty, P + w.o_proj, N_, Q, C);
     k::add_forward(base + a.res_mid, base + a.res_mid, x, int64_t{N_} * C);
     k::rmsnorm_forward(base + a.ln2, base + a.rstd2, base + a.res_mid, P + w.post_norm, N_, C,
                        config_.norm_eps);
@@ -215,6 +218,7 @@ void LlamaModel<T>::zero_grad() {
 template <typename T>
 void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
   const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
+  const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
   const int V = config_.vocab_size;
   const int64_t NC = int64_t{N_} * C;
   const T* P = params_.data();
@@ -252,16 +256,16 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
                         base + a.rstd2, N_, C);
     if (hook) hook(w.post_norm);
     // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
-    zero(datty_, NC);
-    k::matmul_backward(datty_, G + w.o_proj, dres_, base + a.atty, P + w.o_proj, N_, C, C);
+    zero(datty_, int64_t{N_} * Q);
+    k::matmul_backward(datty_, G + w.o_proj, dres_, base + a.atty, P + w.o_proj, N_, Q, C);
     if (hook) hook(w.o_proj);
-    zero(dqkv_, int64_t{N_} * 3 * C);
-    k::attention_backward(dqkv_, dqkv_ + C, dqkv_ + 2 * C, att_ws_, datty_, base + a.att, qkv,
-                          qkv + C, qkv + 2 * C, B_, T_, NH, hd, 3 * C);
-    k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, 3 * C);
-    k::rope_backward(dqkv_ + C, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, 3 * C);
+    zero(dqkv_, int64_t{N_} * W);
+    k::attention_backward(dqkv_, dqkv_ + Q, dqkv_ + Q + KV, att_ws_, datty_, base + a.att, qkv,
+                          qkv + Q, qkv + Q + KV, B_, T_, NH, NKV, hd, W);
+    k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
+    k::rope_backward(dqkv_ + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
     zero(dln_, NC);
-    k::matmul_backward(dln_, G + w.qkv, dqkv_, base + a.ln1, P + w.qkv, N_, C, 3 * C);
+    k::matmul_backward(dln_, G + w.qkv, dqkv_, base + a.ln1, P + w.qkv, N_, C, W);
     if (hook) hook(w.qkv);
     k::rmsnorm_backward(dres_, G + w.input_norm, dln_, x, P + w.input_norm, base + a.rstd1, N_, C);
     // dres = d(x) = d(res[l]).

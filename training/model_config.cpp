@@ -50,12 +50,18 @@ void ModelConfig::validate(const std::string& source) const {
   positive("max_seq", max_seq_len);
   positive("default_batch", default_batch);
   positive("default_block", default_block);
-  if (dim % n_heads != 0) {
+  if (n_kv_heads < 0) throw Error(fmt::format("{}: kv heads must be positive, got {}", source, n_kv_heads));
+  if (head_dims < 0) throw Error(fmt::format("{}: head dims must be positive, got {}", source, head_dims));
+  if (head_dims == 0 && dim % n_heads != 0) {
     throw Error(fmt::format("{}: heads ({}) must divide dims ({})", source, n_heads, dim));
   }
+  if (n_heads % kv_heads() != 0) {
+    throw Error(fmt::format("{}: key/value heads ({}) must divide heads ({})", source, kv_heads(),
+                            n_heads));
+  }
   if (head_dim() % 2 != 0) {
-    throw Error(fmt::format("{}: head dims (dims / heads = {}) must be even for rotary embeddings",
-                            source, head_dim()));
+    throw Error(fmt::format("{}: head dims ({}) must be even for rotary embeddings", source,
+                            head_dim()));
   }
   if (!(rope_theta > 0)) throw Error(fmt::format("{}: rope_theta must be positive", source));
   if (!(norm_eps > 0)) throw Error(fmt::format("{}: norm_eps must be positive", source));
@@ -91,7 +97,8 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"hidden_size", c.dim},
       {"intermediate_size", c.mlp_dim},
       {"num_attention_heads", c.n_heads},
-      {"num_key_value_heads", c.n_heads},
+      {"num_key_value_heads", c.kv_heads()},
+      {"head_dim", c.head_dim()},
       {"num_hidden_layers", c.n_layers},
       {"vocab_size", c.vocab_size},
       {"max_position_embeddings", c.max_seq_len},
@@ -148,10 +155,8 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   c.n_layers = r["num_hidden_layers"].get<int>();
   c.vocab_size = r["vocab_size"].get<int>();
   c.max_seq_len = r["max_position_embeddings"].get<int>();
-  if (r.get_or<int>("num_key_value_heads", c.n_heads) != c.n_heads) {
-    throw Error("num_key_value_heads must equal num_attention_heads (grouped-query attention is "
-                "not supported)");
-  }
+  c.n_kv_heads = r.get_or<int>("num_key_value_heads", c.n_heads);
+  if (auto hd = r.find("head_dim"); hd && !hd->value().is_null()) c.head_dims = hd->get<int>();
   if (r.get_or<bool>("tie_word_embeddings", false)) {
     throw Error("tie_word_embeddings is not supported (the output projection is untied)");
   }

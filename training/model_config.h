@@ -18,6 +18,8 @@ struct ModelConfig {
   int n_layers = 4;             // decoder blocks
   int dim = 256;                // hidden size C
   int n_heads = 4;              // attention heads; must divide dim, head dims even
+  int n_kv_heads = 0;           // key/value heads (grouped-query); 0: n_heads; divides n_heads
+  int head_dims = 0;            // per head; 0: dim / n_heads
   int mlp_dim = 512;            // SwiGLU hidden size F
   int vocab_size = 50257;       // V; must cover the tokenizer's ids
   int max_seq_len = 512;        // longest block (tokens per example) the model accepts
@@ -27,7 +29,10 @@ struct ModelConfig {
   int default_batch = 4;
   int default_block = 512;
 
-  int head_dim() const { return dim / n_heads; }
+  int head_dim() const { return head_dims > 0 ? head_dims : dim / n_heads; }
+  int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
+  int q_dim() const { return n_heads * head_dim(); }    // width of q and of attention's output
+  int kv_dim() const { return kv_heads() * head_dim(); }  // width of k and of v
   // Throws trainscope::Error naming the field; `source` names where it came from.
   void validate(const std::string& source = "model config") const;
 };

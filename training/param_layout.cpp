@@ -5,7 +5,7 @@
 namespace trainscope::training {
 
 ParamLayout::ParamLayout(const ModelConfig& c) {
-  const int64_t C = c.dim, F = c.mlp_dim, V = c.vocab_size;
+  const int64_t C = c.dim, F = c.mlp_dim, V = c.vocab_size, Q = c.q_dim(), KV = c.kv_dim();
   auto add = [&](std::string name, std::vector<int64_t> shape) {
     TensorSpec t{std::move(name), std::move(shape), total_, 1};
     for (int64_t d : t.shape) t.numel *= d;
@@ -19,10 +19,10 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
     LayerOffsets l{};
     l.begin = total_;
     l.input_norm = add(p + "input_layernorm.weight", {C});
-    l.qkv = add(p + "self_attn.q_proj.weight", {C, C});
-    add(p + "self_attn.k_proj.weight", {C, C});
-    add(p + "self_attn.v_proj.weight", {C, C});
-    l.o_proj = add(p + "self_attn.o_proj.weight", {C, C});
+    l.qkv = add(p + "self_attn.q_proj.weight", {Q, C});
+    add(p + "self_attn.k_proj.weight", {KV, C});
+    add(p + "self_attn.v_proj.weight", {KV, C});
+    l.o_proj = add(p + "self_attn.o_proj.weight", {C, Q});
     l.post_norm = add(p + "post_attention_layernorm.weight", {C});
     l.gate_up = add(p + "mlp.gate_proj.weight", {F, C});
     add(p + "mlp.up_proj.weight", {F, C});

@@ -113,38 +113,47 @@ TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
   expect_gradient_matches("dx", x, dx, loss);
 }
 
+// Multi-head (NKV = NH) and grouped-query (two query heads per kv head).
 TEST(AttentionTest, BackwardMatchesFiniteDifferences) {
-  const int B = 2, Tn = 5, NH = 2, hd = 3, C = NH * hd, ld = 3 * C;
-  Vec qkv = random_vector(B * Tn * ld, 14), r = random_vector(B * Tn * C, 15);
-  auto run = [&](Vec& out, Vec& att) {
-    attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, B,
-                      Tn, NH, hd, ld);
-  };
-  auto loss = [&] {
-    Vec out(B * Tn * C), att(B * NH * Tn * Tn);
+  for (const int NKV : {2, 1}) {
+    SCOPED_TRACE(NKV);
+    const int B = 2, Tn = 5, NH = 2, hd = 3, Q = NH * hd, KV = NKV * hd, ld = Q + 2 * KV;
+    Vec qkv = random_vector(B * Tn * ld, 14), r = random_vector(B * Tn * Q, 15);
+    auto run = [&](Vec& out, Vec& att) {
+      attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B,
+                        Tn, NH, NKV, hd, ld);
+    };
+    auto loss = [&] {
+      Vec out(B * Tn * Q), att(B * NH * Tn * Tn);
+      run(out, att);
+      return dot(out, r);
+    };
+    Vec out(B * Tn * Q), att(B * NH * Tn * Tn);
     run(out, att);
-    return dot(out, r);
-  };
-  Vec out(B * Tn * C), att(B * NH * Tn * Tn);
-  run(out, att);
-  // Causal: the first token attends only to itself; probabilities sum to one.
-  for (int bh = 0; bh < B * NH; ++bh)
-    for (int t = 0; t < Tn; ++t) {
-      double s = 0;
-      for (int j = 0; j < Tn; ++j) {
-        const double p = att[(bh * Tn + t) * Tn + j];
-        if (j > t) {
-          EXPECT_EQ(p, 0.0);
+    // Causal: the first token attends only to itself; probabilities sum to one.
+    for (int bh = 0; bh < B * NH; ++bh)
+      for (int t = 0; t < Tn; ++t) {
+        double s = 0;
+        for (int j = 0; j < Tn; ++j) {
+          const double p = att[(bh * Tn + t) * Tn + j];
+          if (j > t) {
+            EXPECT_EQ(p, 0.0);
+          }
+          s += p;
         }
-        s += p;
+        EXPECT_NEAR(s, 1.0, 1e-12);
       }
-      EXPECT_NEAR(s, 1.0, 1e-12);
+    if (NKV == 1) {
+      // Both query heads read the one kv head: head 1 of the first token
+      // attends only to itself, so its output is that token's v.
+      for (int i = 0; i < hd; ++i) EXPECT_NEAR(out[hd + i], qkv[Q + KV + i], 1e-12);
     }
-  Vec dqkv(B * Tn * ld, 0), ws(attention_workspace_size(Tn, 64));
-  attention_backward(dqkv.data(), dqkv.data() + C, dqkv.data() + 2 * C, ws.data(), r.data(),
-                     att.data(), qkv.data(), qkv.data() + C, qkv.data() + 2 * C, B, Tn, NH, hd,
-                     ld);
-  expect_gradient_matches("dqkv", qkv, dqkv, loss);
+    Vec dqkv(B * Tn * ld, 0), ws(attention_workspace_size(Tn, 64));
+    attention_backward(dqkv.data(), dqkv.data() + Q, dqkv.data() + Q + KV, ws.data(), r.data(),
+                       att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B, Tn, NH,
+                       NKV, hd, ld);
+    expect_gradient_matches("dqkv", qkv, dqkv, loss);
+  }
 }
 
 TEST(SwigluTest, BackwardMatchesFiniteDifferences) {

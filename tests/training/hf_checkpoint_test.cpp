@@ -105,6 +105,32 @@ TEST_F(HfCheckpointTest, HalfPrecisionCheckpointsGiveTheLogitsOfTheirF32Twin) {
   }
 }
 
+// Grouped-query attention and an explicit head size survive config.json and
+// the weights, as real small Llamas need.
+TEST_F(HfCheckpointTest, GroupedQueryConfigsAndWeightsRoundTrip) {
+  ModelConfig gqa = config_;
+  gqa.n_kv_heads = 2;
+  gqa.head_dims = 16;  // 4 heads x 16 = 64-wide q on 32 dims
+  LlamaModel<float> m(gqa, 1, 8);
+  m.init_weights(3);
+  save_hf_checkpoint(dir_ / "gqa", gqa, m.layout(), m.params(), {.shards = 2});
+  const ModelConfig back = read_hf_config(dir_ / "gqa");
+  EXPECT_EQ(back.kv_heads(), 2);
+  EXPECT_EQ(back.head_dim(), 16);
+  LlamaModel<float> loaded(back, 1, 8);
+  load_hf_weights(dir_ / "gqa", loaded.layout(), loaded.params());
+  for (std::size_t i = 0; i < m.params().size(); ++i) ASSERT_EQ(loaded.params()[i], m.params()[i]);
+  // Weights of another shape are refused by name.
+  std::vector<float> arena(model_.layout().total());
+  try {
+    load_hf_weights(dir_ / "gqa", model_.layout(), arena);
+    FAIL() << "GQA weights loaded into a plain model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("q_proj.weight' has shape [64, 32]"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_F(HfCheckpointTest, BadDirectoriesNameTheFileAndTensor) {
   expect_error(dir_, "no weights");
   save_hf_checkpoint(dir_ / "s", config_, model_.layout(), model_.params(), {.shards = 2});

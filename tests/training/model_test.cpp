@@ -28,8 +28,17 @@ std::vector<int32_t> tokens(int n, int vocab, int salt) {
   return t;
 }
 
-TEST(LlamaModelTest, WholeModelGradientMatchesFiniteDifferences) {
-  const ModelConfig c = fd_config();
+// Grouped-query attention (2 kv heads for 4 query heads) with a head size
+// that is not dims / heads, as small Llamas have it.
+ModelConfig gqa_config() {
+  ModelConfig c = fd_config();
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.head_dims = 6;  // q is 24 wide on 8 dims; k and v 12
+  return c;
+}
+
+void expect_whole_model_gradient_matches(const ModelConfig& c) {
   const int B = 2, T = 5;
   LlamaModel<double> model(c, B, T);
   model.init_weights(1);
@@ -50,6 +59,33 @@ TEST(LlamaModelTest, WholeModelGradientMatchesFiniteDifferences) {
     return model.forward(in.data(), tg.data(), 0.0).loss_sum;
   };
   testing::expect_gradient_matches("params", x, analytic, loss, 100000, 1e-5, 1e-6);
+}
+
+TEST(LlamaModelTest, WholeModelGradientMatchesFiniteDifferences) {
+  expect_whole_model_gradient_matches(fd_config());
+}
+
+TEST(LlamaModelTest, GroupedQueryAttentionGradientMatchesFiniteDifferences) {
+  const ModelConfig c = gqa_config();
+  const ParamLayout layout(c);
+  const TensorSpec& k = layout.tensors()[layout.find("model.layers.0.self_attn.k_proj.weight")];
+  EXPECT_EQ(k.shape, (std::vector<int64_t>{12, 8}));
+  const TensorSpec& o = layout.tensors()[layout.find("model.layers.0.self_attn.o_proj.weight")];
+  EXPECT_EQ(o.shape, (std::vector<int64_t>{8, 24}));
+  expect_whole_model_gradient_matches(c);
+}
+
+// With as many kv heads as heads, grouped-query attention is the plain model:
+// the same config said either way gives the same loss, bit for bit.
+TEST(LlamaModelTest, AsManyKvHeadsAsHeadsIsPlainAttention) {
+  ModelConfig plain = fd_config(), spelled = fd_config();
+  spelled.n_kv_heads = plain.n_heads;
+  spelled.head_dims = plain.dim / plain.n_heads;
+  LlamaModel<float> a(plain, 2, 5), b(spelled, 2, 5);
+  a.init_weights(4);
+  b.init_weights(4);
+  std::vector<int32_t> in = tokens(10, plain.vocab_size, 0), tg = tokens(10, plain.vocab_size, 1);
+  EXPECT_EQ(a.forward(in.data(), tg.data(), 0.0).loss_sum, b.forward(in.data(), tg.data(), 0.0).loss_sum);
 }
 
 TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
