@@ -230,7 +230,8 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
   // Head: logits_ holds grad_scale * dloss/dlogits.
   zero(dln_, NC);
   k::matmul_backward(dln_, G + layout_.lm_head(), logits_, lnf_, P + layout_.lm_head(), N_, C, V);
-  if (hook) hook(layout_.lm_head());
+  // Tied, the head's gradient is the embedding's, final only at the end.
+  if (hook && !config_.tie_embeddings) hook(layout_.lm_head());
   zero(dres_, NC);
   const T* last = res_ + int64_t{config_.n_layers} * NC;
   k::rmsnorm_backward(dres_, G + layout_.final_norm(), dln_, last, P + layout_.final_norm(),

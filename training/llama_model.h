@@ -1,7 +1,8 @@
 // LlamaModel: a decoder-only Llama (token embedding, N blocks of
 // [RMSNorm -> causal MHA with RoPE -> residual -> RMSNorm -> SwiGLU MLP ->
-// residual], final RMSNorm, untied output projection) with explicit forward
-// and backward over the kernels in kernels/.
+// residual], final RMSNorm, output projection: its own or, with
+// tie_word_embeddings, the embedding's rows) with explicit forward and
+// backward over the kernels in kernels/. Attention may be grouped-query.
 //
 // All memory is allocated once, in the constructor, for a fixed number of
 // rows B and sequence length T: parameters and gradients in one arena each

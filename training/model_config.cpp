@@ -107,7 +107,7 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"hidden_act", "silu"},
       {"attention_bias", false},
       {"mlp_bias", false},
-      {"tie_word_embeddings", false},
+      {"tie_word_embeddings", c.tie_embeddings},
       {"torch_dtype", "float32"},
       {"trainscope", {{"preset", c.name}, {"default_batch", c.default_batch},
                       {"default_block", c.default_block}}},
@@ -157,9 +157,7 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   c.max_seq_len = r["max_position_embeddings"].get<int>();
   c.n_kv_heads = r.get_or<int>("num_key_value_heads", c.n_heads);
   if (auto hd = r.find("head_dim"); hd && !hd->value().is_null()) c.head_dims = hd->get<int>();
-  if (r.get_or<bool>("tie_word_embeddings", false)) {
-    throw Error("tie_word_embeddings is not supported (the output projection is untied)");
-  }
+  c.tie_embeddings = r.get_or<bool>("tie_word_embeddings", false);
   c.rope_theta = r.get_or<float>("rope_theta", c.rope_theta);
   c.norm_eps = r.get_or<float>("rms_norm_eps", c.norm_eps);
   if (auto t = r.find("trainscope")) {

@@ -20,6 +20,7 @@ struct ModelConfig {
   int n_heads = 4;              // attention heads; must divide dim, head dims even
   int n_kv_heads = 0;           // key/value heads (grouped-query); 0: n_heads; divides n_heads
   int head_dims = 0;            // per head; 0: dim / n_heads
+  bool tie_embeddings = false;  // the output projection is the token embedding
   int mlp_dim = 512;            // SwiGLU hidden size F
   int vocab_size = 50257;       // V; must cover the tokenizer's ids
   int max_seq_len = 512;        // longest block (tokens per example) the model accepts

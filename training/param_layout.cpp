@@ -31,7 +31,8 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
     layers_.push_back(l);
   }
   final_norm_ = add("model.norm.weight", {C});
-  lm_head_ = add("lm_head.weight", {V, C});
+  // Tied: the head reads the embedding's rows, and its gradient adds into them.
+  lm_head_ = c.tie_embeddings ? embed_ : add("lm_head.weight", {V, C});
 }
 
 int ParamLayout::find(const std::string& name) const {

@@ -46,6 +46,7 @@ class ParamLayout {
   int64_t embed() const { return embed_; }
   const LayerOffsets& layer(int i) const { return layers_[i]; }
   int64_t final_norm() const { return final_norm_; }
+  // The output projection [V, C]: embed() when the config ties them.
   int64_t lm_head() const { return lm_head_; }
 
  private:

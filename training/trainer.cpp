@@ -648,9 +648,13 @@ void TrainingRun::prepare_tracing() {
 void TrainingRun::print_header() const {
   const ModelConfig& c = config_;
   const DataOptions& d = data_;
-  say(fmt::format("trainscope train: model {} ({} layers, dims {}, heads {}, mlp {}, vocab {}; "
+  say(fmt::format("trainscope train: model {} ({} layers, dims {}, heads {}{}, mlp {}, vocab {}{}; "
                   "{:.2f} M parameters)\n",
-                  c.name, c.n_layers, c.dim, c.n_heads, c.mlp_dim, c.vocab_size,
+                  c.name, c.n_layers, c.dim, c.n_heads,
+                  c.kv_heads() == c.n_heads
+                      ? std::string()
+                      : fmt::format(" sharing {} kv heads", c.kv_heads()),
+                  c.mlp_dim, c.vocab_size, c.tie_embeddings ? ", tied embeddings" : "",
                   static_cast<double>(param_count()) / 1e6));
   say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
                   "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}\n",

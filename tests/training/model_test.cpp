@@ -75,6 +75,28 @@ TEST(LlamaModelTest, GroupedQueryAttentionGradientMatchesFiniteDifferences) {
   expect_whole_model_gradient_matches(c);
 }
 
+// Tied: no lm_head tensor; the embedding's gradient gathers the head's and
+// the lookup's, and becomes final only when backward ends.
+TEST(LlamaModelTest, TiedEmbeddingsGradientMatchesFiniteDifferences) {
+  ModelConfig c = gqa_config();
+  c.tie_embeddings = true;
+  const ParamLayout tied(c), untied(gqa_config());
+  EXPECT_EQ(tied.find("lm_head.weight"), -1);
+  EXPECT_EQ(tied.lm_head(), tied.embed());
+  EXPECT_EQ(tied.total(), untied.total() - int64_t{c.vocab_size} * c.dim);
+  expect_whole_model_gradient_matches(c);
+
+  LlamaModel<float> model(c, 1, 4);
+  model.init_weights(3);
+  std::vector<int32_t> in = tokens(4, c.vocab_size, 0), tg = tokens(4, c.vocab_size, 1);
+  model.forward(in.data(), tg.data(), 0.25);
+  std::vector<int64_t> begins;
+  model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
+  EXPECT_EQ(begins.front(), tied.final_norm());
+  EXPECT_EQ(begins.back(), 0);
+  for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
+}
+
 // With as many kv heads as heads, grouped-query attention is the plain model:
 // the same config said either way gives the same loss, bit for bit.
 TEST(LlamaModelTest, AsManyKvHeadsAsHeadsIsPlainAttention) {
