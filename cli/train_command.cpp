@@ -114,8 +114,9 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
       ->capture_default_str()
       ->check(kNonNegative);
   cmd->add_option("--data", o.data.source,
-                  "Data SOURCE: builtin:stories[?docs=N], a text file, a .jsonl file (text, chat "
-                  "or instruction records) or a directory with train.jsonl/valid.jsonl")
+                  "Data SOURCE: builtin:stories[?docs=N] (short stories), builtin:instruct[?docs=N] "
+                  "(chat pairs: a sentence told like a pirate), a text file, a .jsonl file (text, "
+                  "chat or instruction records) or a directory with train.jsonl/valid.jsonl")
       ->capture_default_str();
   cmd->add_option("--split", o.data.split, "Split, optionally sliced: train, valid, "
                                            "train[0%:50%], train[100:200]")

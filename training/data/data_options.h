@@ -35,7 +35,8 @@ enum class ShardMode {
 inline constexpr int64_t kDefaultMaxRecordBytes = int64_t{64} << 20;
 
 struct DataOptions {
-  // SOURCE: "builtin:stories[?docs=N&valid_docs=N&seed=S]", a directory with
+  // SOURCE: "builtin:stories[?docs=N&valid_docs=N&seed=S]" (or
+  // builtin:instruct, the same options: training/data/instruct.h), a directory with
   // train.jsonl / valid.jsonl (/ test.jsonl), a .jsonl/.json file, or any other
   // file read as plain text. Prefixes "jsonl:" and "text:" force the format.
   // Default: the built-in story corpus.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
@@ -12,10 +13,12 @@
 #include <filesystem>
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include "kernels/check.h"
 #include "training/data/example_index.h"
 #include "training/data/records.h"
+#include "training/data/instruct.h"
 #include "training/data/stories.h"
 
 namespace trainscope::training {
@@ -83,10 +86,19 @@ class FileDocumentSource final : public DocumentSource {
   mutable std::atomic<int64_t> bytes_read_{0};
 };
 
+// A built-in corpus: document i is a pure function of (seed, i).
+using Generator = void (*)(uint64_t seed, int64_t index, std::string* out);
+
+// The built-in corpora, declared once: "builtin:<name>".
+constexpr std::array<std::pair<std::string_view, Generator>, 2> kBuiltinCorpora = {{
+    {"stories", &generate_story},
+    {"instruct", &generate_instruction},
+}};
+
 class StorySource final : public DocumentSource {
  public:
-  StorySource(uint64_t seed, int64_t first, int64_t count, std::string name)
-      : seed_(seed), first_(first), count_(count), name_(std::move(name)) {}
+  StorySource(Generator generate, uint64_t seed, int64_t first, int64_t count, std::string name)
+      : generate_(generate), seed_(seed), first_(first), count_(count), name_(std::move(name)) {}
   void keep_range(int64_t begin, int64_t end) override {
     TS_CHECK(0 <= begin && begin <= end && end <= count_) << begin << ".." << end;
     first_ += begin;
@@ -97,11 +109,12 @@ class StorySource final : public DocumentSource {
   int64_t bytes_read() const override { return bytes_read_.load(std::memory_order_relaxed); }
   void text(int64_t i, std::string* out) const override {
     TS_CHECK(i >= 0 && i < count_) << i;
-    generate_story(seed_, first_ + i, out);
+    generate_(seed_, first_ + i, out);
     bytes_read_.fetch_add(static_cast<int64_t>(out->size()), std::memory_order_relaxed);
   }
 
  private:
+  Generator generate_;
   uint64_t seed_;
   int64_t first_;
   int64_t count_;
@@ -126,9 +139,15 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
     query = rest.substr(q + 1);
     rest = rest.substr(0, q);
   }
-  if (rest != "stories") {
-    throw Error(fmt::format("data source '{}': unknown built-in corpus '{}' (expected stories)",
-                            spec, rest));
+  Generator generate = nullptr;
+  for (const auto& [name, generator] : kBuiltinCorpora) {
+    if (name == rest) generate = generator;
+  }
+  if (generate == nullptr) {
+    std::vector<std::string_view> names;
+    for (const auto& corpus : kBuiltinCorpora) names.push_back(corpus.first);
+    throw Error(fmt::format("data source '{}': unknown built-in corpus '{}' (expected {})", spec,
+                            rest, fmt::join(names, " or ")));
   }
   int64_t docs = options.builtin_docs;
   int64_t valid_docs = options.builtin_valid_docs;
@@ -158,11 +177,11 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
                               spec, key));
     }
   }
-  const std::string label = fmt::format("builtin:stories (seed {}, {})", seed, split.name);
-  if (split.name == "train") return std::make_unique<StorySource>(seed, 0, docs, label);
+  const std::string label = fmt::format("builtin:{} (seed {}, {})", rest, seed, split.name);
+  if (split.name == "train") return std::make_unique<StorySource>(generate, seed, 0, docs, label);
   if (split.name == "valid" || split.name == "validation") {
     if (valid_docs == 0 && missing_split_ok) return nullptr;
-    return std::make_unique<StorySource>(seed, kValidationStoryBase, valid_docs, label);
+    return std::make_unique<StorySource>(generate, seed, kValidationStoryBase, valid_docs, label);
   }
   if (missing_split_ok) return nullptr;
   throw Error(fmt::format("data source '{}' has no split '{}' (it has train and valid)", spec,

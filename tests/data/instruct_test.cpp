@@ -1,0 +1,66 @@
+// builtin:instruct: pirate instruction pairs, deterministic, in chat form,
+// with the substitutions applied, a validation split of other pairs, and a
+// model that learns the style.
+#include "training/data/instruct.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "comm/communicator.h"
+#include "training/data/stories.h"
+#include "training/trainer.h"
+
+namespace trainscope::training {
+namespace {
+
+TEST(InstructTest, PiratePairsAreChatsWithTheSubstitutions) {
+  std::string a, b;
+  generate_instruction(42, 7, &a);
+  generate_instruction(42, 7, &b);
+  EXPECT_EQ(a, b);  // a pure function of (seed, index)
+  const PiratePair pair = pirate_pair(42, 7);
+  EXPECT_EQ(a, "<|user|>\nTell this like a pirate: " + pair.sentence + "\n<|assistant|>\n" +
+                   pair.pirate + "\n");
+  EXPECT_EQ(to_pirate("Hello, my friend, the money is yours and you are old."),
+            "Ahoy, me matey, th' doubloons be yours an' ye be ol'. Arr!");
+  EXPECT_EQ(to_pirate("The boy and the girl stop looking."), "Th' lad an' th' lass avast lookin'. Arr!");
+}
+
+TEST(InstructTest, VariedPairsAndADisjointValidationSplit) {
+  std::set<std::string> train, valid;
+  std::string s;
+  for (int64_t i = 0; i < 200; ++i) {
+    train.insert(pirate_pair(42, i).sentence);
+    valid.insert(pirate_pair(42, kValidationStoryBase + i).sentence);
+    // Every response is rewritten: no pair's answer is its sentence.
+    EXPECT_NE(pirate_pair(42, i).pirate, pirate_pair(42, i).sentence + " Arr!") << i;
+  }
+  EXPECT_GT(train.size(), 150u);
+  EXPECT_NE(train, valid);
+}
+
+// A tiny model trained on the pairs learns the style: its loss falls well
+// below where it started, on the validation split too.
+TEST(InstructTest, ATinyModelLearnsTheStyle) {
+  auto comm = comm::make_communicator("local");
+  TrainOptions o;
+  o.model = "tiny";
+  o.batch = 8;
+  o.block = 64;
+  o.steps = 60;
+  o.lr = 3e-3;
+  o.threads = 1;
+  o.quiet = true;
+  o.eval_every = 60;
+  o.data.source = "builtin:instruct?docs=2000&valid_docs=64";
+  const auto s = run_training(o, *comm, stdout);
+  ASSERT_EQ(s.steps[0].size(), 60u);
+  EXPECT_LT(s.steps[0].back().loss, s.steps[0].front().loss - 2.0);
+  ASSERT_FALSE(s.val.empty());
+  EXPECT_LT(s.val.back().loss, s.steps[0].front().loss - 2.0);
+}
+
+}  // namespace
+}  // namespace trainscope::training
