@@ -133,6 +133,9 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
                                                  "padded) or pack (documents concatenated)")
       ->capture_default_str();
   cmd->add_flag("--mask-padding", o.data.mask_padding, "pad mode: leave padding out of the loss");
+  cmd->add_flag("--mask-prompt", o.data.mask_prompt,
+                "pad mode, chat data: leave everything before the last assistant turn out of the "
+                "loss, so the model learns the answers only");
   cmd->add_option("--data-seed", o.data.seed, "Seed of the per-epoch data order")
       ->capture_default_str();
   cmd->add_flag("--no-shuffle", flags->no_shuffle, "Visit examples in file order every epoch");

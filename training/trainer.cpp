@@ -205,7 +205,7 @@ void check_resume_compatible(const json& saved, const json& now, const std::stri
   }
   // Everything that decides which documents and tokens make the batches.
   for (const char* key : {"source", "split", "text_field", "delimiter", "one_per_line", "seed",
-                          "shuffle", "batching", "mask_padding"}) {
+                          "shuffle", "batching", "mask_padding", "mask_prompt"}) {
     if (saved.contains("data") && saved["data"].contains(key) && saved["data"][key] != now["data"][key]) {
       throw Error(fmt::format("--resume: {} was saved with data {} = {}, this run has {}", where,
                               key, saved["data"][key].dump(), now["data"][key].dump()));
@@ -727,7 +727,7 @@ bool TrainingRun::run_step(int64_t step) {
 // of the whole global batch, the loss's denominator: with --mask-padding
 // they are counted, which takes an all-reduce.
 int64_t TrainingRun::load_batch(int64_t step) {
-  const bool count_predicted = data_.mask_padding;
+  const bool count_predicted = data_.mask_padding || data_.mask_prompt;
   int64_t local_predicted = tokens_per_rank_step();
   {
     auto scope = timer_->phase(Phase::kData);
@@ -745,6 +745,17 @@ int64_t TrainingRun::load_batch(int64_t step) {
 // Leaves the gradients summed over ranks (reduced during backward when the
 // strategy overlaps) and returns the loss as a mean over the global batch.
 double TrainingRun::forward_backward(int64_t step, int64_t global_predicted) {
+  // Every rank holds the same (all-reduced) count, so every rank stops here
+  // with the same error, said once.
+  if (global_predicted == 0) {
+    throw comm::CollectiveError(fmt::format("step {}: no target in the global batch is predicted: every one is "
+                            "masked{}",
+                            step,
+                            data_.mask_prompt
+                                ? fmt::format(" (--mask-prompt: do the prompts fill --block {}?)",
+                                              options_.block)
+                                : std::string()));
+  }
   ForwardResult fr;
   {
     auto scope = timer_->phase(Phase::kForward);
@@ -1123,6 +1134,7 @@ json TrainOptions::to_json() const {
         {"max_record_bytes", data.max_record_bytes},
         {"batching", training::to_string(data.mode)},
         {"mask_padding", data.mask_padding},
+        {"mask_prompt", data.mask_prompt},
         {"seed", data.seed},
         {"shuffle", data.shuffle}}},
   };

@@ -5,11 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
 #include "comm/communicator.h"
 #include "training/data/stories.h"
+#include "training/model_config.h"
 #include "training/trainer.h"
 
 namespace trainscope::training {
@@ -60,6 +65,30 @@ TEST(InstructTest, ATinyModelLearnsTheStyle) {
   EXPECT_LT(s.steps[0].back().loss, s.steps[0].front().loss - 2.0);
   ASSERT_FALSE(s.val.empty());
   EXPECT_LT(s.val.back().loss, s.steps[0].front().loss - 2.0);
+
+  // The answers alone (--mask-prompt; prompts are about 100 bytes, so a
+  // longer block): their loss falls too.
+  o.data.mask_prompt = true;
+  ModelConfig longer = model_preset("tiny");
+  longer.max_seq_len = 192;
+  const auto config = std::filesystem::temp_directory_path() /
+                      ("trainscope_instruct_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(config) << to_hf_config(longer).dump();
+  o.model = config.string();
+  o.block = 192;
+  const auto answers = run_training(o, *comm, stdout);
+  ASSERT_EQ(answers.steps[0].size(), 60u);
+  EXPECT_LT(answers.steps[0].back().loss, answers.steps[0].front().loss - 2.0);
+  // A block the prompts fill leaves nothing to learn: said, not a NaN.
+  o.block = 64;
+  try {
+    run_training(o, *comm, stdout);
+    FAIL() << "a batch of masked targets trained";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("do the prompts fill --block 64"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(config);
 }
 
 }  // namespace

@@ -97,6 +97,45 @@ TEST(PipelineTest, PadModeTruncatesPadsAndMasks) {
   EXPECT_EQ(get(*masked, 2).targets, m0.targets);  // epoch 1, identity order
 }
 
+// --mask-prompt: targets up to and with the last assistant header are -1;
+// the answer (and its end-of-text) are learned; a chat whose prompt fills the
+// block trains on nothing; text records and packing are refused by name.
+TEST(PipelineTest, MaskPromptLeavesThePromptOutOfTheLoss) {
+  TempDir dir;
+  ByteTokenizer tok;
+  const int32_t E = ByteTokenizer::kEotId;
+  DataOptions o;
+  o.source = dir.write(
+      "chat.jsonl",
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"Q\"},"
+      "{\"role\":\"assistant\",\"content\":\"ok\"}]}\n");
+  const std::string prompt = "<|user|>\nQ\n<|assistant|>\n";  // 24 bytes
+  o.block = 32;
+  o.global_batch = 1;
+  o.shuffle = false;
+  o.mask_prompt = true;
+  auto source = open_batch_source(o, tok);
+  const Batch b = get(*source, 0);
+  const int P = static_cast<int>(prompt.size());
+  for (int j = 0; j + 1 < P; ++j) EXPECT_EQ(b.targets[j], -1) << j;  // predicting prompt bytes
+  EXPECT_EQ(b.targets[P - 1], 'o');                                   // the answer's first byte
+  EXPECT_EQ(b.targets[P], 'k');
+  EXPECT_EQ(b.targets[P + 1], '\n');
+  EXPECT_EQ(b.targets[P + 2], E);
+  for (int j = 0; j < P; ++j) EXPECT_EQ(b.inputs[j], static_cast<unsigned char>(prompt[j]));
+
+  o.block = 10;  // the prompt alone overflows the block: nothing to learn in it
+  auto cut = open_batch_source(o, tok);
+  for (int32_t t : get(*cut, 0).targets) EXPECT_EQ(t, -1);
+
+  o.block = 32;
+  o.source = dir.write("text.jsonl", "{\"text\":\"just text\"}\n");
+  EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("has none"), std::string::npos);
+  o.source = "builtin:instruct?docs=8";
+  o.mode = BatchMode::kPack;
+  EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("--batching pad"), std::string::npos);
+}
+
 TEST(PipelineTest, PackModeJoinsWithEndOfTextAndCutsBlocks) {
   TempDir dir;
   ByteTokenizer tok;

@@ -86,6 +86,10 @@ void validate_options(const DataOptions& o) {
     throw Error("builtin story counts must not be negative");
   }
   if (o.threads < 0) throw Error(fmt::format("threads: {} must not be negative", o.threads));
+  if (o.mask_prompt && o.mode != BatchMode::kPad) {
+    throw Error("--mask-prompt needs --batching pad: a packed row mixes documents, so it has no "
+                "one prompt to leave out");
+  }
 }
 
 }  // namespace trainscope::training

@@ -58,6 +58,9 @@ struct DataOptions {
   // pad mode: targets at padded positions are -1, except the first
   // end-of-text after the text. Default false.
   bool mask_padding = false;
+  // pad mode, chat data: targets before the last assistant turn are -1, so
+  // the loss is the assistant's answer only (mlx-lm's --mask-prompt).
+  bool mask_prompt = false;
   // Tokens per example; a row has block - 1 inputs and targets. Default 129.
   int block = 129;
   // Rows per global step, over all ranks. Default 8.

@@ -35,24 +35,49 @@ constexpr int64_t kWaveDocs = 2048;
 struct TokenStore {
   DataVector<int32_t> tokens = data_vector<int32_t>();
   DataVector<int64_t> offsets = data_vector<int64_t>();  // size() + 1 entries in pad mode
+  // --mask-prompt (pad mode): each example's leading tokens up to and with
+  // its last assistant header, which the loss leaves out.
+  DataVector<int32_t> prompt_tokens = data_vector<int32_t>();
 
   int64_t size() const { return static_cast<int64_t>(offsets.size()) - 1; }
   void clear() {
     DataVector<int32_t>(data_vector<int32_t>()).swap(tokens);
     DataVector<int64_t>(data_vector<int64_t>()).swap(offsets);
+    DataVector<int32_t>(data_vector<int32_t>()).swap(prompt_tokens);
   }
   int64_t bytes() const {
     return static_cast<int64_t>(tokens.capacity() * sizeof(int32_t) +
-                                offsets.capacity() * sizeof(int64_t));
+                                offsets.capacity() * sizeof(int64_t) +
+                                prompt_tokens.capacity() * sizeof(int32_t));
   }
 };
+
+// The assistant's turn starts after the last "<|assistant|>\n" of a rendered
+// chat (records.h): the prompt and the answer are tokenized apart, so the
+// prompt's token count is exact whatever the tokenizer (as mlx-lm does).
+// Returns the prompt's token count; Error naming the document without one.
+int64_t encode_prompt_and_answer(const Tokenizer& tokenizer, std::string_view text,
+                                 const DocumentSource& docs, int64_t doc,
+                                 std::vector<int32_t>* out) {
+  constexpr std::string_view kHeader = "<|assistant|>\n";
+  const std::size_t at = text.rfind(kHeader);
+  if (at == std::string_view::npos) {
+    throw Error(fmt::format("--mask-prompt trains on the assistant's turn, and {} document {} "
+                            "has none (a text record, not a chat or instruction)",
+                            docs.name(), doc));
+  }
+  tokenizer.encode(text.substr(0, at + kHeader.size()), out);
+  const auto prompt = static_cast<int64_t>(out->size());
+  tokenizer.encode(text.substr(at + kHeader.size()), out);
+  return prompt;
+}
 
 // Reads and tokenizes documents `ids` (in that order) into *store. pad:
 // each document keeps at most `max_tokens` tokens; pack (append_eot): each is
 // followed by end-of-text and no offsets are kept.
 void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
                     std::span<const int64_t> ids, int64_t max_tokens, bool append_eot,
-                    int threads, TokenStore* store) {
+                    bool mask_prompt, int threads, TokenStore* store) {
   store->clear();
   if (!append_eot) {
     store->offsets.reserve(ids.size() + 1);
@@ -61,6 +86,7 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
   const int64_t n = static_cast<int64_t>(ids.size());
   const int nthreads = threads > 0 ? threads : omp_get_max_threads();
   std::vector<DataVector<int32_t>> wave;
+  std::vector<int32_t> wave_prompt;
   // Each wave's tokens in one exact block; joined once at the end. Linear
   // time (appending to one growing vector copies it at every reallocation)
   // and a peak of about twice the tokens, as with any single final block.
@@ -69,6 +95,7 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
   for (int64_t first = 0; first < n; first += kWaveDocs) {
     const int64_t count = std::min(kWaveDocs, n - first);
     wave.assign(count, data_vector<int32_t>());
+    wave_prompt.assign(count, 0);
     std::exception_ptr error;
     int64_t error_at = n;
 #pragma omp parallel num_threads(nthreads)
@@ -80,9 +107,15 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
         try {
           docs.text(ids[first + j], &text);
           ids_scratch.clear();
-          tokenizer.encode(text, &ids_scratch);
+          int64_t prompt = 0;
+          if (mask_prompt) {
+            prompt = encode_prompt_and_answer(tokenizer, text, docs, ids[first + j], &ids_scratch);
+          } else {
+            tokenizer.encode(text, &ids_scratch);
+          }
           std::size_t keep = ids_scratch.size();
           if (max_tokens >= 0) keep = std::min<std::size_t>(keep, max_tokens);
+          wave_prompt[j] = static_cast<int32_t>(std::min<int64_t>(prompt, keep));
           wave[j].reserve(keep + (append_eot ? 1 : 0));
           wave[j].assign(ids_scratch.begin(), ids_scratch.begin() + keep);
           if (append_eot) wave[j].push_back(tokenizer.eot_id());
@@ -101,10 +134,12 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
     for (const auto& w : wave) wave_tokens += w.size();
     DataVector<int32_t>& chunk = chunks.emplace_back(data_vector<int32_t>());
     chunk.reserve(wave_tokens);
-    for (auto& w : wave) {
+    for (std::size_t j = 0; j < wave.size(); ++j) {
+      auto& w = wave[j];
       chunk.insert(chunk.end(), w.begin(), w.end());
       total += static_cast<int64_t>(w.size());
       if (!append_eot) store->offsets.push_back(total);
+      if (mask_prompt) store->prompt_tokens.push_back(wave_prompt[j]);
       DataVector<int32_t>(data_vector<int32_t>()).swap(w);
     }
   }
@@ -141,7 +176,8 @@ class DataPipeline final : public BatchSource {
         if (contiguous) docs_->keep_range(r * per_rank, (r + 1) * per_rank);
         for (int64_t j = 0; j < per_rank; ++j) ids[j] = contiguous ? j : r + j * int64_t{n};
       }
-      load_documents(*docs_, tokenizer_, ids, -1, /*append_eot=*/true, options_.threads, &store_);
+      load_documents(*docs_, tokenizer_, ids, -1, /*append_eot=*/true, /*mask_prompt=*/false,
+                     options_.threads, &store_);
       held_ = static_cast<int64_t>(store_.tokens.size()) / options_.block;
       store_.tokens.resize(held_ * options_.block);
       store_.tokens.shrink_to_fit();
@@ -173,7 +209,8 @@ class DataPipeline final : public BatchSource {
       DataVector<int64_t> ids = data_vector<int64_t>();
       ids.resize(per_rank);
       std::iota(ids.begin(), ids.end(), int64_t{0});
-      load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.threads, &store_);
+      load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.mask_prompt,
+                     options_.threads, &store_);
       return;
     }
     if (D < options_.global_batch) throw too_small(D, "examples");
@@ -186,7 +223,8 @@ class DataPipeline final : public BatchSource {
     DataVector<int64_t> ids = data_vector<int64_t>();
     ids.resize(D);
     std::iota(ids.begin(), ids.end(), int64_t{0});
-    load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.threads, &store_);
+    load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.mask_prompt,
+                     options_.threads, &store_);
   }
 
   int rows() const override { return rows_; }
@@ -292,7 +330,8 @@ class DataPipeline final : public BatchSource {
       ids[j] = order[j].first;
       row_slot_[order[j].second] = j;
     }
-    load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.threads, &store_);
+    load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.mask_prompt,
+                     options_.threads, &store_);
     held_ = count;
     loaded_epoch_ = epoch;
   }
@@ -308,10 +347,13 @@ class DataPipeline final : public BatchSource {
     }
     const int32_t* ex = store_.tokens.data() + store_.offsets[slot];
     const int64_t len = store_.offsets[slot + 1] - store_.offsets[slot];  // <= T
+    const int64_t prompt = options_.mask_prompt ? store_.prompt_tokens[slot] : 0;
     for (int j = 0; j < T - 1; ++j) {
       in[j] = j < len ? ex[j] : eot;
       const int p = j + 1;  // example position of this target
-      if (p < len) {
+      if (p < prompt) {
+        tgt[j] = -1;  // the prompt is context, not something to learn
+      } else if (p < len) {
         tgt[j] = ex[p];
       } else {
         tgt[j] = (options_.mask_padding && p > len) ? -1 : eot;
