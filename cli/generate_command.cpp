@@ -84,8 +84,10 @@ void run(const GenerateFlags& f) {
   const auto gen_start = std::chrono::steady_clock::now();
   int generated = 0;
   while (generated < f.max_tokens) {
+    // Only ids the tokenizer has: a model's vocabulary may be padded beyond it
+    // (seed's 50257 rows with the 257-id byte tokenizer).
     const int32_t next = training::sample_token(
-        {logits, static_cast<std::size_t>(config.vocab_size)}, static_cast<float>(f.temp),
+        {logits, static_cast<std::size_t>(tokenizer->vocab_size())}, static_cast<float>(f.temp),
         static_cast<float>(f.top_p), rng);
     if (next == tokenizer->eot_id()) break;
     ++generated;

@@ -21,10 +21,12 @@ class GenerateCommandTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("trainscope_generate_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    // A tiny model with room for a chat prompt, trained a little on the pirate pairs.
+    // A tiny model with room for a chat prompt, trained a little on the pirate
+    // pairs; its vocabulary is padded beyond the byte tokenizer's 257 ids,
+    // which generation must never sample.
     std::ofstream(dir_ / "config.json")
         << R"({"hidden_size":32,"intermediate_size":64,"num_attention_heads":4,)"
-           R"("num_key_value_heads":2,"num_hidden_layers":2,"vocab_size":260,)"
+           R"("num_key_value_heads":2,"num_hidden_layers":2,"vocab_size":600,)"
            R"("max_position_embeddings":160})";
     const auto trained = run_trainscope(
         "train --model " + (dir_ / "config.json").string() +
