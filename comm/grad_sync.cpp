@@ -111,9 +111,8 @@ class BlockingSync final : public GradSync {
 // calls are serialized as MPI_THREAD_SERIALIZED requires.
 class ThreadOverlapSync final : public GradSync {
  public:
-  ThreadOverlapSync(AllReducer& reducer, int64_t bucket_elems)
-      : reducer_(reducer), grads_(reducer.buffer()),
-        buckets_(buckets_from_end(static_cast<int64_t>(grads_.size()), bucket_elems)),
+  ThreadOverlapSync(AllReducer& reducer, std::vector<TensorRange> buckets)
+      : reducer_(reducer), grads_(reducer.buffer()), buckets_(std::move(buckets)),
         start_ns_(buckets_.size()), end_ns_(buckets_.size()) {
     worker_ = std::thread([this] { work(); });
   }
@@ -227,9 +226,8 @@ class ThreadOverlapSync final : public GradSync {
 // measure exactly that.
 class PollOverlapSync final : public GradSync {
  public:
-  PollOverlapSync(AllReducer& reducer, int64_t bucket_elems)
-      : reducer_(reducer),
-        buckets_(buckets_from_end(static_cast<int64_t>(reducer.buffer().size()), bucket_elems)) {
+  PollOverlapSync(AllReducer& reducer, std::vector<TensorRange> buckets)
+      : reducer_(reducer), buckets_(std::move(buckets)) {
     requests_.resize(buckets_.size());
     launched_ns_.resize(buckets_.size());
     completed_ns_.resize(buckets_.size());
@@ -313,30 +311,28 @@ std::string_view reduce_strategy_name(ReduceStrategy s) {
 
 std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& reducer,
                                          std::vector<TensorRange> tensors, int64_t bucket_bytes) {
-  const int64_t bucket_elems = bucket_bytes <= 0 ? 0 : std::max<int64_t>(1, bucket_bytes / 4);
-  const auto total = static_cast<int64_t>(reducer.buffer().size());
+  std::vector<TensorRange> buckets =
+      bucket_ranges(static_cast<int64_t>(reducer.buffer().size()), bucket_bytes);
   switch (strategy) {
     case ReduceStrategy::kPerTensor:
       return std::make_unique<BlockingSync>(strategy, reducer, std::move(tensors));
     case ReduceStrategy::kFused:
-      return std::make_unique<BlockingSync>(strategy, reducer,
-                                            buckets_from_end(total, bucket_elems));
+      return std::make_unique<BlockingSync>(strategy, reducer, std::move(buckets));
     case ReduceStrategy::kOverlap:
     case ReduceStrategy::kOverlapPoll:
       // One rank has nothing to overlap: the same buckets, blocking (and no
       // thread, no calls during backward).
       if (reducer.comm().size() == 1) {
-        return std::make_unique<BlockingSync>(strategy, reducer,
-                                              buckets_from_end(total, bucket_elems));
+        return std::make_unique<BlockingSync>(strategy, reducer, std::move(buckets));
       }
       if (strategy == ReduceStrategy::kOverlapPoll) {
-        return std::make_unique<PollOverlapSync>(reducer, bucket_elems);
+        return std::make_unique<PollOverlapSync>(reducer, std::move(buckets));
       }
       if (!reducer.comm().serialized_threads()) {
         throw Error("--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
                     "which its communication thread needs; use --reduce overlap-poll");
       }
-      return std::make_unique<ThreadOverlapSync>(reducer, bucket_elems);
+      return std::make_unique<ThreadOverlapSync>(reducer, std::move(buckets));
   }
   TS_CHECK(false) << "unhandled strategy";
   return nullptr;

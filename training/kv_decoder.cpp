@@ -123,12 +123,19 @@ int32_t sample_token(std::span<const float> logits, float temperature, float top
     probs[i] = {std::exp(static_cast<double>(logits[i] - mx) / temperature), i};
     sum += probs[i].first;
   }
-  std::sort(probs.begin(), probs.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });
-  // The nucleus: the most likely tokens until their mass reaches top_p.
-  double kept = 0;
-  std::size_t n = 0;
-  while (n < probs.size() && (n == 0 || kept < top_p * sum)) kept += probs[n++].first;
+  std::size_t n = probs.size();
+  double kept = sum;
+  if (top_p < 1) {
+    // The nucleus: the most likely tokens until their mass reaches top_p.
+    // Sorting all of a 50k vocabulary every token costs milliseconds: only
+    // with a nucleus to cut, not for plain sampling.
+    std::sort(probs.begin(), probs.end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+    kept = 0;
+    n = 0;
+    while (n < probs.size() && (n == 0 || kept < top_p * sum)) kept += probs[n++].first;
+  }
   double draw = std::uniform_real_distribution<double>(0.0, kept)(rng);
   for (std::size_t i = 0; i < n; ++i) {
     draw -= probs[i].first;

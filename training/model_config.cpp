@@ -155,8 +155,15 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   c.n_layers = r["num_hidden_layers"].get<int>();
   c.vocab_size = r["vocab_size"].get<int>();
   c.max_seq_len = r["max_position_embeddings"].get<int>();
+  // Given, they must mean something: 0 would silently fall back to the defaults.
   c.n_kv_heads = r.get_or<int>("num_key_value_heads", c.n_heads);
-  if (auto hd = r.find("head_dim"); hd && !hd->value().is_null()) c.head_dims = hd->get<int>();
+  if (c.n_kv_heads <= 0) {
+    throw Error(fmt::format("num_key_value_heads must be positive, got {}", c.n_kv_heads));
+  }
+  if (auto hd = r.find("head_dim"); hd && !hd->value().is_null()) {
+    c.head_dims = hd->get<int>();
+    if (c.head_dims <= 0) throw Error(fmt::format("head_dim must be positive, got {}", c.head_dims));
+  }
   c.tie_embeddings = r.get_or<bool>("tie_word_embeddings", false);
   c.rope_theta = r.get_or<float>("rope_theta", c.rope_theta);
   c.norm_eps = r.get_or<float>("rms_norm_eps", c.norm_eps);

@@ -66,11 +66,8 @@ std::string encode(std::span<const float> x, Dtype dtype) {
   return out;
 }
 
+// F16 or BF16 bytes to floats.
 void decode(std::string_view bytes, Dtype dtype, float* out) {
-  if (dtype == Dtype::kF32) {
-    std::memcpy(out, bytes.data(), bytes.size());
-    return;
-  }
   for (std::size_t i = 0; i < bytes.size() / 2; ++i) {
     const auto h = static_cast<uint16_t>(static_cast<unsigned char>(bytes[2 * i]) |
                                          static_cast<unsigned char>(bytes[2 * i + 1]) << 8);
@@ -197,12 +194,17 @@ std::vector<int> read_safetensors(const fs::path& path, const ParamLayout& layou
     std::string bytes;
     for (const auto& [begin, end, dtype, index] : ranges) {
       const TensorSpec& t = layout.tensors()[index];
-      bytes.resize(static_cast<std::size_t>(end - begin));
+      // F32 goes straight into the arena; half formats through one buffer.
+      char* into = reinterpret_cast<char*>(arena.data() + t.offset);
+      if (dtype != Dtype::kF32) {
+        bytes.resize(static_cast<std::size_t>(end - begin));
+        into = bytes.data();
+      }
       in.seekg(header.data_start + begin);
-      if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
+      if (!in.read(into, end - begin)) {
         throw Error(fmt::format("read failed for tensor '{}'", t.name));
       }
-      decode(bytes, dtype, arena.data() + t.offset);
+      if (dtype != Dtype::kF32) decode(bytes, dtype, arena.data() + t.offset);
       found.push_back(index);
     }
   });

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "tests/run_command.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope {
 namespace {
@@ -18,9 +19,6 @@ using testing::run_trainscope;
 class GenerateCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("trainscope_generate_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
     // A tiny model with room for a chat prompt, trained a little on the pirate
     // pairs; its vocabulary is padded beyond the byte tokenizer's 257 ids,
     // which generation must never sample.
@@ -35,9 +33,8 @@ class GenerateCommandTest : public ::testing::Test {
     ASSERT_EQ(trained.exit_code, 0) << trained.output;
     model_ = (dir_ / "ckpt" / "step-00000020").string();
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path dir_;
+  testing::TempDir temp_{"generate"};
+  const fs::path dir_ = temp_.path();
   std::string model_;
 };
 

@@ -95,11 +95,7 @@ class RecordingCommunicator final : public Communicator {
   // Reduced at once; the request is already complete.
   std::unique_ptr<Request> all_reduce_sum_async(std::span<float> d) override {
     all_reduce_sum(d);
-    struct Done final : Request {
-      bool test() override { return true; }
-      void wait() override {}
-    };
-    return std::make_unique<Done>();
+    return completed_request();
   }
   void broadcast(std::span<std::byte>, int) override {}
   void reduce_scatter_sum(std::span<float> d) override { all_reduce_sum(d); }

@@ -16,6 +16,7 @@
 #include "training/param_layout.h"
 #include "training/safetensors.h"
 #include "training/trainer.h"
+#include "tests/tiny_training.h"
 
 namespace trainscope {
 namespace {
@@ -172,15 +173,7 @@ TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrat
                const std::string& tag,
                comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi, int zero = 0,
                int64_t steps = 10) {
-  training::TrainOptions o;
-  o.model = "tiny";
-  o.batch = 8;
-  o.block = 24;
-  o.steps = steps;
-  o.lr = 3e-3;
-  o.threads = 1;
-  o.quiet = true;
-  o.data.source = "builtin:stories?docs=200&valid_docs=16";
+  training::TrainOptions o = testing::tiny_training(steps, 8, 24);
   o.data.data_mode = mode;
   o.data.shard = training::ShardMode::kStrided;
   o.reduce = reduce;
@@ -306,15 +299,7 @@ TEST(MpiTest, ZeroOneFollowsPlainDataParallelismWithAnNthOfTheState) {
 TEST(MpiTest, ZeroOneCheckpointsResumeTheSameRun) {
   auto& c = *g_comm;
   auto options = [&](int64_t steps) {
-    training::TrainOptions o;
-    o.model = "tiny";
-    o.batch = 8;
-    o.block = 24;
-    o.steps = steps;
-    o.lr = 3e-3;
-    o.threads = 1;
-    o.quiet = true;
-    o.data.source = "builtin:stories?docs=200&valid_docs=16";
+    training::TrainOptions o = testing::tiny_training(steps, 8, 24);
     o.data.data_mode = training::DataMode::kSharded;
     o.zero = 1;
     o.bucket_mb = 0.01;  // each rank's state is pieces of several buckets

@@ -16,6 +16,7 @@
 #include "training/data/stories.h"
 #include "training/model_config.h"
 #include "training/trainer.h"
+#include "tests/tiny_training.h"
 
 namespace trainscope::training {
 namespace {
@@ -50,16 +51,8 @@ TEST(InstructTest, VariedPairsAndADisjointValidationSplit) {
 // below where it started, on the validation split too.
 TEST(InstructTest, ATinyModelLearnsTheStyle) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o;
-  o.model = "tiny";
-  o.batch = 8;
-  o.block = 64;
-  o.steps = 60;
-  o.lr = 3e-3;
-  o.threads = 1;
-  o.quiet = true;
+  TrainOptions o = testing::tiny_training(60, 8, 64, "builtin:instruct?docs=2000&valid_docs=64");
   o.eval_every = 60;
-  o.data.source = "builtin:instruct?docs=2000&valid_docs=64";
   const auto s = run_training(o, *comm, stdout);
   ASSERT_EQ(s.steps[0].size(), 60u);
   EXPECT_LT(s.steps[0].back().loss, s.steps[0].front().loss - 2.0);

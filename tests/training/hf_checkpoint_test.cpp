@@ -16,8 +16,10 @@
 #include "comm/communicator.h"
 #include "kernels/check.h"
 #include "kernels/json_reader.h"
+#include "tests/temp_dir.h"
 #include "training/llama_model.h"
 #include "training/trainer.h"
+#include "tests/tiny_training.h"
 
 namespace trainscope::training {
 namespace {
@@ -25,13 +27,7 @@ namespace fs = std::filesystem;
 
 class HfCheckpointTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("trainscope_hf_test_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    model_.init_weights(7);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  void SetUp() override { model_.init_weights(7); }
   // The model's weights saved as `name` and read back into a fresh arena.
   std::vector<float> round_trip(const std::string& name, const HfSaveOptions& o) {
     save_hf_checkpoint(dir_ / name, config_, model_.layout(), model_.params(), o);
@@ -53,7 +49,8 @@ class HfCheckpointTest : public ::testing::Test {
 
   ModelConfig config_ = model_preset("tiny");
   LlamaModel<float> model_{config_, 2, 8};
-  fs::path dir_;
+  testing::TempDir temp_{"hf"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(HfCheckpointTest, F32OneFileAndShardsReadBackExactly) {
@@ -175,15 +172,7 @@ TEST_F(HfCheckpointTest, BadDirectoriesNameTheFileAndTensor) {
 
 TEST_F(HfCheckpointTest, TrainingStartsFromPretrainedWeights) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o;
-  o.model = "tiny";
-  o.batch = 4;
-  o.block = 16;
-  o.steps = 30;
-  o.lr = 3e-3;
-  o.threads = 1;
-  o.quiet = true;
-  o.data.source = "builtin:stories?docs=200&valid_docs=16";
+  TrainOptions o = testing::tiny_training(30, 4, 16);
   o.checkpoint_dir = (dir_ / "run").string();
   const auto trained = run_training(o, *comm, stdout);
   // The trainer's step directory is a Hugging Face checkpoint; a BF16 copy too.

@@ -28,6 +28,17 @@ std::vector<int32_t> tokens(int n, int vocab, int salt) {
   return t;
 }
 
+// Where one backward's gradient-ready hook said gradients became final.
+std::vector<int64_t> ready_begins(const ModelConfig& c) {
+  LlamaModel<float> model(c, 1, 4);
+  model.init_weights(3);
+  std::vector<int32_t> in = tokens(4, c.vocab_size, 0), tg = tokens(4, c.vocab_size, 1);
+  model.forward(in.data(), tg.data(), 0.25);
+  std::vector<int64_t> begins;
+  model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
+  return begins;
+}
+
 // Grouped-query attention (2 kv heads for 4 query heads) with a head size
 // that is not dims / heads, as small Llamas have it.
 ModelConfig gqa_config() {
@@ -86,12 +97,7 @@ TEST(LlamaModelTest, TiedEmbeddingsGradientMatchesFiniteDifferences) {
   EXPECT_EQ(tied.total(), untied.total() - int64_t{c.vocab_size} * c.dim);
   expect_whole_model_gradient_matches(c);
 
-  LlamaModel<float> model(c, 1, 4);
-  model.init_weights(3);
-  std::vector<int32_t> in = tokens(4, c.vocab_size, 0), tg = tokens(4, c.vocab_size, 1);
-  model.forward(in.data(), tg.data(), 0.25);
-  std::vector<int64_t> begins;
-  model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
+  const std::vector<int64_t> begins = ready_begins(c);
   EXPECT_EQ(begins.front(), tied.final_norm());
   EXPECT_EQ(begins.back(), 0);
   for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
@@ -112,18 +118,13 @@ TEST(LlamaModelTest, AsManyKvHeadsAsHeadsIsPlainAttention) {
 
 TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
   const ModelConfig c = fd_config();
-  LlamaModel<float> model(c, 1, 4);
-  model.init_weights(3);
-  std::vector<int32_t> in = tokens(4, c.vocab_size, 0), tg = tokens(4, c.vocab_size, 1);
-  model.forward(in.data(), tg.data(), 0.25);
-  std::vector<int64_t> begins;
-  model.backward(in.data(), [&](int64_t begin) { begins.push_back(begin); });
+  const ParamLayout layout(c);
+  const std::vector<int64_t> begins = ready_begins(c);
   // One call per tensor, in reverse arena order: every tensor's offset once.
-  const auto& tensors = model.layout().tensors();
-  ASSERT_EQ(begins.size(), tensors.size() - 3u * c.n_layers) << "q/k/v and gate/up are fused";
-  EXPECT_EQ(begins.front(), model.layout().lm_head());
-  EXPECT_EQ(begins[1], model.layout().final_norm());
-  EXPECT_EQ(begins[2], model.layout().layer(c.n_layers - 1).down);
+  ASSERT_EQ(begins.size(), layout.tensors().size() - 3u * c.n_layers) << "q/k/v and gate/up are fused";
+  EXPECT_EQ(begins.front(), layout.lm_head());
+  EXPECT_EQ(begins[1], layout.final_norm());
+  EXPECT_EQ(begins[2], layout.layer(c.n_layers - 1).down);
   EXPECT_EQ(begins.back(), 0);
   for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
 }

@@ -14,6 +14,7 @@
 #include "training/llama_model.h"
 #include "training/safetensors.h"
 #include "training/trainer.h"
+#include "tests/tiny_training.h"
 
 namespace trainscope::training {
 namespace {
@@ -28,16 +29,7 @@ fs::path temp_dir(const std::string& name) {
 }
 
 TrainOptions tiny_options(int64_t steps) {
-  TrainOptions o;
-  o.model = "tiny";
-  o.batch = 4;
-  o.block = 16;
-  o.steps = steps;
-  o.lr = 3e-3;
-  o.threads = 1;
-  o.quiet = true;
-  o.data.source = "builtin:stories?docs=64&valid_docs=16";
-  return o;
+  return testing::tiny_training(steps, 4, 16, "builtin:stories?docs=64&valid_docs=16");
 }
 
 std::vector<double> losses(const results::RunSummary& s) {
@@ -348,6 +340,11 @@ TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
            {"/rope_theta", std::numeric_limits<double>::infinity(), "'rope_theta' must be a finite number"},
            {"/rope_theta", 1e39, "'rope_theta' is 1e+39, out of range for a 32-bit float"},
            {"/hidden_size", 4294967328ll, "'hidden_size' is 4294967328, out of range for a 32-bit integer"},
+           // Grouped-query settings that would silently mean the defaults, or not fit.
+           {"/num_key_value_heads", 0, "num_key_value_heads must be positive, got 0"},
+           {"/num_key_value_heads", 3, "key/value heads (3) must divide heads (4)"},
+           {"/head_dim", 0, "head_dim must be positive, got 0"},
+           {"/head_dim", 7, "head dims (7) must be even"},
        }) {
     nlohmann::json j = good;
     j[nlohmann::json::json_pointer(b.path)] = b.value;

@@ -1,0 +1,30 @@
+// The options most training tests start from: the tiny preset, one thread,
+// quiet, lr 3e-3, `batch` rows of `block` tokens on `data` (a small built-in
+// corpus unless told).
+#ifndef TRAINSCOPE_TESTS_TINY_TRAINING_H_
+#define TRAINSCOPE_TESTS_TINY_TRAINING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "training/trainer.h"
+
+namespace trainscope::testing {
+
+inline training::TrainOptions tiny_training(int64_t steps, int batch, int block,
+                                            std::string data = "builtin:stories?docs=200&valid_docs=16") {
+  training::TrainOptions o;
+  o.model = "tiny";
+  o.batch = batch;
+  o.block = block;
+  o.steps = steps;
+  o.lr = 3e-3;
+  o.threads = 1;
+  o.quiet = true;
+  o.data.source = std::move(data);
+  return o;
+}
+
+}  // namespace trainscope::testing
+
+#endif  // TRAINSCOPE_TESTS_TINY_TRAINING_H_
