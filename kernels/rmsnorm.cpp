@@ -42,9 +42,12 @@ void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T*
 #pragma omp simd
       for (int c = 0; c < C; ++c) dx[c] += r * weight[c] * dy[c] - k * x[c];
     }
-    // dweight by column ranges: deterministic for any thread count.
-    int64_t c0, c1;
-    internal::chunk_range(C, omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);
+    // dweight by column ranges: deterministic for any thread count. A frozen
+    // weight (LoRA) has none.
+    int64_t c0 = 0, c1 = 0;
+    if (dweight != nullptr) {
+      internal::chunk_range(C, omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);
+    }
     for (int n = 0; n < N; ++n) {
       const T* x = inp + static_cast<int64_t>(n) * C;
       const T* dy = dout + static_cast<int64_t>(n) * C;

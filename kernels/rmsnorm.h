@@ -19,7 +19,8 @@ namespace trainscope::kernels {
 // rstd[n] = 1 / sqrt(mean(inp[n]^2) + eps);  out[n, c] = weight[c] * inp[n, c] * rstd[n]
 template <typename T>
 void rmsnorm_forward(T* out, T* rstd, const T* inp, const T* weight, int N, int C, float eps);
-// dinp[N, C] +=, dweight[C] +=; uses the rstd saved by forward.
+// dinp[N, C] +=, dweight[C] += (dweight may be null: a frozen weight);
+// uses the rstd saved by forward.
 template <typename T>
 void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,
                       const T* rstd, int N, int C);

@@ -65,7 +65,7 @@ void prepare_checkpoint_dir(const fs::path& dir, bool resuming, bool overwrite) 
 }
 
 fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& config,
-                         const ParamLayout& layout, const CheckpointView& view,
+                         const TensorTable& layout, const CheckpointView& view,
                          const json& state) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -133,7 +133,7 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
   return info;
 }
 
-void load_checkpoint_tensors(const CheckpointInfo& info, const ParamLayout& layout,
+void load_checkpoint_tensors(const CheckpointInfo& info, const TensorTable& layout,
                              std::span<float> params, std::span<float> adam_m,
                              std::span<float> adam_v) {
   load_safetensors(info.step_dir / "model.safetensors", layout, params);

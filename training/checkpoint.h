@@ -38,7 +38,7 @@ void prepare_checkpoint_dir(const std::filesystem::path& dir, bool resuming, boo
 // Returns the step directory written. SIGINT/SIGTERM/SIGHUP arriving during
 // the save take effect once it is whole (profiler::DeferredSignals).
 std::filesystem::path save_checkpoint(const std::filesystem::path& dir, int64_t step,
-                                      const ModelConfig& config, const ParamLayout& layout,
+                                      const ModelConfig& config, const TensorTable& layout,
                                       const CheckpointView& view, const nlohmann::json& state);
 
 struct CheckpointInfo {
@@ -54,7 +54,7 @@ CheckpointInfo find_checkpoint(const std::filesystem::path& path);
 
 // Loads parameters and (when non-empty spans) AdamW moments; shapes are
 // checked against `layout`.
-void load_checkpoint_tensors(const CheckpointInfo& info, const ParamLayout& layout,
+void load_checkpoint_tensors(const CheckpointInfo& info, const TensorTable& layout,
                              std::span<float> params, std::span<float> adam_m,
                              std::span<float> adam_v);
 

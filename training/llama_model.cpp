@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -11,6 +12,7 @@
 #include "kernels/check.h"
 #include "kernels/elementwise.h"
 #include "kernels/embedding.h"
+#include "kernels/lora.h"
 #include "kernels/matmul.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
@@ -63,18 +65,30 @@ int64_t LlamaModel<T>::workspace_elements(const ModelConfig& c, int B, int Tn, i
 }
 
 template <typename T>
-double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn) {
+double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn,
+                                 const std::optional<LoraConfig>& lora) {
   const double C = c.dim, F = c.mlp_dim, V = c.vocab_size, L = c.n_layers, Q = c.q_dim(),
                KV = c.kv_dim();
-  const double non_embedding = L * (C * (2 * Q + 2 * KV) + 3 * C * F + 2 * C) + C + V * C;
+  const double per_layer = C * (2 * Q + 2 * KV) + 3 * C * F + 2 * C;  // weights a token meets
+  const double head = C + V * C, attention = Tn * Q;                  // per layer: 12 x this
   const double tokens = double(B) * Tn;
-  return tokens * (6 * non_embedding + 12 * L * Tn * Q);
+  if (!lora) return tokens * (6 * (L * per_layer + head) + 12 * L * attention);
+  const double below = lora->first_layer(c), adapted = L - below;
+  const double adapters = static_cast<double>(LoraLayout(c, *lora).total());
+  return tokens * (4 * (adapted * per_layer + head) + 2 * below * per_layer + 6 * adapters +
+                   (12 * adapted + 4 * below) * attention);
+}
+
+template <typename T>
+int64_t LlamaModel<T>::trainable_count(const ModelConfig& config,
+                                       const std::optional<LoraConfig>& lora) {
+  return lora ? LoraLayout(config, *lora).total() : ParamLayout(config).total();
 }
 
 template <typename T>
 LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
-                          std::span<T> grad_storage)
-    : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len) {
+                          std::span<T> grad_storage, const std::optional<LoraConfig>& lora)
+    : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len), lora_(lora) {
   config_.validate();
   if (rows <= 0) throw Error(fmt::format("batch rows must be positive, got {}", rows));
   if (seq_len <= 0) throw Error(fmt::format("sequence length must be positive, got {}", seq_len));
@@ -85,13 +99,28 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   threads_ = omp_get_max_threads();
   const int64_t C = config.dim;
   params_ = k::Buffer<T>(layout_.total(), MemoryCategory::kParameters);
+  if (lora_) lora_layout_.emplace(config_, *lora_);
+  const int64_t trainable = lora_ ? lora_layout_->total() : layout_.total();
   if (grad_storage.empty()) {
-    owned_grads_ = k::Buffer<T>(layout_.total(), MemoryCategory::kGradients);
+    owned_grads_ = k::Buffer<T>(trainable, MemoryCategory::kGradients);
     grads_ = owned_grads_.span();
   } else {
-    TS_CHECK(static_cast<int64_t>(grad_storage.size()) == layout_.total())
-        << "gradient storage of " << grad_storage.size() << " for " << layout_.total();
+    TS_CHECK(static_cast<int64_t>(grad_storage.size()) == trainable)
+        << "gradient storage of " << grad_storage.size() << " for " << trainable;
     grads_ = grad_storage;
+  }
+  if (lora_) {
+    const int64_t Nr = int64_t{N_} * lora_->rank;
+    int64_t widest = 0;
+    for (const LoraAdapter& a : lora_layout_->adapters()) widest = std::max<int64_t>(widest, a.in);
+    const int64_t dropped = lora_->dropout > 0 ? int64_t{N_} * widest : 0;
+    adapters_ = k::Buffer<T>(trainable, MemoryCategory::kParameters);
+    lora_acts_ = k::Buffer<T>(static_cast<int64_t>(lora_layout_->adapters().size()) * Nr,
+                              MemoryCategory::kActivations);
+    lora_scratch_ = k::Buffer<T>(Nr + 2 * dropped, MemoryCategory::kWorkspace);
+    lora_du_ = lora_scratch_.data();
+    lora_x_ = lora_du_ + Nr;
+    lora_dx_ = lora_x_ + dropped;
   }
   acts_ = k::Buffer<T>(activation_elements(config, B_, T_), MemoryCategory::kActivations);
   scratch_ = k::Buffer<T>(workspace_elements(config, B_, T_, threads_), MemoryCategory::kWorkspace);
@@ -139,6 +168,64 @@ void LlamaModel<T>::init_weights(uint64_t seed) {
 }
 
 template <typename T>
+void LlamaModel<T>::init_adapters(uint64_t seed) {
+  TS_CHECK(lora_) << "init_adapters without LoRA";
+  std::mt19937_64 rng(seed);
+  T* w = adapters_.data();
+  for (const LoraAdapter& a : lora_layout_->adapters()) {
+    const double bound = 1.0 / std::sqrt(static_cast<double>(a.in));
+    std::uniform_real_distribution<double> uniform(-bound, bound);
+    for (int64_t i = 0; i < int64_t{lora_->rank} * a.in; ++i) w[a.a + i] = static_cast<T>(uniform(rng));
+    std::fill_n(w + a.b, int64_t{a.out} * lora_->rank, T(0));
+  }
+}
+
+template <typename T>
+uint64_t LlamaModel<T>::dropout_seed_of(const LoraAdapter& a) const {
+  return (dropout_seed_ * 0x100000001b3ULL + dropout_forwards_) * 1024 + static_cast<uint64_t>(a.index);
+}
+
+template <typename T>
+void LlamaModel<T>::lora_forward(int l, LoraTarget t, T* out, int ldo, const T* inp) {
+  const LoraAdapter* a = lora_layout_ ? lora_layout_->find(l, t) : nullptr;
+  if (a == nullptr) return;
+  const int r = lora_->rank;
+  if (dropout_active_) {
+    k::dropout_forward(lora_x_, inp, int64_t{N_} * a->in, static_cast<float>(lora_->dropout),
+                       dropout_seed_of(*a));
+    inp = lora_x_;
+  }
+  k::lora_forward(out + a->column, ldo, lora_acts_.data() + int64_t{a->index} * N_ * r, inp,
+                  adapters_.data() + a->a, adapters_.data() + a->b, N_, a->in, a->out, r,
+                  static_cast<T>(lora_->scale()));
+}
+
+template <typename T>
+void LlamaModel<T>::lora_backward(int l, LoraTarget t, T* dinp, const T* dout, int ldo,
+                                  const T* inp) {
+  const LoraAdapter* a = lora_layout_ ? lora_layout_->find(l, t) : nullptr;
+  if (a == nullptr) return;
+  const int r = lora_->rank;
+  const int64_t n = int64_t{N_} * a->in;
+  T* dx = dinp;
+  if (dropout_active_) {  // the input it saw, regenerated; its gradient goes through the mask
+    k::dropout_forward(lora_x_, inp, n, static_cast<float>(lora_->dropout), dropout_seed_of(*a));
+    inp = lora_x_;
+    if (dinp != nullptr) {
+      std::memset(lora_dx_, 0, sizeof(T) * n);
+      dx = lora_dx_;
+    }
+  }
+  T* G = grads_.data();
+  k::lora_backward(dx, G + a->a, G + a->b, lora_du_, dout + a->column, ldo, inp,
+                   lora_acts_.data() + int64_t{a->index} * N_ * r, adapters_.data() + a->a,
+                   adapters_.data() + a->b, N_, a->in, a->out, r, static_cast<T>(lora_->scale()));
+  if (dropout_active_ && dinp != nullptr) {
+    k::dropout_backward(dinp, lora_dx_, n, static_cast<float>(lora_->dropout), dropout_seed_of(*a));
+  }
+}
+
+template <typename T>
 void LlamaModel<T>::embed_and_check(const int32_t* inputs) {
   for (int i = 0; i < N_; ++i) {
     if (inputs[i] < 0 || inputs[i] >= config_.vocab_size) {
@@ -164,18 +251,25 @@ void LlamaModel<T>::run_layers() {
     T* qkv = base + a.qkv;
     k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C, config_.norm_eps);
     k::matmul_forward(qkv, base + a.ln1, P + w.qkv, N_, C, W);
+    for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
+      lora_forward(l, t, qkv, W, base + a.ln1);
+    }
     k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
     k::rope_forward(qkv + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
     k::attention_forward(base + a.atty, base + a.att, qkv, qkv + Q, qkv + Q + KV, B_, T_, NH, NKV,
                          hd, W);
     // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2)))
     k::matmul_forward(base + a.res_mid, base + a.atty, P + w.o_proj, N_, Q, C);
+    lora_forward(l, LoraTarget::kO, base + a.res_mid, C, base + a.atty);
     k::add_forward(base + a.res_mid, base + a.res_mid, x, int64_t{N_} * C);
     k::rmsnorm_forward(base + a.ln2, base + a.rstd2, base + a.res_mid, P + w.post_norm, N_, C,
                        config_.norm_eps);
     k::matmul_forward(base + a.gu, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
+    lora_forward(l, LoraTarget::kGate, base + a.gu, 2 * F, base + a.ln2);
+    lora_forward(l, LoraTarget::kUp, base + a.gu, 2 * F, base + a.ln2);
     k::swiglu_forward(base + a.h, base + a.gu, N_, F);
     k::matmul_forward(out, base + a.h, P + w.down, N_, F, C);
+    lora_forward(l, LoraTarget::kDown, out, C, base + a.h);
     k::add_forward(out, out, base + a.res_mid, int64_t{N_} * C);
   }
   const T* last = res_ + int64_t{config_.n_layers} * N_ * C;
@@ -186,6 +280,8 @@ void LlamaModel<T>::run_layers() {
 template <typename T>
 ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targets,
                                      double grad_scale) {
+  dropout_active_ = lora_ && lora_->dropout > 0 && targets != nullptr && grad_scale != 0;
+  if (dropout_active_) ++dropout_forwards_;
   embed_and_check(inputs);
   run_layers();
   ForwardResult r;
@@ -205,6 +301,7 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
 
 template <typename T>
 const T* LlamaModel<T>::forward_logits(const int32_t* inputs) {
+  dropout_active_ = false;
   embed_and_check(inputs);
   run_layers();
   return logits_;
@@ -217,63 +314,93 @@ void LlamaModel<T>::zero_grad() {
 
 template <typename T>
 void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
-  const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
-  const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
-  const int V = config_.vocab_size;
+  const int C = config_.dim, V = config_.vocab_size;
   const int64_t NC = int64_t{N_} * C;
   const T* P = params_.data();
+  const bool full = !lora_;  // else only the adapters have gradients
   T* G = grads_.data();
-  auto zero = [](T* x, int64_t n) { std::memset(x, 0, sizeof(T) * n); };
   TS_CHECK(omp_get_max_threads() <= threads_)
       << "thread count raised after the model sized its workspace";
+  int64_t final_from = trainable_count();
+  const std::function<void(int64_t)> ready = [&](int64_t begin) {
+    if (hook && begin < final_from) hook(final_from = begin);
+  };
 
   // Head: logits_ holds grad_scale * dloss/dlogits.
-  zero(dln_, NC);
-  k::matmul_backward(dln_, G + layout_.lm_head(), logits_, lnf_, P + layout_.lm_head(), N_, C, V);
+  std::memset(dln_, 0, sizeof(T) * NC);
+  k::matmul_backward(dln_, full ? G + layout_.lm_head() : nullptr, logits_, lnf_,
+                     P + layout_.lm_head(), N_, C, V);
   // Tied, the head's gradient is the embedding's, final only at the end.
-  if (hook && !config_.tie_embeddings) hook(layout_.lm_head());
-  zero(dres_, NC);
+  if (full && !config_.tie_embeddings) ready(layout_.lm_head());
+  std::memset(dres_, 0, sizeof(T) * NC);
   const T* last = res_ + int64_t{config_.n_layers} * NC;
-  k::rmsnorm_backward(dres_, G + layout_.final_norm(), dln_, last, P + layout_.final_norm(),
-                      rstdf_, N_, C);
-  if (hook) hook(layout_.final_norm());
+  k::rmsnorm_backward(dres_, full ? G + layout_.final_norm() : nullptr, dln_, last,
+                      P + layout_.final_norm(), rstdf_, N_, C);
+  if (full) ready(layout_.final_norm());
+  const int first = full ? 0 : lora_->first_layer(config_);  // below it nothing trains
+  for (int l = config_.n_layers - 1; l >= first; --l) layer_backward(l, ready);
+  if (full) k::embedding_backward(G + layout_.embed(), dres_, inputs, N_, C);
+  ready(0);
+}
 
-  for (int l = config_.n_layers - 1; l >= 0; --l) {
-    const LayerOffsets& w = layout_.layer(l);
-    const LayerActs a = layer_acts(config_, B_, T_);
-    T* base = layer0_ + l * layer_stride_;
-    const T* x = res_ + int64_t{l} * NC;
-    const T* qkv = base + a.qkv;
-    // dres = d(out). MLP branch: out = res_mid + down(h).
-    zero(dh_, int64_t{N_} * F);
-    k::matmul_backward(dh_, G + w.down, dres_, base + a.h, P + w.down, N_, F, C);
-    if (hook) hook(w.down);
-    zero(dgu_, int64_t{N_} * 2 * F);
-    k::swiglu_backward(dgu_, dh_, base + a.gu, N_, F);
-    zero(dln_, NC);
-    k::matmul_backward(dln_, G + w.gate_up, dgu_, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
-    if (hook) hook(w.gate_up);
-    k::rmsnorm_backward(dres_, G + w.post_norm, dln_, base + a.res_mid, P + w.post_norm,
-                        base + a.rstd2, N_, C);
-    if (hook) hook(w.post_norm);
-    // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
-    zero(datty_, int64_t{N_} * Q);
-    k::matmul_backward(datty_, G + w.o_proj, dres_, base + a.atty, P + w.o_proj, N_, Q, C);
-    if (hook) hook(w.o_proj);
-    zero(dqkv_, int64_t{N_} * W);
-    k::attention_backward(dqkv_, dqkv_ + Q, dqkv_ + Q + KV, att_ws_, datty_, base + a.att, qkv,
-                          qkv + Q, qkv + Q + KV, B_, T_, NH, NKV, hd, W);
-    k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
-    k::rope_backward(dqkv_ + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
-    zero(dln_, NC);
-    k::matmul_backward(dln_, G + w.qkv, dqkv_, base + a.ln1, P + w.qkv, N_, C, W);
-    if (hook) hook(w.qkv);
-    k::rmsnorm_backward(dres_, G + w.input_norm, dln_, x, P + w.input_norm, base + a.rstd1, N_, C);
-    // dres = d(x) = d(res[l]).
-    if (hook) hook(w.begin);
+// dres_ holds d(out of layer l); leaves d(input of layer l) there (unless
+// nothing below l trains).
+template <typename T>
+void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& ready) {
+  const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
+  const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
+  const int64_t NC = int64_t{N_} * C;
+  const T* P = params_.data();
+  const bool full = !lora_;
+  const bool below = full || l > lora_->first_layer(config_);  // input gradient needed
+  auto gw = [&](int64_t offset) { return full ? grads_.data() + offset : nullptr; };
+  auto zero = [](T* x, int64_t n) { std::memset(x, 0, sizeof(T) * n); };
+  // After projection t's backward: in full training the tensor at `offset`
+  // is final, with LoRA the adapters from (l, t) on.
+  auto done = [&](int64_t offset, LoraTarget t) {
+    ready(full ? offset : lora_layout_->begin_at(l, t));
+  };
+  const LayerOffsets& w = layout_.layer(l);
+  const LayerActs a = layer_acts(config_, B_, T_);
+  T* base = layer0_ + l * layer_stride_;
+  const T* x = res_ + int64_t{l} * NC;
+  const T* qkv = base + a.qkv;
+  // dres = d(out). MLP branch: out = res_mid + down(h).
+  zero(dh_, int64_t{N_} * F);
+  k::matmul_backward(dh_, gw(w.down), dres_, base + a.h, P + w.down, N_, F, C);
+  lora_backward(l, LoraTarget::kDown, dh_, dres_, C, base + a.h);
+  done(w.down, LoraTarget::kDown);
+  zero(dgu_, int64_t{N_} * 2 * F);
+  k::swiglu_backward(dgu_, dh_, base + a.gu, N_, F);
+  zero(dln_, NC);
+  k::matmul_backward(dln_, gw(w.gate_up), dgu_, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
+  lora_backward(l, LoraTarget::kGate, dln_, dgu_, 2 * F, base + a.ln2);
+  lora_backward(l, LoraTarget::kUp, dln_, dgu_, 2 * F, base + a.ln2);
+  done(w.gate_up, LoraTarget::kGate);
+  k::rmsnorm_backward(dres_, gw(w.post_norm), dln_, base + a.res_mid, P + w.post_norm,
+                      base + a.rstd2, N_, C);
+  if (full) ready(w.post_norm);
+  // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
+  zero(datty_, int64_t{N_} * Q);
+  k::matmul_backward(datty_, gw(w.o_proj), dres_, base + a.atty, P + w.o_proj, N_, Q, C);
+  lora_backward(l, LoraTarget::kO, datty_, dres_, C, base + a.atty);
+  done(w.o_proj, LoraTarget::kO);
+  zero(dqkv_, int64_t{N_} * W);
+  k::attention_backward(dqkv_, dqkv_ + Q, dqkv_ + Q + KV, att_ws_, datty_, base + a.att, qkv,
+                        qkv + Q, qkv + Q + KV, B_, T_, NH, NKV, hd, W);
+  k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
+  k::rope_backward(dqkv_ + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
+  T* dln = below ? dln_ : nullptr;
+  if (below) zero(dln_, NC);
+  k::matmul_backward(dln, gw(w.qkv), dqkv_, base + a.ln1, P + w.qkv, N_, C, W);
+  for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
+    lora_backward(l, t, dln, dqkv_, W, base + a.ln1);
   }
-  k::embedding_backward(G + layout_.embed(), dres_, inputs, N_, C);
-  if (hook) hook(0);
+  done(w.qkv, LoraTarget::kQ);
+  if (!below) return;
+  k::rmsnorm_backward(dres_, gw(w.input_norm), dln_, x, P + w.input_norm, base + a.rstd1, N_, C);
+  // dres = d(x) = d(res[l]).
+  if (full) ready(w.begin);
 }
 
 template class LlamaModel<float>;

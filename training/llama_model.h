@@ -10,6 +10,12 @@
 // backward scratch in another (category workspace). A training step allocates
 // nothing.
 //
+// With a LoraConfig the base weights are frozen and LoRA adapters
+// (training/lora.h) train instead: the gradient arena then holds the
+// adapters' gradients only, backward skips every frozen weight's gradient
+// (input gradients only) and stops at the first adapted layer, and
+// trainable() is the adapter arena.
+//
 // T is float for training; double exists so the whole model's gradient can be
 // checked against finite differences.
 //
@@ -20,18 +26,21 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 
 #include "kernels/storage.h"
+#include "training/lora.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
 
 namespace trainscope::training {
 
 // Called during backward each time the gradients in [begin, total) of the
-// arena have become final: after every tensor's gradient is complete, in
-// reverse arena order (head, final norm, each layer's down ... input norm
-// from the last layer to the first, then the embedding), so begin strictly
+// gradient arena have become final: after every tensor's gradient is
+// complete, in reverse arena order (head, final norm, each layer's down ...
+// input norm from the last layer to the first, then the embedding; with LoRA
+// the adapters of each projection in that order), so begin strictly
 // decreases and ends at 0. Used to launch gradient reductions early and to
 // drive the progress of those in flight.
 using GradReadyHook = std::function<void(int64_t begin)>;
@@ -46,10 +55,16 @@ class LlamaModel {
  public:
   // rows = sequences per step (B), seq_len = tokens per sequence (T).
   // Throws trainscope::Error if seq_len exceeds config.max_seq_len.
-  // grad_storage: layout().total() elements the gradients live in (a shared
+  // grad_storage: trainable_count() elements the gradients live in (a shared
   // window, for the shared-memory all-reduce; the caller counts them in the
   // tracker); empty: the model allocates its own (category gradients).
-  LlamaModel(const ModelConfig& config, int rows, int seq_len, std::span<T> grad_storage = {});
+  // lora: fine-tune adapters over frozen weights (validated: Error names the flag).
+  LlamaModel(const ModelConfig& config, int rows, int seq_len, std::span<T> grad_storage = {},
+             const std::optional<LoraConfig>& lora = std::nullopt);
+
+  // The elements that train: the whole layout, or the LoRA arena.
+  static int64_t trainable_count(const ModelConfig& config,
+                                 const std::optional<LoraConfig>& lora);
 
   const ModelConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
@@ -59,6 +74,25 @@ class LlamaModel {
   std::span<T> params() { return params_.span(); }
   std::span<const T> params() const { return params_.span(); }
   std::span<T> grads() { return grads_; }
+  // What the optimizer updates: params(), or adapters() under LoRA.
+  std::span<T> trainable() { return lora_ ? adapters() : params(); }
+  int64_t trainable_count() const { return static_cast<int64_t>(grads_.size()); }
+
+  // LoRA only (null / empty otherwise).
+  const LoraLayout* lora_layout() const { return lora_layout_ ? &*lora_layout_ : nullptr; }
+  const std::optional<LoraConfig>& lora() const { return lora_; }
+  std::span<T> adapters() { return adapters_.span(); }
+  std::span<const T> adapters() const { return adapters_.span(); }
+  // mlx-lm's initialisation: A uniform in +-1/sqrt(in), B zero (so a fresh
+  // adapter leaves the model's output exactly as it was).
+  void init_adapters(uint64_t seed);
+  // LoRA dropout masks are drawn from this stream (ranks pass their own);
+  // each training forward takes the next ones.
+  // Restarts the stream: a forward after the same seed draws the same masks.
+  void set_dropout_seed(uint64_t seed) {
+    dropout_seed_ = seed;
+    dropout_forwards_ = 0;
+  }
 
   // Hugging Face Llama initialisation: normal(0, 0.02) for matrices and the
   // embedding, ones for norm weights. Deterministic in `seed`.
@@ -85,11 +119,20 @@ class LlamaModel {
   // Model FLOPs of one training step (forward + backward) over rows x seq_len
   // tokens: 6 x (non-embedding parameters) per token plus attention
   // 12 x layers x T x C per token (the PaLM accounting, full attention).
-  static double train_flops(const ModelConfig& c, int rows, int seq_len);
+  // With LoRA: frozen matrices cost forward + input gradient (4x), layers
+  // below the first adapted one forward only (2x), plus the adapters' 6x.
+  static double train_flops(const ModelConfig& c, int rows, int seq_len,
+                            const std::optional<LoraConfig>& lora = std::nullopt);
 
  private:
   void embed_and_check(const int32_t* inputs);
   void run_layers();
+  void layer_backward(int l, const std::function<void(int64_t)>& ready);
+  // out (row stride ldo) += layer l's adapter t applied to inp [N, in], if any.
+  void lora_forward(int l, LoraTarget t, T* out, int ldo, const T* inp);
+  // Its gradients from dout (row stride ldo); adds its input gradient into dinp.
+  void lora_backward(int l, LoraTarget t, T* dinp, const T* dout, int ldo, const T* inp);
+  uint64_t dropout_seed_of(const LoraAdapter& a) const;
 
   ModelConfig config_;
   ParamLayout layout_;
@@ -100,6 +143,15 @@ class LlamaModel {
   kernels::Buffer<T> acts_;       // forward-saved activations
   kernels::Buffer<T> scratch_;    // backward scratch
   kernels::Buffer<T> rope_cos_, rope_sin_;
+  // LoRA: the adapters (category parameters), each adapter's saved x A^T
+  // [N, r] (activations), du [N, r] and dropout's [N, in] input and its
+  // gradient (workspace).
+  std::optional<LoraConfig> lora_;
+  std::optional<LoraLayout> lora_layout_;
+  kernels::Buffer<T> adapters_, lora_acts_, lora_scratch_;
+  T *lora_du_ = nullptr, *lora_x_ = nullptr, *lora_dx_ = nullptr;
+  uint64_t dropout_seed_ = 0, dropout_forwards_ = 0;
+  bool dropout_active_ = false;  // the last forward dropped adapter inputs
   // Views into acts_ (per layer: stride layer_stride_).
   int64_t layer_stride_ = 0;
   T* res_ = nullptr;  // (L + 1) x [N, C] residual stream

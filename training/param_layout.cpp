@@ -4,20 +4,21 @@
 
 namespace trainscope::training {
 
+int64_t TensorTable::add(std::string name, std::vector<int64_t> shape) {
+  TensorSpec t{std::move(name), std::move(shape), total_, 1};
+  for (int64_t d : t.shape) t.numel *= d;
+  total_ += t.numel;
+  tensors_.push_back(std::move(t));
+  return tensors_.back().offset;
+}
+
 ParamLayout::ParamLayout(const ModelConfig& c) {
   const int64_t C = c.dim, F = c.mlp_dim, V = c.vocab_size, Q = c.q_dim(), KV = c.kv_dim();
-  auto add = [&](std::string name, std::vector<int64_t> shape) {
-    TensorSpec t{std::move(name), std::move(shape), total_, 1};
-    for (int64_t d : t.shape) t.numel *= d;
-    total_ += t.numel;
-    tensors_.push_back(std::move(t));
-    return tensors_.back().offset;
-  };
   embed_ = add("model.embed_tokens.weight", {V, C});
   for (int i = 0; i < c.n_layers; ++i) {
     const std::string p = fmt::format("model.layers.{}.", i);
     LayerOffsets l{};
-    l.begin = total_;
+    l.begin = total();
     l.input_norm = add(p + "input_layernorm.weight", {C});
     l.qkv = add(p + "self_attn.q_proj.weight", {Q, C});
     add(p + "self_attn.k_proj.weight", {KV, C});
@@ -27,7 +28,7 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
     l.gate_up = add(p + "mlp.gate_proj.weight", {F, C});
     add(p + "mlp.up_proj.weight", {F, C});
     l.down = add(p + "mlp.down_proj.weight", {C, F});
-    l.end = total_;
+    l.end = total();
     layers_.push_back(l);
   }
   final_norm_ = add("model.norm.weight", {C});
@@ -35,7 +36,7 @@ ParamLayout::ParamLayout(const ModelConfig& c) {
   lm_head_ = c.tie_embeddings ? embed_ : add("lm_head.weight", {V, C});
 }
 
-int ParamLayout::find(const std::string& name) const {
+int TensorTable::find(const std::string& name) const {
   for (std::size_t i = 0; i < tensors_.size(); ++i) {
     if (tensors_[i].name == name) return static_cast<int>(i);
   }

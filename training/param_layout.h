@@ -34,14 +34,28 @@ struct LayerOffsets {
   int64_t begin, end;  // the block's range in the arena
 };
 
-class ParamLayout {
+// Named tensors laid end to end in one flat arena: what a safetensors file or
+// a checkpoint holds. The model's ParamLayout is one; LoRA adapters
+// (training/lora.h) are another.
+class TensorTable {
  public:
-  explicit ParamLayout(const ModelConfig& config);
-
   const std::vector<TensorSpec>& tensors() const { return tensors_; }
   int64_t total() const { return total_; }  // elements
   // Index of a tensor by name, or -1.
   int find(const std::string& name) const;
+
+ protected:
+  // Appends a tensor; returns its offset.
+  int64_t add(std::string name, std::vector<int64_t> shape);
+
+ private:
+  std::vector<TensorSpec> tensors_;
+  int64_t total_ = 0;
+};
+
+class ParamLayout : public TensorTable {
+ public:
+  explicit ParamLayout(const ModelConfig& config);
 
   int64_t embed() const { return embed_; }
   const LayerOffsets& layer(int i) const { return layers_[i]; }
@@ -50,9 +64,8 @@ class ParamLayout {
   int64_t lm_head() const { return lm_head_; }
 
  private:
-  std::vector<TensorSpec> tensors_;
   std::vector<LayerOffsets> layers_;
-  int64_t total_ = 0, embed_ = 0, final_norm_ = 0, lm_head_ = 0;
+  int64_t embed_ = 0, final_norm_ = 0, lm_head_ = 0;
 };
 
 }  // namespace trainscope::training

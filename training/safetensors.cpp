@@ -119,7 +119,7 @@ Dtype parse_dtype(std::string_view name, std::string_view what) {
   throw Error(fmt::format("{} has dtype {}; F32, F16 and BF16 are read", what, name));
 }
 
-void save_safetensors(const fs::path& path, const ParamLayout& layout,
+void save_safetensors(const fs::path& path, const TensorTable& layout,
                       std::span<const float> arena,
                       const std::map<std::string, std::string>& metadata, Dtype dtype,
                       std::span<const int> only) {
@@ -153,7 +153,7 @@ void save_safetensors(const fs::path& path, const ParamLayout& layout,
   write_file_atomically(path, pieces);
 }
 
-std::vector<int> read_safetensors(const fs::path& path, const ParamLayout& layout,
+std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layout,
                                   std::span<float> arena) {
   TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
   const std::string name = path.string();
@@ -211,7 +211,7 @@ std::vector<int> read_safetensors(const fs::path& path, const ParamLayout& layou
   return found;
 }
 
-void load_safetensors(const fs::path& path, const ParamLayout& layout, std::span<float> arena) {
+void load_safetensors(const fs::path& path, const TensorTable& layout, std::span<float> arena) {
   std::vector<int> found = read_safetensors(path, layout, arena);
   std::sort(found.begin(), found.end());
   for (int i = 0, j = 0; i < static_cast<int>(layout.tensors().size()); ++i) {

@@ -31,21 +31,21 @@ Dtype parse_dtype(std::string_view name, std::string_view what);
 
 // Writes the layout's tensors (or only those whose indices are in `only`)
 // from `arena`, converted to `dtype` (rounded to nearest even).
-void save_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
+void save_safetensors(const std::filesystem::path& path, const TensorTable& layout,
                       std::span<const float> arena,
                       const std::map<std::string, std::string>& metadata = {},
                       Dtype dtype = Dtype::kF32, std::span<const int> only = {});
 
 // Fills `arena` (layout.total() floats) from the file, which must hold every
 // tensor of the layout.
-void load_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
+void load_safetensors(const std::filesystem::path& path, const TensorTable& layout,
                       std::span<float> arena);
 
 // Reads the layout's tensors that the file holds (one shard of a checkpoint)
 // into `arena`; returns their layout indices. A tensor the layout does not
 // have is an error, except the rotary tables some exporters save
 // (`*.rotary_emb.inv_freq`), which the model computes itself.
-std::vector<int> read_safetensors(const std::filesystem::path& path, const ParamLayout& layout,
+std::vector<int> read_safetensors(const std::filesystem::path& path, const TensorTable& layout,
                                   std::span<float> arena);
 
 }  // namespace trainscope::training

@@ -1,0 +1,95 @@
+// LoRA adapters for the Llama model: which projections get one, their
+// options (as mlx-lm's `lora` spells them), and the one table that lays the
+// adapters out in a flat arena.
+//
+// Adapted projection P of layer N holds A [r, in] and B [out, r], named as
+// Hugging Face PEFT saves them:
+//   base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight
+// In the arena adapters follow the model's forward order (layers ascending;
+// q, k, v, o, gate, up, down; A then B), so, as with the model's own
+// ParamLayout, backward finishes gradients from the END of the arena towards
+// the start and a gradient bucket is a contiguous range.
+#ifndef TRAINSCOPE_TRAINING_LORA_H_
+#define TRAINSCOPE_TRAINING_LORA_H_
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "training/model_config.h"
+#include "training/param_layout.h"
+
+namespace trainscope::training {
+
+// The projections of a decoder block, in forward (and arena) order.
+enum class LoraTarget { kQ, kK, kV, kO, kGate, kUp, kDown };
+inline constexpr int kLoraTargets = 7;
+
+// "q_proj"...: the module name PEFT and mlx-lm use.
+std::string_view lora_target_name(LoraTarget t);
+// "q_proj" or "q" (any of q,k,v,o,gate,up,down); Error naming `what` and the
+// choices otherwise.
+LoraTarget parse_lora_target(std::string_view name, std::string_view what);
+// A comma-separated list, as --lora-targets takes it; duplicates are errors.
+std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_view what);
+
+struct LoraConfig {
+  int rank = 8;
+  double alpha = 16;    // scale = alpha / rank
+  double dropout = 0;   // on the adapter's input, training forwards only
+  int layers = 0;       // adapt the last N decoder blocks; 0: all
+  std::vector<LoraTarget> targets = {LoraTarget::kQ, LoraTarget::kV};
+
+  double scale() const { return alpha / rank; }
+  // The first adapted block (blocks below it need no backward at all).
+  int first_layer(const ModelConfig& model) const;
+  // Error naming the flag (`--lora-rank`...) for what cannot be built.
+  void validate(const ModelConfig& model) const;
+  bool operator==(const LoraConfig&) const = default;
+};
+
+// One adapted projection.
+struct LoraAdapter {
+  int layer = 0;
+  LoraTarget target = LoraTarget::kQ;
+  int in = 0, out = 0;  // the base weight is [out, in]
+  int column = 0;       // where its output starts in the fused block output (q/k/v, gate/up)
+  int64_t a = 0, b = 0; // offsets of A and B in the arena
+  int index = 0;        // position in adapters()
+};
+
+class LoraLayout : public TensorTable {
+ public:
+  LoraLayout(const ModelConfig& model, const LoraConfig& lora);
+
+  const std::vector<LoraAdapter>& adapters() const { return adapters_; }
+  using TensorTable::find;  // by name
+  // The adapter of layer l's projection t, or null.
+  const LoraAdapter* find(int layer, LoraTarget t) const;
+  // Arena offset of the first adapter at or after (layer, t) in arena order;
+  // total() when there is none. After backward has passed projection t of
+  // layer l, the gradients from here to the end are final.
+  int64_t begin_at(int layer, LoraTarget t) const;
+  // The base tensor an adapter changes ("model.layers.0.self_attn.q_proj.weight").
+  static std::string base_tensor_name(const LoraAdapter& a);
+
+ private:
+  std::vector<LoraAdapter> adapters_;
+  std::vector<int> by_position_;  // layer * kLoraTargets + target -> adapter index or -1
+};
+
+// PEFT's adapter_config.json for these adapters, and back. The reader takes
+// what PEFT writes (r, lora_alpha, lora_dropout, target_modules,
+// layers_to_transform) and refuses what trainscope cannot apply (biases,
+// fan_in_fan_out, another peft_type, layers that are not the last N), naming
+// `source` and the key.
+nlohmann::json to_peft_config(const LoraConfig& lora, const ModelConfig& model,
+                              const std::string& base_model);
+LoraConfig from_peft_config(const nlohmann::json& j, const ModelConfig& model,
+                            const std::string& source);
+
+}  // namespace trainscope::training
+
+#endif  // TRAINSCOPE_TRAINING_LORA_H_
