@@ -29,6 +29,9 @@ struct TrainFlags {
   std::string backend = "auto";
   std::string inject_delay;
   bool no_shuffle = false;
+  std::string fine_tune = "full";
+  std::string lora_targets = "q_proj,v_proj";
+  std::vector<CLI::Option*> lora_flags;  // given without --fine-tune lora: an error
 };
 
 void run(TrainFlags& f) {
@@ -40,6 +43,14 @@ void run(TrainFlags& f) {
   o.data.shuffle = !f.no_shuffle;
   o.reduce = comm::parse_reduce_strategy(f.reduce);
   o.allreduce = comm::parse_allreduce_algorithm(f.allreduce);
+  o.fine_tune = training::parse_fine_tune(f.fine_tune);
+  o.lora.targets = training::parse_lora_targets(f.lora_targets, "--lora-targets");
+  for (const CLI::Option* flag : f.lora_flags) {
+    if (flag->count() > 0 && o.fine_tune != training::FineTune::kLora) {
+      throw Error(fmt::format("{} sets up LoRA adapters: it goes with --fine-tune lora",
+                              flag->get_name()));
+    }
+  }
   if (!f.inject_delay.empty()) o.inject_delay = training::parse_injected_delay(f.inject_delay);
   auto comm = comm::make_communicator(f.backend);
   try {
@@ -179,7 +190,8 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
   cmd->add_option("--comm", flags->backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
   auto* checkpoint_dir = cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
-                  "Save checkpoints here (safetensors + config.json); always at the end");
+                  "Save checkpoints here (safetensors + config.json; with --fine-tune lora PEFT "
+                  "adapter folders); always at the end");
   cmd->add_option("--save-every", o.save_every, "Also checkpoint every N steps (0: end only)")
       ->capture_default_str()
       ->check(kNonNegative);
@@ -198,6 +210,27 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
                   "fresh. Not with --model (the directory names the model) or --resume")
       ->excludes(model)
       ->excludes(resume);
+  cmd->add_option("--fine-tune", flags->fine_tune,
+                  "What trains: full (every weight) or lora (low-rank adapters on frozen weights, "
+                  "as mlx-lm's lora: only their gradients are reduced and only they have "
+                  "optimizer state; checkpoints are PEFT adapter folders). Usually with "
+                  "--init-from")
+      ->capture_default_str();
+  flags->lora_flags = {
+      cmd->add_option("--lora-rank", o.lora.rank, "LoRA rank r")->capture_default_str(),
+      cmd->add_option("--lora-alpha", o.lora.alpha, "LoRA alpha; the adapters' scale is alpha / "
+                                                    "rank")
+          ->capture_default_str(),
+      cmd->add_option("--lora-dropout", o.lora.dropout, "Dropout on the adapters' input, in "
+                                                        "training steps")
+          ->capture_default_str(),
+      cmd->add_option("--lora-layers", o.lora.layers, "Adapt the last N layers (0: all)")
+          ->capture_default_str(),
+      cmd->add_option("--lora-targets", flags->lora_targets,
+                      "Projections that get adapters, comma-separated, from q_proj, k_proj, "
+                      "v_proj, o_proj, gate_proj, up_proj, down_proj (or q,k,v,o,gate,up,down)")
+          ->capture_default_str(),
+  };
   cmd->add_option("--summary", o.summary_path,
                   "Write a JSON summary (config, per-step losses and times, tokens/s, memory)");
   cmd->add_option("--trace", o.trace_path,

@@ -299,6 +299,10 @@ struct RunSummary {
   nlohmann::json options = nlohmann::json::object();  // train options (batch, block, steps, lr...)
   int world_size = 1;
   int threads_per_rank = 1;
+  // Model parameters (with LoRA adapters) and those that train: all of them,
+  // or the adapters. 0 in summaries written before they were recorded.
+  int64_t parameters = 0;
+  int64_t trainable_parameters = 0;
   std::vector<std::string> hosts;
   // OMPI_MCA_* settings and interfaces in effect. transport_per_rank is empty
   // when every rank saw the same settings, else indexed by rank.
@@ -325,6 +329,8 @@ struct Fields<RunSummary> {
       field("options", &RunSummary::options),
       field("world_size", &RunSummary::world_size, {.column = "summary_world_size"}),
       field("threads_per_rank", &RunSummary::threads_per_rank),
+      field("parameters", &RunSummary::parameters).absent_ok(),
+      field("trainable_parameters", &RunSummary::trainable_parameters).absent_ok(),
       field("hosts", &RunSummary::hosts),
       field("transport", &RunSummary::transport, {.column = "summary_transport"}),
       field("transport_per_rank", &RunSummary::transport_per_rank).absent_ok(),

@@ -12,6 +12,7 @@
 #include "kernels/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
+#include "training/adapters.h"
 #include "training/safetensors.h"
 
 namespace trainscope::training {
@@ -81,7 +82,11 @@ fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& c
   fs::create_directory(tmp_dir, ec);
   if (ec) throw Error(fmt::format("cannot create {}: {}", tmp_dir.string(), ec.message()));
   try {
-    save_safetensors(tmp_dir / "model.safetensors", layout, view.params);
+    if (view.lora != nullptr) {
+      write_adapter_files(tmp_dir, config, *view.lora, view.params, view.base_model);
+    } else {
+      save_safetensors(tmp_dir / "model.safetensors", layout, view.params);
+    }
     save_safetensors(tmp_dir / "optimizer.m.safetensors", layout, view.adam_m);
     save_safetensors(tmp_dir / "optimizer.v.safetensors", layout, view.adam_v);
     write_file_atomically(tmp_dir / "config.json", to_hf_config(config).dump(2) + "\n");
@@ -124,6 +129,7 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
                                (step_dir / "config.json").string());
   const fs::path state = step_dir / "trainer_state.json";
   info.state = read_json_file(state);
+  info.adapters = fs::exists(step_dir / kAdapterConfigFile);
   info.step = JsonReader::rethrow_in(state.string(), [&] {
     const JsonReader r(info.state);
     const int64_t step = r["step"].get<int64_t>();
@@ -136,7 +142,8 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
 void load_checkpoint_tensors(const CheckpointInfo& info, const TensorTable& layout,
                              std::span<float> params, std::span<float> adam_m,
                              std::span<float> adam_v) {
-  load_safetensors(info.step_dir / "model.safetensors", layout, params);
+  load_safetensors(info.step_dir / (info.adapters ? kAdapterWeightsFile : "model.safetensors"),
+                   layout, params);
   if (!adam_m.empty()) load_safetensors(info.step_dir / "optimizer.m.safetensors", layout, adam_m);
   if (!adam_v.empty()) load_safetensors(info.step_dir / "optimizer.v.safetensors", layout, adam_v);
 }

@@ -18,14 +18,22 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string>
 
+#include "training/lora.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
 
 namespace trainscope::training {
 
+// `params` are the trainable tensors of `layout`: the model's, or with
+// `lora` set the adapters, saved as a PEFT adapter folder
+// (adapter_model.safetensors + adapter_config.json naming `base_model`)
+// instead of model.safetensors.
 struct CheckpointView {
   std::span<const float> params, adam_m, adam_v;
+  const LoraConfig* lora = nullptr;
+  std::string base_model;
 };
 
 // Makes `dir` ready for a run's checkpoints before the run trains: creates
@@ -46,14 +54,16 @@ struct CheckpointInfo {
   ModelConfig config;
   nlohmann::json state;  // trainer_state.json; "step" = completed steps
   int64_t step = 0;
+  bool adapters = false;  // a LoRA run's: adapters and their state, the base elsewhere
 };
 
 // `path` is a checkpoint directory (uses its `latest`) or a step directory.
 // Throws trainscope::Error naming the missing or malformed file.
 CheckpointInfo find_checkpoint(const std::filesystem::path& path);
 
-// Loads parameters and (when non-empty spans) AdamW moments; shapes are
-// checked against `layout`.
+// Loads the trainable tensors (parameters, or adapters when info.adapters)
+// and (when non-empty spans) AdamW moments; shapes are checked against
+// `layout`.
 void load_checkpoint_tensors(const CheckpointInfo& info, const TensorTable& layout,
                              std::span<float> params, std::span<float> adam_m,
                              std::span<float> adam_v);

@@ -197,7 +197,7 @@ std::string straggler_table(const results::RunFigures& f) {
 
 // Options that must match a checkpoint for a resume to continue the same run.
 void check_resume_compatible(const json& saved, const json& now, const std::string& where) {
-  for (const char* key : {"batch", "block", "tokenizer"}) {
+  for (const char* key : {"batch", "block", "tokenizer", "fine_tune", "lora"}) {
     if (saved.contains(key) && saved[key] != now[key]) {
       throw Error(fmt::format("--resume: {} was saved with {} = {}, this run has {}", where, key,
                               saved[key].dump(), now[key].dump()));
@@ -243,6 +243,7 @@ class TrainingRun {
   void load_data();      // this rank's batch source (and validation source)
   void build_model();    // model, AdamW state, initial weights, gradient reduction
   void print_header() const;
+  std::string trainable_line() const;
   void train();          // the loop, up to --steps or a non-finite loss
   void gather_totals();  // every rank's results into the summary (rank 0 uses it)
   void write_outputs();  // trace, final tables and summary file (rank 0)
@@ -292,10 +293,20 @@ class TrainingRun {
 
   bool is_last(int64_t step) const { return step + 1 == options_.steps; }
   std::size_t param_count() const { return static_cast<std::size_t>(model_->layout().total()); }
+  std::size_t trainable_count() const { return static_cast<std::size_t>(model_->trainable_count()); }
+  std::optional<LoraConfig> lora() const {
+    return options_.fine_tune == FineTune::kLora ? std::optional(options_.lora) : std::nullopt;
+  }
+  // The tensors that train, as checkpoints and per-tensor reductions see them.
+  const TensorTable& trainable_table() const {
+    return model_->lora_layout() ? static_cast<const TensorTable&>(*model_->lora_layout())
+                                 : model_->layout();
+  }
+  void load_initial_state(std::span<float> adam_m, std::span<float> adam_v);
   int64_t tokens_per_step() const { return static_cast<int64_t>(options_.batch) * seq_len_; }
   int64_t tokens_per_rank_step() const { return static_cast<int64_t>(rows_) * seq_len_; }
   double flops_per_step() const {
-    return LlamaModel<float>::train_flops(config_, options_.batch, seq_len_);
+    return LlamaModel<float>::train_flops(config_, options_.batch, seq_len_, lora());
   }
 
   // Given; configure() fills in the batch and block defaults.
@@ -404,6 +415,10 @@ void TrainingRun::choose_model() {
   } else if (!options_.resume.empty()) {
     resume_ = find_checkpoint(options_.resume);
     config_ = resume_->config;
+    // A LoRA checkpoint holds the adapters; the frozen base is where the run took it from.
+    if (resume_->adapters) {
+      options_.init_from = resume_->state.value("options", json::object()).value("init_from", "");
+    }
   } else {
     config_ = resolve_model(options_.model);
   }
@@ -430,6 +445,7 @@ void TrainingRun::check_options() const {
     throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world_));
   }
   check_zero();
+  if (o.fine_tune == FineTune::kLora) o.lora.validate(config_);
   if (o.min_lr > o.lr) {
     throw Error(fmt::format("--min-lr {} is above --lr {}: the schedule would raise the rate",
                             o.min_lr, o.lr));
@@ -469,8 +485,14 @@ void TrainingRun::check_outputs() const {
 }
 
 void TrainingRun::check_resume() const {
-  check_resume_compatible(resume_->state.value("options", json::object()), options_json_,
-                          resume_->step_dir.string());
+  const json saved = resume_->state.value("options", json::object());
+  check_resume_compatible(saved, options_json_, resume_->step_dir.string());
+  // Without --init-from, a LoRA run's frozen base is the seed's random weights.
+  if (resume_->adapters && options_.init_from.empty() && saved.value("seed", options_.seed) != options_.seed) {
+    throw Error(fmt::format("--resume: {} adapts the random weights of --seed {}, this run has "
+                            "--seed {}",
+                            resume_->step_dir.string(), saved["seed"].dump(), options_.seed));
+  }
   // The loop would train nothing and still report success.
   if (resume_->step > options_.steps) {
     throw Error(fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
@@ -538,12 +560,14 @@ void TrainingRun::load_data() {
 }
 
 void TrainingRun::build_model() {
-  const int64_t P = ParamLayout(config_).total();
+  const int64_t P = LlamaModel<float>::trainable_count(config_, lora());
   reducer_ = comm::make_all_reducer(comm_, {.algorithm = options_.allreduce,
                                             .numel = P,
                                             .category = MemoryCategory::kGradients,
                                             .split_ranks_per_host = options_.hier_ranks_per_host});
-  model_.emplace(config_, rows_, seq_len_, reducer_->buffer());
+  model_.emplace(config_, rows_, seq_len_, reducer_->buffer(), lora());
+  // Each rank its own dropout masks, as each has its own rows.
+  model_->set_dropout_seed(options_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(rank_));
   plan_optimizer_pieces(P);
   int64_t held = 0;
   for (const comm::TensorRange& r : opt_pieces_) held += r.numel;
@@ -560,16 +584,7 @@ void TrainingRun::build_model() {
   kernels::Buffer<float>& load_m = sharded_state && resume_ ? full_m : adam_m_;
   kernels::Buffer<float>& load_v = sharded_state && resume_ ? full_v : adam_v_;
   comm::run_collectively(comm_, [&] {
-    if (!lead_) return;
-    if (resume_) {
-      load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), load_m.span(),
-                              load_v.span());
-      start_step_ = resume_->step;
-    } else if (!options_.init_from.empty()) {
-      load_hf_weights(options_.init_from, model_->layout(), model_->params());
-    } else {
-      model_->init_weights(options_.seed);
-    }
+    if (lead_) load_initial_state(load_m.span(), load_v.span());
   });
   broadcast_initial_state(load_m.span(), load_v.span());
   if (sharded_state && resume_) {
@@ -581,6 +596,26 @@ void TrainingRun::build_model() {
     }
   }
   prepare_steps();
+}
+
+// Rank 0: the weights (a resumed checkpoint's, pretrained ones or the
+// seed's), under LoRA the frozen base that way and the adapters fresh or
+// resumed, and a resumed run's optimizer state and step.
+void TrainingRun::load_initial_state(std::span<float> adam_m, std::span<float> adam_v) {
+  const bool adapters = model_->lora().has_value();
+  if (resume_ && !adapters) {
+    load_checkpoint_tensors(*resume_, model_->layout(), model_->params(), adam_m, adam_v);
+  } else if (!options_.init_from.empty()) {
+    load_hf_weights(options_.init_from, model_->layout(), model_->params());
+  } else {
+    model_->init_weights(options_.seed);
+  }
+  if (adapters && resume_) {
+    load_checkpoint_tensors(*resume_, *model_->lora_layout(), model_->adapters(), adam_m, adam_v);
+  } else if (adapters) {
+    model_->init_adapters(options_.seed + 1);
+  }
+  if (resume_) start_step_ = resume_->step;
 }
 
 // --zero 1: this rank's slice of every fused bucket (a bucket's slices are
@@ -601,6 +636,7 @@ void TrainingRun::plan_optimizer_pieces(int64_t P) {
 // hosts whose random number libraries differ, and no shared filesystem needed.
 void TrainingRun::broadcast_initial_state(std::span<float> adam_m, std::span<float> adam_v) {
   comm_.broadcast(std::as_writable_bytes(model_->params()), 0);
+  comm_.broadcast(std::as_writable_bytes(model_->adapters()), 0);
   if (!resume_) return;
   comm_.broadcast(std::as_writable_bytes(adam_m), 0);
   comm_.broadcast(std::as_writable_bytes(adam_v), 0);
@@ -611,7 +647,7 @@ void TrainingRun::broadcast_initial_state(std::span<float> adam_m, std::span<flo
 // learning rates, AdamW settings and tracing.
 void TrainingRun::prepare_steps() {
   std::vector<comm::TensorRange> tensors;
-  for (const TensorSpec& t : model_->layout().tensors()) tensors.push_back({t.offset, t.numel});
+  for (const TensorSpec& t : trainable_table().tensors()) tensors.push_back({t.offset, t.numel});
   sync_ = options_.zero == 1
               ? comm::make_reduce_scatter_sync(*reducer_, bucket_bytes())
               : comm::make_grad_sync(options_.reduce, *reducer_, tensors, bucket_bytes());
@@ -645,6 +681,22 @@ void TrainingRun::prepare_tracing() {
   });
 }
 
+// mlx-lm's line, and what trains under LoRA.
+std::string TrainingRun::trainable_line() const {
+  const double trainable = static_cast<double>(trainable_count());
+  const double total = static_cast<double>(param_count() + model_->adapters().size());
+  std::string what = "every weight";
+  if (const auto l = lora()) {
+    std::string targets;
+    for (LoraTarget t : l->targets) targets += fmt::format("{}{}", targets.empty() ? "" : ",", lora_target_name(t));
+    what = fmt::format("LoRA rank {} alpha {:g} on {} of {} layer{}", l->rank, l->alpha, targets,
+                       config_.n_layers - l->first_layer(config_),
+                       config_.n_layers - l->first_layer(config_) == 1 ? "" : "s");
+  }
+  return fmt::format("  Trainable parameters: {:.3f}% ({:.3f}M/{:.3f}M): {}\n",
+                     100 * trainable / total, trainable / 1e6, total / 1e6, what);
+}
+
 void TrainingRun::print_header() const {
   const ModelConfig& c = config_;
   const DataOptions& d = data_;
@@ -656,6 +708,7 @@ void TrainingRun::print_header() const {
                       : fmt::format(" sharing {} kv heads", c.kv_heads()),
                   c.mlp_dim, c.vocab_size, c.tie_embeddings ? ", tied embeddings" : "",
                   static_cast<double>(param_count()) / 1e6));
+  say(trainable_line());
   say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
                   "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}\n",
                   d.source, d.split, options_.tokenizer, training::to_string(d.mode),
@@ -805,7 +858,7 @@ double TrainingRun::optimizer_step(int64_t step, double lr) {
   float* grads = model_->grads().data();
   double grad_norm = 0;
   if (options_.zero != 1) {
-    grad_norm = kernels::global_norm(grads, param_count());
+    grad_norm = kernels::global_norm(grads, trainable_count());
   } else {
     // The norm over every rank's pieces: one all-reduce of a scalar.
     double squares = 0;
@@ -824,7 +877,7 @@ double TrainingRun::optimizer_step(int64_t step, double lr) {
     if (clip) {
       kernels::scale_inplace(grads + r.offset, n, static_cast<float>(options_.grad_clip / grad_norm));
     }
-    kernels::adamw_update(model_->params().data() + r.offset, grads + r.offset, adam_m_.data() + at,
+    kernels::adamw_update(model_->trainable().data() + r.offset, grads + r.offset, adam_m_.data() + at,
                           adam_v_.data() + at, n, adamw_, step + 1);
     at += r.numel;
   }
@@ -837,10 +890,10 @@ void TrainingRun::gather_parameters() {
   auto scope = timer_->phase(Phase::kComm);
   const auto t0 = std::chrono::steady_clock::now();
   for (const comm::TensorRange& b : zero_buckets_) {
-    comm_.all_gather(model_->params().subspan(b.offset, b.numel));
+    comm_.all_gather(model_->trainable().subspan(b.offset, b.numel));
   }
   gather_stats_ = {.calls = static_cast<int64_t>(zero_buckets_.size()),
-                   .bytes = static_cast<int64_t>(model_->params().size_bytes()),
+                   .bytes = static_cast<int64_t>(model_->trainable().size_bytes()),
                    .comm_s = seconds_since(t0),
                    .exposed_s = seconds_since(t0)};
 }
@@ -883,9 +936,13 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
   }
   if (lead_) {
     json state = {{"options", options_json_}, {"world_size", world_}};
-    save_checkpoint(options_.checkpoint_dir, step + 1, config_, model_->layout(),
-                    {model_->params(), sharded_state ? full_m.span() : adam_m_.span(),
-                     sharded_state ? full_v.span() : adam_v_.span()},
+    const std::optional<LoraConfig> adapters = lora();
+    save_checkpoint(options_.checkpoint_dir, step + 1, config_, trainable_table(),
+                    {.params = model_->trainable(),
+                     .adam_m = sharded_state ? full_m.span() : adam_m_.span(),
+                     .adam_v = sharded_state ? full_v.span() : adam_v_.span(),
+                     .lora = adapters ? &*adapters : nullptr,
+                     .base_model = options_.init_from.empty() ? config_.name : options_.init_from},
                     state);
   }
   comm_.barrier();
@@ -894,7 +951,7 @@ void TrainingRun::maybe_checkpoint(int64_t step) {
 // A whole moment buffer from every rank's pieces of it (--zero 1).
 kernels::Buffer<float> TrainingRun::gather_state(const kernels::Buffer<float>& pieces) {
   // Counted as a communication buffer: the sharded state itself stays 1/N.
-  kernels::Buffer<float> full(param_count(), MemoryCategory::kComm);
+  kernels::Buffer<float> full(trainable_count(), MemoryCategory::kComm);
   int64_t at = 0;
   for (const comm::TensorRange& r : opt_pieces_) {
     std::copy_n(pieces.data() + at, r.numel, full.data() + r.offset);
@@ -955,7 +1012,7 @@ void TrainingRun::gather_totals() {
 json TrainingRun::rank_report() {
   json report = {{"result", rank_result()},
                  {"steps", steps_},
-                 {"param_hash", params_hash(model_->params())}};
+                 {"param_hash", params_hash(model_->params()) * 31 + params_hash(model_->adapters())}};
   std::map<std::string, std::string> transport;
   for (auto& [k, v] : comm::transport_settings()) transport[k] = v;
   report["transport"] = transport;
@@ -1007,6 +1064,8 @@ void TrainingRun::describe_run() {
   summary_.options = options_json_;
   summary_.world_size = world_;
   summary_.threads_per_rank = threads_;
+  summary_.parameters = static_cast<int64_t>(param_count() + model_->adapters().size());
+  summary_.trainable_parameters = static_cast<int64_t>(trainable_count());
 }
 
 void TrainingRun::add_rank_results() {
@@ -1094,6 +1153,23 @@ int default_threads_per_rank() {
   return std::max(1, std::min(cores, hw / local_ranks));
 }
 
+std::string_view fine_tune_name(FineTune f) { return f == FineTune::kLora ? "lora" : "full"; }
+
+FineTune parse_fine_tune(std::string_view name) {
+  if (name == "full") return FineTune::kFull;
+  if (name == "lora") return FineTune::kLora;
+  throw Error(fmt::format("--fine-tune must be full or lora, got '{}'", name));
+}
+
+namespace {
+json lora_json(const LoraConfig& l) {
+  json targets = json::array();
+  for (LoraTarget t : l.targets) targets.push_back(lora_target_name(t));
+  return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"layers", l.layers},
+          {"targets", targets}};
+}
+}  // namespace
+
 json TrainOptions::to_json() const {
   return {
       {"model", model},
@@ -1120,6 +1196,8 @@ json TrainOptions::to_json() const {
       {"bucket_mb", bucket_mb},
       {"allreduce", comm::allreduce_algorithm_name(allreduce)},
       {"init_from", init_from},
+      {"fine_tune", fine_tune_name(fine_tune)},
+      {"lora", fine_tune == FineTune::kLora ? lora_json(lora) : json()},
       {"zero", zero},
       {"inject_delay",
        inject_delay ? json(fmt::format("{}:{}", inject_delay->rank, inject_delay->ms)) : json()},

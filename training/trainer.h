@@ -24,6 +24,7 @@
 #include "comm/grad_sync.h"
 #include "results/records.h"
 #include "training/data/data_options.h"
+#include "training/lora.h"
 #include "training/lr_schedule.h"
 
 namespace trainscope::training {
@@ -39,6 +40,11 @@ struct InjectedDelay {
 // otherwise. (Whether RANK is in the job is checked once the job is known.)
 InjectedDelay parse_injected_delay(std::string_view text,
                                    std::string_view flag = "--inject-delay");
+
+// What trains: every weight, or LoRA adapters over frozen weights.
+enum class FineTune { kFull, kLora };
+std::string_view fine_tune_name(FineTune f);
+FineTune parse_fine_tune(std::string_view name);  // Error naming --fine-tune
 
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path
@@ -69,13 +75,17 @@ struct TrainOptions {
   // two-level path of --allreduce hier runs on one machine.
   int hier_ranks_per_host = 0;
 
-  std::string checkpoint_dir;  // empty: no checkpoints
+  // Empty: no checkpoints. With LoRA each step directory is a PEFT adapter
+  // folder (training/adapters.h) holding the adapters and their AdamW state.
+  std::string checkpoint_dir;
   bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir
   int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
   std::string resume;          // checkpoint dir or step dir
   // A Hugging Face checkpoint directory to start from (its config.json is the
   // model; a fresh optimizer); empty: random initial weights.
   std::string init_from;
+  FineTune fine_tune = FineTune::kFull;
+  LoraConfig lora;             // with kLora
   std::string summary_path;    // JSON summary (rank 0)
   std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
   std::string status_dir;      // each rank keeps its RankStatus here; empty: none
