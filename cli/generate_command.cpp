@@ -5,6 +5,7 @@
 //
 //   trainscope generate --model ckpt/step-00000400 --prompt "Once upon a time"
 //   trainscope generate --model DIR --chat --prompt "Tell this like a pirate: ..." --temp 0.7
+//   trainscope generate --model BASE --adapters lora-ckpt --chat --prompt "..."
 #include <fmt/format.h>
 
 #include <chrono>
@@ -20,6 +21,7 @@
 #include "kernels/check.h"
 #include "kernels/storage.h"
 #include "profiler/memory_tracker.h"
+#include "training/adapters.h"
 #include "training/data/records.h"
 #include "training/hf_checkpoint.h"
 #include "training/kv_decoder.h"
@@ -30,6 +32,7 @@ namespace {
 
 struct GenerateFlags {
   std::string model;
+  std::string adapters;
   std::string prompt;
   bool chat = false;
   int max_tokens = 100;
@@ -61,6 +64,8 @@ void run(const GenerateFlags& f) {
   const training::ParamLayout layout(config);
   kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
   training::load_hf_weights(f.model, layout, params.span());
+  // Merged into the weights once: decoding then costs what the base costs.
+  if (!f.adapters.empty()) training::fuse_adapters_from(f.adapters, config, layout, params.span());
   const auto tokenizer = training::make_tokenizer(f.tokenizer);
   if (tokenizer->vocab_size() > config.vocab_size) {
     throw Error(fmt::format("tokenizer {} has {} ids, more than the model's vocabulary of {}",
@@ -120,6 +125,10 @@ void add_generate_command(CLI::App& app) {
                   "A Hugging Face Llama checkpoint directory (config.json + model.safetensors or "
                   "a sharded index; F32/F16/BF16), e.g. a step directory of a training run")
       ->required();
+  cmd->add_option("--adapters", f->adapters,
+                  "LoRA adapters for --model: a PEFT adapter folder (adapter_model.safetensors + "
+                  "adapter_config.json) or the checkpoint directory of a --fine-tune lora run "
+                  "(its latest step)");
   cmd->add_option("--prompt", f->prompt, "The text to continue")->required();
   cmd->add_flag("--chat", f->chat,
                 "Render the prompt as a user turn of the chat template and let the model answer "

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   cli::add_check_command(app);
   cli::add_cluster_command(app);
   cli::add_generate_command(app);
+  cli::add_fuse_command(app);
 
   try {
     app.parse(argc, argv);

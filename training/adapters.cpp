@@ -75,4 +75,11 @@ void fuse_adapters(const ParamLayout& base, std::span<float> params, const LoraL
   }
 }
 
+LoadedAdapters fuse_adapters_from(const fs::path& path, const ModelConfig& model,
+                                  const ParamLayout& base, std::span<float> params) {
+  LoadedAdapters a = load_adapters(path, model);
+  fuse_adapters(base, params, LoraLayout(model, a.config), a.weights.span(), a.config.scale());
+  return a;
+}
+
 }  // namespace trainscope::training

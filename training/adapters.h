@@ -43,6 +43,11 @@ LoadedAdapters load_adapters(const std::filesystem::path& path, const ModelConfi
 void fuse_adapters(const ParamLayout& base, std::span<float> params, const LoraLayout& lora,
                    std::span<const float> weights, double scale);
 
+// load_adapters(path, model) fused into `params`: what `generate --adapters`
+// and `fuse` do. Returns what was read.
+LoadedAdapters fuse_adapters_from(const std::filesystem::path& path, const ModelConfig& model,
+                                  const ParamLayout& base, std::span<float> params);
+
 }  // namespace trainscope::training
 
 #endif  // TRAINSCOPE_TRAINING_ADAPTERS_H_

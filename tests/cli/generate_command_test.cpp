@@ -73,5 +73,52 @@ TEST_F(GenerateCommandTest, BadInputIsExitTwoWithTheReason) {
   expect_bad("--model " + model_ + " --prompt ''", "nothing to continue");
 }
 
+// LoRA adapters trained on the model: generate --adapters and the fused
+// checkpoint say the same thing; fuse never overwrites, and adapters meant
+// for another base are refused by name.
+TEST_F(GenerateCommandTest, AdaptersAndTheirFusedCheckpointGenerateAlike) {
+  const std::string adapters = (dir_ / "lora").string(), fused = (dir_ / "fused").string();
+  const auto tuned = run_trainscope(
+      "train --init-from " + model_ + " --fine-tune lora --lora-targets q,v,o,down --lr 1e-2"
+      " --steps 8 --batch 4 --block 128 --data 'builtin:instruct?docs=200' --quiet"
+      " --checkpoint-dir " + adapters);
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  const auto f = run_trainscope("fuse --model " + model_ + " --adapters " + adapters + " --out " +
+                                fused);
+  ASSERT_EQ(f.exit_code, 0) << f.output;
+  EXPECT_NE(f.output.find("fused 8 LoRA adapters (rank 8, scale 2)"), std::string::npos)
+      << f.output;
+  auto text = [](const std::string& out) { return out.substr(0, out.find("==========")); };
+  const std::string prompt = " --chat --prompt 'Tell this like a pirate: Hello.' --max-tokens 24 --temp 0";
+  const auto with = run_trainscope("generate --model " + model_ + " --adapters " + adapters + prompt);
+  const auto merged = run_trainscope("generate --model " + fused + prompt);
+  ASSERT_EQ(with.exit_code, 0) << with.output;
+  EXPECT_EQ(text(with.output), text(merged.output));
+
+  const auto again = run_trainscope("fuse --model " + model_ + " --adapters " + adapters +
+                                    " --out " + fused);
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
+  const auto not_adapters = run_trainscope("generate --model " + model_ + " --adapters " + model_ +
+                                           " --prompt hi");
+  EXPECT_EQ(not_adapters.exit_code, 2) << not_adapters.output;
+  EXPECT_NE(not_adapters.output.find("not a LoRA adapter folder"), std::string::npos);
+  // A base with wider layers: same tensor names, other shapes.
+  std::ofstream(dir_ / "wide.json")
+      << R"({"hidden_size":48,"intermediate_size":64,"num_attention_heads":4,)"
+         R"("num_key_value_heads":2,"num_hidden_layers":2,"vocab_size":600,)"
+         R"("max_position_embeddings":160})";
+  ASSERT_EQ(run_trainscope("train --model " + (dir_ / "wide.json").string() +
+                           " --steps 1 --batch 2 --block 16 --quiet --checkpoint-dir " +
+                           (dir_ / "wide").string())
+                .exit_code,
+            0);
+  const auto other = run_trainscope("fuse --model " + (dir_ / "wide" / "step-00000001").string() +
+                                    " --adapters " + adapters + " --out " + (dir_ / "f2").string());
+  EXPECT_EQ(other.exit_code, 2) << other.output;
+  EXPECT_NE(other.output.find("another base model"), std::string::npos) << other.output;
+  EXPECT_FALSE(fs::exists(dir_ / "f2")) << "nothing written";
+}
+
 }  // namespace
 }  // namespace trainscope

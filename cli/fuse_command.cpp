@@ -1,0 +1,68 @@
+// `trainscope fuse`: a base model and its LoRA adapters merged into one
+// Hugging Face checkpoint (W += alpha / r * B A), which `train --init-from`,
+// `generate` and Hugging Face load like any other.
+//
+//   trainscope fuse --model base/step-00000400 --adapters lora-ckpt --out fused
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/commands.h"
+#include "kernels/check.h"
+#include "kernels/storage.h"
+#include "training/adapters.h"
+#include "training/hf_checkpoint.h"
+#include "training/safetensors.h"
+
+namespace trainscope::cli {
+namespace {
+
+struct FuseFlags {
+  std::string model, adapters, out;
+  std::string dtype = "F32";
+  int shards = 1;
+};
+
+void run(const FuseFlags& f) {
+  const training::HfSaveOptions save{.dtype = training::parse_dtype(f.dtype, "--dtype"),
+                                     .shards = f.shards};
+  // Refused before anything is read: the output is never replaced.
+  if (std::filesystem::exists(f.out)) {
+    throw Error(fmt::format("--out {} already exists: fuse writes a new directory", f.out));
+  }
+  const training::ModelConfig config = training::read_hf_config(f.model);
+  const training::ParamLayout layout(config);
+  kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
+  training::load_hf_weights(f.model, layout, params.span());
+  const training::LoadedAdapters a =
+      training::fuse_adapters_from(f.adapters, config, layout, params.span());
+  training::save_hf_checkpoint(f.out, config, layout, params.span(), save);
+  std::printf("fused %zu LoRA adapters (rank %d, scale %g) from %s into %s: %s\n",
+              training::LoraLayout(config, a.config).adapters().size(), a.config.rank,
+              a.config.scale(), a.dir.string().c_str(), f.model.c_str(), f.out.c_str());
+}
+
+}  // namespace
+
+void add_fuse_command(CLI::App& app) {
+  auto f = std::make_shared<FuseFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "fuse",
+      "Merge LoRA adapters into their base model's weights and write the result as a Hugging "
+      "Face checkpoint directory (as mlx-lm's fuse).");
+  cmd->add_option("--model", f->model, "The base model: a Hugging Face Llama checkpoint directory")
+      ->required();
+  cmd->add_option("--adapters", f->adapters,
+                  "A PEFT adapter folder, or the checkpoint directory of a --fine-tune lora run "
+                  "(its latest step)")
+      ->required();
+  cmd->add_option("--out", f->out, "The directory to create (must not exist)")->required();
+  cmd->add_option("--dtype", f->dtype, "Weights on disk: F32, F16 or BF16")->capture_default_str();
+  cmd->add_option("--shards", f->shards, "Split the weights into this many safetensors files")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace trainscope::cli
