@@ -242,6 +242,13 @@ TEST_F(AdapterFilesTest, AdaptersForAnotherBaseAreRefusedByName) {
   write_adapter_files(dir_.path(), c, lora, w, "base");
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), deeper), "layers_to_transform"));
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path() / "nowhere", c), "not a directory"));
+  // Every layer of a deeper model: names the shallower base does not have.
+  LoraConfig all = every_target(3);
+  const LoraLayout deep(deeper, all);
+  std::vector<float> dw(static_cast<std::size_t>(deep.total()), 0.5f);
+  write_adapter_files(dir_.path(), deeper, all, dw, "deeper");
+  EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "layers.2."));
+  EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "another base model"));
   fs::remove(dir_.path() / kAdapterWeightsFile);
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "adapter_model.safetensors is missing"));
 }
