@@ -198,6 +198,22 @@ TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrat
   return r;
 }
 
+// A data-parallel run follows the one-process run: losses within 1e-5
+// relative, final trained tensors within 2e-5.
+void expect_follows(const TrainRun& dp, const TrainRun& naive, const std::string& what) {
+  ASSERT_EQ(dp.losses.size(), naive.losses.size()) << what;
+  for (std::size_t i = 0; i < dp.losses.size(); ++i) {
+    EXPECT_NEAR(dp.losses[i], naive.losses[i], 1e-5 * std::abs(naive.losses[i]))
+        << what << " step " << i;
+  }
+  ASSERT_EQ(dp.params.size(), naive.params.size()) << what;
+  double worst = 0;
+  for (std::size_t i = 0; i < dp.params.size(); ++i) {
+    worst = std::max(worst, static_cast<double>(std::abs(dp.params[i] - naive.params[i])));
+  }
+  EXPECT_LT(worst, 2e-5) << what << ": final trained tensors drift from the naive run";
+}
+
 TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   auto& c = *g_comm;
   auto local = comm::make_communicator("local");
@@ -218,16 +234,7 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
       // The trainer already checked that all ranks hold identical parameters.
       ASSERT_EQ(dp.summary.ranks.size(), static_cast<std::size_t>(c.size()));
       if (c.rank() != 0) continue;
-      ASSERT_EQ(dp.losses.size(), naive.losses.size()) << what;
-      for (std::size_t i = 0; i < dp.losses.size(); ++i) {
-        EXPECT_NEAR(dp.losses[i], naive.losses[i], 1e-5 * std::abs(naive.losses[i]))
-            << what << " step " << i;
-      }
-      double worst = 0;
-      for (std::size_t i = 0; i < dp.params.size(); ++i) {
-        worst = std::max(worst, static_cast<double>(std::abs(dp.params[i] - naive.params[i])));
-      }
-      EXPECT_LT(worst, 2e-5) << what << ": final parameters drift from the naive run";
+      expect_follows(dp, naive, what);
       // Data held: duplicated ~ the whole dataset per rank, sharded ~ 1/N of
       // its tokens. (Bytes also count the per-example index every strided
       // rank keeps, which on this tiny corpus is a large part of the total.)
@@ -380,16 +387,7 @@ TEST(MpiTest, LoraDataParallelismFollowsTheNaiveRunAndMovesOnlyAdapterGradients)
           << what << " rank " << r.rank;
     }
     if (c.rank() != 0) continue;
-    ASSERT_EQ(dp.losses.size(), naive.losses.size()) << what;
-    for (std::size_t i = 0; i < dp.losses.size(); ++i) {
-      EXPECT_NEAR(dp.losses[i], naive.losses[i], 1e-5 * std::abs(naive.losses[i]))
-          << what << " step " << i;
-    }
-    double worst = 0;
-    for (std::size_t i = 0; i < dp.params.size(); ++i) {
-      worst = std::max(worst, static_cast<double>(std::abs(dp.params[i] - naive.params[i])));
-    }
-    EXPECT_LT(worst, 2e-5) << what << ": final adapters drift from the naive run";
+    expect_follows(dp, naive, what);
     EXPECT_GT(naive.losses.front() - naive.losses.back(), 0.01) << "the adapters must learn";
   }
 }
