@@ -6,6 +6,7 @@
 #include <new>
 
 #include "cli/commands.h"
+#include "kernels/blas_core.h"
 #include "kernels/check.h"
 
 namespace {
@@ -27,6 +28,8 @@ int check_stdout(int code) {
 
 int main(int argc, char** argv) {
   using namespace trainscope;
+  // Before MPI or any GEMM: may run this program again with the right kernels.
+  kernels::choose_blas_core(argv);
   CLI::App app{
       "trainscope: train a Llama-style LM on CPUs, alone or as every rank of an\n"
       "mpirun job, and measure it: memory by category, step phases, collectives.\n"
