@@ -229,6 +229,33 @@ struct Fields<profiler::HostLoad> {
   };
 };
 
+// The GEMM kernels and threads a rank ran with (kernels/blas_core.h): which
+// OpenBLAS core, how it was chosen (detected / selected / environment), the
+// strongest one the CPU runs and its vector ISA, and the OpenMP and OpenBLAS
+// thread counts in effect. Empty in summaries written before it was recorded.
+struct KernelInfo {
+  std::string blas_library;
+  std::string blas_core;
+  std::string blas_choice;
+  std::string blas_best;
+  std::string cpu_isa;
+  int omp_threads = 0;
+  int blas_threads = 0;
+  bool operator==(const KernelInfo&) const = default;
+};
+template <>
+struct Fields<KernelInfo> {
+  static constexpr auto table = std::tuple{
+      field("blas_library", &KernelInfo::blas_library),
+      field("blas_core", &KernelInfo::blas_core),
+      field("blas_choice", &KernelInfo::blas_choice),
+      field("blas_best", &KernelInfo::blas_best),
+      field("cpu_isa", &KernelInfo::cpu_isa),
+      field("omp_threads", &KernelInfo::omp_threads),
+      field("blas_threads", &KernelInfo::blas_threads),
+  };
+};
+
 // Per-rank totals of a run. In SQL: a rank_results row; the phase statistics
 // are rank_phase_stats rows.
 struct RankResult {
@@ -249,6 +276,7 @@ struct RankResult {
   // "Machine load"); unknown in summaries written before it was recorded.
   profiler::HostLoad load_start;
   profiler::HostLoad load_end;
+  KernelInfo kernels;
   bool operator==(const RankResult&) const = default;
 };
 template <>
@@ -269,6 +297,7 @@ struct Fields<RankResult> {
       field("comm", &RankResult::comm, {.prefix = "comm_"}),
       field("load_start", &RankResult::load_start, {.prefix = "load_start_"}).absent_ok(),
       field("load_end", &RankResult::load_end, {.prefix = "load_end_"}).absent_ok(),
+      field("kernels", &RankResult::kernels, {.prefix = "kernel_"}).absent_ok(),
   };
 };
 

@@ -25,6 +25,7 @@
 #include "comm/watched_communicator.h"
 #include "kernels/adamw.h"
 #include "kernels/atomic_file.h"
+#include "kernels/blas_core.h"
 #include "kernels/check.h"
 #include "profiler/clock.h"
 #include "profiler/host_load.h"
@@ -1040,6 +1041,14 @@ results::RankResult TrainingRun::rank_result() const {
   me.comm = comm_total_;
   me.load_start = load_start_;
   me.load_end = profiler::read_host_load(job_on_host_);
+  const kernels::BlasInfo blas = kernels::blas_info();
+  me.kernels = {.blas_library = blas.library,
+                .blas_core = blas.core,
+                .blas_choice = std::string(kernels::blas_choice_name(blas.choice)),
+                .blas_best = blas.best,
+                .cpu_isa = blas.isa,
+                .omp_threads = omp_get_max_threads(),
+                .blas_threads = openblas_get_num_threads()};
   return me;
 }
 
