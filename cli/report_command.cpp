@@ -37,10 +37,13 @@ void add_report_command(CLI::App& app) {
       "scaling efficiency (speedup / growth in ranks), step time median/p95, comm share of\n"
       "the step, status with the reason of failed or skipped cases; memory per rank and\n"
       "summed over ranks; for scaling suites the serial fraction of Amdahl's law fitted by\n"
-      "least squares. HTML adds charts drawn by gnuplot (phases, memory by category, memory\n"
-      "over time, loss curves, reduction time vs bucket size, bandwidth vs links, busbw vs\n"
-      "message size, Amdahl fit) as inline SVG; the page needs no network. Without gnuplot\n"
-      "(set TRAINSCOPE_GNUPLOT to choose the program) the page has tables only.");
+      "least squares; for suites whose cases train differently (full vs LoRA), each case's\n"
+      "comm bytes per step, trainable parameters and memory by category, and the time the\n"
+      "second rank saves for each. HTML adds charts drawn by gnuplot (phases, memory by\n"
+      "category, memory over time, loss curves, reduction time vs bucket size, bandwidth vs\n"
+      "links, busbw vs message size, Amdahl fit) as inline SVG; the page needs no network.\n"
+      "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
+      "only.");
   sub->add_option("--db", flags->db, "Results database to read")->required();
   sub->add_option("--suite", flags->suite,
                   "Suite to report: latest, all, or a suite id")

@@ -1,7 +1,6 @@
 #include "report/algorithms.h"
 
 #include <algorithm>
-#include <initializer_list>
 #include <limits>
 #include <set>
 
@@ -17,21 +16,6 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The runner records a sweep case's mode as "allreduce".
 bool is_sweep(const CaseData& c) { return c.run_case.mode == "allreduce"; }
-
-// Whether two cases were configured alike but for `ignored` (and their names).
-bool alike_but(const CaseData& a, const CaseData& b, std::initializer_list<const char*> ignored) {
-  nlohmann::json x = a.run_case.config, y = b.run_case.config;
-  if (!x.is_object() || !y.is_object()) return false;
-  for (const char* key : {"name", "skip_reason"}) {
-    x.erase(key);
-    y.erase(key);
-  }
-  for (const char* key : ignored) {
-    x.erase(key);
-    y.erase(key);
-  }
-  return x == y;
-}
 
 // Runs of a sweep case that ended ok with rows.
 std::vector<const RunData*> ok_sweeps(const CaseData& c) {
@@ -75,14 +59,9 @@ const CaseData* default_algorithm_case(const SuiteData& suite, const CaseData& c
 // The largest of each category over the ranks.
 RankMemory rank_memory(const results::RunSummary& s) {
   using kernels::MemoryCategory;
-  RankMemory m;
-  for (const auto& r : s.ranks) {
-    const auto& by = r.tracked_peak_by_category;
-    m.parameters = std::max(m.parameters, by[MemoryCategory::kParameters]);
-    m.gradients = std::max(m.gradients, by[MemoryCategory::kGradients]);
-    m.optimizer_state = std::max(m.optimizer_state, by[MemoryCategory::kOptimizerState]);
-  }
-  return m;
+  const results::MemoryByCategory peak = peak_by_category(s);
+  return {peak[MemoryCategory::kParameters], peak[MemoryCategory::kGradients],
+          peak[MemoryCategory::kOptimizerState]};
 }
 
 // The usable case configured like the ZeRO-1 case `c` but without ZeRO.

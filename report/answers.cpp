@@ -1,5 +1,6 @@
 #include "report/answers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "report/algorithms.h"
 #include "report/comparison.h"
+#include "report/finetune.h"
 #include "report/findings.h"
 #include "report/report.h"
 #include "report/suite_prediction.h"
@@ -134,6 +136,64 @@ Table zero_table(const SuiteData& suite) {
   return t;
 }
 
+// "12.35M": parameter counts; "-" unknown.
+std::string millions(int64_t n) { return n < 0 ? "-" : format_number(static_cast<double>(n) / 1e6, 3) + "M"; }
+
+Table fine_tune_table(const SuiteData& suite) {
+  Table t{"Full fine-tuning vs LoRA: time, gradient traffic, parameters and memory per rank "
+          "(tracked peaks of the largest rank, first usable repetition)",
+          {"case", "fine-tune", "ranks", "step median ms", "tokens/s", "comm bytes/step",
+           "bytes per trainable", "parameters", "trainable", "trainable share"},
+          {},
+          "Comm bytes per step: rank 0's gradient all-reduce, median over the measured steps; "
+          "one all-reduce of fp32 gradients moves 4 bytes per trainable parameter (one rank "
+          "counts them too, though its all-reduce sends nothing). Only what trains has gradients "
+          "and AdamW state (two fp32 moments per trainable parameter): under LoRA the adapters, "
+          "not the frozen weights.",
+          {0, 1}};
+  for (kernels::MemoryCategory m : kFineTuneMemory) {
+    std::string name(kernels::category_name(m));
+    std::replace(name.begin(), name.end(), '_', ' ');
+    t.headers.push_back("memory: " + name);
+  }
+  for (const auto& r : fine_tune_rows(suite)) {
+    std::vector<std::string> row{
+        r.case_name, r.label, std::to_string(r.ranks), ms(r.step_median_s),
+        format_number(r.tokens_per_s, 0), format_bytes(static_cast<double>(r.comm_bytes_per_step)),
+        format_number(r.comm_bytes_per_trainable(), 2), millions(r.parameters),
+        millions(r.trainable_parameters),
+        std::isfinite(r.trainable_share()) ? format_number(r.trainable_share() * 100, 3) + "%" : "-"};
+    for (kernels::MemoryCategory m : kFineTuneMemory) row.push_back(format_bytes(r.memory[m]));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+Table rank_savings_table(const SuiteData& suite) {
+  Table t{"What the second rank saves, per fine-tune (time for the case's steps on the same data)",
+          {"fine-tune", "1 rank", "steps x median step s", "N ranks", "ranks",
+           "steps x median step s", "speedup", "time saved"},
+          {},
+          "",
+          {0, 1, 3}};
+  std::vector<std::string> sentences;
+  for (const auto& r : rank_savings(suite)) {
+    const std::string saved =
+        std::isfinite(r.time_saved()) ? format_number(r.time_saved() * 100, 1) + "%" : "-";
+    t.rows.push_back({r.label, r.one_rank_case, format_number(r.one_rank_wall_s, 2), r.case_name,
+                      std::to_string(r.ranks), format_number(r.wall_s, 2), times(r.speedup()),
+                      saved});
+    sentences.push_back(fmt::format("{}: {} steps in {} s on {} ranks vs {} s on one, time saved "
+                                    "{}.",
+                                    r.label, r.steps, format_number(r.wall_s, 2), r.ranks,
+                                    format_number(r.one_rank_wall_s, 2), saved));
+  }
+  t.note = fmt::format("Time saved = 1 - (N ranks' time) / (one rank's time) for the same steps "
+                       "of the same global batch. {}",
+                       fmt::join(sentences, " "));
+  return t;
+}
+
 std::vector<Table> prediction_tables(const SuitePrediction& p) {
   std::vector<Table> out;
   const StepModel& s = p.step;
@@ -247,6 +307,8 @@ std::string answers_html(const SuiteData& suite) {
   out += to_html(machines_table(suite));
   out += to_html(algorithms_table(suite));
   out += to_html(zero_table(suite));
+  out += to_html(fine_tune_table(suite));
+  out += to_html(rank_savings_table(suite));
   if (auto p = suite_prediction(suite)) {
     out += "<h3>Prediction: what N hosts would do</h3>\n<p>" + html_escape(model_sentence(*p)) +
            "</p>\n";
@@ -269,6 +331,8 @@ std::string answers_markdown(const SuiteData& suite) {
   out += to_markdown(machines_table(suite));
   out += to_markdown(algorithms_table(suite));
   out += to_markdown(zero_table(suite));
+  out += to_markdown(fine_tune_table(suite));
+  out += to_markdown(rank_savings_table(suite));
   if (auto p = suite_prediction(suite)) {
     out += "### Prediction: what N hosts would do\n\n" + markdown_cell(model_sentence(*p)) + "\n\n";
     for (const auto& t : prediction_tables(*p)) out += to_markdown(t);

@@ -3,8 +3,9 @@
 // Markdown: the findings (report/findings.h), the machines table (wall time
 // for the case's steps and time saved per added machine), busbw per
 // all-reduce algorithm and memory per rank with ZeRO-1 (report/
-// algorithms.h), and the prediction for N hosts (report/suite_prediction.h) with the chart of its
-// curves and the measured points.
+// algorithms.h), full fine-tuning vs LoRA and what the second rank saves for
+// each (report/finetune.h), and the prediction for N hosts (report/
+// suite_prediction.h) with the chart of its curves and the measured points.
 //
 // Thread-safety: pure functions over plain values.
 #ifndef TRAINSCOPE_REPORT_ANSWERS_H_

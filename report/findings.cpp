@@ -17,12 +17,14 @@
 namespace trainscope::report {
 namespace {
 
-// Cases are comparable when they train the same model on the same data at
-// the same block size: the key of that.
+// Cases are comparable when they train the same weights of the same model
+// on the same data at the same block size: the key of that. (Suites record
+// fine_tune and lora only for LoRA: full fine-tuning keys as before.)
 std::string workload_key(const CaseData& c) {
   const auto& cfg = c.run_case.config;
   auto get = [&](const char* k) { return cfg.contains(k) ? cfg[k].dump() : std::string(); };
-  return get("model") + "|" + get("data") + "|" + get("block");
+  return get("model") + "|" + get("data") + "|" + get("block") + "|" + get("fine_tune") + "|" +
+         get("lora");
 }
 
 std::string model_label(const CaseData& c) {
@@ -86,49 +88,61 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
   return out;
 }
 
-std::optional<Finding> loss_finding(const SuiteData& suite) {
-  const CaseData* naive = nullptr;
-  for (const auto& c : suite.cases) {
-    if (c.run_case.mode == "naive" && !loss_curve(c).empty()) {
-      naive = &c;
-      break;
+// A data-parallel case's reference: the first one-process case with a loss
+// curve of the same workload (the same weights training) at the same global
+// batch; nullptr when the suite has none.
+const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
+  const auto batch = c.run_case.config.value("batch", nlohmann::json());
+  for (const auto& n : suite.cases) {
+    if (n.run_case.mode == "naive" && workload_key(n) == workload_key(c) &&
+        n.run_case.config.value("batch", nlohmann::json()) == batch && !loss_curve(n).empty()) {
+      return &n;
     }
   }
-  if (!naive) return std::nullopt;
-  const auto reference = loss_curve(*naive);
-  const auto batch = naive->run_case.config.value("batch", nlohmann::json());
+  return nullptr;
+}
+
+std::optional<Finding> loss_finding(const SuiteData& suite) {
   struct Worst {
     const CaseData* c = nullptr;
     int64_t step = 0;
     double diff = -1, loss = 0;
-    size_t steps = 0;
   } worst;
   int compared = 0;
+  std::vector<std::string> references;  // in the order first used
   for (const auto& c : suite.cases) {
-    if (&c == naive || c.run_case.mode == "naive" || workload_key(c) != workload_key(*naive) ||
-        c.run_case.config.value("batch", nlohmann::json()) != batch) {
-      continue;
-    }
-    const auto curve = loss_curve(c);
+    if (c.run_case.mode == "naive") continue;
+    const CaseData* naive = one_process_reference(suite, c);
+    if (!naive) continue;
+    const auto reference = loss_curve(*naive);
     size_t common = 0;
-    for (const auto& [step, loss] : curve) {
+    for (const auto& [step, loss] : loss_curve(c)) {
       auto it = reference.find(step);
       if (it == reference.end()) continue;
       ++common;
       const double diff = std::abs(loss - it->second);
-      if (diff > worst.diff) worst = {&c, step, diff, it->second, 0};
+      if (diff > worst.diff) worst = {&c, step, diff, it->second};
     }
-    if (common) ++compared;
-    if (worst.c == &c) worst.steps = common;
+    if (common == 0) continue;
+    ++compared;
+    if (std::find(references.begin(), references.end(), naive->name) == references.end()) {
+      references.push_back(naive->name);
+    }
   }
   if (!worst.c) return std::nullopt;
   const double rel = worst.loss != 0 ? worst.diff / std::abs(worst.loss) : NAN;
+  // One reference reads as before; several (full and LoRA) are each
+  // compared with the one process that trains as they do.
+  const std::string against =
+      references.size() == 1
+          ? references.front()
+          : fmt::format("the one process that trains as each does ({})", fmt::join(references, ", "));
   return Finding{
       "loss", "Data-parallel loss vs one process",
       fmt::format("Over {} data-parallel case(s) at the same global batch as {}, the largest "
                   "difference from one process's loss is {:.2g} ({:.3f}% of {:.4f}), in {} at "
                   "step {}; {}",
-                  compared, naive->name, worst.diff, rel * 100, worst.loss, worst.c->name,
+                  compared, against, worst.diff, rel * 100, worst.loss, worst.c->name,
                   worst.step,
                   rel < 1e-3 ? "the ranks train on the same global batch, so only the order of "
                                "floating-point sums differs."

@@ -48,8 +48,9 @@ struct MachineRow {
   std::string status;
 };
 
-// Whether two cases train the same model on the same data at the same block
-// size (their batches may differ).
+// Whether two cases train the same weights (full, or the same LoRA adapters)
+// of the same model on the same data at the same block size (their batches
+// may differ).
 bool same_workload(const CaseData& a, const CaseData& b);
 
 // The one-host, one-rank case a multi-host case is measured against: same

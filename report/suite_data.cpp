@@ -1,6 +1,7 @@
 #include "report/suite_data.h"
 
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -19,6 +20,31 @@ std::vector<const RunData*> CaseData::usable_runs() const {
     if (r.usable()) out.push_back(&r);
   }
   return out;
+}
+
+bool alike_but(const CaseData& a, const CaseData& b, std::initializer_list<const char*> ignored) {
+  nlohmann::json x = a.run_case.config, y = b.run_case.config;
+  if (!x.is_object() || !y.is_object()) return false;
+  for (const char* key : {"name", "skip_reason"}) {
+    x.erase(key);
+    y.erase(key);
+  }
+  for (const char* key : ignored) {
+    x.erase(key);
+    y.erase(key);
+  }
+  return x == y;
+}
+
+results::MemoryByCategory peak_by_category(const results::RunSummary& s) {
+  results::MemoryByCategory m;
+  m.values.fill(-1);
+  for (const auto& r : s.ranks) {
+    for (size_t i = 0; i < m.values.size(); ++i) {
+      m.values[i] = std::max(m.values[i], r.tracked_peak_by_category.values[i]);
+    }
+  }
+  return m;
 }
 
 const CaseData* SuiteData::find_case(std::string_view name) const {

@@ -18,6 +18,7 @@
 #define TRAINSCOPE_REPORT_SUITE_DATA_H_
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,6 +53,10 @@ struct CaseData {
     return runs.empty() ? nullptr : runs.front();
   }
 };
+
+// Whether two cases were configured alike (their recorded configurations,
+// RunCase::config) but for the keys `ignored`, their names and skip reasons.
+bool alike_but(const CaseData& a, const CaseData& b, std::initializer_list<const char*> ignored);
 
 struct SuiteData {
   std::string db_path;
@@ -102,6 +107,9 @@ struct CaseFigures {
 using profiler::kPhaseNames;
 
 CaseFigures case_figures(const CaseData& c);
+
+// Each memory category's tracked peak on the rank that held the most of it.
+results::MemoryByCategory peak_by_category(const results::RunSummary& s);
 
 // Shared with the runner (results/figures.h).
 using results::measured_steps;

@@ -182,12 +182,26 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
   };
   if (c.kind == CaseKind::kTrain) {
     plan.argv.push_back("train");
-    flag("--model", c.model);
+    // A checkpoint to start from names the model itself.
+    if (c.init_from.empty()) {
+      flag("--model", c.model);
+    } else {
+      flag("--init-from", c.init_from);
+    }
     flag("--mode", c.mode);
     flag("--reduce", c.reduce);
     if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
     allreduce_flag();
     if (c.zero > 0) flag("--zero", std::to_string(c.zero));
+    // Every adapter setting, defaults too: the command says what trained.
+    if (c.fine_tune != "full") {
+      flag("--fine-tune", c.fine_tune);
+      flag("--lora-rank", std::to_string(c.lora.rank));
+      flag("--lora-alpha", fmt::format("{}", c.lora.alpha));
+      flag("--lora-dropout", fmt::format("{}", c.lora.dropout));
+      flag("--lora-layers", std::to_string(c.lora.layers));
+      flag("--lora-targets", training::lora_targets_list(c.lora.targets));
+    }
     if (c.batch > 0) flag("--batch", std::to_string(c.batch));
     if (c.block > 0) flag("--block", std::to_string(c.block));
     flag("--steps", std::to_string(c.steps));

@@ -10,9 +10,11 @@
 // PlanContext::tcp_interface. A case with an Open MPI all-reduce algorithm
 // gets `--mca coll_tuned_use_dynamic_rules 1 --mca
 // coll_tuned_allreduce_algorithm N` (in LaunchPlan::transport too); the
-// trainscope command gets --allreduce and --zero only when not the default. A hostfile naming other hosts needs an interface
-// that reaches them: with lo the job would hang until its timeout, so
-// check_hosts_reachable rejects that combination up front.
+// trainscope command gets --allreduce and --zero only when not the default,
+// a LoRA case --fine-tune lora with every --lora-* setting, a case with
+// init_from --init-from DIR instead of --model. A hostfile naming other hosts
+// needs an interface that reaches them: with lo the job would hang until its
+// timeout, so check_hosts_reachable rejects that combination up front.
 //
 // Thread-safety: pure functions (cores_available reads this process's
 // affinity, is_this_host its interfaces).

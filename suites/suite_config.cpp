@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "suites/launch_plan.h"
 #include "training/data/data_options.h"
 #include "training/model_config.h"
+#include "training/trainer.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
 #define TRAINSCOPE_SUITES_SOURCE_DIR "suites"
@@ -38,6 +40,10 @@ const std::vector<std::string> kAllReduce(results::kAllReduceAlgorithms.begin(),
 // Far more cases than a suite could ever run; the grid is checked against it
 // before expanding, since a few hundred bytes of axes can name millions.
 constexpr double kMaxGridCombinations = 10000;
+
+// The keys that set up LoRA adapters: they go with fine_tune = "lora".
+constexpr std::array<std::string_view, 5> kLoraSettings = {"lora_rank", "lora_alpha", "lora_dropout",
+                                                           "lora_layers", "lora_targets"};
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -95,15 +101,21 @@ class Parser {
     if (v > max) fail(n, fmt::format("'{}' must be at most {}, got {}", key, max, v));
     return v;
   }
-  // The name a parser of the trainer's own options accepts (modes, reductions,
-  // shards are spelled once, where the trainer parses them); its error at n.
+  // What a parser of the trainer's own options makes of n (modes, reductions,
+  // shards, LoRA targets are spelled once, where the trainer parses them);
+  // its error at n.
   template <typename Parse>
-  std::string canonical(const toml::node& n, Parse&& parse) const {
+  auto checked(const toml::node& n, Parse&& parse) const -> decltype(parse()) {
     try {
-      return std::string(parse());
+      return parse();
     } catch (const Error& e) {
       fail(n, e.what());
     }
+  }
+  // The name such a parser accepts.
+  template <typename Parse>
+  std::string canonical(const toml::node& n, Parse&& parse) const {
+    return std::string(checked(n, std::forward<Parse>(parse)));
   }
   double get_number(const toml::node& n, std::string_view key) const {
     if (!n.is_number()) fail(n, fmt::format("'{}' must be a number", key));
@@ -119,6 +131,7 @@ class Parser {
   using GridAxes = std::vector<std::pair<std::string, const toml::array*>>;
   void check_grid_size(const toml::node& grid, const GridAxes& axes) const;
   std::string resolve_model(const toml::node& n, const std::string& v) const;
+  std::string resolve_init_from(const toml::node& n) const;
   std::string read_link(const toml::node& n) const;
   int read_mpi_algorithm(const toml::node& n) const;
   void read_header(const toml::table& root, Suite& suite);
@@ -126,6 +139,7 @@ class Parser {
   void expand_grid(const toml::node& grid_node, const SuiteCase& base);
   void read_cases(const toml::node& case_node, const SuiteCase& base);
   void check_case_table(const toml::table& t, const SuiteCase& c) const;
+  void check_model_and_init_from(const toml::table& t) const;
   std::string case_name(const SuiteCase& c) const;
   void resolve(SuiteCase& c) const;
   void finalize(SuiteCase& c) const;
@@ -144,7 +158,12 @@ const std::vector<Setting>& Parser::settings() {
   using P = const Parser&;
   using N = const toml::node&;
   static const std::vector<Setting> kSettings = {
-      {"model", true, true, false, [](P p, SuiteCase& c, N n) { c.model = p.resolve_model(n, p.get_string(n, "model")); }},
+      // A model replaces an init_from of [base] (and init_from a model): the
+      // more specific table wins.
+      {"model", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.model = p.resolve_model(n, p.get_string(n, "model"));
+         c.init_from.clear();
+       }},
       {"mode", true, true, false, [](P p, SuiteCase& c, N n) {
          c.mode = p.canonical(n, [&] {
            return training::to_string(training::parse_data_mode(p.get_string(n, "mode"), "mode"));
@@ -164,6 +183,26 @@ const std::vector<Setting>& Parser::settings() {
       {"allreduce", true, true, true, [](P p, SuiteCase& c, N n) { c.allreduce = p.get_string(n, "allreduce", &kAllReduce); }},
       {"mpi_algorithm", true, true, true, [](P p, SuiteCase& c, N n) { c.mpi_algorithm = p.read_mpi_algorithm(n); }},
       {"zero", true, true, false, [](P p, SuiteCase& c, N n) { c.zero = static_cast<int>(p.get_int(n, "zero", 0, 1)); }},
+      {"fine_tune", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.fine_tune = p.canonical(n, [&] {
+           return training::fine_tune_name(training::parse_fine_tune(p.get_string(n, "fine_tune"), "fine_tune"));
+         });
+       }},
+      // The adapters (kLoraSettings), in the trainer's ranges; lora_layers
+      // beyond the model's layers is a skip (finalize): the model may be an axis.
+      {"lora_rank", true, true, false, [](P p, SuiteCase& c, N n) { c.lora.rank = static_cast<int>(p.get_int(n, "lora_rank", 1)); }},
+      {"lora_alpha", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.lora.alpha = p.get_number(n, "lora_alpha");
+         if (!(c.lora.alpha > 0)) p.fail(n, fmt::format("'lora_alpha' must be positive, got {}", c.lora.alpha));
+       }},
+      {"lora_dropout", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.lora.dropout = p.get_number(n, "lora_dropout");
+         if (!(c.lora.dropout >= 0 && c.lora.dropout < 1)) p.fail(n, fmt::format("'lora_dropout' must be in [0, 1), got {}", c.lora.dropout));
+       }},
+      {"lora_layers", true, true, false, [](P p, SuiteCase& c, N n) { c.lora.layers = static_cast<int>(p.get_int(n, "lora_layers", 0)); }},
+      {"lora_targets", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.lora.targets = p.checked(n, [&] { return training::parse_lora_targets(p.get_string(n, "lora_targets"), "lora_targets"); });
+       }},
       {"hosts", true, true, true, [](P p, SuiteCase& c, N n) { c.hosts = static_cast<int>(p.get_int(n, "hosts", 1, 250)); }},
       // More than this machine has is a skip (finalize), not an error: a
       // suite written for a bigger machine still reads here.
@@ -195,6 +234,10 @@ const std::vector<Setting>& Parser::settings() {
          });
        }},
       {"lr", false, true, false, [](P p, SuiteCase& c, N n) { c.lr = p.get_number(n, "lr"); }},
+      {"init_from", false, true, false, [](P p, SuiteCase& c, N n) {
+         c.init_from = p.resolve_init_from(n);
+         c.model = c.init_from;
+       }},
       {"extra_args", false, true, false, [](P p, SuiteCase& c, N n) {
          const toml::array* a = n.as_array();
          if (!a) p.fail(n, "'extra_args' must be an array of strings");
@@ -269,6 +312,20 @@ std::string Parser::resolve_model(const toml::node& n, const std::string& v) con
   return std::filesystem::weakly_canonical(p).string();
 }
 
+// A Hugging Face checkpoint directory whose config.json the trainer reads.
+std::string Parser::resolve_init_from(const toml::node& n) const {
+  const std::string v = get_string(n, "init_from");
+  if (v.empty()) fail(n, "'init_from' must name a checkpoint directory");
+  std::filesystem::path p(v);
+  if (p.is_relative()) p = base_dir_ / p;
+  if (!std::filesystem::is_directory(p)) {
+    fail(n, fmt::format("init_from '{}' is not a directory (looked for {})", v, p.string()));
+  }
+  // Read now: a checkpoint the trainer would refuse fails the suite before any case runs.
+  checked(n, [&] { return training::resolve_model(p.string()); });
+  return std::filesystem::weakly_canonical(p).string();
+}
+
 void Parser::check_keys(const toml::table& t, const std::vector<std::string>& allowed,
                         std::string_view where) const {
   for (auto&& [k, v] : t) {
@@ -293,6 +350,27 @@ void Parser::check_grid_size(const toml::node& grid, const GridAxes& axes) const
   }
 }
 
+// "lora", then the adapters' settings that are not the trainer's defaults:
+// "lora-rank16-alpha32-drop0.1-last2-q.k.v.o".
+std::string lora_name(const training::LoraConfig& l) {
+  const training::LoraConfig defaults;
+  std::string name = "lora";
+  if (l.rank != defaults.rank) name += fmt::format("-rank{}", l.rank);
+  if (l.alpha != defaults.alpha) name += fmt::format("-alpha{}", l.alpha);
+  if (l.dropout != defaults.dropout) name += fmt::format("-drop{}", l.dropout);
+  if (l.layers != defaults.layers) name += fmt::format("-last{}", l.layers);
+  if (l.targets != defaults.targets) {
+    std::vector<std::string> targets;
+    for (training::LoraTarget t : l.targets) {
+      std::string_view n = training::lora_target_name(t);
+      if (n.ends_with("_proj")) n.remove_suffix(5);  // the short names parse_lora_target takes
+      targets.emplace_back(n);
+    }
+    name += fmt::format("-{}", fmt::join(targets, "."));
+  }
+  return name;
+}
+
 std::string Parser::case_name(const SuiteCase& c) const {
   std::vector<std::string> parts;
   if (varying_.contains("model")) parts.push_back(std::filesystem::path(c.model).stem().string());
@@ -308,6 +386,11 @@ std::string Parser::case_name(const SuiteCase& c) const {
   if (c.allreduce != results::kDefaultAllReduceAlgorithm) parts.push_back("ar-" + c.allreduce);
   if (c.mpi_algorithm > 0) parts.push_back(fmt::format("alg{}", c.mpi_algorithm));
   if (c.zero > 0) parts.push_back(fmt::format("zero{}", c.zero));
+  if (c.fine_tune != "full") {
+    parts.push_back(lora_name(c.lora));
+  } else if (varying_.contains("fine_tune")) {
+    parts.push_back(c.fine_tune);
+  }
   if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
   if (c.transport != "auto") parts.push_back(c.transport);
   if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));
@@ -331,6 +414,8 @@ void Parser::resolve(SuiteCase& c) const {
   // One rank all-reduces nothing; Open MPI's algorithms are its MPI_Allreduce's.
   if (c.ranks == 1) c.allreduce = std::string(results::kDefaultAllReduceAlgorithm);
   if (c.ranks == 1 || c.allreduce != results::kDefaultAllReduceAlgorithm) c.mpi_algorithm = 0;
+  // Adapters are set up for LoRA only.
+  if (c.fine_tune != "lora") c.lora = training::LoraConfig();
 }
 
 // Skip reasons for well-formed combinations that cannot run: what the case
@@ -356,6 +441,14 @@ std::string Parser::setting_skip_reason(const SuiteCase& c) const {
   }
   if (c.zero > 0 && c.ranks < 2) {
     return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";
+  }
+  // The last N layers of this case's model (the trainer's own check and words).
+  if (c.fine_tune == "lora" && c.lora.layers > 0) {
+    try {
+      c.lora.validate(training::resolve_model(c.model));
+    } catch (const Error& e) {
+      return e.what();
+    }
   }
   return "";
 }
@@ -426,6 +519,7 @@ SuiteCase Parser::read_base(const toml::table& root) const {
   const toml::table* t = base_node->as_table();
   if (!t) fail(*base_node, "'base' must be a table");
   check_keys(*t, keys(false), "[base]");
+  check_model_and_init_from(*t);
   for (auto&& [k, v] : *t) apply(base, std::string(k.str()), v);
   if (kind_ == CaseKind::kTrain && base.steps <= base.warmup_steps) {
     const toml::node* s = t->get("steps");
@@ -471,6 +565,14 @@ void Parser::expand_grid(const toml::node& grid_node, const SuiteCase& base) {
   }
 }
 
+// init_from names the model (its config.json): one table gives one of them.
+void Parser::check_model_and_init_from(const toml::table& t) const {
+  if (t.get("init_from") && t.get("model")) {
+    fail(*t.get("init_from"), "'init_from' names the model (its config.json): it does not go with "
+                              "'model' in the same table");
+  }
+}
+
 // Explicitly written settings that cannot apply are mistakes.
 void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   if (t.get("links") && c.transport != "tcp") {
@@ -483,6 +585,13 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   }
   if (t.get("link") && c.hosts <= 1) {
     fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
+  }
+  for (std::string_view key : kLoraSettings) {
+    if (t.get(key) && c.fine_tune != "lora") {
+      fail(*t.get(key), fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
+                                    "this case fine-tunes '{}'",
+                                    key, c.fine_tune));
+    }
   }
   if (t.get("mpi_algorithm") && c.allreduce != results::kDefaultAllReduceAlgorithm) {
     fail(*t.get("mpi_algorithm"),
@@ -498,15 +607,19 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
   std::vector<std::string> case_keys = keys(true);
   case_keys.push_back("name");
   case_keys.push_back("timeout_s");
-  // A case's own flags (e.g. --inject-delay), instead of [base]'s.
-  if (kind_ == CaseKind::kTrain) case_keys.push_back("extra_args");
+  // A case's own flags (e.g. --inject-delay) and starting weights, instead of [base]'s.
+  if (kind_ == CaseKind::kTrain) case_keys.insert(case_keys.end(), {"extra_args", "init_from"});
+  // Settings the cases vary name their value in the generated names.
   for (const toml::node& e : *list) {
     const toml::node* m = e.as_table()->get("model");
     if (m && m->is_string() && *m->value<std::string>() != base.model) varying_.insert("model");
+    const toml::node* f = e.as_table()->get("fine_tune");
+    if (f && f->is_string() && *f->value<std::string>() != base.fine_tune) varying_.insert("fine_tune");
   }
   for (const toml::node& e : *list) {
     const toml::table& t = *e.as_table();
     check_keys(t, case_keys, "[[case]]");
+    check_model_and_init_from(t);
     SuiteCase c = base;
     for (auto&& [k, v] : t) {
       if (k.str() == "timeout_s") {
@@ -592,6 +705,11 @@ nlohmann::json SuiteCase::to_json() const {
   if (allreduce != results::kDefaultAllReduceAlgorithm) j["allreduce"] = allreduce;
   if (mpi_algorithm > 0) j["mpi_algorithm"] = mpi_algorithm;
   if (zero > 0) j["zero"] = zero;
+  if (fine_tune != "full") {
+    j["fine_tune"] = fine_tune;
+    j["lora"] = training::lora_options_json(lora);  // as the trainer records its options
+  }
+  if (!init_from.empty()) j["init_from"] = init_from;
   if (!skip_reason.empty()) j["skip_reason"] = skip_reason;
   return j;
 }

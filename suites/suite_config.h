@@ -14,10 +14,13 @@
 //   bind_to = "none"          # mpirun --bind-to
 //   [base]                    # train: model data batch block steps warmup_steps
 //   model = "seed"            #   tokenizer eval_every shard threads lr extra_args
+//                             #   init_from
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
 //   mode = ["naive", "sharded"]  #     transport links hosts cores_per_host link
 //                             #     tcp_interface batch batch_per_rank
 //                             #     allreduce mpi_algorithm zero
+//                             #     fine_tune lora_rank lora_alpha
+//                             #     lora_dropout lora_layers lora_targets
 //   ranks = [1, 2]
 //   [[case]]                  # any axis key, plus optional name, timeout_s
 //                             #   and (train) extra_args, replacing [base]'s
@@ -27,18 +30,22 @@
 // Axes that do not apply to a case collapse instead of multiplying it: the
 // bucket size only matters to fused/overlap, the link count only to the tcp
 // transport, the link profile only to several hosts, the Open MPI algorithm
-// only to the mpi all-reduce, the all-reduce to more than one rank. A
-// combination that is well-formed but cannot run (naive with 2 ranks, a batch
-// the ranks do not divide, hosts whose cores the machine does not have, the
-// shm all-reduce across hosts, ZeRO-1 without fused or on one rank) becomes a
-// skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
+// only to the mpi all-reduce, the all-reduce to more than one rank, the LoRA
+// settings to fine_tune = "lora". A combination that is well-formed but
+// cannot run (naive with 2 ranks, a batch the ranks do not divide, hosts
+// whose cores the machine does not have, the shm all-reduce across hosts,
+// ZeRO-1 without fused or on one rank, LoRA on more layers than the model
+// has) becomes a skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
 // `batch_per_rank` scales the global batch with the ranks (weak scaling) and
 // does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
 // mode, links on a non-tcp case...) throws trainscope::Error naming the file,
 // line and key, before anything runs.
 //
-// Relative model paths (a config.json) are resolved against the suite file's
-// directory, so a suite can ship its model config beside it.
+// Relative model paths (a config.json) and init_from directories (a Hugging
+// Face checkpoint, e.g. a step directory of an earlier run) are resolved
+// against the suite file's directory, so a suite can ship its model config
+// beside it. init_from names the model (its config.json): it does not go
+// with `model`.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef TRAINSCOPE_SUITES_SUITE_CONFIG_H_
@@ -52,6 +59,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "training/lora.h"
 
 namespace trainscope::suites {
 
@@ -85,6 +94,11 @@ struct SuiteCase {
   std::string allreduce = "mpi";
   int mpi_algorithm = 0;
   int zero = 0;                      // train: 1 = ZeRO stage 1 (--zero 1)
+  // train: what trains (--fine-tune full|lora) and, for lora, the adapters
+  // (--lora-rank/alpha/dropout/layers/targets); under full they stay at the
+  // trainer's defaults.
+  std::string fine_tune = "full";
+  training::LoraConfig lora;
   std::string skip_reason;           // non-empty: recorded as skipped, not run
   std::optional<double> timeout_s;   // [[case]] only; else the suite's
 
@@ -107,6 +121,9 @@ struct SuiteCase {
   int64_t eval_every = 0;
   std::string shard = "strided";
   std::optional<double> lr;
+  // A Hugging Face checkpoint directory to start from (--init-from, absolute);
+  // "": random initial weights of `model`. When set, `model` is this directory.
+  std::string init_from;
   std::vector<std::string> extra_args;  // appended to the trainscope command
   SweepSettings sweep;
 

@@ -73,6 +73,12 @@ std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_vi
   return targets;
 }
 
+std::string lora_targets_list(const std::vector<LoraTarget>& targets) {
+  std::vector<std::string_view> names;
+  for (LoraTarget t : targets) names.push_back(lora_target_name(t));
+  return fmt::format("{}", fmt::join(names, ","));
+}
+
 int LoraConfig::first_layer(const ModelConfig& model) const {
   return layers <= 0 ? 0 : model.n_layers - layers;
 }
@@ -124,6 +130,13 @@ int64_t LoraLayout::begin_at(int layer, LoraTarget t) const {
 std::string LoraLayout::base_tensor_name(const LoraAdapter& a) {
   const TargetSpec& s = spec(a.target);
   return fmt::format("model.layers.{}.{}.{}.weight", a.layer, s.module, s.name);
+}
+
+json lora_options_json(const LoraConfig& l) {
+  json targets = json::array();
+  for (LoraTarget t : l.targets) targets.push_back(lora_target_name(t));
+  return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"layers", l.layers},
+          {"targets", targets}};
 }
 
 json to_peft_config(const LoraConfig& lora, const ModelConfig& model,

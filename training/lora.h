@@ -34,6 +34,8 @@ std::string_view lora_target_name(LoraTarget t);
 LoraTarget parse_lora_target(std::string_view name, std::string_view what);
 // A comma-separated list, as --lora-targets takes it; duplicates are errors.
 std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_view what);
+// The inverse: "q_proj,v_proj".
+std::string lora_targets_list(const std::vector<LoraTarget>& targets);
 
 struct LoraConfig {
   int rank = 8;
@@ -79,6 +81,10 @@ class LoraLayout : public TensorTable {
   std::vector<LoraAdapter> adapters_;
   std::vector<int> by_position_;  // layer * kLoraTargets + target -> adapter index or -1
 };
+
+// The settings as trainscope records them (the summary's options.lora, a
+// suite case's configuration): rank, alpha, dropout, layers, targets.
+nlohmann::json lora_options_json(const LoraConfig& lora);
 
 // PEFT's adapter_config.json for these adapters, and back. The reader takes
 // what PEFT writes (r, lora_alpha, lora_dropout, target_modules,

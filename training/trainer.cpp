@@ -688,9 +688,8 @@ std::string TrainingRun::trainable_line() const {
   const double total = static_cast<double>(param_count() + model_->adapters().size());
   std::string what = "every weight";
   if (const auto l = lora()) {
-    std::string targets;
-    for (LoraTarget t : l->targets) targets += fmt::format("{}{}", targets.empty() ? "" : ",", lora_target_name(t));
-    what = fmt::format("LoRA rank {} alpha {:g} on {} of {} layer{}", l->rank, l->alpha, targets,
+    what = fmt::format("LoRA rank {} alpha {:g} on {} of {} layer{}", l->rank, l->alpha,
+                       lora_targets_list(l->targets),
                        config_.n_layers - l->first_layer(config_),
                        config_.n_layers - l->first_layer(config_) == 1 ? "" : "s");
   }
@@ -1164,20 +1163,11 @@ int default_threads_per_rank() {
 
 std::string_view fine_tune_name(FineTune f) { return f == FineTune::kLora ? "lora" : "full"; }
 
-FineTune parse_fine_tune(std::string_view name) {
+FineTune parse_fine_tune(std::string_view name, std::string_view what) {
   if (name == "full") return FineTune::kFull;
   if (name == "lora") return FineTune::kLora;
-  throw Error(fmt::format("--fine-tune must be full or lora, got '{}'", name));
+  throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
 }
-
-namespace {
-json lora_json(const LoraConfig& l) {
-  json targets = json::array();
-  for (LoraTarget t : l.targets) targets.push_back(lora_target_name(t));
-  return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"layers", l.layers},
-          {"targets", targets}};
-}
-}  // namespace
 
 json TrainOptions::to_json() const {
   return {
@@ -1206,7 +1196,7 @@ json TrainOptions::to_json() const {
       {"allreduce", comm::allreduce_algorithm_name(allreduce)},
       {"init_from", init_from},
       {"fine_tune", fine_tune_name(fine_tune)},
-      {"lora", fine_tune == FineTune::kLora ? lora_json(lora) : json()},
+      {"lora", fine_tune == FineTune::kLora ? lora_options_json(lora) : json()},
       {"zero", zero},
       {"inject_delay",
        inject_delay ? json(fmt::format("{}:{}", inject_delay->rank, inject_delay->ms)) : json()},

@@ -44,7 +44,8 @@ InjectedDelay parse_injected_delay(std::string_view text,
 // What trains: every weight, or LoRA adapters over frozen weights.
 enum class FineTune { kFull, kLora };
 std::string_view fine_tune_name(FineTune f);
-FineTune parse_fine_tune(std::string_view name);  // Error naming --fine-tune
+// Error naming `what` (the flag, or a suite's key) otherwise.
+FineTune parse_fine_tune(std::string_view name, std::string_view what = "--fine-tune");
 
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path

@@ -53,6 +53,12 @@ struct CaseSpec {
   std::string model = "tiny";
   nlohmann::json config = nlohmann::json::object();  // more of the case's config (allreduce, zero)
   double optimizer_state_share = 1.0;  // of the whole optimizer state each rank holds (ZeRO-1: 1/N)
+  // > 0: the summary counts parameters (3M) and these trainable ones, and
+  // memory and traffic follow them as the trainer's do: 4 bytes a parameter,
+  // gradients 4 and AdamW state 8 bytes a trainable one, a step's all-reduce
+  // 4 bytes a trainable one (counted on one rank too; LoRA: few of them).
+  int64_t trainable_parameters = 0;
+  nlohmann::json options = nlohmann::json::object();  // more of the summary's options (fine_tune)
 };
 
 struct SuiteSpec {
@@ -100,10 +106,16 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
   s.model = {{"preset", "tiny"}, {"n_layer", 2}};
   s.options = {{"batch", suite.batch}, {"block", 32}, {"steps", suite.steps}, {"seed", 1},
                {"warmup_steps", suite.warmup_steps}};  // the slow steps below
+  s.options.update(c.options);
   s.world_size = c.world_size;
   s.threads_per_rank = c.threads;
   const int64_t params = 3'000'000;
   const int64_t dataset = 8'000'000;
+  const int64_t trainable = c.trainable_parameters;
+  if (trainable > 0) {
+    s.parameters = params;
+    s.trainable_parameters = trainable;
+  }
   double tokens_per_s_total = 0;
   std::vector<double> all_steps;
   for (int r = 0; r < c.world_size; ++r) {
@@ -127,7 +139,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
       st.comm_exposed_s = c.comm_share * t;
       st.comm_time_s = st.comm_exposed_s;
       st.comm_calls = c.calls > 0 ? c.calls : c.reduction == "per-tensor" ? 20 : 2;
-      st.comm_bytes = params;
+      st.comm_bytes = trainable == 0 ? params : 4 * trainable;
       steps.push_back(st);
       times.push_back(t);
       all_steps.push_back(t);
@@ -147,6 +159,11 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     m[MemoryCategory::kParameters] = params;
     m[MemoryCategory::kGradients] = params;
     m[MemoryCategory::kOptimizerState] = static_cast<int64_t>(2 * params * c.optimizer_state_share);
+    if (trainable > 0) {
+      m[MemoryCategory::kParameters] = 4 * params;
+      m[MemoryCategory::kGradients] = 4 * trainable;
+      m[MemoryCategory::kOptimizerState] = static_cast<int64_t>(8 * trainable * c.optimizer_state_share);
+    }
     m[MemoryCategory::kActivations] = static_cast<int64_t>(5'000'000 * suite.memory_factor);
     m[MemoryCategory::kData] = c.mode == "sharded" ? dataset / c.world_size : dataset;
     m[MemoryCategory::kComm] = c.reduction == "per-tensor" ? 0 : params / 2;

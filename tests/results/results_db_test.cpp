@@ -196,6 +196,42 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
             "mpi/NULL");
 }
 
+// The parameter counts of a fine-tune are columns of its run (derived from
+// RunSummary's field table, as every figure is), queryable in SQL; a
+// database made before they were recorded gains them and reads 0.
+TEST_F(ResultsDbTest, ParameterCountsAreColumnsOfTheRun) {
+  RunSummary summary = sample_summary(2, 3);
+  summary.parameters = 28'388'096;
+  summary.trainable_parameters = 32'768;
+  int64_t old_run = 0, run_id = 0, suite_id = 0;
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    suite_id = db.begin_suite(suite_info("finetune"));
+    old_run = db.begin_run(suite_id, run_case("old"));
+    db.finish_run(old_run, RunStatus::kOk, 0, "", &summary);
+  }
+  {  // As trainscope wrote it before the counts were recorded.
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("ALTER TABLE runs DROP COLUMN parameters; "
+             "ALTER TABLE runs DROP COLUMN trainable_parameters",
+             "dropping columns");
+  }
+  {
+    ResultsDb db = ResultsDb::open_for_reading(path_);
+    EXPECT_EQ(db.run_summary(old_run)->trainable_parameters, 0);
+  }
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  EXPECT_EQ(db.run_summary(old_run)->parameters, 0);
+  run_id = db.begin_run(suite_id, run_case("lora"));
+  db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
+  EXPECT_EQ(db.run_summary(run_id), summary);
+  sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
+  EXPECT_EQ(raw.query_text("SELECT parameters || '/' || trainable_parameters FROM runs WHERE id = " +
+                               std::to_string(run_id),
+                           "the counts"),
+            "28388096/32768");
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   { ResultsDb::open_for_writing(path_); }
   {

@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 #include "kernels/check.h"
+#include "suites/launch_plan.h"
 #include "tests/temp_dir.h"
+#include "training/model_config.h"
 
 namespace trainscope::suites {
 namespace {
@@ -217,8 +220,8 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
   for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
-                               "machines", "reductions", "scaling", "smoke", "stragglers",
-                               "tcp-links"}) {
+                               "finetune", "machines", "reductions", "scaling", "smoke",
+                               "stragglers", "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {
@@ -375,6 +378,151 @@ TEST(SuiteConfig, BadAllReduceSettingsNameTheLine) {
             "this case uses 'shm'"},
        }) {
     EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
+  }
+}
+
+// What trains: full or LoRA, and the adapters' settings, which collapse
+// under full (a grid over them does not multiply the full cases) and name
+// themselves in the case and its config only for LoRA.
+TEST(SuiteConfig, FineTuneAndLoraAxes) {
+  const Suite s = parse(
+      "name = \"f\"\n[base]\nlora_alpha = 32\n[grid]\nfine_tune = [\"full\", \"lora\"]\n"
+      "lora_rank = [8, 16]\nlora_targets = [\"q_proj,v_proj\", \"v,q,k,o\"]\n");
+  EXPECT_EQ(names(s), (std::vector<std::string>{
+                          "naive-r1-fused-full", "naive-r1-fused-lora-alpha32",
+                          "naive-r1-fused-lora-rank16-alpha32",
+                          "naive-r1-fused-lora-alpha32-q.k.v.o",
+                          "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
+  const SuiteCase& full = s.cases[0];
+  EXPECT_EQ(full.fine_tune, "full");
+  EXPECT_EQ(full.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
+  EXPECT_FALSE(full.to_json().contains("fine_tune"));
+  EXPECT_FALSE(full.to_json().contains("lora"));
+  const SuiteCase& lora = s.cases[4];
+  EXPECT_EQ(lora.lora.rank, 16);
+  EXPECT_EQ(lora.lora.alpha, 32);
+  EXPECT_EQ(lora.lora.targets, (std::vector<training::LoraTarget>{
+                                   training::LoraTarget::kQ, training::LoraTarget::kK,
+                                   training::LoraTarget::kV, training::LoraTarget::kO}));
+  EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
+  // The layout of the trainer's own options.lora, so the report reads either.
+  EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.lora));
+  EXPECT_EQ(lora.to_json()["lora"]["targets"],
+            nlohmann::json({"q_proj", "k_proj", "v_proj", "o_proj"}));
+  // One fine-tune throughout: no part for it in the names.
+  EXPECT_EQ(names(parse("name = \"o\"\n[[case]]\nfine_tune = \"full\"\n")),
+            (std::vector<std::string>{"naive-r1-fused"}));
+}
+
+TEST(SuiteConfig, LoraOnMoreLayersThanTheModelHasIsSkipped) {
+  const Suite s = parse("name = \"l\"\n[base]\nfine_tune = \"lora\"\n[grid]\n"
+                        "model = [\"seed\", \"narrow24.json\"]\nlora_layers = [8]\n");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].name, "seed-naive-r1-fused-lora-last8");
+  EXPECT_EQ(s.cases[0].skip_reason, "--lora-layers 8: the model has 4 layers (0 adapts them all)");
+  EXPECT_EQ(s.cases[1].skip_reason, "");
+}
+
+TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"name = \"x\"\n[grid]\nfine_tune = [\"full\", \"qlora\"]\n",
+            "t.toml:3:22: fine_tune must be full or lora, got 'qlora'"},
+           {"name = \"x\"\n[base]\nlora_rank = 0\n[[case]]\n", "t.toml:3:13: 'lora_rank' must be at least 1"},
+           {"name = \"x\"\n[base]\nlora_alpha = 0\n[[case]]\n", "t.toml:3:14: 'lora_alpha' must be positive"},
+           {"name = \"x\"\n[base]\nlora_dropout = 1.0\n[[case]]\n",
+            "t.toml:3:16: 'lora_dropout' must be in [0, 1), got 1"},
+           {"name = \"x\"\n[base]\nlora_targets = \"q,x_proj\"\n[[case]]\n",
+            "t.toml:3:16: lora_targets: unknown target module 'x_proj'"},
+           {"name = \"x\"\n[base]\nlora_targets = \"q,q_proj\"\n[[case]]\n",
+            "t.toml:3:16: lora_targets: 'q_proj' is listed twice"},
+           // Written on a case that trains every weight: a mistake, as the trainer's flags say.
+           {"name = \"x\"\n[[case]]\nfine_tune = \"full\"\nlora_rank = 4\n",
+            "t.toml:4:13: 'lora_rank' sets up LoRA adapters: it goes with fine_tune = \"lora\"; this "
+            "case fine-tunes 'full'"},
+           {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nfine_tune = [\"lora\"]\n",
+            "t.toml:4:1: unknown key 'fine_tune' in [grid]"},
+       }) {
+    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
+  }
+}
+
+// The built-in finetune suite: full and LoRA, each on one rank (naive) and
+// two (sharded, fused), on the instruction pairs with their validation split
+// evaluated, each case's command saying so.
+TEST(SuiteConfig, TheFinetuneSuiteIsFullAndLoraOnOneAndTwoRanks) {
+  const Suite s = resolve_suite("finetune");
+  EXPECT_EQ(names(s), (std::vector<std::string>{"naive-r1-fused-full", "naive-r1-fused-lora",
+                                                "sharded-r2-fused-full", "sharded-r2-fused-lora"}));
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.slots = 2;
+  const std::string lora_flags =
+      " --fine-tune lora --lora-rank 8 --lora-alpha 16 --lora-dropout 0 --lora-layers 0 "
+      "--lora-targets q_proj,v_proj ";
+  for (const SuiteCase& c : s.cases) {
+    EXPECT_EQ(c.skip_reason, "") << c.name;
+    const LaunchPlan plan = plan_case(s, c, ctx, "/tmp/s.json");
+    const std::string line = shell_join(plan.argv);
+    const bool lora = c.name.ends_with("lora");
+    const bool two = c.ranks == 2;
+    EXPECT_EQ(plan.uses_mpirun, two) << line;
+    EXPECT_NE(line.find(two ? "/usr/bin/mpirun -np 2 " : "/bin/trainscope train "),
+              std::string::npos)
+        << line;
+    EXPECT_NE(line.find(two ? " train --model seed --mode sharded --reduce fused "
+                            : " train --model seed --mode naive --reduce fused "),
+              std::string::npos)
+        << line;
+    EXPECT_EQ(line.find(lora_flags) != std::string::npos, lora) << line;
+    EXPECT_EQ(line.find("--fine-tune") != std::string::npos, lora) << line;  // full: the default
+    for (const char* flag : {" --data builtin:instruct ", " --block 128 ", " --batch 8 ",
+                             " --steps 30 ", " --eval-every 5 "}) {
+      EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
+    }
+    EXPECT_EQ(c.to_json().value("fine_tune", "full"), lora ? "lora" : "full") << c.name;
+  }
+}
+
+// A checkpoint to start from names the model; relative to the suite file.
+TEST(SuiteConfig, InitFromACheckpointDirectory) {
+  testing::TempDir dir("suite-init-from");
+  std::filesystem::create_directories(dir / "ckpt/step-00000010");
+  std::ofstream(dir / "ckpt/step-00000010/config.json")
+      << training::to_hf_config(training::model_preset("tiny")).dump();
+  const Suite s = parse_suite("name = \"i\"\n[base]\ninit_from = \"ckpt/step-00000010\"\n"
+                              "fine_tune = \"lora\"\n[[case]]\n[[case]]\nname = \"random\"\n"
+                              "model = \"tiny\"\n",
+                              "t.toml", dir.path());
+  ASSERT_EQ(s.cases.size(), 2u);
+  const std::string step = std::filesystem::weakly_canonical(dir / "ckpt/step-00000010").string();
+  EXPECT_EQ(s.cases[0].init_from, step);
+  EXPECT_EQ(s.cases[0].model, step);
+  EXPECT_EQ(s.cases[0].to_json()["init_from"], step);
+  EXPECT_EQ(s.cases[1].init_from, "");  // a case's model replaces [base]'s checkpoint
+  EXPECT_EQ(s.cases[1].model, "tiny");
+  EXPECT_FALSE(s.cases[1].to_json().contains("init_from"));
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  const std::string line = shell_join(plan_case(s, s.cases[0], ctx, "/tmp/s.json").argv);
+  EXPECT_NE(line.find("/bin/trainscope train --init-from " + step + " --mode naive "),
+            std::string::npos)
+      << line;
+  EXPECT_EQ(line.find("--model"), std::string::npos) << line;  // the trainer refuses both
+  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+           {"name = \"x\"\n[base]\ninit_from = \"nowhere\"\n[[case]]\n",
+            "t.toml:3:13: init_from 'nowhere' is not a directory"},
+           {"name = \"x\"\n[base]\ninit_from = \"ckpt\"\n[[case]]\n", "t.toml:3:13: "},
+           {"name = \"x\"\n[base]\nmodel = \"seed\"\ninit_from = \"ckpt/step-00000010\"\n[[case]]\n",
+            "t.toml:4:13: 'init_from' names the model (its config.json): it does not go with 'model'"},
+       }) {
+    std::string e;
+    try {
+      parse_suite(text, "t.toml", dir.path());
+    } catch (const Error& err) {
+      e = err.what();
+    }
+    EXPECT_NE(e.find(needle), std::string::npos) << text << "\n" << e;
   }
 }
 

@@ -1,0 +1,142 @@
+#include "report/finetune.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace trainscope::report {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// What the first usable repetition's trainer recorded it ran with; null
+// when none is usable.
+const nlohmann::json* summary_options(const CaseData& c) {
+  const RunData* run = c.first_usable();
+  return run && run->summary->options.is_object() ? &run->summary->options : nullptr;
+}
+
+// Rank 0's gradient bytes per measured step (median); -1 without steps.
+int64_t comm_bytes_per_step(const results::RunSummary& s) {
+  if (s.steps.empty() || s.steps.front().empty()) return -1;
+  std::vector<double> bytes;
+  for (const auto& step : measured_steps(s, s.steps.front())) {
+    bytes.push_back(static_cast<double>(step.comm_bytes));
+  }
+  return static_cast<int64_t>(std::llround(median_of(std::move(bytes))));
+}
+
+// Summaries written before the counts were recorded say 0.
+int64_t known_count(int64_t n) { return n > 0 ? n : -1; }
+
+// Settings one rank does not use (it reduces nothing) or that split the same
+// cores among the ranks: a case on N ranks is measured against the one-rank
+// case that differs from it in these only.
+constexpr std::initializer_list<const char*> kRankSettings = {
+    "mode", "ranks", "threads", "reduce", "bucket_mb", "allreduce", "mpi_algorithm", "zero"};
+
+}  // namespace
+
+std::string CaseFineTune::label() const {
+  if (method != "lora" || !lora.is_object()) return method;
+  std::vector<std::string> targets;
+  for (const auto& t : lora.value("targets", nlohmann::json::array())) {
+    if (t.is_string()) targets.push_back(t.get<std::string>());
+  }
+  std::string out = fmt::format("LoRA r{}, alpha {:g}, {}", lora.value("rank", 0),
+                                lora.value("alpha", 0.0), fmt::join(targets, ","));
+  if (const double dropout = lora.value("dropout", 0.0); dropout > 0) {
+    out += fmt::format(", dropout {:g}", dropout);
+  }
+  if (const int layers = lora.value("layers", 0); layers > 0) {
+    out += fmt::format(", last {} layers", layers);
+  }
+  return out;
+}
+
+CaseFineTune case_fine_tune(const CaseData& c) {
+  const nlohmann::json& config = c.run_case.config;
+  // The suite's record first; a case that set it through extra_args, or
+  // whose config predates the key, by what its trainer says.
+  const nlohmann::json* from = config.is_object() && config.contains("fine_tune") ? &config
+                                                                                 : summary_options(c);
+  CaseFineTune out;
+  if (!from) return out;
+  if (auto it = from->find("fine_tune"); it != from->end() && it->is_string()) {
+    out.method = it->get<std::string>();
+  }
+  if (auto it = from->find("lora"); it != from->end() && it->is_object()) out.lora = *it;
+  return out;
+}
+
+bool suite_varies_fine_tune(const SuiteData& suite) {
+  std::set<std::string> labels;
+  for (const auto& c : suite.cases) labels.insert(case_fine_tune(c).label());
+  return labels.size() > 1;
+}
+
+double FineTuneRow::trainable_share() const {
+  return parameters > 0 && trainable_parameters >= 0
+             ? static_cast<double>(trainable_parameters) / static_cast<double>(parameters)
+             : kNaN;
+}
+
+double FineTuneRow::comm_bytes_per_trainable() const {
+  return comm_bytes_per_step >= 0 && trainable_parameters > 0
+             ? static_cast<double>(comm_bytes_per_step) / static_cast<double>(trainable_parameters)
+             : kNaN;
+}
+
+std::vector<FineTuneRow> fine_tune_rows(const SuiteData& suite) {
+  if (!suite_varies_fine_tune(suite)) return {};
+  std::vector<FineTuneRow> out;
+  for (const auto& c : suite.cases) {
+    const RunData* run = c.first_usable();
+    if (!run) continue;
+    const results::RunSummary& s = *run->summary;
+    const CaseFigures f = case_figures(c);
+    FineTuneRow row;
+    row.case_name = c.name;
+    row.label = case_fine_tune(c).label();
+    row.ranks = f.world_size;
+    row.step_median_s = f.step_median_s;
+    row.tokens_per_s = f.tokens_per_s;
+    row.comm_bytes_per_step = comm_bytes_per_step(s);
+    row.parameters = known_count(s.parameters);
+    row.trainable_parameters = known_count(s.trainable_parameters);
+    row.memory = peak_by_category(s);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<RankSaving> rank_savings(const SuiteData& suite) {
+  if (!suite_varies_fine_tune(suite)) return {};
+  std::vector<RankSaving> out;
+  for (const auto& c : suite.cases) {
+    if (c.run_case.world_size < 2 || !c.first_usable()) continue;
+    for (const auto& one : suite.cases) {
+      if (one.run_case.world_size != 1 || one.run_case.host_count > 1 || !one.first_usable() ||
+          !alike_but(one, c, kRankSettings)) {
+        continue;
+      }
+      RankSaving r;
+      r.label = case_fine_tune(c).label();
+      r.one_rank_case = one.name;
+      r.case_name = c.name;
+      r.ranks = c.run_case.world_size;
+      // Alike, so the same steps on both.
+      r.steps = c.run_case.config.value("steps", int64_t{0});
+      r.one_rank_wall_s = case_figures(one).step_median_s * static_cast<double>(r.steps);
+      r.wall_s = case_figures(c).step_median_s * static_cast<double>(r.steps);
+      out.push_back(std::move(r));
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace trainscope::report
