@@ -37,6 +37,7 @@ void add_check_command(CLI::App& app) {
     std::string save_baseline;
     bool allow_too_few_samples = false;
     bool timings_across_machines = false;
+    bool allow_kernel_change = false;
   };
   auto flags = std::make_shared<Flags>();
   CLI::App* sub = app.add_subcommand(
@@ -96,6 +97,9 @@ void add_check_command(CLI::App& app) {
                   "fused's step time at most 10% above per-tensor's; "
                   "\"tokens_per_s:sharded/naive>=1.5\". Without --baseline only these are "
                   "checked. With --save-baseline they are stored in the baseline file");
+  sub->add_flag("--allow-kernel-change", flags->allow_kernel_change,
+                "Compare timings even when the baseline ran other GEMM kernels (OpenBLAS core) "
+                "than the current run; without it that is an input error (exit 2)");
   sub->add_flag("--allow-too-few-samples", flags->allow_too_few_samples,
                 "Pass (exit 0 when nothing regressed) even when some timing comparisons have too "
                 "few samples ever to be significant (verdict TOO FEW SAMPLES); without it such a "
@@ -135,6 +139,7 @@ void add_check_command(CLI::App& app) {
     options.loss_rel_tol = flags->loss_tolerance;
     options.ratios = ratios;
     options.timings_across_machines = flags->timings_across_machines;
+    options.allow_kernel_change = flags->allow_kernel_change;
     auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
     std::fputs(report::check_table_text(result).c_str(), stdout);
     if (!flags->markdown.empty()) {

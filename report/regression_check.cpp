@@ -430,6 +430,23 @@ void extract_sweep(const CaseData& c, CaseRecord& rec) {
 
 }  // namespace
 
+namespace {
+// "OpenBLAS 0.3.21 Cooperlake", every distinct one over the runs' ranks.
+std::string case_kernels(const std::vector<const RunData*>& runs) {
+  std::vector<std::string> seen;
+  for (const RunData* r : runs) {
+    for (const auto& rank : r->summary->ranks) {
+      if (rank.kernels.blas_core.empty()) continue;
+      const std::string k = rank.kernels.blas_library + " " + rank.kernels.blas_core;
+      if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+    }
+  }
+  std::string out;
+  for (const auto& k : seen) out += (out.empty() ? "" : ", ") + k;
+  return out;
+}
+}  // namespace
+
 CheckSuite extract_check_suite(const SuiteData& suite) {
   CheckSuite out;
   out.name = suite.suite.info.name;
@@ -452,6 +469,7 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
     }
     if (c.run_case.mode == "allreduce") extract_sweep(c, rec);  // the runner's mode of sweeps
     auto runs = c.usable_runs();
+    rec.kernels = case_kernels(runs);
     for (const RunData* r : runs) {
       const auto& s = *r->summary;
       rec.timings.step_time_median_s.push_back(s.totals.step_time_median_s);
@@ -633,6 +651,16 @@ void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
     result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kRegression,
                            c.reason});
     return;
+  }
+  if (timings && !b.kernels.empty() && !c.kernels.empty() && b.kernels != c.kernels) {
+    const std::string what = fmt::format("case {}: the baseline ran GEMM kernels {}, the current "
+                                         "run {}",
+                                         c.name, b.kernels, c.kernels);
+    if (!options.allow_kernel_change) {
+      throw Error(what + ": their timings measure the kernels, not the code (unset or set "
+                         "OPENBLAS_CORETYPE as the baseline had it, or --allow-kernel-change)");
+    }
+    result.warnings.push_back(what + ": timings compared anyway (--allow-kernel-change)");
   }
   if (timings && b.timings.busbw.empty()) compare_timings(b, c, options, result.rows);
   if (timings && !b.timings.busbw.empty()) compare_busbw(b, c, options, result.rows);

@@ -29,6 +29,9 @@
 //    regression; a case new in the current suite is listed, not compared. A
 //    sweep's run is usable when it ended ok with rows; a size of the baseline
 //    missing from the current sweep is a regression.
+//  * GEMM kernels: a case whose timings ran on other OpenBLAS kernels than
+//    the baseline's (kernels/blas_core.h) is an input error naming both,
+//    unless allowed (CheckOptions::allow_kernel_change: then a warning).
 //  * Machine load: when either side of a compared case was measured on a
 //    loaded machine (docs/METRICS.md, "Machine load"), a warning line
 //    (CheckResult::warnings), not a regression: its timings may be the
@@ -115,6 +118,10 @@ struct CaseRecord {
   // then how many and where, e.g. "1 of 1 usable repetition(s): node0 at the
   // end: 3 runnable threads of other processes + 2 of the job's > 2 cores".
   std::string loaded;
+  // The GEMM kernels its usable repetitions ran, e.g. "OpenBLAS 0.3.21
+  // Cooperlake" (several, comma-separated, if they differ); empty when not
+  // recorded. Timings on other kernels are not the same measurement.
+  std::string kernels;
   bool usable() const { return status == "ok" || status == "partial"; }
   bool operator==(const CaseRecord&) const = default;
 };
@@ -177,6 +184,7 @@ struct Fields<report::CaseRecord> {
       field("timings", &T::timings),
       field("deterministic", &T::deterministic),
       field("loaded", &T::loaded).absent_ok(),
+      field("kernels", &T::kernels).absent_ok(),
   };
 };
 // Written as its text, e.g. "fused/per-tensor<=1.10".
@@ -233,6 +241,9 @@ struct CheckOptions {
   // Compare timings with a baseline measured on another machine (by default
   // they are not: a 2x faster CPU is not an improvement of the code).
   bool timings_across_machines = false;
+  // Compare timings of runs on different GEMM kernels (by default that is
+  // an input error: a kernel change is not a code change).
+  bool allow_kernel_change = false;
 };
 
 // kTooFewSamples: a timing comparison that could not be significant whatever

@@ -1,11 +1,14 @@
 #include "report/report.h"
 
 #include <cmath>
+#include <array>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "kernels/blas_core.h"
 #include "kernels/check.h"
 #include "report/algorithms.h"
 #include "report/answers.h"
@@ -254,6 +257,87 @@ std::string load_markdown(const SuiteData& suite) {
   return out;
 }
 
+// ---- GEMM kernels ---------------------------------------------------------------
+
+struct CaseKernels {
+  std::string name;
+  std::vector<std::string> cells;  // kernels, chosen, best for the CPU, ISA, threads
+  std::string warning;             // empty unless some rank ran weaker kernels than its CPU runs
+};
+
+// The kernels each case's usable runs recorded (kernels/blas_core.h); empty
+// for results made before they were recorded.
+std::vector<CaseKernels> case_kernels(const SuiteData& suite) {
+  std::vector<CaseKernels> out;
+  for (const auto& c : suite.cases) {
+    std::set<std::string> cores, choices, bests, isas, threads, weak;
+    for (const RunData* r : c.usable_runs()) {
+      for (const auto& rank : r->summary->ranks) {
+        const results::KernelInfo& k = rank.kernels;
+        if (k.blas_core.empty()) continue;
+        cores.insert(k.blas_library + " " + k.blas_core);
+        choices.insert(k.blas_choice);
+        bests.insert(k.blas_best);
+        isas.insert(k.cpu_isa);
+        threads.insert(fmt::format("{}/{}", k.omp_threads, k.blas_threads));
+        kernels::BlasInfo info;
+        info.core = k.blas_core;
+        info.best = k.blas_best;
+        if (info.fallback()) weak.insert(fmt::format("{} ({})", k.blas_core, k.blas_choice));
+      }
+    }
+    if (cores.empty()) continue;
+    auto join = [](const std::set<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
+    CaseKernels ck{c.name, {join(cores), join(choices), join(bests), join(isas), join(threads)}, ""};
+    if (!weak.empty()) {
+      ck.warning = fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its GEMM "
+                               "timings understate the machine",
+                               c.name, join(weak), join(bests));
+    }
+    out.push_back(std::move(ck));
+  }
+  return out;
+}
+
+constexpr std::array<const char*, 5> kKernelColumns = {
+    "GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA", "threads (OpenMP/BLAS)"};
+
+std::string kernels_table_html(const SuiteData& suite) {
+  const auto rows = case_kernels(suite);
+  if (rows.empty()) return "";
+  std::string out = "<h3>GEMM kernels</h3>\n";
+  for (const auto& r : rows) {
+    if (!r.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(r.warning) + "</p>\n";
+  }
+  out += "<table class=\"kernels\"><tr><th class=\"name\">case</th>";
+  for (const char* col : kKernelColumns) out += fmt::format("<th>{}</th>", col);
+  out += "</tr>\n";
+  for (const auto& r : rows) {
+    out += "<tr>" + td(r.name, "name");
+    for (const auto& cell : r.cells) out += td(cell);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string kernels_markdown(const SuiteData& suite) {
+  const auto rows = case_kernels(suite);
+  if (rows.empty()) return "";
+  std::string out = "| case";
+  for (const char* col : kKernelColumns) out += fmt::format(" | {}", col);
+  out += " |\n|:--|:--|:--|:--|:--|--:|\n";
+  for (const auto& r : rows) {
+    out += "| " + markdown_cell(r.name);
+    for (const auto& cell : r.cells) out += " | " + markdown_cell(cell);
+    out += " |\n";
+  }
+  out += "\n";
+  for (const auto& r : rows) {
+    if (!r.warning.empty()) out += "**Warning**: " + markdown_cell(r.warning) + "\n\n";
+  }
+  return out;
+}
+
 std::string suite_html(const SuiteData& suite, const std::optional<std::string>& gnuplot,
                        HtmlReport& report) {
   const auto& info = suite.suite.info;
@@ -289,6 +373,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += rank_times_html(cmp);
   out += memory_table_html(suite);
   out += load_table_html(suite);
+  out += kernels_table_html(suite);
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -418,6 +503,7 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
              "|:--|--:|--:|--:|\n" + mem + "\n";
     }
     out += load_markdown(suite);
+    out += kernels_markdown(suite);
   }
   return out;
 }

@@ -306,6 +306,36 @@ TEST_F(CheckTest, ALoadedSideIsAWarningNotARegression) {
             load_check_suite(dir_ / "loaded.db", "latest").find("fused")->loaded);
 }
 
+// Timings on other GEMM kernels measure the kernels: refused unless allowed;
+// a baseline file keeps the kernels; runs that recorded none are compared.
+TEST_F(CheckTest, TimingsOnOtherKernelsAreRefusedUnlessAllowed) {
+  auto haswell = honest(2);
+  haswell.blas_core = "Haswell";
+  auto cooperlake = honest(3);
+  cooperlake.blas_core = "Cooperlake";
+  const std::string base = db("haswell.db", haswell), now = db("cooperlake.db", cooperlake);
+  try {
+    check(base, now);
+    ADD_FAILURE() << "kernels differ: expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("the baseline ran GEMM kernels OpenBLAS 0.3.21 Haswell, "
+                                         "the current run OpenBLAS 0.3.21 Cooperlake"),
+              std::string::npos)
+        << e.what();
+  }
+  CheckOptions allow;
+  allow.allow_kernel_change = true;
+  const auto allowed = check(base, now, allow);
+  ASSERT_FALSE(allowed.warnings.empty());
+  EXPECT_NE(allowed.warnings[0].find("--allow-kernel-change"), std::string::npos);
+  save_baseline(load_check_suite(base, "latest"), dir_ / "haswell.json");
+  EXPECT_EQ(load_baseline(dir_ / "haswell.json").find("fused")->kernels, "OpenBLAS 0.3.21 Haswell");
+  EXPECT_EQ(check(db("unrecorded.db", honest(4)), now).regressions(), 0);
+  cooperlake.seed = 5;
+  EXPECT_TRUE(check(now, db("same.db", cooperlake)).warnings.empty());
+}
+
 TEST_F(CheckTest, DoubledTrackedMemoryAndChangedLossesAreRegressions) {
   auto fat = honest(2);
   fat.memory_factor = 2.0;

@@ -158,6 +158,27 @@ TEST(RunLoadTest, LoadedMeansOthersPlusTheJobOutnumberTheCores) {
   EXPECT_EQ(load().other_runnable_start, results::kUnknown);
 }
 
+// Every case shows its GEMM kernels; one on weaker kernels than its CPU runs
+// is flagged, and results that recorded none show no table.
+TEST_F(ReportTest, GemmKernelsPerCaseAndAFallbackFlagged) {
+  auto spec = reductions_suite();
+  spec.blas_core = "Haswell";  // the suite builder's CPU runs Cooperlake
+  const std::string md = render_markdown({load(spec)});
+  EXPECT_NE(md.find("| fused | OpenBLAS 0.3.21 Haswell | detected | Cooperlake | AVX-512 + "
+                    "AVX512-BF16 | 1/1 |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("fused: ran OpenBLAS's Haswell (detected) kernels where the CPU runs "
+                    "Cooperlake"),
+            std::string::npos)
+      << md;
+  spec.blas_core = "Cooperlake";
+  const std::string good = render_markdown({load(spec)});
+  EXPECT_NE(good.find("| fused | OpenBLAS 0.3.21 Cooperlake |"), std::string::npos) << good;
+  EXPECT_EQ(good.find("kernels where the CPU runs"), std::string::npos) << good;
+  EXPECT_EQ(render_markdown({load(reductions_suite())}).find("GEMM kernels"), std::string::npos);
+}
+
 TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
   auto spec = reductions_suite();  // naive on 1 rank, the others on 2; one thread each
   spec.load = {3.5, 2.0, 1.0, 4, 3, 4};  // 3 other runnable threads on 4 cores

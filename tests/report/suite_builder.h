@@ -82,6 +82,7 @@ struct SuiteSpec {
   // Every rank's host load at start and end; unknown (as before it was
   // recorded) unless set.
   profiler::HostLoad load;
+  std::string blas_core;  // the OpenBLAS core every rank ran; empty: not recorded
   std::string cpu_model = "Test CPU";  // the machine it was measured on
 };
 
@@ -177,6 +178,11 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
                rr.phases[profiler::Phase::kComm].mean * suite.steps,
                0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
     rr.load_start = rr.load_end = suite.load;
+    if (!suite.blas_core.empty()) {
+      rr.kernels = {.blas_library = "OpenBLAS 0.3.21", .blas_core = suite.blas_core,
+                    .blas_choice = "detected", .blas_best = "Cooperlake",
+                    .cpu_isa = "AVX-512 + AVX512-BF16", .omp_threads = 1, .blas_threads = 1};
+    }
     if (c.cores_online > 0) rr.load_start.cores = c.cores_online;
     rr.data.bytes_held = m[MemoryCategory::kData];
     s.ranks.push_back(rr);
