@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <span>
 
 #include "comm/all_reducer.h"
 #include "kernels/storage.h"
 #include "kernels/check.h"
+#include "profiler/copy_probe.h"
 
 namespace trainscope::suites {
 namespace {
@@ -44,21 +44,14 @@ std::vector<double> time_calls(comm::AllReducer& reducer, int64_t count, int ite
 }  // namespace
 
 double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps) {
-  const auto n = static_cast<std::size_t>(std::max<int64_t>(1, bytes / 4));
-  kernels::Buffer<float> src(n, kernels::MemoryCategory::kComm);
-  kernels::Buffer<float> dst(n, kernels::MemoryCategory::kComm);
-  std::fill(src.begin(), src.end(), 1.0f);
-  std::vector<double> times;
-  for (int i = 0; i < reps; ++i) {
-    comm.barrier();  // every rank copies at once, as every rank reduces at once
-    const auto t0 = std::chrono::steady_clock::now();
-    std::memcpy(dst.data(), src.data(), n * sizeof(float));
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
+  const int64_t n = std::max<int64_t>(1, bytes);
+  // Every rank copies at once, as every rank reduces at once; each copy's
+  // time is the slowest rank's.
+  std::vector<double> times = profiler::time_copies(
+      {.bytes = n, .reps = reps, .category = kernels::MemoryCategory::kComm},
+      [&comm] { comm.barrier(); });
   comm.all_reduce_max(times);
-  std::sort(times.begin(), times.end());
-  const double median = times[times.size() / 2];
-  return median > 0 ? static_cast<double>(n * sizeof(float)) / median / 1e9 : 0.0;
+  return profiler::copy_gbps(n, times);
 }
 
 void validate(const AllReduceOptions& o) {

@@ -76,7 +76,8 @@ std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows);
 std::string format_copy_probe(const results::AllReduceRow& largest, double copy_gbps, int ranks);
 
 // Median over `reps` of every rank copying `bytes` at once (memcpy between
-// two buffers of its own), the slowest rank's time of each: GB/s per rank.
+// two buffers of its own, profiler/copy_probe.h), the slowest rank's time of
+// each: GB/s per rank.
 double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps);
 
 }  // namespace trainscope::suites
