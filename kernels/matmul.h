@@ -25,6 +25,13 @@ void matmul_forward(T* out, const T* inp, const T* weight, int N, int C, int OC)
 template <typename T>
 void matmul_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,
                      int N, int C, int OC);
+// out[OC] = weight[OC, C] @ inp[C]: one token's matmul_forward (decoding).
+// Memory-bound: every weight is read once, so rows are split over the OpenMP
+// threads and each is one vectorised dot product. (OpenBLAS's sgemm with one
+// row runs at a quarter of the memory's speed.) Deterministic: each output is
+// one thread's sum in a fixed order.
+template <typename T>
+void matvec_forward(T* out, const T* inp, const T* weight, int C, int OC);
 // Naive triple loops: the reference the BLAS path is tested against.
 template <typename T>
 void matmul_forward_reference(T* out, const T* inp, const T* weight, int N, int C, int OC);

@@ -1,3 +1,5 @@
+#include <cstdint>
+
 #include "kernels/gemm.h"
 #include "kernels/matmul.h"
 
@@ -19,6 +21,20 @@ void matmul_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* 
   }
 }
 
+template <typename T>
+void matvec_forward(T* out, const T* inp, const T* weight, int C, int OC) {
+#pragma omp parallel for schedule(static)
+  for (int o = 0; o < OC; ++o) {
+    const T* w = weight + static_cast<int64_t>(o) * C;
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int c = 0; c < C; ++c) sum += w[c] * inp[c];
+    out[o] = sum;
+  }
+}
+
+template void matvec_forward<float>(float*, const float*, const float*, int, int);
+template void matvec_forward<double>(double*, const double*, const double*, int, int);
 template void matmul_forward<float>(float*, const float*, const float*, int, int, int);
 template void matmul_forward<double>(double*, const double*, const double*, int, int, int);
 template void matmul_backward<float>(float*, float*, const float*, const float*, const float*,

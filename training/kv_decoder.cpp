@@ -87,7 +87,7 @@ const float* KvDecoder::step(int32_t token) {
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerOffsets& w = layout_.layer(l);
     k::rmsnorm_forward(ln_, rstd_, x_, P + w.input_norm, 1, C, c.norm_eps);
-    k::matmul_forward(qkv_, ln_, P + w.qkv, 1, C, W);
+    k::matvec_forward(qkv_, ln_, P + w.qkv, C, W);
     const float* cs = rope_cos_.data() + int64_t{pos_} * half;
     const float* sn = rope_sin_.data() + int64_t{pos_} * half;
     k::rope_forward(qkv_, cs, sn, 1, 1, NH, hd, W);
@@ -96,16 +96,16 @@ const float* KvDecoder::step(int32_t token) {
     std::memcpy(keys + int64_t{pos_} * KV, qkv_ + Q, sizeof(float) * KV);
     std::memcpy(keys + int64_t{max_} * KV + int64_t{pos_} * KV, qkv_ + Q + KV, sizeof(float) * KV);
     attend(l);
-    k::matmul_forward(tmp_, atty_, P + w.o_proj, 1, Q, C);
+    k::matvec_forward(tmp_, atty_, P + w.o_proj, Q, C);
     for (int i = 0; i < C; ++i) x_[i] += tmp_[i];
     k::rmsnorm_forward(ln_, rstd_, x_, P + w.post_norm, 1, C, c.norm_eps);
-    k::matmul_forward(gu_, ln_, P + w.gate_up, 1, C, 2 * F);
+    k::matvec_forward(gu_, ln_, P + w.gate_up, C, 2 * F);
     k::swiglu_forward(h_, gu_, 1, F);
-    k::matmul_forward(tmp_, h_, P + w.down, 1, F, C);
+    k::matvec_forward(tmp_, h_, P + w.down, F, C);
     for (int i = 0; i < C; ++i) x_[i] += tmp_[i];
   }
   k::rmsnorm_forward(ln_, rstd_, x_, P + layout_.final_norm(), 1, C, c.norm_eps);
-  k::matmul_forward(logits_, ln_, P + layout_.lm_head(), 1, C, c.vocab_size);
+  k::matvec_forward(logits_, ln_, P + layout_.lm_head(), C, c.vocab_size);
   ++pos_;
   return logits_;
 }

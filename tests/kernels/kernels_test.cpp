@@ -39,6 +39,16 @@ TEST(MatmulTest, BlasMatchesReference) {
   for (int i = 0; i < OC * C; ++i) EXPECT_NEAR(dw1[i], dw2[i], 1e-12);
 }
 
+// One row through the decoder's matrix-vector kernel is the matmul's row.
+TEST(MatmulTest, MatvecMatchesTheReferenceRow) {
+  const int C = 37, OC = 101;  // not multiples of any vector width
+  Vec x = random_vector(C, 1), w = random_vector(OC * C, 2);
+  Vec y1(OC), y2(OC);
+  matvec_forward(y1.data(), x.data(), w.data(), C, OC);
+  matmul_forward_reference(y2.data(), x.data(), w.data(), 1, C, OC);
+  for (int i = 0; i < OC; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-12) << i;
+}
+
 TEST(MatmulTest, BackwardMatchesFiniteDifferences) {
   const int N = 4, C = 6, OC = 3;
   Vec x = random_vector(N * C, 4), w = random_vector(OC * C, 5), r = random_vector(N * OC, 6);
