@@ -1,7 +1,6 @@
 #include "report/report.h"
 
 #include <cmath>
-#include <array>
 #include <map>
 #include <set>
 
@@ -188,87 +187,92 @@ std::string memory_table_html(const SuiteData& suite) {
          "</table>\n<h3>Memory totals across ranks</h3>\n" + totals + "</table>\n";
 }
 
-// ---- Machine load (docs/METRICS.md) ----
+// ---- Per-case tables with warnings: machine load, GEMM kernels -------------------
 
-struct CaseLoad {
+// One row per case; a warning (empty: none) is shown above the HTML table and
+// below the Markdown one.
+struct CaseRow {
   std::string name;
-  CaseFigures figures;
-  std::string warning;  // empty unless some usable repetition ran on a loaded machine
+  std::vector<std::string> cells;
+  std::string warning;
+};
+struct CaseTable {
+  std::string title, css_class;
+  std::vector<std::string> columns;  // after "case"
+  std::string align;                 // Markdown's alignment row
+  std::vector<CaseRow> rows;
 };
 
-// The cases whose ranks recorded their hosts' load; empty for results made
-// before it was recorded.
-std::vector<CaseLoad> case_loads(const SuiteData& suite) {
-  std::vector<CaseLoad> out;
-  for (const auto& c : suite.cases) {
-    CaseFigures f = case_figures(c);
-    if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
-    std::string warning;
-    if (f.loaded > 0) {
-      warning = fmt::format("{}: measured on a loaded machine in {} of {} usable repetition(s) "
-                            "({}); its timings may be the machine's, not the code's",
-                            c.name, f.loaded, f.usable, f.load.loaded);
-    }
-    out.push_back({c.name, std::move(f), std::move(warning)});
+std::string case_table_html(const CaseTable& t) {
+  if (t.rows.empty()) return "";
+  std::string out = "<h3>" + html_escape(t.title) + "</h3>\n";
+  for (const auto& r : t.rows) {
+    if (!r.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(r.warning) + "</p>\n";
+  }
+  out += "<table class=\"" + t.css_class + "\"><tr><th class=\"name\">case</th>";
+  for (const auto& col : t.columns) out += "<th>" + html_escape(col) + "</th>";
+  out += "</tr>\n";
+  for (const auto& r : t.rows) {
+    out += "<tr>" + td(r.name, "name");
+    for (const auto& cell : r.cells) out += td(cell);
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
+std::string case_table_markdown(const CaseTable& t) {
+  if (t.rows.empty()) return "";
+  std::string out = "| case";
+  for (const auto& col : t.columns) out += " | " + col;
+  out += " |\n" + t.align + "\n";
+  for (const auto& r : t.rows) {
+    out += "| " + markdown_cell(r.name);
+    for (const auto& cell : r.cells) out += " | " + markdown_cell(cell);
+    out += " |\n";
+  }
+  out += "\n";
+  for (const auto& r : t.rows) {
+    if (!r.warning.empty()) out += "**Warning**: " + markdown_cell(r.warning) + "\n\n";
   }
   return out;
 }
 
 std::string count_text(int64_t n) { return n < 0 ? "-" : std::to_string(n); }
 
-std::vector<std::string> load_cells(const CaseLoad& c) {
-  const results::RunLoad& l = c.figures.load;
-  return {format_number(l.loadavg_1m_start, 2), format_number(l.loadavg_1m_end, 2),
-          count_text(l.other_runnable_start), count_text(l.other_runnable_end),
-          fmt::format("{}/{}", c.figures.loaded, c.figures.usable)};
+// Machine load (docs/METRICS.md): the cases whose ranks recorded their hosts'
+// load; no rows for results made before it was recorded.
+CaseTable load_table(const SuiteData& suite) {
+  CaseTable t{"Machine load (busiest rank host, usable repetitions)", "load",
+              {"load avg 1 min, start", "end", "other runnable threads, start", "end",
+               "loaded reps"},
+              "|:--|--:|--:|--:|--:|--:|", {}};
+  for (const auto& c : suite.cases) {
+    const CaseFigures f = case_figures(c);
+    if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
+    CaseRow row{c.name,
+                {format_number(f.load.loadavg_1m_start, 2), format_number(f.load.loadavg_1m_end, 2),
+                 count_text(f.load.other_runnable_start), count_text(f.load.other_runnable_end),
+                 fmt::format("{}/{}", f.loaded, f.usable)},
+                ""};
+    if (f.loaded > 0) {
+      row.warning = fmt::format("{}: measured on a loaded machine in {} of {} usable "
+                                "repetition(s) ({}); its timings may be the machine's, not the "
+                                "code's",
+                                c.name, f.loaded, f.usable, f.load.loaded);
+    }
+    t.rows.push_back(std::move(row));
+  }
+  return t;
 }
 
-std::string load_table_html(const SuiteData& suite) {
-  const auto loads = case_loads(suite);
-  if (loads.empty()) return "";
-  std::string out = "<h3>Machine load (busiest rank host, usable repetitions)</h3>\n";
-  for (const auto& c : loads) {
-    if (!c.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(c.warning) + "</p>\n";
-  }
-  out += "<table class=\"load\"><tr><th class=\"name\">case</th><th>load avg 1 min, start</th>"
-         "<th>end</th><th>other runnable threads, start</th><th>end</th><th>loaded reps</th></tr>\n";
-  for (const auto& c : loads) {
-    out += "<tr>" + td(c.name, "name");
-    for (const auto& cell : load_cells(c)) out += td(cell);
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
-std::string load_markdown(const SuiteData& suite) {
-  const auto loads = case_loads(suite);
-  if (loads.empty()) return "";
-  std::string out = "| case | load avg 1 min, start | end | other runnable threads, start | end | "
-                    "loaded reps |\n|:--|--:|--:|--:|--:|--:|\n";
-  for (const auto& c : loads) {
-    out += "| " + markdown_cell(c.name);
-    for (const auto& cell : load_cells(c)) out += " | " + cell;
-    out += " |\n";
-  }
-  out += "\n";
-  for (const auto& c : loads) {
-    if (!c.warning.empty()) out += "**Warning**: " + markdown_cell(c.warning) + "\n\n";
-  }
-  return out;
-}
-
-// ---- GEMM kernels ---------------------------------------------------------------
-
-struct CaseKernels {
-  std::string name;
-  std::vector<std::string> cells;  // kernels, chosen, best for the CPU, ISA, threads
-  std::string warning;             // empty unless some rank ran weaker kernels than its CPU runs
-};
-
-// The kernels each case's usable runs recorded (kernels/blas_core.h); empty
-// for results made before they were recorded.
-std::vector<CaseKernels> case_kernels(const SuiteData& suite) {
-  std::vector<CaseKernels> out;
+// The GEMM kernels each case's usable runs recorded (kernels/blas_core.h); no
+// rows for results made before they were recorded.
+CaseTable kernels_table(const SuiteData& suite) {
+  CaseTable t{"GEMM kernels", "kernels",
+              {"GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA",
+               "threads (OpenMP/BLAS)"},
+              "|:--|:--|:--|:--|:--|--:|", {}};
+  auto join = [](const std::set<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   for (const auto& c : suite.cases) {
     std::set<std::string> cores, choices, bests, isas, threads, weak;
     for (const RunData* r : c.usable_runs()) {
@@ -287,55 +291,15 @@ std::vector<CaseKernels> case_kernels(const SuiteData& suite) {
       }
     }
     if (cores.empty()) continue;
-    auto join = [](const std::set<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
-    CaseKernels ck{c.name, {join(cores), join(choices), join(bests), join(isas), join(threads)}, ""};
+    CaseRow row{c.name, {join(cores), join(choices), join(bests), join(isas), join(threads)}, ""};
     if (!weak.empty()) {
-      ck.warning = fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its GEMM "
-                               "timings understate the machine",
-                               c.name, join(weak), join(bests));
+      row.warning = fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its GEMM "
+                                "timings understate the machine",
+                                c.name, join(weak), join(bests));
     }
-    out.push_back(std::move(ck));
+    t.rows.push_back(std::move(row));
   }
-  return out;
-}
-
-constexpr std::array<const char*, 5> kKernelColumns = {
-    "GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA", "threads (OpenMP/BLAS)"};
-
-std::string kernels_table_html(const SuiteData& suite) {
-  const auto rows = case_kernels(suite);
-  if (rows.empty()) return "";
-  std::string out = "<h3>GEMM kernels</h3>\n";
-  for (const auto& r : rows) {
-    if (!r.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(r.warning) + "</p>\n";
-  }
-  out += "<table class=\"kernels\"><tr><th class=\"name\">case</th>";
-  for (const char* col : kKernelColumns) out += fmt::format("<th>{}</th>", col);
-  out += "</tr>\n";
-  for (const auto& r : rows) {
-    out += "<tr>" + td(r.name, "name");
-    for (const auto& cell : r.cells) out += td(cell);
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
-std::string kernels_markdown(const SuiteData& suite) {
-  const auto rows = case_kernels(suite);
-  if (rows.empty()) return "";
-  std::string out = "| case";
-  for (const char* col : kKernelColumns) out += fmt::format(" | {}", col);
-  out += " |\n|:--|:--|:--|:--|:--|--:|\n";
-  for (const auto& r : rows) {
-    out += "| " + markdown_cell(r.name);
-    for (const auto& cell : r.cells) out += " | " + markdown_cell(cell);
-    out += " |\n";
-  }
-  out += "\n";
-  for (const auto& r : rows) {
-    if (!r.warning.empty()) out += "**Warning**: " + markdown_cell(r.warning) + "\n\n";
-  }
-  return out;
+  return t;
 }
 
 std::string suite_html(const SuiteData& suite, const std::optional<std::string>& gnuplot,
@@ -372,8 +336,8 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += answers_html(suite);
   out += rank_times_html(cmp);
   out += memory_table_html(suite);
-  out += load_table_html(suite);
-  out += kernels_table_html(suite);
+  out += case_table_html(load_table(suite));
+  out += case_table_html(kernels_table(suite));
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -502,8 +466,8 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
       out += "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
              "|:--|--:|--:|--:|\n" + mem + "\n";
     }
-    out += load_markdown(suite);
-    out += kernels_markdown(suite);
+    out += case_table_markdown(load_table(suite));
+    out += case_table_markdown(kernels_table(suite));
   }
   return out;
 }
