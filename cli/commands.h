@@ -24,6 +24,7 @@ void add_check_command(CLI::App& app);
 void add_cluster_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_fuse_command(CLI::App& app);
+void add_doctor_command(CLI::App& app);
 
 // Error (the flag parser's message) unless `args` are flags `train` accepts:
 // for suites' extra_args, checked before any case runs.

@@ -1,0 +1,290 @@
+// `trainscope doctor`: what a user runs first and pastes into a bug report
+// (as torch.utils.collect_env and DeepSpeed's ds_report): the machine, the
+// GEMM kernels and what they reach, memory bandwidth, MPI and which
+// transports carry a 2-rank job, whether virtual hosts can be made, and the
+// report's tools. A table, or --json; exit 1, with the fix, when something
+// the main command needs is missing.
+//
+//   trainscope doctor
+//   trainscope doctor --json > doctor.json
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <optional>
+#include <utility>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "kernels/blas_core.h"
+#include "kernels/check.h"
+#include "kernels/matmul.h"
+#include "kernels/storage.h"
+#include "profiler/copy_probe.h"
+#include "profiler/process.h"
+#include "report/gnuplot.h"
+#include "results/environment.h"
+
+namespace trainscope::cli {
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+enum class Status { kOk, kInfo, kWarning, kMissing };
+constexpr const char* kStatusNames[] = {"ok", "info", "warning", "MISSING"};
+
+struct Finding {
+  Finding(std::string area_, std::string item_, std::string value_, Status status_ = Status::kInfo,
+          std::string fix_ = "", bool needed_ = false)
+      : area(std::move(area_)), item(std::move(item_)), value(std::move(value_)), status(status_),
+        fix(std::move(fix_)), needed(needed_) {}
+  std::string area, item, value;
+  Status status;
+  std::string fix;  // what to do when not ok
+  bool needed;      // the main command cannot run without it
+};
+
+struct DoctorFlags {
+  bool json_out = false;
+  bool sgemm_only = false;  // internal: one measurement, for a child on another core
+  bool skip_mpi = false;
+};
+
+// sgemm GFLOP/s at the seed model's training shapes (512 rows of 256 dims
+// into the fused q/k/v and gate/up projections), median of 5.
+double sgemm_gflops() {
+  const int N = 512, C = 256;
+  double flops = 0, seconds = 0;
+  for (int OC : {768, 1024}) {
+    kernels::Buffer<float> x(int64_t{N} * C, kernels::MemoryCategory::kWorkspace);
+    kernels::Buffer<float> w(int64_t{OC} * C, kernels::MemoryCategory::kWorkspace);
+    kernels::Buffer<float> y(int64_t{N} * OC, kernels::MemoryCategory::kWorkspace);
+    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.001f * static_cast<float>(i % 97);
+    for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = 0.002f * static_cast<float>(i % 89);
+    std::vector<double> times;
+    for (int rep = 0; rep < 6; ++rep) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int k = 0; k < 10; ++k) kernels::matmul_forward(y.data(), x.data(), w.data(), N, C, OC);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (rep > 0) times.push_back(s);  // the first warms caches and threads
+    }
+    std::sort(times.begin(), times.end());
+    seconds += times[times.size() / 2];
+    flops += 10.0 * 2.0 * N * C * OC;
+  }
+  return flops / seconds / 1e9;
+}
+
+// The same measurement on another OpenBLAS core: a child with
+// OPENBLAS_CORETYPE set (the library reads it once, when it loads).
+std::optional<double> sgemm_gflops_on(const std::string& core) {
+  profiler::SpawnOptions o;
+  o.argv = {"/proc/self/exe", "doctor", "--sgemm-only"};
+  o.env = {"OPENBLAS_CORETYPE=" + core};
+  const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
+  if (r.exit_code != 0) return std::nullopt;
+  return std::stod(r.out);
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+void machine_findings(const json& env, std::vector<Finding>& out) {
+  const kernels::CpuIsa isa = kernels::detect_cpu_isa();
+  int numa = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/devices/system/node", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with("node") && name.size() > 4 && std::isdigit(name[4])) ++numa;
+  }
+  out.push_back({"machine", "CPU", env.value("cpu_model", "?")});
+  out.push_back({"machine", "vector ISA", isa.summary()});
+  out.push_back({"machine", "cores online", env.value("cores", json()).dump()});
+  out.push_back({"machine", "memory",
+                 kernels::format_bytes(env.value("memory_total_bytes", json(0)).get<double>())});
+  out.push_back({"machine", "NUMA nodes", numa > 0 ? std::to_string(numa) : "unknown"});
+}
+
+void blas_findings(std::vector<Finding>& out) {
+  const kernels::BlasInfo b = kernels::blas_info();
+  const bool weak = b.fallback();
+  out.push_back({"GEMM", "library", b.library});
+  out.push_back({"GEMM", "kernels (core)",
+                 fmt::format("{} ({}{})", b.core, kernels::blas_choice_name(b.choice),
+                             b.choice == kernels::BlasChoice::kSelected
+                                 ? "; OpenBLAS had picked " + b.detected
+                                 : ""),
+                 weak ? Status::kWarning : Status::kOk,
+                 weak ? fmt::format("unset OPENBLAS_CORETYPE: this CPU runs {}", b.best) : ""});
+  out.push_back({"GEMM", "best core for this CPU", b.best});
+  const double here = sgemm_gflops();
+  out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.core, openblas_get_num_threads()),
+                 fmt::format("{:.1f}", here), Status::kOk});
+  if (b.best != b.core) {
+    const auto best = sgemm_gflops_on(b.best);
+    out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, openblas_get_num_threads()),
+                   best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed",
+                   Status::kInfo});
+  }
+  const int64_t bytes = 256 << 20;
+  const double gbps =
+      profiler::copy_gbps(bytes, profiler::time_copies({.bytes = bytes, .reps = 5}));
+  out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)", fmt::format("{:.1f}", gbps),
+                 Status::kOk});
+}
+
+// A 2-rank all-reduce over one transport, as the suites launch it.
+Finding transport_finding(const std::string& name, const std::vector<std::string>& mca) {
+  profiler::SpawnOptions o;
+  o.argv = {"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"};
+  o.argv.insert(o.argv.end(), mca.begin(), mca.end());
+  // mpirun would read /proc/self/exe as its own: the path itself.
+  o.argv.push_back(fs::read_symlink("/proc/self/exe").string());
+  for (const char* a : {"allreduce-bench", "--min-bytes", "1024", "--max-bytes",
+                        "65536", "--iters", "3", "--warmup", "1", "--no-copy-probe"}) {
+    o.argv.push_back(a);
+  }
+  if (::geteuid() == 0) o.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
+  const bool ok = r.exit_code == 0 && !r.timed_out;
+  return {"MPI", "2 ranks over " + name,
+          ok ? "works" : (r.timed_out ? "timed out" : "exit " + std::to_string(r.exit_code) +
+                                                        ": " + first_line(r.err)),
+          ok ? Status::kOk : Status::kMissing,
+          ok ? "" : "check `mpirun -np 2 --oversubscribe " + fmt::format("{}", fmt::join(mca, " ")) +
+                        " trainscope allreduce-bench` by hand",
+          name == "shared memory"};
+}
+
+void mpi_findings(const json& env, std::vector<Finding>& out) {
+  try {
+    profiler::find_program("mpirun");
+  } catch (const Error&) {
+    out.push_back({"MPI", "mpirun", "not found", Status::kMissing,
+                   "run scripts/install-deps.sh (apt-get install openmpi-bin libopenmpi-dev)", true});
+    return;
+  }
+  out.push_back({"MPI", "Open MPI", env.value("openmpi_version", json("?")).is_string()
+                                        ? env.value("openmpi_version", "?")
+                                        : "unknown",
+                 Status::kOk});
+  out.push_back(transport_finding("shared memory", {"--mca", "btl", "self,vader", "--mca",
+                                                    "oob_tcp_if_include", "lo"}));
+  out.push_back(transport_finding("TCP on loopback",
+                                  {"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo",
+                                   "--mca", "oob_tcp_if_include", "lo"}));
+}
+
+// Virtual hosts (scripts/netns-cluster.sh) need root, `ip` and `tc`.
+void virtual_host_findings(std::vector<Finding>& out) {
+  if (::geteuid() != 0) {
+    out.push_back({"virtual hosts", "network namespaces", "not root: unavailable", Status::kInfo,
+                   "run as root for the virtual-cluster suites"});
+    return;
+  }
+  const std::string ns = fmt::format("trainscope-doctor-{}", ::getpid());
+  profiler::SpawnOptions add, del;
+  add.argv = {"ip", "netns", "add", ns};
+  del.argv = {"ip", "netns", "delete", ns};
+  bool ok = false;
+  std::string why;
+  try {
+    const auto r = profiler::run_to_completion(add, 10);
+    ok = r.exit_code == 0;
+    why = first_line(r.err);
+    if (ok) profiler::run_to_completion(del, 10);
+    profiler::find_program("tc");
+  } catch (const Error& e) {
+    ok = false;
+    why = e.what();
+  }
+  out.push_back({"virtual hosts", "network namespaces and tc", ok ? "permitted" : "no: " + why,
+                 ok ? Status::kOk : Status::kWarning,
+                 ok ? "" : "apt-get install iproute2; namespaces need root and CAP_SYS_ADMIN"});
+}
+
+void tool_findings(std::vector<Finding>& out) {
+  const auto gnuplot = report::find_gnuplot();
+  out.push_back({"report", "gnuplot (charts)", gnuplot ? *gnuplot : "not found",
+                 gnuplot ? Status::kOk : Status::kWarning,
+                 gnuplot ? "" : "apt-get install gnuplot-nox: reports are tables only without it"});
+  std::string chromium;
+  for (const char* name : {"chromium", "chromium-browser"}) {
+    try {
+      chromium = profiler::find_program(name);
+      break;
+    } catch (const Error&) {
+    }
+  }
+  out.push_back({"report", "Chromium (trace viewing, optional)",
+                 chromium.empty() ? "not found" : chromium, Status::kInfo});
+}
+
+void print_table(const std::vector<Finding>& findings) {
+  std::printf("%-14s %-52s %-10s %s\n", "area", "item", "status", "value");
+  for (const Finding& f : findings) {
+    std::printf("%-14s %-52s %-10s %s\n", f.area.c_str(), f.item.c_str(),
+                kStatusNames[static_cast<int>(f.status)], f.value.c_str());
+  }
+  bool header = false;
+  for (const Finding& f : findings) {
+    if (f.fix.empty() || f.status == Status::kOk) continue;
+    if (!header) std::printf("\nto fix:\n");
+    header = true;
+    std::printf("  %s%s: %s\n", f.item.c_str(), f.needed ? " (needed)" : "", f.fix.c_str());
+  }
+}
+
+void run(const DoctorFlags& flags) {
+  if (flags.sgemm_only) {
+    std::printf("%.3f\n", sgemm_gflops());
+    return;
+  }
+  const json env = results::capture_environment("trainscope doctor");
+  std::vector<Finding> findings;
+  machine_findings(env, findings);
+  blas_findings(findings);
+  if (!flags.skip_mpi) mpi_findings(env, findings);
+  virtual_host_findings(findings);
+  tool_findings(findings);
+  bool usable = true;
+  for (const Finding& f : findings) usable = usable && !(f.needed && f.status == Status::kMissing);
+  if (flags.json_out) {
+    json j = {{"ok", usable}, {"findings", json::array()}};
+    for (const Finding& f : findings) {
+      j["findings"].push_back({{"area", f.area}, {"item", f.item}, {"value", f.value},
+                               {"status", kStatusNames[static_cast<int>(f.status)]},
+                               {"fix", f.fix}, {"needed", f.needed}});
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    print_table(findings);
+  }
+  if (!usable) throw SilentExit{kExitFailure};
+}
+
+}  // namespace
+
+void add_doctor_command(CLI::App& app) {
+  auto f = std::make_shared<DoctorFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "doctor",
+      "Check this machine for trainscope and describe it, for bug reports: CPU and vector ISA, "
+      "cores, memory, NUMA; the OpenBLAS kernels in use, the best for this CPU and their "
+      "measured sgemm GFLOP/s; memcpy GB/s; Open MPI and whether 2 ranks work over shared "
+      "memory and TCP on loopback; virtual hosts; gnuplot. Exit 1, with the fix, when something "
+      "the suites need is missing.");
+  cmd->add_flag("--json", f->json_out, "Print the findings as JSON");
+  cmd->add_flag("--skip-mpi", f->skip_mpi, "Do not launch the 2-rank MPI checks");
+  cmd->add_flag("--sgemm-only", f->sgemm_only, "Internal: print one sgemm GFLOP/s figure")
+      ->group("");
+  cmd->callback([f] { run(*f); });
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,65 @@
+// `trainscope doctor` end to end: the findings as JSON, the kernels judged
+// against this CPU, and exit 1 with the fix when mpirun is missing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/run_command.h"
+
+namespace trainscope {
+namespace {
+using nlohmann::json;
+using testing::run_shell;
+using testing::run_trainscope;
+using testing::shell_quote;
+using testing::trainscope_binary;
+
+const json* find(const json& findings, const std::string& prefix) {
+  for (const json& f : findings["findings"]) {
+    if (f["item"].get<std::string>().rfind(prefix, 0) == 0) return &f;
+  }
+  return nullptr;
+}
+
+TEST(DoctorCommandTest, FindingsAsJsonAndTheMpiTransportsWork) {
+  const auto r = run_trainscope("doctor --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(r.output);
+  EXPECT_TRUE(j["ok"].get<bool>());
+  ASSERT_NE(find(j, "kernels (core)"), nullptr) << r.output;
+  ASSERT_NE(find(j, "sgemm GFLOP/s"), nullptr) << r.output;
+  EXPECT_GT(std::stod(find(j, "sgemm GFLOP/s")->at("value").get<std::string>()), 0.5);
+  EXPECT_EQ(find(j, "2 ranks over shared memory")->at("status"), "ok") << r.output;
+  EXPECT_EQ(find(j, "2 ranks over TCP on loopback")->at("status"), "ok") << r.output;
+}
+
+// Forced onto weaker kernels than this CPU runs (Prescott: SSE3, which every
+// x86-64 CPU trainscope builds for runs, and weaker than any of them): a
+// warning with the fix, and the best core measured in a child for comparison.
+TEST(DoctorCommandTest, AForcedWeakCoreIsFlaggedAndTheBestMeasured) {
+  const auto r = run_shell("OPENBLAS_CORETYPE=Prescott " + shell_quote(trainscope_binary()) +
+                           " doctor --json --skip-mpi 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json j = json::parse(r.output);
+  const json* core = find(j, "kernels (core)");
+  ASSERT_NE(core, nullptr);
+  EXPECT_EQ(core->at("status"), "warning");
+  EXPECT_EQ(core->at("value"), "Prescott (environment)");
+  EXPECT_NE(core->at("fix").get<std::string>().find("unset OPENBLAS_CORETYPE"), std::string::npos);
+  int measured = 0;
+  for (const json& f : j["findings"]) {
+    if (f["item"].get<std::string>().rfind("sgemm GFLOP/s", 0) == 0) ++measured;
+  }
+  EXPECT_EQ(measured, 2) << r.output;
+}
+
+TEST(DoctorCommandTest, MissingMpirunIsExitOneWithTheFix) {
+  const auto r = run_shell("PATH=/nonexistent " + shell_quote(trainscope_binary()) + " doctor");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("mpirun (needed): run scripts/install-deps.sh"), std::string::npos)
+      << r.output;
+}
+
+}  // namespace
+}  // namespace trainscope
