@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libopenmpi-dev openmpi-bin          # MPI backend of comm/ and mpirun
   libopenblas-openmp-dev              # sgemm; the OpenMP build shares one thread pool with our kernels
+  libdnnl-dev                         # oneDNN: bf16 GEMMs with fp32 accumulation (kernels/matmul_bf16.h)
   libgtest-dev libgmock-dev googletest # tests
   libbenchmark-dev                    # bench/
   libfmt-dev                          # formatting

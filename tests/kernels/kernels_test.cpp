@@ -10,7 +10,9 @@
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
 #include "kernels/embedding.h"
+#include "kernels/float16.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_bf16.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax_xent.h"
@@ -47,6 +49,38 @@ TEST(MatmulTest, MatvecMatchesTheReferenceRow) {
   matvec_forward(y1.data(), x.data(), w.data(), C, OC);
   matmul_forward_reference(y2.data(), x.data(), w.data(), 1, C, OC);
   for (int i = 0; i < OC; ++i) EXPECT_NEAR(y1[i], y2[i], 1e-12) << i;
+}
+
+// bf16 inputs, fp32 sums: exact products of the rounded inputs summed in
+// fp32 (to fp32's precision), and within bf16's rounding of the fp32 GEMM.
+TEST(MatmulTest, Bf16MatchesTheFp32GemmWithinBf16Precision) {
+  const int N = 33, C = 256, OC = 70;
+  std::vector<float> x(N * C), w(OC * C), exact(N * OC), y(N * OC);
+  const Vec xr = random_vector(N * C, 4), wr = random_vector(OC * C, 5);
+  for (int i = 0; i < N * C; ++i) x[i] = static_cast<float>(xr[i]);
+  for (int i = 0; i < OC * C; ++i) w[i] = static_cast<float>(wr[i]);
+  std::vector<uint16_t> xb(N * C), wb(OC * C);
+  to_bf16(xb.data(), x.data(), N * C);
+  to_bf16(wb.data(), w.data(), OC * C);
+  matmul_forward_bf16(y.data(), xb.data(), wb.data(), N, C, OC);
+  matmul_forward(exact.data(), x.data(), w.data(), N, C, OC);
+  double worst_rounded = 0, worst_fp32 = 0;
+  for (int n = 0; n < N; ++n) {
+    for (int o = 0; o < OC; ++o) {
+      double want = 0, scale = 0;
+      for (int c = 0; c < C; ++c) {
+        const double p = double(bf16_to_float(xb[n * C + c])) * bf16_to_float(wb[o * C + c]);
+        want += p;
+        scale += std::abs(p);
+      }
+      const float got = y[n * OC + o];
+      worst_rounded = std::max(worst_rounded, std::abs(got - want) / scale);
+      worst_fp32 = std::max(worst_fp32, std::abs(got - double(exact[n * OC + o])) / scale);
+    }
+  }
+  EXPECT_LT(worst_rounded, 1e-5) << "fp32 accumulation of the bf16 products";
+  EXPECT_LT(worst_fp32, 1.0 / 128) << "two bf16 roundings (2^-8 each) of every product";
+  EXPECT_GT(worst_fp32, 1e-6) << "the inputs were rounded to bf16";
 }
 
 TEST(MatmulTest, BackwardMatchesFiniteDifferences) {

@@ -1,0 +1,29 @@
+// Linear layers with bf16 inputs and fp32 accumulation, through oneDNN's
+// matmul primitive (AVX512-BF16 on Zen 4/5 and Cooper Lake, AMX on Sapphire
+// Rapids; oneDNN emulates bf16 elsewhere, slower than fp32).
+//
+// The first brick of --precision bf16 (issue 15): weights and activations
+// converted to bf16 (round to nearest even) once, products summed in fp32,
+// the output fp32. Primitives are created once per shape and kept.
+//
+// Thread-safety: one thread at a time (the primitive cache is not locked).
+#ifndef TRAINSCOPE_KERNELS_MATMUL_BF16_H_
+#define TRAINSCOPE_KERNELS_MATMUL_BF16_H_
+
+#include <cstdint>
+#include <string>
+
+namespace trainscope::kernels {
+
+// out[N, OC] = inp[N, C] @ weight[OC, C]^T; inp and weight are bf16 bit
+// patterns (kernels/float16.h), out is float.
+void matmul_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, int N, int C,
+                         int OC);
+// dst[i] = bf16(src[i]) for n elements.
+void to_bf16(uint16_t* dst, const float* src, int64_t n);
+// oneDNN's version and the ISA it dispatches to, for records ("oneDNN 2.6.3, avx512_core_bf16").
+std::string onednn_description();
+
+}  // namespace trainscope::kernels
+
+#endif  // TRAINSCOPE_KERNELS_MATMUL_BF16_H_
