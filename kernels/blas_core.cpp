@@ -108,8 +108,7 @@ std::string_view blas_choice_name(BlasChoice c) {
   return "?";
 }
 
-bool BlasInfo::fallback() const {
-  // A core this table does not know is a newer OpenBLAS's: trusted.
+bool is_fallback(std::string_view core, std::string_view best) {
   const int strength = openblas_core_strength(core);
   return strength > 0 && strength < openblas_core_strength(best);
 }

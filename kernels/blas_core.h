@@ -37,6 +37,10 @@ std::string best_openblas_core(const CpuIsa& isa);
 // for a core that is not known here.
 int openblas_core_strength(std::string_view core);
 
+// Whether kernels of `core` are weaker than `best` (a core this table does
+// not know is a newer OpenBLAS's: trusted, never a fallback).
+bool is_fallback(std::string_view core, std::string_view best);
+
 // How the core in use came to be.
 enum class BlasChoice {
   kDetected,     // OpenBLAS's own pick, already the best for this CPU
@@ -52,7 +56,7 @@ struct BlasInfo {
   std::string best;     // the strongest core this CPU runs
   BlasChoice choice = BlasChoice::kDetected;
   std::string isa;      // CpuIsa::summary()
-  bool fallback() const;  // running weaker kernels than the CPU allows
+  bool fallback() const { return is_fallback(core, best); }
 };
 // The kernels in use now.
 BlasInfo blas_info();

@@ -14,58 +14,10 @@
 #include "report/findings.h"
 #include "report/report.h"
 #include "report/suite_prediction.h"
+#include "report/table.h"
 
 namespace trainscope::report {
 namespace {
-
-// A table written once and rendered for either output.
-struct Table {
-  std::string title;
-  std::vector<std::string> headers;  // the first column holds names (left-aligned)
-  std::vector<std::vector<std::string>> rows;
-  std::string note;                  // a paragraph after the table
-  std::set<size_t> text_columns = {0};  // left-aligned
-};
-
-std::string to_html(const Table& t) {
-  if (t.rows.empty()) return "";
-  std::string out = fmt::format("<h4>{}</h4>\n<table class=\"answers\"><tr>", html_escape(t.title));
-  for (size_t i = 0; i < t.headers.size(); ++i) {
-    out += fmt::format("<th{}>{}</th>", t.text_columns.contains(i) ? " class=\"name\"" : "",
-                       html_escape(t.headers[i]));
-  }
-  out += "</tr>\n";
-  for (const auto& row : t.rows) {
-    out += "<tr>";
-    for (size_t i = 0; i < row.size(); ++i) {
-      out += fmt::format("<td{}>{}</td>", t.text_columns.contains(i) ? " class=\"name\"" : "",
-                         html_escape(row[i]));
-    }
-    out += "</tr>\n";
-  }
-  out += "</table>\n";
-  if (!t.note.empty()) out += "<p class=\"meta\">" + html_escape(t.note) + "</p>\n";
-  return out;
-}
-
-std::string to_markdown(const Table& t) {
-  if (t.rows.empty()) return "";
-  std::string out = fmt::format("**{}**\n\n|", markdown_cell(t.title));
-  std::string rule = "|";
-  for (size_t i = 0; i < t.headers.size(); ++i) {
-    out += fmt::format(" {} |", markdown_cell(t.headers[i]));
-    rule += t.text_columns.contains(i) ? ":--|" : "--:|";
-  }
-  out += fmt::format("\n{}\n", rule);
-  for (const auto& row : t.rows) {
-    out += "|";
-    for (const auto& cell : row) out += fmt::format(" {} |", markdown_cell(cell));
-    out += "\n";
-  }
-  out += "\n";
-  if (!t.note.empty()) out += markdown_cell(t.note) + "\n\n";
-  return out;
-}
 
 std::string ms(double s) { return format_number(s * 1e3, 1); }
 std::string times(double x) { return std::isfinite(x) ? format_number(x, 2) + "x" : "-"; }

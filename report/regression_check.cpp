@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -431,19 +432,16 @@ void extract_sweep(const CaseData& c, CaseRecord& rec) {
 }  // namespace
 
 namespace {
-// "OpenBLAS 0.3.21 Cooperlake", every distinct one over the runs' ranks.
+// Every distinct KernelInfo::label() over the runs' ranks, sorted (so the
+// same kernels compare equal whatever order the ranks reported them in).
 std::string case_kernels(const std::vector<const RunData*>& runs) {
-  std::vector<std::string> seen;
+  std::set<std::string> seen;
   for (const RunData* r : runs) {
     for (const auto& rank : r->summary->ranks) {
-      if (rank.kernels.blas_core.empty()) continue;
-      const std::string k = rank.kernels.blas_library + " " + rank.kernels.blas_core;
-      if (std::find(seen.begin(), seen.end(), k) == seen.end()) seen.push_back(k);
+      if (!rank.kernels.blas_core.empty()) seen.insert(rank.kernels.label());
     }
   }
-  std::string out;
-  for (const auto& k : seen) out += (out.empty() ? "" : ", ") + k;
-  return out;
+  return fmt::format("{}", fmt::join(seen, ", "));
 }
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
+#include "report/table.h"
 
 namespace trainscope::report {
 
@@ -189,89 +190,39 @@ std::string memory_table_html(const SuiteData& suite) {
 
 // ---- Per-case tables with warnings: machine load, GEMM kernels -------------------
 
-// One row per case; a warning (empty: none) is shown above the HTML table and
-// below the Markdown one.
-struct CaseRow {
-  std::string name;
-  std::vector<std::string> cells;
-  std::string warning;
-};
-struct CaseTable {
-  std::string title, css_class;
-  std::vector<std::string> columns;  // after "case"
-  std::string align;                 // Markdown's alignment row
-  std::vector<CaseRow> rows;
-};
-
-std::string case_table_html(const CaseTable& t) {
-  if (t.rows.empty()) return "";
-  std::string out = "<h3>" + html_escape(t.title) + "</h3>\n";
-  for (const auto& r : t.rows) {
-    if (!r.warning.empty()) out += "<p class=\"note\">Warning: " + html_escape(r.warning) + "</p>\n";
-  }
-  out += "<table class=\"" + t.css_class + "\"><tr><th class=\"name\">case</th>";
-  for (const auto& col : t.columns) out += "<th>" + html_escape(col) + "</th>";
-  out += "</tr>\n";
-  for (const auto& r : t.rows) {
-    out += "<tr>" + td(r.name, "name");
-    for (const auto& cell : r.cells) out += td(cell);
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
-std::string case_table_markdown(const CaseTable& t) {
-  if (t.rows.empty()) return "";
-  std::string out = "| case";
-  for (const auto& col : t.columns) out += " | " + col;
-  out += " |\n" + t.align + "\n";
-  for (const auto& r : t.rows) {
-    out += "| " + markdown_cell(r.name);
-    for (const auto& cell : r.cells) out += " | " + markdown_cell(cell);
-    out += " |\n";
-  }
-  out += "\n";
-  for (const auto& r : t.rows) {
-    if (!r.warning.empty()) out += "**Warning**: " + markdown_cell(r.warning) + "\n\n";
-  }
-  return out;
-}
-
 std::string count_text(int64_t n) { return n < 0 ? "-" : std::to_string(n); }
 
 // Machine load (docs/METRICS.md): the cases whose ranks recorded their hosts'
 // load; no rows for results made before it was recorded.
-CaseTable load_table(const SuiteData& suite) {
-  CaseTable t{"Machine load (busiest rank host, usable repetitions)", "load",
-              {"load avg 1 min, start", "end", "other runnable threads, start", "end",
-               "loaded reps"},
-              "|:--|--:|--:|--:|--:|--:|", {}};
+Table load_table(const SuiteData& suite) {
+  Table t{"Machine load (busiest rank host, usable repetitions)",
+          {"case", "load avg 1 min, start", "end", "other runnable threads, start", "end",
+           "loaded reps"}};
   for (const auto& c : suite.cases) {
     const CaseFigures f = case_figures(c);
     if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
-    CaseRow row{c.name,
-                {format_number(f.load.loadavg_1m_start, 2), format_number(f.load.loadavg_1m_end, 2),
-                 count_text(f.load.other_runnable_start), count_text(f.load.other_runnable_end),
-                 fmt::format("{}/{}", f.loaded, f.usable)},
-                ""};
+    t.rows.push_back({c.name, format_number(f.load.loadavg_1m_start, 2),
+                      format_number(f.load.loadavg_1m_end, 2),
+                      count_text(f.load.other_runnable_start),
+                      count_text(f.load.other_runnable_end),
+                      fmt::format("{}/{}", f.loaded, f.usable)});
     if (f.loaded > 0) {
-      row.warning = fmt::format("{}: measured on a loaded machine in {} of {} usable "
-                                "repetition(s) ({}); its timings may be the machine's, not the "
-                                "code's",
-                                c.name, f.loaded, f.usable, f.load.loaded);
+      t.warnings.push_back(fmt::format("{}: measured on a loaded machine in {} of {} usable "
+                                       "repetition(s) ({}); its timings may be the machine's, "
+                                       "not the code's",
+                                       c.name, f.loaded, f.usable, f.load.loaded));
     }
-    t.rows.push_back(std::move(row));
   }
   return t;
 }
 
 // The GEMM kernels each case's usable runs recorded (kernels/blas_core.h); no
 // rows for results made before they were recorded.
-CaseTable kernels_table(const SuiteData& suite) {
-  CaseTable t{"GEMM kernels", "kernels",
-              {"GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA",
-               "threads (OpenMP/BLAS)"},
-              "|:--|:--|:--|:--|:--|--:|", {}};
+Table kernels_table(const SuiteData& suite) {
+  Table t{"GEMM kernels",
+          {"case", "GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA",
+           "threads (OpenMP/BLAS)"}};
+  t.text_columns = {0, 1, 2, 3, 4};
   auto join = [](const std::set<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   for (const auto& c : suite.cases) {
     std::set<std::string> cores, choices, bests, isas, threads, weak;
@@ -279,25 +230,23 @@ CaseTable kernels_table(const SuiteData& suite) {
       for (const auto& rank : r->summary->ranks) {
         const results::KernelInfo& k = rank.kernels;
         if (k.blas_core.empty()) continue;
-        cores.insert(k.blas_library + " " + k.blas_core);
+        cores.insert(k.label());
         choices.insert(k.blas_choice);
         bests.insert(k.blas_best);
         isas.insert(k.cpu_isa);
         threads.insert(fmt::format("{}/{}", k.omp_threads, k.blas_threads));
-        kernels::BlasInfo info;
-        info.core = k.blas_core;
-        info.best = k.blas_best;
-        if (info.fallback()) weak.insert(fmt::format("{} ({})", k.blas_core, k.blas_choice));
+        if (kernels::is_fallback(k.blas_core, k.blas_best)) {
+          weak.insert(fmt::format("{} ({})", k.blas_core, k.blas_choice));
+        }
       }
     }
     if (cores.empty()) continue;
-    CaseRow row{c.name, {join(cores), join(choices), join(bests), join(isas), join(threads)}, ""};
+    t.rows.push_back({c.name, join(cores), join(choices), join(bests), join(isas), join(threads)});
     if (!weak.empty()) {
-      row.warning = fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its GEMM "
-                                "timings understate the machine",
-                                c.name, join(weak), join(bests));
+      t.warnings.push_back(fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its "
+                                       "GEMM timings understate the machine",
+                                       c.name, join(weak), join(bests)));
     }
-    t.rows.push_back(std::move(row));
   }
   return t;
 }
@@ -336,8 +285,8 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += answers_html(suite);
   out += rank_times_html(cmp);
   out += memory_table_html(suite);
-  out += case_table_html(load_table(suite));
-  out += case_table_html(kernels_table(suite));
+  out += to_html(load_table(suite));
+  out += to_html(kernels_table(suite));
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -466,8 +415,8 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
       out += "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
              "|:--|--:|--:|--:|\n" + mem + "\n";
     }
-    out += case_table_markdown(load_table(suite));
-    out += case_table_markdown(kernels_table(suite));
+    out += to_markdown(load_table(suite));
+    out += to_markdown(kernels_table(suite));
   }
   return out;
 }

@@ -241,6 +241,9 @@ struct KernelInfo {
   std::string cpu_isa;
   int omp_threads = 0;
   int blas_threads = 0;
+  // "OpenBLAS 0.3.21 Cooperlake": what two runs must share for their GEMM
+  // timings to compare.
+  std::string label() const { return blas_library + " " + blas_core; }
   bool operator==(const KernelInfo&) const = default;
 };
 template <>

@@ -197,7 +197,7 @@ TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
             std::string::npos)
       << md;
   const std::string html = render_html({suite}, std::nullopt).html;
-  EXPECT_NE(html.find("<h3>Machine load"), std::string::npos);
+  EXPECT_NE(html.find("<h4>Machine load"), std::string::npos);
   EXPECT_EQ(count(html, "<p class=\"note\">Warning: "), 3u);
 
   auto before = reductions_suite();  // results made before the load was recorded
