@@ -433,7 +433,7 @@ std::string Parser::setting_skip_reason(const SuiteCase& c) const {
   if (train && c.batch > 0 && c.batch % c.ranks != 0) {
     return fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
   }
-  // The trainer refuses both (--zero 1 is checked against --reduce and the ranks).
+  // The trainer refuses these three (training/trainer.cpp, check_zero).
   if (c.zero > 0 && c.reduce != "fused") {
     return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
                        "\"fused\"); this case reduces with {}",
@@ -441,6 +441,10 @@ std::string Parser::setting_skip_reason(const SuiteCase& c) const {
   }
   if (c.zero > 0 && c.ranks < 2) {
     return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";
+  }
+  if (c.zero > 0 && c.allreduce == "hier") {
+    return "ZeRO-1 is not offered with allreduce = \"hier\" (its reduce-scatter would need a "
+           "third level); use mpi or shm";
   }
   // The last N layers of this case's model (the trainer's own check and words).
   if (c.fine_tune == "lora" && c.lora.layers > 0) {

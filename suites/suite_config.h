@@ -34,7 +34,7 @@
 // settings to fine_tune = "lora". A combination that is well-formed but
 // cannot run (naive with 2 ranks, a batch the ranks do not divide, hosts
 // whose cores the machine does not have, the shm all-reduce across hosts,
-// ZeRO-1 without fused or on one rank, LoRA on more layers than the model
+// ZeRO-1 without fused, on one rank or over hier, LoRA on more layers than the model
 // has) becomes a skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
 // `batch_per_rank` scales the global batch with the ranks (weak scaling) and
 // does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
