@@ -128,7 +128,12 @@ std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite) {
 
 std::string ZeroMemory::sentence() const {
   using kernels::format_bytes;
-  const double per_rank = optimizer_total < 0 ? -1.0 : static_cast<double>(optimizer_total) / ranks;
+  if (optimizer_total < 0) {
+    return fmt::format("optimizer state per rank = {} (no case of the suite runs without ZeRO: "
+                       "nothing to hold it against)",
+                       format_bytes(static_cast<double>(zero.optimizer_state)));
+  }
+  const double per_rank = static_cast<double>(optimizer_total) / ranks;
   return fmt::format("optimizer state per rank = {} (total / N = {}: {} over {} ranks; the total "
                      "is {})",
                      format_bytes(static_cast<double>(zero.optimizer_state)),
@@ -150,12 +155,6 @@ std::vector<ZeroMemory> zero_memory(const SuiteData& suite) {
       z.peer = rank_memory(*peer->first_usable()->summary);
       z.optimizer_total = z.peer.optimizer_state;
       z.total_from = fmt::format("what each rank of {} holds without ZeRO", peer->name);
-    } else {
-      z.optimizer_total = 0;
-      for (const auto& r : run->summary->ranks) {
-        z.optimizer_total += r.tracked_peak_by_category[kernels::MemoryCategory::kOptimizerState];
-      }
-      z.total_from = "the sum over its ranks (the suite has no case without ZeRO to compare)";
     }
     out.push_back(std::move(z));
   }

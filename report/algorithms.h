@@ -64,12 +64,13 @@ struct ZeroMemory {
   RankMemory zero;
   std::string peer_case;  // the same case without ZeRO; "" when the suite has none
   RankMemory peer;
-  // The whole optimizer state: what each rank of the peer holds, else the
-  // sum over this case's ranks; and where it came from.
+  // The whole optimizer state: what each rank of the peer holds; -1 without
+  // a peer (the sum over this case's own ranks would only check its mean
+  // against itself).
   int64_t optimizer_total = -1;
   std::string total_from;
   // "optimizer state per rank = X (total / N = Y)", then where the total
-  // came from.
+  // came from; without a peer, the per-rank figure alone and why.
   std::string sentence() const;
 };
 // The suite's usable ZeRO-1 train cases, in suite order.

@@ -12,19 +12,20 @@
 
 #include "report/algorithms.h"
 #include "report/charts.h"
+#include "report/finetune.h"
 #include "report/report.h"
 
 namespace trainscope::report {
 namespace {
 
 // Cases are comparable when they train the same weights of the same model
-// on the same data at the same block size: the key of that. (Suites record
-// fine_tune and lora only for LoRA: full fine-tuning keys as before.)
+// on the same data at the same block size: the key of that. What trains is
+// case_fine_tune's reading (the suite's record, else the trainer's own), so
+// a LoRA case is never compared with a full one.
 std::string workload_key(const CaseData& c) {
   const auto& cfg = c.run_case.config;
   auto get = [&](const char* k) { return cfg.contains(k) ? cfg[k].dump() : std::string(); };
-  return get("model") + "|" + get("data") + "|" + get("block") + "|" + get("fine_tune") + "|" +
-         get("lora");
+  return get("model") + "|" + get("data") + "|" + get("block") + "|" + case_fine_tune(c).label();
 }
 
 std::string model_label(const CaseData& c) {
@@ -158,13 +159,8 @@ CallFigures call_figures(const CaseData& c) {
   CallFigures f;
   const RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return f;
-  std::vector<double> calls, bytes;
-  for (const auto& s : measured_steps(*run->summary, run->summary->steps.front())) {
-    calls.push_back(static_cast<double>(s.comm_calls));
-    bytes.push_back(static_cast<double>(s.comm_bytes));
-  }
-  f.calls = median_of(calls);
-  f.bytes = median_of(bytes);
+  f.calls = results::median_step_figure(*run->summary, &results::StepRecord::comm_calls);
+  f.bytes = results::median_step_figure(*run->summary, &results::StepRecord::comm_bytes);
   f.time_s = case_figures(c).comm_exposed_s;
   return f;
 }

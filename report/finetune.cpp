@@ -21,12 +21,8 @@ const nlohmann::json* summary_options(const CaseData& c) {
 
 // Rank 0's gradient bytes per measured step (median); -1 without steps.
 int64_t comm_bytes_per_step(const results::RunSummary& s) {
-  if (s.steps.empty() || s.steps.front().empty()) return -1;
-  std::vector<double> bytes;
-  for (const auto& step : measured_steps(s, s.steps.front())) {
-    bytes.push_back(static_cast<double>(step.comm_bytes));
-  }
-  return static_cast<int64_t>(std::llround(median_of(std::move(bytes))));
+  const double bytes = results::median_step_figure(s, &results::StepRecord::comm_bytes);
+  return std::isnan(bytes) ? -1 : static_cast<int64_t>(std::llround(bytes));
 }
 
 // Summaries written before the counts were recorded say 0.

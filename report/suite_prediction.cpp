@@ -18,12 +18,7 @@ bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("ov
 // Median bytes rank 0 all-reduced per measured step.
 double reduced_bytes_per_step(const CaseData& c) {
   const RunData* run = c.first_usable();
-  if (!run || run->summary->steps.empty()) return NAN;
-  std::vector<double> bytes;
-  for (const auto& s : measured_steps(*run->summary, run->summary->steps.front())) {
-    if (s.comm_bytes > 0) bytes.push_back(static_cast<double>(s.comm_bytes));
-  }
-  return median_of(bytes);
+  return run ? results::median_step_figure(*run->summary, &results::StepRecord::comm_bytes) : NAN;
 }
 
 double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* source) {

@@ -117,6 +117,15 @@ double median_of(std::vector<double> values) {
   return profiler::summarize(values).median;
 }
 
+double median_step_figure(const RunSummary& run, int64_t StepRecord::*figure) {
+  if (run.steps.empty()) return kNaN;
+  std::vector<double> values;
+  for (const StepRecord& s : measured_steps(run, run.steps.front())) {
+    values.push_back(static_cast<double>(s.*figure));
+  }
+  return median_of(std::move(values));
+}
+
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps) {
   // Checked when the summary was read (a non-negative integer); a database

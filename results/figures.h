@@ -98,6 +98,10 @@ RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> 
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps);
 
+// Median of one integer figure of rank 0's measured steps (comm_bytes,
+// comm_calls...); NaN for a run without steps.
+double median_step_figure(const RunSummary& run, int64_t StepRecord::*figure);
+
 // The busier of two loads, figure by figure; `loaded` of the first that has one.
 RunLoad busier(const RunLoad& a, const RunLoad& b);
 

@@ -119,7 +119,8 @@ std::string resolve_executable(const std::string& name, const std::string& flag)
 }
 
 bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx) {
-  return c.ranks > 1 || c.transport != "auto" || c.mpi_algorithm > 0 || !ctx.hostfile.empty();
+  // (An Open MPI algorithm is kept only on more than one rank: resolve().)
+  return c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
 }
 
 std::filesystem::path status_dir_for(const std::filesystem::path& output) {

@@ -41,9 +41,9 @@ const std::vector<std::string> kAllReduce(results::kAllReduceAlgorithms.begin(),
 // before expanding, since a few hundred bytes of axes can name millions.
 constexpr double kMaxGridCombinations = 10000;
 
-// The keys that set up LoRA adapters: they go with fine_tune = "lora".
-constexpr std::array<std::string_view, 5> kLoraSettings = {"lora_rank", "lora_alpha", "lora_dropout",
-                                                           "lora_layers", "lora_targets"};
+// The keys that set up LoRA adapters (every setting named lora_*): they go
+// with fine_tune = "lora".
+bool sets_up_lora(std::string_view key) { return key.starts_with("lora_"); }
 
 bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
@@ -188,7 +188,7 @@ const std::vector<Setting>& Parser::settings() {
            return training::fine_tune_name(training::parse_fine_tune(p.get_string(n, "fine_tune"), "fine_tune"));
          });
        }},
-      // The adapters (kLoraSettings), in the trainer's ranges; lora_layers
+      // The adapters (sets_up_lora), in the trainer's ranges; lora_layers
       // beyond the model's layers is a skip (finalize): the model may be an axis.
       {"lora_rank", true, true, false, [](P p, SuiteCase& c, N n) { c.lora.rank = static_cast<int>(p.get_int(n, "lora_rank", 1)); }},
       {"lora_alpha", true, true, false, [](P p, SuiteCase& c, N n) {
@@ -590,8 +590,9 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   if (t.get("link") && c.hosts <= 1) {
     fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
   }
-  for (std::string_view key : kLoraSettings) {
-    if (t.get(key) && c.fine_tune != "lora") {
+  for (const Setting& s : settings()) {
+    const std::string_view key = s.key;
+    if (sets_up_lora(key) && t.get(key) && c.fine_tune != "lora") {
       fail(*t.get(key), fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
                                     "this case fine-tunes '{}'",
                                     key, c.fine_tune));
