@@ -8,6 +8,7 @@
 //   trainscope generate --model BASE --adapters lora-ckpt --chat --prompt "..."
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -35,12 +36,14 @@ struct GenerateFlags {
   std::string adapters;
   std::string prompt;
   bool chat = false;
-  int max_tokens = 100;
+  int max_tokens = 0;  // 0: kDefaultMaxTokens, or the positions the prompt leaves
   double temp = 0.0;
   double top_p = 1.0;
   uint64_t seed = 0;
   std::string tokenizer = "byte";
 };
+
+constexpr int kDefaultMaxTokens = 100;
 
 double seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -53,13 +56,10 @@ std::string prompt_text(const GenerateFlags& f) {
   std::string text;
   const std::vector<training::ChatMessage> turn = {{"user", f.prompt}};
   training::render_chat(turn, &text);
-  return text + "<|assistant|>\n";
+  return text + training::chat_header("assistant");
 }
 
-void run(const GenerateFlags& f) {
-  if (!(f.top_p > 0 && f.top_p <= 1)) {
-    throw Error(fmt::format("--top-p must be in (0, 1], got {}", f.top_p));
-  }
+void run(GenerateFlags f) {
   const training::ModelConfig config = training::read_hf_config(f.model);
   const training::ParamLayout layout(config);
   kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
@@ -73,13 +73,22 @@ void run(const GenerateFlags& f) {
   }
   const std::vector<int32_t> prompt = tokenizer->encode(prompt_text(f));
   if (prompt.empty()) throw Error("--prompt is empty: there is nothing to continue");
+  // Not given: as mlx-lm, stop where the context ends.
+  if (f.max_tokens == 0) {
+    f.max_tokens = static_cast<int>(std::clamp<int64_t>(
+        config.max_seq_len - static_cast<int64_t>(prompt.size()), 1, kDefaultMaxTokens));
+  }
   const auto need = static_cast<int64_t>(prompt.size()) + f.max_tokens;
   if (need > config.max_seq_len) {
     throw Error(fmt::format("the prompt's {} tokens and --max-tokens {} need {} positions; the "
                             "model has {}",
                             prompt.size(), f.max_tokens, need, config.max_seq_len));
   }
-  training::KvDecoder decoder(config, params.span(), static_cast<int>(need));
+  // Only the ids the tokenizer has: a model's vocabulary may be padded
+  // beyond it (seed's 50257 rows with the 257-id byte tokenizer), and rows
+  // nobody samples need not be read every token.
+  training::KvDecoder decoder(config, params.span(), static_cast<int>(need),
+                              tokenizer->vocab_size());
   std::mt19937_64 rng(f.seed);
 
   const auto start = std::chrono::steady_clock::now();
@@ -89,10 +98,8 @@ void run(const GenerateFlags& f) {
   const auto gen_start = std::chrono::steady_clock::now();
   int generated = 0;
   while (generated < f.max_tokens) {
-    // Only ids the tokenizer has: a model's vocabulary may be padded beyond it
-    // (seed's 50257 rows with the 257-id byte tokenizer).
     const int32_t next = training::sample_token(
-        {logits, static_cast<std::size_t>(tokenizer->vocab_size())}, static_cast<float>(f.temp),
+        {logits, static_cast<std::size_t>(decoder.logit_rows())}, static_cast<float>(f.temp),
         static_cast<float>(f.top_p), rng);
     if (next == tokenizer->eot_id()) break;
     ++generated;
@@ -133,8 +140,10 @@ void add_generate_command(CLI::App& app) {
   cmd->add_flag("--chat", f->chat,
                 "Render the prompt as a user turn of the chat template and let the model answer "
                 "as the assistant");
-  cmd->add_option("--max-tokens", f->max_tokens, "Most tokens to generate (fewer at end-of-text)")
-      ->capture_default_str()
+  cmd->add_option("--max-tokens", f->max_tokens,
+                  fmt::format("Most tokens to generate (fewer at end-of-text); default {}, or "
+                              "the positions the prompt leaves in the model's context",
+                              kDefaultMaxTokens))
       ->check(kPositive);
   cmd->add_option("--temp", f->temp, "Sampling temperature; 0 is greedy (deterministic)")
       ->capture_default_str()
@@ -142,7 +151,8 @@ void add_generate_command(CLI::App& app) {
       ->check(kFinite);
   cmd->add_option("--top-p", f->top_p, "Nucleus sampling: draw from the most likely tokens "
                                        "whose probability reaches this (1 keeps all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(number_that("in (0, 1]", "(0,1]", [](double p) { return p > 0 && p <= 1; }));
   cmd->add_option("--seed", f->seed, "Seed of the sampler")->capture_default_str();
   cmd->add_option("--tokenizer", f->tokenizer,
                   "Tokenizer the model was trained with: byte, or gpt2:DIR")

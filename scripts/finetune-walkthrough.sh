@@ -30,7 +30,8 @@ done
 for n in "$pretrain" "$finetune"; do
   [[ $n =~ ^[1-9][0-9]*$ ]] || { echo "finetune-walkthrough.sh: steps must be positive integers, got '$n'" >&2; exit 2; }
 done
-[[ -x build/trainscope ]] || { cmake --preset release >/dev/null && cmake --build --preset release; }
+# Incremental: a no-op when the build is current, never a stale binary.
+cmake --preset release >/dev/null && cmake --build --preset release
 ts=build/trainscope
 mkdir -p "$out"
 # GPT-2's BPE when its vocabulary is here (seed's 50257 rows are its ids, and
@@ -76,10 +77,11 @@ rm -rf "$out/fused"
 "$ts" fuse --model "$base" --adapters "$out/lora-2" --out "$out/fused"
 
 prompt="Tell this like a pirate: The old man walked to the market with his friend."
-echo "== 5. generate: the base model, then with the adapters"
+echo "== 5. generate: the base model, with the adapters, and from the fused checkpoint (the same text)"
 "$ts" generate --model "$base" "${tok[@]}" --chat --prompt "$prompt" --max-tokens 60 --temp 0
 "$ts" generate --model "$base" --adapters "$out/lora-2" "${tok[@]}" --chat --prompt "$prompt" \
   --max-tokens 60 --temp 0
+"$ts" generate --model "$out/fused" "${tok[@]}" --chat --prompt "$prompt" --max-tokens 60 --temp 0
 
 echo
 echo "== wall time of the fine-tuning (start to end, data loading and checkpoints included)"

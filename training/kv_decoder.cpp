@@ -18,9 +18,12 @@ namespace trainscope::training {
 namespace k = trainscope::kernels;
 using kernels::MemoryCategory;
 
-KvDecoder::KvDecoder(const ModelConfig& config, std::span<const float> params, int max_tokens)
-    : config_(config), layout_(config), params_(params), max_(max_tokens) {
+KvDecoder::KvDecoder(const ModelConfig& config, std::span<const float> params, int max_tokens,
+                     int logit_rows)
+    : config_(config), layout_(config), params_(params), max_(max_tokens),
+      logit_rows_(logit_rows > 0 ? logit_rows : config.vocab_size) {
   TS_CHECK(static_cast<int64_t>(params.size()) == layout_.total());
+  TS_CHECK(logit_rows_ <= config.vocab_size) << logit_rows_ << " logit rows of " << config.vocab_size;
   if (max_tokens <= 0 || max_tokens > config.max_seq_len) {
     throw Error(fmt::format("{} tokens (prompt and generation) do not fit the model's {} "
                             "positions ({})",
@@ -32,7 +35,7 @@ KvDecoder::KvDecoder(const ModelConfig& config, std::span<const float> params, i
   rope_cos_ = k::Buffer<float>(int64_t{max_} * half, MemoryCategory::kWorkspace);
   rope_sin_ = k::Buffer<float>(int64_t{max_} * half, MemoryCategory::kWorkspace);
   k::rope_tables(rope_cos_.data(), rope_sin_.data(), max_, config.head_dim(), config.rope_theta);
-  const int64_t sizes[] = {C, C, 1, Q + 2 * KV, Q, C, 2 * F, F, max_, config.vocab_size};
+  const int64_t sizes[] = {C, C, 1, Q + 2 * KV, Q, C, 2 * F, F, max_, logit_rows_};
   scratch_ = k::Buffer<float>(std::accumulate(std::begin(sizes), std::end(sizes), int64_t{0}),
                               MemoryCategory::kWorkspace);
   float* p = scratch_.data();
@@ -105,7 +108,7 @@ const float* KvDecoder::step(int32_t token) {
     for (int i = 0; i < C; ++i) x_[i] += tmp_[i];
   }
   k::rmsnorm_forward(ln_, rstd_, x_, P + layout_.final_norm(), 1, C, c.norm_eps);
-  k::matvec_forward(logits_, ln_, P + layout_.lm_head(), C, c.vocab_size);
+  k::matvec_forward(logits_, ln_, P + layout_.lm_head(), C, logit_rows_);
   ++pos_;
   return logits_;
 }
@@ -117,7 +120,10 @@ int32_t sample_token(std::span<const float> logits, float temperature, float top
     return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
   }
   const float mx = *std::max_element(logits.begin(), logits.end());
-  std::vector<std::pair<double, int32_t>> probs(V);
+  // Kept between calls: a 50k-entry buffer per token would be fresh pages
+  // every time.
+  thread_local std::vector<std::pair<double, int32_t>> probs;
+  probs.resize(static_cast<std::size_t>(V));
   double sum = 0;
   for (int32_t i = 0; i < V; ++i) {
     probs[i] = {std::exp(static_cast<double>(logits[i] - mx) / temperature), i};
@@ -127,14 +133,20 @@ int32_t sample_token(std::span<const float> logits, float temperature, float top
   double kept = sum;
   if (top_p < 1) {
     // The nucleus: the most likely tokens until their mass reaches top_p.
-    // Sorting all of a 50k vocabulary every token costs milliseconds: only
-    // with a nucleus to cut, not for plain sampling.
-    std::sort(probs.begin(), probs.end(), [](const auto& a, const auto& b) {
+    // Only the head is ordered (sorting all of a 50k vocabulary every token
+    // costs milliseconds), growing until it holds the nucleus; the order is
+    // total (ties by id), so the nucleus is the full sort's.
+    const auto likelier = [](const auto& a, const auto& b) {
       return a.first > b.first || (a.first == b.first && a.second < b.second);
-    });
-    kept = 0;
-    n = 0;
-    while (n < probs.size() && (n == 0 || kept < top_p * sum)) kept += probs[n++].first;
+    };
+    for (std::size_t head = std::min<std::size_t>(64, probs.size());; head = std::min(probs.size(), 4 * head)) {
+      std::partial_sort(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(head),
+                        probs.end(), likelier);
+      kept = 0;
+      n = 0;
+      while (n < head && (n == 0 || kept < top_p * sum)) kept += probs[n++].first;
+      if (kept >= top_p * sum || head == probs.size()) break;
+    }
   }
   double draw = std::uniform_real_distribution<double>(0.0, kept)(rng);
   for (std::size_t i = 0; i < n; ++i) {

@@ -27,13 +27,18 @@ namespace trainscope::training {
 class KvDecoder {
  public:
   // max_tokens: positions the cache holds (prompt + generated), at most the
-  // model's max_seq_len (Error otherwise).
-  KvDecoder(const ModelConfig& config, std::span<const float> params, int max_tokens);
+  // model's max_seq_len (Error otherwise). logit_rows: the output rows
+  // computed, the first ones of the vocabulary (0: all). A vocabulary padded
+  // beyond its tokenizer's ids (seed's 50257 rows for the 257 byte ids)
+  // would otherwise spend most of each token reading rows nobody samples.
+  KvDecoder(const ModelConfig& config, std::span<const float> params, int max_tokens,
+            int logit_rows = 0);
 
   // Feeds `token` at the next position; returns the logits of the token
-  // after it ([vocab]), valid until the next call. Error when the cache is
-  // full or the token is outside the vocabulary.
+  // after it ([logit_rows()]), valid until the next call. Error when the
+  // cache is full or the token is outside the vocabulary.
   const float* step(int32_t token);
+  int logit_rows() const { return logit_rows_; }
   int position() const { return pos_; }
   int capacity() const { return max_; }
   void reset() { pos_ = 0; }
@@ -44,7 +49,7 @@ class KvDecoder {
   ModelConfig config_;
   ParamLayout layout_;
   std::span<const float> params_;
-  int max_ = 0, pos_ = 0;
+  int max_ = 0, pos_ = 0, logit_rows_ = 0;
   kernels::Buffer<float> cache_;  // [layers][2][max][kv_dim]
   kernels::Buffer<float> rope_cos_, rope_sin_;
   kernels::Buffer<float> scratch_;

@@ -68,9 +68,14 @@ TEST_F(GenerateCommandTest, BadInputIsExitTwoWithTheReason) {
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
   };
   expect_bad("--model " + (dir_ / "nowhere").string() + " --prompt hi", "no config.json");
-  expect_bad("--model " + model_ + " --prompt hi --top-p 0", "--top-p must be in (0, 1]");
+  expect_bad("--model " + model_ + " --prompt hi --top-p 0", "--top-p: must be in (0, 1], got 0");
   expect_bad("--model " + model_ + " --prompt hi --max-tokens 500", "positions; the model has 160");
   expect_bad("--model " + model_ + " --prompt ''", "nothing to continue");
+  // Without --max-tokens it stops where the context ends instead of refusing.
+  const auto fits = run_trainscope("generate --model " + model_ + " --prompt " +
+                                   std::string(150, 'a') + " --temp 0");
+  EXPECT_EQ(fits.exit_code, 0) << fits.output;
+  EXPECT_NE(fits.output.find("Prompt: 150 tokens"), std::string::npos) << fits.output;
 }
 
 // LoRA adapters trained on the model: generate --adapters and the fused
@@ -94,6 +99,8 @@ TEST_F(GenerateCommandTest, AdaptersAndTheirFusedCheckpointGenerateAlike) {
   const auto merged = run_trainscope("generate --model " + fused + prompt);
   ASSERT_EQ(with.exit_code, 0) << with.output;
   EXPECT_EQ(text(with.output), text(merged.output));
+  // ...and not what the base says: the merge did something.
+  EXPECT_NE(text(with.output), text(run_trainscope("generate --model " + model_ + prompt).output));
 
   const auto again = run_trainscope("fuse --model " + model_ + " --adapters " + adapters +
                                     " --out " + fused);

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "kernels/check.h"
@@ -58,6 +60,55 @@ TEST(KvDecoderTest, BadSizesAndTokensAreErrors) {
   KvDecoder d(c, model.params(), 4);
   EXPECT_THROW(d.step(c.vocab_size), Error);
   EXPECT_THROW(d.step(-1), Error);
+}
+
+// Only the first rows of the output (the tokenizer's ids of a padded
+// vocabulary): the same logits for them as the whole output gives.
+TEST(KvDecoderTest, FewerLogitRowsAreTheFirstRowsOfTheWholeOutput) {
+  const ModelConfig c = model_preset("tiny");
+  LlamaModel<float> model(c, 1, 4);
+  model.init_weights(3);
+  KvDecoder whole(c, model.params(), 4), head(c, model.params(), 4, 100);
+  EXPECT_EQ(head.logit_rows(), 100);
+  EXPECT_EQ(whole.logit_rows(), c.vocab_size);
+  for (int32_t token : {5, 17, 200}) {
+    const float* all = whole.step(token);
+    const float* first = head.step(token);
+    for (int v = 0; v < 100; ++v) ASSERT_EQ(first[v], all[v]) << "token " << token << " row " << v;
+  }
+}
+
+// A nucleus wider than the first ordered head of the vocabulary (64): draws
+// land exactly in the nucleus a full sort gives, beyond that head too.
+TEST(SampleTokenTest, AWideNucleusIsTheFullSortsNucleus) {
+  std::vector<float> logits(1000);
+  for (int i = 0; i < 1000; ++i) logits[i] = 0.001f * static_cast<float>((i * 37) % 1000);
+  const float top_p = 0.5f;
+  std::vector<std::pair<double, int32_t>> sorted;
+  double sum = 0;
+  const float mx = *std::max_element(logits.begin(), logits.end());
+  for (int i = 0; i < 1000; ++i) {
+    sorted.push_back({std::exp(static_cast<double>(logits[i] - mx)), i});
+    sum += sorted.back().first;
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  });
+  std::set<int32_t> nucleus;
+  double kept = 0;
+  for (std::size_t n = 0; n == 0 || kept < top_p * sum; ++n) {
+    kept += sorted[n].first;
+    nucleus.insert(sorted[n].second);
+  }
+  ASSERT_GT(nucleus.size(), 256u) << "wide enough to need the head to grow twice";
+  std::mt19937_64 rng(3);
+  std::set<int32_t> drawn;
+  for (int i = 0; i < 5000; ++i) {
+    const int32_t t = sample_token(logits, 1.0f, top_p, rng);
+    ASSERT_TRUE(nucleus.contains(t)) << t;
+    drawn.insert(t);
+  }
+  EXPECT_GT(drawn.size(), nucleus.size() * 9 / 10) << "draws reach the whole nucleus";
 }
 
 TEST(SampleTokenTest, GreedySeededAndNucleus) {

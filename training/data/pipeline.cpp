@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "kernels/check.h"
+#include "training/data/records.h"
 #include "kernels/storage.h"
 #include "training/data/document_source.h"
 #include "training/data/shuffle.h"
@@ -59,16 +60,16 @@ struct TokenStore {
 int64_t encode_prompt_and_answer(const Tokenizer& tokenizer, std::string_view text,
                                  const DocumentSource& docs, int64_t doc,
                                  std::vector<int32_t>* out) {
-  constexpr std::string_view kHeader = "<|assistant|>\n";
-  const std::size_t at = text.rfind(kHeader);
+  const std::string header = chat_header("assistant");
+  const std::size_t at = text.rfind(header);
   if (at == std::string_view::npos) {
     throw Error(fmt::format("--mask-prompt trains on the assistant's turn, and {} document {} "
                             "has none (a text record, not a chat or instruction)",
                             docs.name(), doc));
   }
-  tokenizer.encode(text.substr(0, at + kHeader.size()), out);
+  tokenizer.encode(text.substr(0, at + header.size()), out);
   const auto prompt = static_cast<int64_t>(out->size());
-  tokenizer.encode(text.substr(at + kHeader.size()), out);
+  tokenizer.encode(text.substr(at + header.size()), out);
   return prompt;
 }
 

@@ -70,11 +70,11 @@ Record parse_record_line(std::string_view line, std::string_view text_field,
   return parse_record(parse_json(line, where), text_field, where);
 }
 
+std::string chat_header(std::string_view role) { return "<|" + std::string(role) + "|>\n"; }
+
 void render_chat(std::span<const ChatMessage> messages, std::string* out) {
   for (const ChatMessage& m : messages) {
-    *out += "<|";
-    *out += m.role;
-    *out += "|>\n";
+    *out += chat_header(m.role);
     *out += m.content;
     *out += '\n';
   }

@@ -68,6 +68,10 @@ std::vector<ChatMessage> instruction_to_messages(std::string_view instruction,
 
 // Appends the chat template rendering of `messages` to *out.
 void render_chat(std::span<const ChatMessage> messages, std::string* out);
+// The header render_chat writes before a message of `role` ("<|assistant|>\n"):
+// where a chat's answer starts (--mask-prompt) and what a prompt ends with
+// for the model to answer (generate --chat).
+std::string chat_header(std::string_view role);
 // Appends the training text of `record` to *out (render_chat for chats).
 void render_record(const Record& record, std::string* out);
 
