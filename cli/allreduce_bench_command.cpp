@@ -62,13 +62,7 @@ void add_allreduce_bench_command(CLI::App& app) {
     suites::validate(f->o);
     auto comm = comm::make_communicator(f->backend);
     std::vector<results::AllReduceRow> rows;
-    try {
-      rows = suites::run_allreduce_sweep(*comm, f->o, stdout);
-    } catch (const comm::CollectiveError& e) {
-      // Every rank threw the same error: one message, from rank 0.
-      if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", e.what());
-      throw SilentExit{e.exit_code()};
-    }
+    run_on_every_rank(*comm, [&] { rows = suites::run_allreduce_sweep(*comm, f->o, stdout); });
     int64_t wrong = 0;
     for (const auto& r : rows) wrong += r.wrong;
     if (comm->rank() == 0 && !f->jsonl.empty()) {

@@ -5,10 +5,15 @@
 #ifndef TRAINSCOPE_CLI_COMMANDS_H_
 #define TRAINSCOPE_CLI_COMMANDS_H_
 
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+namespace trainscope::comm {
+class Communicator;
+}
 
 namespace trainscope::cli {
 
@@ -35,6 +40,14 @@ void check_train_args(const std::vector<std::string>& args);
 struct SilentExit {
   int code;
 };
+
+// Runs `fn`, a command's work on every rank of `comm`'s job, and ends it as
+// every such command must: a CollectiveError (every rank failed alike) is
+// printed once, by rank 0, and becomes SilentExit with its code; any other
+// exception on one rank of several is printed with the rank and aborts the
+// whole job, so no other rank waits in a collective for it. With one rank
+// those propagate unchanged (main prints them).
+void run_on_every_rank(comm::Communicator& comm, const std::function<void()>& fn);
 
 }  // namespace trainscope::cli
 

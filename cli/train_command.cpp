@@ -53,7 +53,7 @@ void run(TrainFlags& f) {
   }
   if (!f.inject_delay.empty()) o.inject_delay = training::parse_injected_delay(f.inject_delay);
   auto comm = comm::make_communicator(f.backend);
-  try {
+  run_on_every_rank(*comm, [&] {
     if (o.inject_delay && o.inject_delay->rank >= comm->size()) {
       // Every rank sees the same job: one message, from rank 0.
       throw comm::CollectiveError(fmt::format("--inject-delay: rank {} is not in this job of {} "
@@ -65,22 +65,7 @@ void run(TrainFlags& f) {
       if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", s.error.c_str());
       throw SilentExit{kExitFailure};
     }
-  } catch (const comm::CollectiveError& e) {
-    // Every rank threw the same error: one message, from rank 0, clean exit.
-    if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", e.what());
-    throw SilentExit{e.exit_code()};
-  } catch (const Error& e) {
-    if (comm->size() == 1) throw;
-    // Only this rank failed: say which, and end the job so nobody hangs.
-    std::fprintf(stderr, "trainscope: rank %d: error: %s\n", comm->rank(), e.what());
-    std::fflush(stderr);
-    comm->abort(e.exit_code());
-  } catch (const std::exception& e) {
-    if (comm->size() == 1) throw;
-    std::fprintf(stderr, "trainscope: rank %d: error: %s\n", comm->rank(), e.what());
-    std::fflush(stderr);
-    comm->abort(kExitFailure);
-  }
+  });
 }
 
 // The flags of `train`, on `cmd`, filling `flags`.

@@ -1,7 +1,5 @@
 #include "comm/all_reducer.h"
 
-#include <sys/statvfs.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -16,8 +14,6 @@ namespace trainscope::comm {
 namespace {
 
 using kernels::MemoryCategory;
-
-constexpr const char* kSharedMemoryDir = "/dev/shm";
 
 class MpiAllReducer final : public AllReducer {
  public:
@@ -133,26 +129,6 @@ void check_placement(Communicator& comm, const HostGroup& g, AllReduceAlgorithm 
   }
 }
 
-// MPI backs the window with a file in /dev/shm (a tmpfs): one too large for
-// it would be created, then kill the job with SIGBUS when its pages are
-// first touched. So the room is checked first, for every rank on the host.
-void check_room(Communicator& comm, const AllReducerOptions& o) {
-  const std::vector<std::string> hosts = comm.all_gather(comm.host());
-  const auto local = std::count(hosts.begin(), hosts.end(), comm.host());
-  struct statvfs fs {};
-  if (::statvfs(kSharedMemoryDir, &fs) != 0) return;  // not Linux's tmpfs: MPI decides
-  const double need = static_cast<double>(local) * static_cast<double>(o.numel * 4 + 64);
-  const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
-  if (need > room) {
-    throw Error(fmt::format(
-        "--allreduce {}: the shared window needs {} in {} for the {} ranks on host {} ({} each), "
-        "and {} is free there; use fewer ranks per host or smaller messages, or --allreduce mpi",
-        allreduce_algorithm_name(o.algorithm), kernels::format_bytes(need), kSharedMemoryDir,
-        local, comm.host(), kernels::format_bytes(static_cast<double>(o.numel) * 4),
-        kernels::format_bytes(room)));
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<Request> AllReducer::sum_async(int64_t offset, int64_t numel) {
@@ -175,8 +151,15 @@ std::string_view allreduce_algorithm_name(AllReduceAlgorithm a) {
 std::unique_ptr<AllReducer> make_all_reducer(Communicator& comm, const AllReducerOptions& o) {
   TS_CHECK(o.numel >= 0);
   if (o.algorithm == AllReduceAlgorithm::kMpi) return std::make_unique<MpiAllReducer>(comm, o);
-  run_collectively(comm, [&] { check_room(comm, o); });
-  std::unique_ptr<HostGroup> group = comm.host_group(o.numel, o.split_ranks_per_host);
+  std::unique_ptr<HostGroup> group;
+  try {
+    group = comm.host_group(o.numel, o.split_ranks_per_host);
+  } catch (const CollectiveError& e) {
+    // The MPI group refuses a window larger than /dev/shm on every rank: say for which flag.
+    throw CollectiveError(
+        fmt::format("--allreduce {}: {}", allreduce_algorithm_name(o.algorithm), e.what()),
+        e.exit_code());
+  }
   run_collectively(comm, [&] { check_placement(comm, *group, o.algorithm); });
   return std::make_unique<SharedAllReducer>(comm, o, std::move(group));
 }

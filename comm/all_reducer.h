@@ -73,7 +73,8 @@ class AllReducer {
 
 // Collective. Errors every rank agrees on (run_collectively): shm when the
 // ranks are not all on one host (use hier), hier when hosts hold different
-// numbers of ranks.
+// numbers of ranks, shm and hier under MPI when the host's windows would not
+// fit in /dev/shm (the one-process stand-in's buffer is ordinary memory).
 std::unique_ptr<AllReducer> make_all_reducer(Communicator& comm, const AllReducerOptions& options);
 
 }  // namespace trainscope::comm

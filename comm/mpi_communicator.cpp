@@ -1,5 +1,8 @@
 // The Open MPI backend. The only file in trainscope that includes <mpi.h>.
 #include <mpi.h>
+#include <sys/statvfs.h>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -228,6 +231,8 @@ class MpiHostGroup final : public HostGroup {
     MPI_Comm shared = MPI_COMM_NULL;
     MPI_CHECK(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, world.rank(),
                                   MPI_INFO_NULL, &shared));
+    int host_ranks = 1;  // every rank on the host, whatever split_ranks_per_host
+    MPI_Comm_size(shared, &host_ranks);
     if (split_ranks_per_host > 0) {
       int r = 0;
       MPI_Comm_rank(shared, &r);
@@ -239,7 +244,12 @@ class MpiHostGroup final : public HostGroup {
     MPI_Comm_rank(local_, &local_rank_);
     MPI_Comm_size(local_, &local_size_);
     number_hosts(world);
-    allocate(floats_per_rank);
+    try {
+      allocate(world, floats_per_rank, host_ranks);
+    } catch (...) {
+      MPI_Comm_free(&local_);  // the destructor does not run
+      throw;
+    }
   }
   ~MpiHostGroup() override {
     MPI_Win_unlock_all(win_);
@@ -278,11 +288,14 @@ class MpiHostGroup final : public HostGroup {
     MPI_CHECK(MPI_Comm_split(world.handle(), local_rank_, host_index_, &across));
     across_ = std::make_unique<MpiCommunicator>(across, world.serialized_threads());
   }
-  void allocate(int64_t floats) {
+  void allocate(MpiCommunicator& world, int64_t floats, int host_ranks) {
     // Not contiguous: each rank's region is its own (first-touched by it,
     // so on its NUMA node). Open MPI does not align the segments: 64 spare
     // bytes let every region start on a cache line.
     const auto bytes = static_cast<MPI_Aint>(floats * 4 + 64);
+    // Agreed over the whole job, not the host: ranks of a host with room
+    // would otherwise go on into collectives the refused ones never join.
+    run_collectively(world, [&] { check_room(world.host(), bytes, host_ranks); });
     MPI_Info info = MPI_INFO_NULL;
     MPI_Info_create(&info);
     MPI_Info_set(info, "alloc_shared_noncontig", "true");
@@ -302,6 +315,24 @@ class MpiHostGroup final : public HostGroup {
     }
     barrier();  // every region zeroed before anyone uses one
   }
+
+  // Open MPI backs the window with a file in /dev/shm (a tmpfs): one larger
+  // than the room there is created, then kills the job with SIGBUS when its
+  // pages are first touched. So it is refused first. Every rank of the host
+  // (all its groups, when split) maps `bytes` of it.
+  static void check_room(const std::string& host, MPI_Aint bytes, int host_ranks) {
+    struct statvfs fs {};
+    if (::statvfs(kSharedMemoryDir, &fs) != 0) return;  // not Linux's tmpfs: MPI decides
+    const double need = static_cast<double>(host_ranks) * static_cast<double>(bytes);
+    const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
+    if (need <= room) return;
+    throw Error(fmt::format(
+        "the shared window needs {} in {} for the {} ranks on host {} ({} each), and {} is free "
+        "there; use fewer ranks per host or smaller messages, or --allreduce mpi",
+        kernels::format_bytes(need), kSharedMemoryDir, host_ranks, host,
+        kernels::format_bytes(static_cast<double>(bytes)), kernels::format_bytes(room)));
+  }
+  static constexpr const char* kSharedMemoryDir = "/dev/shm";
 
   MPI_Comm local_ = MPI_COMM_NULL;
   int local_rank_ = 0, local_size_ = 1, hosts_ = 1, host_index_ = 0;

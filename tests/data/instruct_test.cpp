@@ -1,5 +1,5 @@
 // builtin:instruct: pirate instruction pairs, deterministic, in chat form,
-// with the substitutions applied, a validation split of other pairs, and a
+// with the substitutions applied, a validation split of other sentences, and a
 // model that learns the style.
 #include "training/data/instruct.h"
 
@@ -34,17 +34,32 @@ TEST(InstructTest, PiratePairsAreChatsWithTheSubstitutions) {
   EXPECT_EQ(to_pirate("The boy and the girl stop looking."), "Th' lad an' th' lass avast lookin'. Arr!");
 }
 
-TEST(InstructTest, VariedPairsAndADisjointValidationSplit) {
-  std::set<std::string> train, valid;
-  std::string s;
+TEST(InstructTest, VariedPairsWithRewrittenAnswers) {
+  std::set<std::string> train;
   for (int64_t i = 0; i < 200; ++i) {
     train.insert(pirate_pair(42, i).sentence);
-    valid.insert(pirate_pair(42, kValidationStoryBase + i).sentence);
     // Every response is rewritten: no pair's answer is its sentence.
     EXPECT_NE(pirate_pair(42, i).pirate, pirate_pair(42, i).sentence + " Arr!") << i;
   }
   EXPECT_GT(train.size(), 150u);
-  EXPECT_NE(train, valid);
+}
+
+// Validation measures sentences the model never trained on: at the default
+// docs=20000 the splits share none, and each holds exactly the pairs its
+// documentation promises (drawn often enough to see every one).
+TEST(InstructTest, TheSplitsShareNoSentence) {
+  for (const uint64_t seed : {uint64_t{42}, uint64_t{1234}}) {
+    std::set<std::string> train, valid;
+    for (int64_t i = 0; i < 300'000; ++i) train.insert(pirate_pair(seed, i).sentence);
+    for (int64_t i = 0; i < 20'000; ++i) {
+      valid.insert(pirate_pair(seed, kValidationStoryBase + i).sentence);
+    }
+    int64_t shared = 0;
+    for (const std::string& v : valid) shared += train.count(v);
+    EXPECT_EQ(shared, 0) << "seed " << seed;
+    EXPECT_EQ(static_cast<int64_t>(train.size()), kInstructTrainPairs) << "seed " << seed;
+    EXPECT_EQ(static_cast<int64_t>(valid.size()), kInstructValidPairs) << "seed " << seed;
+  }
 }
 
 // A tiny model trained on the pairs learns the style: its loss falls well

@@ -1,5 +1,7 @@
 #include "training/data/instruct.h"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
 #include <random>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "training/data/records.h"
+#include "training/data/stories.h"
 
 namespace trainscope::training {
 namespace {
@@ -22,11 +25,6 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kPirateW
     {"old", "ol'"},          {"looking", "lookin'"}, {"going", "goin'"},
     {"food", "grub"},
 }};
-
-template <std::size_t N>
-std::string_view pick(std::mt19937_64& rng, const std::array<std::string_view, N>& words) {
-  return words[std::uniform_int_distribution<std::size_t>(0, N - 1)(rng)];
-}
 
 constexpr std::array<std::string_view, 8> kWho = {
     "my friend", "the old captain", "your brother", "the girl", "the boy", "my crew",
@@ -46,6 +44,55 @@ constexpr std::array<std::string_view, 5> kWhen = {
 std::string capitalised(std::string s) {
   if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
   return s;
+}
+
+// Every sentence of the grammar is one combination c in [0, kCombinations):
+// one digit per slot, kWhen's varying fastest.
+constexpr int64_t kCombinations = static_cast<int64_t>(kWho.size() * kDoes.size() * kWhat.size() *
+                                                       kWhere.size() * kWhen.size());
+static_assert(kCombinations == kInstructTrainPairs + kInstructValidPairs);
+// Validation reserves one combination in each block of this many consecutive
+// ones: an exact 1 in 16, spread over every who, does and what.
+constexpr int64_t kBlock = kCombinations / kInstructValidPairs;
+static_assert(kBlock * kInstructValidPairs == kCombinations);
+
+// splitmix64's finaliser: neighbouring blocks get unrelated reserved slots.
+uint64_t mix(uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The validation combination of block b, chosen by a hash of (seed, b).
+int64_t reserved(uint64_t seed, int64_t block) {
+  const uint64_t h = mix(mix(seed + 0x6a09e667f3bcc909ull) ^ static_cast<uint64_t>(block));
+  return block * kBlock + static_cast<int64_t>(h % kBlock);
+}
+
+// Pair `index`'s combination, drawn with `rng`: a validation pair (index at
+// or above kValidationStoryBase) among the reserved combinations, a training
+// pair among the others, so no sentence is in both splits.
+int64_t combination(uint64_t seed, int64_t index, std::mt19937_64& rng) {
+  if (index >= kValidationStoryBase) {
+    return reserved(seed, std::uniform_int_distribution<int64_t>(0, kInstructValidPairs - 1)(rng));
+  }
+  const int64_t j = std::uniform_int_distribution<int64_t>(0, kInstructTrainPairs - 1)(rng);
+  const int64_t block = j / (kBlock - 1), k = j % (kBlock - 1);
+  const int64_t skip = reserved(seed, block) - block * kBlock;  // the slot training must miss
+  return block * kBlock + (k < skip ? k : k + 1);
+}
+
+template <std::size_t N>
+std::string_view digit(int64_t* c, const std::array<std::string_view, N>& words) {
+  const std::string_view word = words[static_cast<std::size_t>(*c % static_cast<int64_t>(N))];
+  *c /= static_cast<int64_t>(N);
+  return word;
+}
+
+std::string sentence_of(int64_t c) {
+  const std::string_view when = digit(&c, kWhen), where = digit(&c, kWhere),
+                         what = digit(&c, kWhat), does = digit(&c, kDoes), who = digit(&c, kWho);
+  return fmt::format("{} {} {} {} {}.", capitalised(std::string(who)), does, what, where, when);
 }
 
 std::string_view pirate_word(std::string_view lower) {
@@ -85,10 +132,7 @@ std::string to_pirate(std::string_view sentence) {
 
 PiratePair pirate_pair(uint64_t seed, int64_t index) {
   std::mt19937_64 rng(seed * 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(index) ^ 0x1f2e3d4cull);
-  std::string sentence = capitalised(std::string(pick(rng, kWho))) + " " +
-                         std::string(pick(rng, kDoes)) + " " + std::string(pick(rng, kWhat)) +
-                         " " + std::string(pick(rng, kWhere)) + " " +
-                         std::string(pick(rng, kWhen)) + ".";
+  const std::string sentence = sentence_of(combination(seed, index, rng));
   return {sentence, to_pirate(sentence)};
 }
 

@@ -6,9 +6,17 @@
 //                (hello -> ahoy, my -> me, you -> ye, friend -> matey ...)
 //                and a closing "Arr!"
 // rendered with the chat template of records.h. The sentences come from a
-// small grammar (who, does what, to what, where, when). Pair i is a pure
-// function of (seed, i), and validation pairs use indices from
-// kValidationStoryBase on, as the stories do.
+// small grammar (who, does what, to what, where, when): 8 x 8 x 8 x 6 x 5 =
+// 15,360 sentences. Pair i is a pure function of (seed, i), and validation
+// pairs use indices from kValidationStoryBase on, as the stories do.
+//
+// The splits share no sentence: indices alone would not keep them apart
+// (pairs are drawn from the grammar, so at docs=20000 most validation
+// sentences were also training ones). A hash of the seed reserves one
+// sentence in each block of 16 for validation: kInstructValidPairs (960)
+// distinct validation pairs exist and kInstructTrainPairs (14,400) distinct
+// training pairs. Each pair is drawn from its split's with replacement, so
+// docs=N holds fewer than N distinct pairs.
 //
 // Thread-safe: pure functions.
 #ifndef TRAINSCOPE_TRAINING_DATA_INSTRUCT_H_
@@ -21,6 +29,10 @@
 namespace trainscope::training {
 
 inline constexpr std::string_view kPiratePrompt = "Tell this like a pirate: ";
+
+// Distinct pairs in each split, for any seed.
+inline constexpr int64_t kInstructTrainPairs = 14'400;
+inline constexpr int64_t kInstructValidPairs = 960;
 
 // The plain sentence of pair `index` and its pirate rewriting.
 struct PiratePair {
