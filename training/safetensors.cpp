@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <tuple>
@@ -33,11 +34,18 @@ std::vector<int64_t> int_list(const JsonReader& r) {
 constexpr std::string_view kDtypeNames[] = {"F32", "F16", "BF16"};
 int64_t dtype_bytes(Dtype d) { return d == Dtype::kF32 ? 4 : 2; }
 
+// Headers spell dtypes exactly as the format does: no case folding here.
+Dtype header_dtype(std::string_view name, const std::string& tensor) {
+  for (int i = 0; i < 3; ++i) {
+    if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
+  }
+  throw Error(fmt::format("tensor '{}' has dtype {}; F32, F16 and BF16 are read", tensor, name));
+}
+
 // The byte range [begin, end) of the data section that holds tensor `t`,
 // and its dtype, after checking its header entry against the model's layout.
 std::tuple<int64_t, int64_t, Dtype> data_range(const JsonReader& e, const TensorSpec& t) {
-  const Dtype dtype = parse_dtype(e["dtype"].get<std::string>(),
-                                  fmt::format("tensor '{}'", t.name));
+  const Dtype dtype = header_dtype(e["dtype"].get<std::string>(), t.name);
   const auto shape = int_list(e["shape"]);
   if (shape != t.shape) {
     throw Error(fmt::format("tensor '{}' has shape {} but the model config expects {}", t.name,
@@ -113,10 +121,12 @@ bool skipped_buffer(const std::string& key) { return key.ends_with(".rotary_emb.
 std::string_view dtype_name(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
 Dtype parse_dtype(std::string_view name, std::string_view what) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (int i = 0; i < 3; ++i) {
-    if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
+    if (kDtypeNames[i] == upper) return static_cast<Dtype>(i);
   }
-  throw Error(fmt::format("{} has dtype {}; F32, F16 and BF16 are read", what, name));
+  throw Error(fmt::format("{} must be F32, F16 or BF16, got '{}'", what, name));
 }
 
 void save_safetensors(const fs::path& path, const TensorTable& layout,
