@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <bit>
+#include <cctype>
 #include <cstring>
 #include <fstream>
 #include <tuple>
@@ -13,6 +15,7 @@
 #include "kernels/check.h"
 #include "kernels/float16.h"
 #include "kernels/json_reader.h"
+#include "kernels/storage.h"
 
 namespace trainscope::training {
 namespace fs = std::filesystem;
@@ -33,11 +36,18 @@ std::vector<int64_t> int_list(const JsonReader& r) {
 constexpr std::string_view kDtypeNames[] = {"F32", "F16", "BF16"};
 int64_t dtype_bytes(Dtype d) { return d == Dtype::kF32 ? 4 : 2; }
 
+// Headers spell dtypes exactly as the format does: no case folding here.
+Dtype header_dtype(std::string_view name, const std::string& tensor) {
+  for (int i = 0; i < 3; ++i) {
+    if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
+  }
+  throw Error(fmt::format("tensor '{}' has dtype {}; F32, F16 and BF16 are read", tensor, name));
+}
+
 // The byte range [begin, end) of the data section that holds tensor `t`,
 // and its dtype, after checking its header entry against the model's layout.
 std::tuple<int64_t, int64_t, Dtype> data_range(const JsonReader& e, const TensorSpec& t) {
-  const Dtype dtype = parse_dtype(e["dtype"].get<std::string>(),
-                                  fmt::format("tensor '{}'", t.name));
+  const Dtype dtype = header_dtype(e["dtype"].get<std::string>(), t.name);
   const auto shape = int_list(e["shape"]);
   if (shape != t.shape) {
     throw Error(fmt::format("tensor '{}' has shape {} but the model config expects {}", t.name,
@@ -52,18 +62,36 @@ std::tuple<int64_t, int64_t, Dtype> data_range(const JsonReader& e, const Tensor
   return {offsets[0], offsets[1], dtype};
 }
 
-// The tensor's bytes as `dtype`, little-endian as the format stores them.
-std::string encode(std::span<const float> x, Dtype dtype) {
-  if (dtype == Dtype::kF32) {
-    return std::string(reinterpret_cast<const char*>(x.data()), x.size_bytes());
-  }
-  std::string out(x.size() * 2, '\0');
+// x rounded to F16 or BF16 bit patterns.
+void to_half(std::span<const float> x, Dtype dtype, uint16_t* out) {
   for (std::size_t i = 0; i < x.size(); ++i) {
-    const uint16_t h = dtype == Dtype::kF16 ? kernels::float_to_f16(x[i]) : kernels::float_to_bf16(x[i]);
-    out[2 * i] = static_cast<char>(h & 0xff);
-    out[2 * i + 1] = static_cast<char>(h >> 8);
+    out[i] = dtype == Dtype::kF16 ? kernels::float_to_f16(x[i]) : kernels::float_to_bf16(x[i]);
   }
-  return out;
+}
+
+// The length prefix and header of a file holding `chosen` as `dtype`, the
+// header padded so the data starts 8-byte aligned (as the format recommends).
+std::string header_bytes(const TensorTable& layout, std::span<const int> chosen,
+                         const std::map<std::string, std::string>& metadata, Dtype dtype) {
+  json header = json::object();
+  json meta = {{"format", "pt"}};
+  for (const auto& [k, v] : metadata) meta[k] = v;
+  header["__metadata__"] = meta;
+  int64_t at = 0;
+  for (int i : chosen) {
+    const TensorSpec& t = layout.tensors().at(i);
+    const int64_t bytes = t.numel * dtype_bytes(dtype);
+    header[t.name] = {{"dtype", dtype_name(dtype)},
+                      {"shape", t.shape},
+                      {"data_offsets", {at, at + bytes}}};
+    at += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
+  const uint64_t n = text.size();
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + text;
 }
 
 // F16 or BF16 bytes to floats.
@@ -113,43 +141,48 @@ bool skipped_buffer(const std::string& key) { return key.ends_with(".rotary_emb.
 std::string_view dtype_name(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
 
 Dtype parse_dtype(std::string_view name, std::string_view what) {
+  std::string upper(name);
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (int i = 0; i < 3; ++i) {
-    if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
+    if (kDtypeNames[i] == upper) return static_cast<Dtype>(i);
   }
-  throw Error(fmt::format("{} has dtype {}; F32, F16 and BF16 are read", what, name));
+  throw Error(fmt::format("{} must be F32, F16 or BF16, got '{}'", what, name));
 }
 
 void save_safetensors(const fs::path& path, const TensorTable& layout,
                       std::span<const float> arena,
                       const std::map<std::string, std::string>& metadata, Dtype dtype,
                       std::span<const int> only) {
+  // Tensors go to disk as they lie in memory, which must be the file's order.
+  static_assert(std::endian::native == std::endian::little);
   TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
   std::vector<int> chosen(only.begin(), only.end());
   if (chosen.empty()) {
     for (int i = 0; i < static_cast<int>(layout.tensors().size()); ++i) chosen.push_back(i);
   }
-  json header = json::object();
-  json meta = {{"format", "pt"}};
-  for (const auto& [k, v] : metadata) meta[k] = v;
-  header["__metadata__"] = meta;
-  std::vector<std::string> data;
+  const std::string header = header_bytes(layout, chosen, metadata, dtype);
+  // F32 is written from the arena itself: a checkpoint must not cost a
+  // second copy of the weights. Half formats need their converted bytes.
+  int64_t half_count = 0;
+  if (dtype != Dtype::kF32) {
+    for (int i : chosen) half_count += layout.tensors()[i].numel;
+  }
+  kernels::Buffer<uint16_t> half(static_cast<std::size_t>(half_count),
+                                 kernels::MemoryCategory::kWorkspace);
+  std::vector<std::string_view> pieces = {header};
   int64_t at = 0;
   for (int i : chosen) {
-    const TensorSpec& t = layout.tensors().at(i);
-    data.push_back(encode(arena.subspan(t.offset, t.numel), dtype));
-    header[t.name] = {{"dtype", dtype_name(dtype)},
-                      {"shape", t.shape},
-                      {"data_offsets", {at, at + static_cast<int64_t>(data.back().size())}}};
-    at += static_cast<int64_t>(data.back().size());
+    const TensorSpec& t = layout.tensors()[i];
+    const auto x = arena.subspan(static_cast<std::size_t>(t.offset),
+                                 static_cast<std::size_t>(t.numel));
+    const char* bytes = reinterpret_cast<const char*>(x.data());
+    if (dtype != Dtype::kF32) {
+      to_half(x, dtype, half.data() + at);
+      bytes = reinterpret_cast<const char*>(half.data() + at);
+      at += t.numel;
+    }
+    pieces.emplace_back(bytes, static_cast<std::size_t>(t.numel * dtype_bytes(dtype)));
   }
-  std::string text = header.dump();
-  // Pad with spaces so the data starts 8-byte aligned, as the format recommends.
-  text.append((8 - (8 + text.size()) % 8) % 8, ' ');
-  const uint64_t n = text.size();
-  char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  std::vector<std::string_view> pieces = {std::string_view(len, 8), text};
-  for (const std::string& d : data) pieces.emplace_back(d);
   write_file_atomically(path, pieces);
 }
 

@@ -24,9 +24,10 @@
 namespace trainscope::training {
 
 enum class Dtype { kF32, kF16, kBF16 };
-// "F32", "F16", "BF16": as headers and flags spell them.
+// "F32", "F16", "BF16": as headers spell them.
 std::string_view dtype_name(Dtype d);
-// Error naming `what` for anything else.
+// A flag's value (`what`, e.g. "--dtype"): those names in any case; Error
+// "--dtype must be F32, F16 or BF16, got 'X'" for anything else.
 Dtype parse_dtype(std::string_view name, std::string_view what);
 
 // Writes the layout's tensors (or only those whose indices are in `only`)

@@ -16,6 +16,7 @@
 #include "comm/communicator.h"
 #include "kernels/check.h"
 #include "kernels/json_reader.h"
+#include "tests/expect_error.h"
 #include "tests/temp_dir.h"
 #include "training/llama_model.h"
 #include "training/trainer.h"
@@ -168,6 +169,18 @@ TEST_F(HfCheckpointTest, BadDirectoriesNameTheFileAndTensor) {
   std::ofstream(f64 / "model.safetensors", std::ios::binary)
       << bytes << header << std::string(66560, '\0');
   expect_error(f64, "dtype F64");
+}
+
+// A write flag's dtype reads as a flag, in either case (a header's dtype
+// errors name the file and tensor: BadDirectoriesNameTheFileAndTensor).
+TEST(DtypeFlagTest, AnyCaseIsReadAndOtherValuesNameTheFlag) {
+  EXPECT_EQ(parse_dtype("bf16", "--dtype"), Dtype::kBF16);
+  EXPECT_EQ(parse_dtype("f16", "--dtype"), Dtype::kF16);
+  EXPECT_EQ(parse_dtype("F32", "--dtype"), Dtype::kF32);
+  EXPECT_EQ(parse_dtype("Bf16", "--dtype"), Dtype::kBF16);
+  EXPECT_TRUE(THROWS_BAD_INPUT(parse_dtype("XYZ", "--dtype"),
+                               "--dtype must be F32, F16 or BF16, got 'XYZ'"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(parse_dtype("", "--dtype"), "got ''"));
 }
 
 TEST_F(HfCheckpointTest, TrainingStartsFromPretrainedWeights) {

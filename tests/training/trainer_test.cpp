@@ -145,6 +145,43 @@ TEST(TrainerTest, SaveLoadGivesIdenticalLogits) {
   fs::remove_all(dir);
 }
 
+// One tensor of `n` floats.
+struct OneTensor : TensorTable {
+  explicit OneTensor(int64_t n) { add("w", {n}); }
+};
+
+// The kB of /proc/self/status field `key` ("VmRSS:", "VmHWM:"); -1 if absent.
+int64_t status_kb(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(key)) return std::stoll(line.substr(key.size()));
+  }
+  return -1;
+}
+
+// The copy that save_safetensors must not make is plain heap memory, which
+// the storage tracker does not see: the process's resident peak (VmHWM,
+// reset through clear_refs) does. Writing F32 from the arena adds only the
+// header; a copy of the tensors would add their 64 MiB.
+TEST(SafetensorsTest, F32SavesDoNotCopyTheArena) {
+  const int64_t n = int64_t{16} << 20;
+  const OneTensor layout(n);
+  std::vector<float> arena(static_cast<std::size_t>(n));
+  for (int64_t i = 0; i < n; ++i) arena[static_cast<std::size_t>(i)] = static_cast<float>(i % 1000);
+  const fs::path dir = temp_dir("nocopy");
+  const int64_t before = status_kb("VmRSS:");
+  if (before < 0 || !(std::ofstream("/proc/self/clear_refs") << "5" << std::flush)) {
+    GTEST_SKIP() << "no /proc/self/status or clear_refs: the resident peak cannot be measured";
+  }
+  save_safetensors(dir / "w.safetensors", layout, arena);
+  const int64_t grew_kb = status_kb("VmHWM:") - before;
+  EXPECT_LT(grew_kb, n * 4 / 1024 / 4) << "the resident peak grew by " << grew_kb << " kB";
+  std::vector<float> back(arena.size());
+  load_safetensors(dir / "w.safetensors", layout, back);
+  EXPECT_EQ(back, arena);
+  fs::remove_all(dir);
+}
+
 // Loading `file` against `layout` must fail with a bad-input Error that
 // mentions `needle`.
 void expect_load_error(const fs::path& file, const ParamLayout& layout, const std::string& needle) {
