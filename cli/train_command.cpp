@@ -30,6 +30,7 @@ struct TrainFlags {
   std::string inject_delay;
   bool no_shuffle = false;
   std::string fine_tune = "full";
+  std::string precision = "fp32";
   std::string lora_targets = "q_proj,v_proj";
   std::vector<CLI::Option*> lora_flags;  // given without --fine-tune lora: an error
 };
@@ -44,6 +45,7 @@ void run(TrainFlags& f) {
   o.reduce = comm::parse_reduce_strategy(f.reduce);
   o.allreduce = comm::parse_allreduce_algorithm(f.allreduce);
   o.fine_tune = training::parse_fine_tune(f.fine_tune);
+  o.precision = training::parse_precision(f.precision);
   o.lora.targets = training::parse_lora_targets(f.lora_targets, "--lora-targets");
   for (const CLI::Option* flag : f.lora_flags) {
     if (flag->count() > 0 && o.fine_tune != training::FineTune::kLora) {
@@ -105,6 +107,12 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
   cmd->add_option("--threads", o.threads, "Compute threads per rank (OpenMP and OpenBLAS); "
                                           "default: cores / ranks on this host")
       ->check(kPositive);
+  cmd->add_option("--precision", flags->precision,
+                  "The linear layers' GEMMs: fp32 (OpenBLAS) or bf16 (mixed precision: bf16 "
+                  "copies of weights and inputs, fp32 sums, through oneDNN; fp32 master weights, "
+                  "gradients and optimizer state; needs AVX512-BF16 or AMX, see trainscope "
+                  "doctor)")
+      ->capture_default_str();
   cmd->add_option("--warmup-steps", o.warmup_steps,
                   "First steps left out of the timing statistics (page faults, caches)")
       ->capture_default_str()

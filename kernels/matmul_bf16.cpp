@@ -4,8 +4,7 @@
 
 #include <map>
 #include <oneapi/dnnl/dnnl.hpp>
-#include <tuple>
-#include <unordered_map>
+#include <compare>
 
 #include "kernels/float16.h"
 
@@ -21,37 +20,68 @@ Engine& engine() {
   return e;
 }
 
-// One matmul primitive per shape: creating one costs far more than a call.
+// dst[M, N] (+)= a[M, K] @ b[K, N], each operand row-major or transposed in
+// memory. One primitive per such shape: creating one costs far more than a call.
+struct GemmShape {
+  int64_t M, N, K;
+  bool a_transposed, b_transposed, accumulate;
+  auto operator<=>(const GemmShape&) const = default;
+};
+
 struct Primitive {
-  dnnl::memory::desc src, weights, dst;
+  dnnl::memory::desc a, b, dst;
   dnnl::matmul matmul;
 };
-const Primitive& primitive(int N, int C, int OC) {
-  static std::map<std::tuple<int, int, int>, Primitive> cache;
-  const auto key = std::make_tuple(N, C, OC);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
+
+// A [rows, cols] bf16 matrix stored row-major, or stored as its transpose.
+dnnl::memory::desc bf16_matrix(int64_t rows, int64_t cols, bool transposed) {
   using dt = dnnl::memory::data_type;
-  using tag = dnnl::memory::format_tag;
+  return dnnl::memory::desc({rows, cols}, dt::bf16,
+                            transposed ? dnnl::memory::dims{1, rows} : dnnl::memory::dims{cols, 1});
+}
+
+const Primitive& primitive(const GemmShape& s) {
+  static std::map<GemmShape, Primitive> cache;
+  if (auto it = cache.find(s); it != cache.end()) return it->second;
   Primitive p;
-  p.src = dnnl::memory::desc({N, C}, dt::bf16, tag::ab);
-  p.weights = dnnl::memory::desc({C, OC}, dt::bf16, tag::ba);  // our [OC, C] rows, transposed
-  p.dst = dnnl::memory::desc({N, OC}, dt::f32, tag::ab);
-  p.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(
-      dnnl::matmul::desc(p.src, p.weights, p.dst), engine().engine));
-  return cache.emplace(key, std::move(p)).first->second;
+  p.a = bf16_matrix(s.M, s.K, s.a_transposed);
+  p.b = bf16_matrix(s.K, s.N, s.b_transposed);
+  p.dst = dnnl::memory::desc({s.M, s.N}, dnnl::memory::data_type::f32,
+                             dnnl::memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  if (s.accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);  // dst = dst + a @ b
+    attr.set_post_ops(ops);
+  }
+  p.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.dst), attr,
+                                                       engine().engine));
+  return cache.emplace(s, std::move(p)).first->second;
+}
+
+void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) {
+  const Primitive& p = primitive(s);
+  Engine& e = engine();
+  dnnl::memory ma(p.a, e.engine, const_cast<uint16_t*>(a));
+  dnnl::memory mb(p.b, e.engine, const_cast<uint16_t*>(b));
+  dnnl::memory md(p.dst, e.engine, dst);
+  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, md}});
+  e.stream.wait();
 }
 
 }  // namespace
 
 void matmul_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, int N, int C,
                          int OC) {
-  const Primitive& p = primitive(N, C, OC);
-  Engine& e = engine();
-  dnnl::memory src(p.src, e.engine, const_cast<uint16_t*>(inp));
-  dnnl::memory weights(p.weights, e.engine, const_cast<uint16_t*>(weight));
-  dnnl::memory dst(p.dst, e.engine, out);
-  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}});
-  e.stream.wait();
+  // weight [OC, C] is weight^T [C, OC] stored transposed.
+  gemm({N, OC, C, false, true, false}, out, inp, weight);
+}
+
+void matmul_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                          const uint16_t* weight, int N, int C, int OC) {
+  if (dinp != nullptr) gemm({N, C, OC, false, false, true}, dinp, dout, weight);
+  // dout^T [OC, N] is dout [N, OC] stored transposed.
+  if (dweight != nullptr) gemm({OC, C, N, true, false, true}, dweight, dout, inp);
 }
 
 void to_bf16(uint16_t* dst, const float* src, int64_t n) {

@@ -1,10 +1,15 @@
 // Linear layers with bf16 inputs and fp32 accumulation, through oneDNN's
 // matmul primitive (AVX512-BF16 on Zen 4/5 and Cooper Lake, AMX on Sapphire
-// Rapids; oneDNN emulates bf16 elsewhere, slower than fp32).
+// Rapids; oneDNN emulates bf16 on plain AVX-512, slower than fp32, which is
+// why --precision bf16 refuses such CPUs: training/precision.h).
 //
-// The first brick of --precision bf16 (issue 15): weights and activations
-// converted to bf16 (round to nearest even) once, products summed in fp32,
-// the output fp32. Primitives are created once per shape and kept.
+// The GEMMs of --precision bf16: the caller converts weights (once per step)
+// and activations to bf16 (round to nearest even) with to_bf16; products are
+// summed in fp32 and written or accumulated to fp32. Same shapes and
+// conventions as kernels/matmul.h (row-major, weight [OC, C], *_backward
+// ACCUMULATES into its outputs). Primitives are created once per shape and
+// kept. Deterministic for a given shape and OpenMP thread count (oneDNN's
+// static partitioning).
 //
 // Thread-safety: one thread at a time (the primitive cache is not locked).
 #ifndef TRAINSCOPE_KERNELS_MATMUL_BF16_H_
@@ -19,6 +24,10 @@ namespace trainscope::kernels {
 // patterns (kernels/float16.h), out is float.
 void matmul_forward_bf16(float* out, const uint16_t* inp, const uint16_t* weight, int N, int C,
                          int OC);
+// dinp[N, C] += dout[N, OC] @ weight[OC, C];  dweight[OC, C] += dout^T @ inp.
+// Either of dinp / dweight may be null to skip it.
+void matmul_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, const uint16_t* inp,
+                          const uint16_t* weight, int N, int C, int OC);
 // dst[i] = bf16(src[i]) for n elements.
 void to_bf16(uint16_t* dst, const float* src, int64_t n);
 // oneDNN's version and the ISA it dispatches to, for records ("oneDNN 2.6.3, avx512_core_bf16").

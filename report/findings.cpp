@@ -21,11 +21,13 @@ namespace {
 // Cases are comparable when they train the same weights of the same model
 // on the same data at the same block size: the key of that. What trains is
 // case_fine_tune's reading (the suite's record, else the trainer's own), so
-// a LoRA case is never compared with a full one.
+// a LoRA case is never compared with a full one; nor a bf16 case with an
+// fp32 one (precision is recorded only when it is not fp32).
 std::string workload_key(const CaseData& c) {
   const auto& cfg = c.run_case.config;
   auto get = [&](const char* k) { return cfg.contains(k) ? cfg[k].dump() : std::string(); };
-  return get("model") + "|" + get("data") + "|" + get("block") + "|" + case_fine_tune(c).label();
+  return get("model") + "|" + get("data") + "|" + get("block") + "|" + case_fine_tune(c).label() +
+         "|" + get("precision");
 }
 
 std::string model_label(const CaseData& c) {

@@ -232,7 +232,9 @@ struct Fields<profiler::HostLoad> {
 // The GEMM kernels and threads a rank ran with (kernels/blas_core.h): which
 // OpenBLAS core, how it was chosen (detected / selected / environment), the
 // strongest one the CPU runs and its vector ISA, and the OpenMP and OpenBLAS
-// thread counts in effect. Empty in summaries written before it was recorded.
+// thread counts in effect, and the precision of the model's GEMMs with, in
+// bf16, the library that ran them. Empty in summaries written before it was
+// recorded.
 struct KernelInfo {
   std::string blas_library;
   std::string blas_core;
@@ -241,9 +243,13 @@ struct KernelInfo {
   std::string cpu_isa;
   int omp_threads = 0;
   int blas_threads = 0;
-  // "OpenBLAS 0.3.21 Cooperlake": what two runs must share for their GEMM
-  // timings to compare.
-  std::string label() const { return blas_library + " " + blas_core; }
+  std::string precision;  // "fp32", "bf16"; "" before it was recorded (fp32)
+  std::string bf16_gemm;  // bf16: "oneDNN 2.6.3, CPU ISA avx512_core_bf16"
+  // "OpenBLAS 0.3.21 Cooperlake" (+ ", bf16 oneDNN ..."): what two runs must
+  // share for their GEMM timings to compare.
+  std::string label() const {
+    return blas_library + " " + blas_core + (bf16_gemm.empty() ? "" : ", bf16 " + bf16_gemm);
+  }
   bool operator==(const KernelInfo&) const = default;
 };
 template <>
@@ -256,6 +262,8 @@ struct Fields<KernelInfo> {
       field("cpu_isa", &KernelInfo::cpu_isa),
       field("omp_threads", &KernelInfo::omp_threads),
       field("blas_threads", &KernelInfo::blas_threads),
+      field("precision", &KernelInfo::precision),
+      field("bf16_gemm", &KernelInfo::bf16_gemm),
   };
 };
 

@@ -22,6 +22,7 @@
 #include "suites/launch_plan.h"
 #include "training/data/data_options.h"
 #include "training/model_config.h"
+#include "training/precision.h"
 #include "training/trainer.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
@@ -186,6 +187,11 @@ const std::vector<Setting>& Parser::settings() {
       {"fine_tune", true, true, false, [](P p, SuiteCase& c, N n) {
          c.fine_tune = p.canonical(n, [&] {
            return training::fine_tune_name(training::parse_fine_tune(p.get_string(n, "fine_tune"), "fine_tune"));
+         });
+       }},
+      {"precision", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.precision = p.canonical(n, [&] {
+           return training::precision_name(training::parse_precision(p.get_string(n, "precision")));
          });
        }},
       // The adapters (sets_up_lora), in the trainer's ranges; lora_layers
@@ -391,6 +397,7 @@ std::string Parser::case_name(const SuiteCase& c) const {
   } else if (varying_.contains("fine_tune")) {
     parts.push_back(c.fine_tune);
   }
+  if (c.precision != "fp32") parts.push_back(c.precision);
   if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
   if (c.transport != "auto") parts.push_back(c.transport);
   if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));
@@ -445,6 +452,15 @@ std::string Parser::setting_skip_reason(const SuiteCase& c) const {
   if (c.zero > 0 && c.allreduce == "hier") {
     return "ZeRO-1 is not offered with allreduce = \"hier\" (its reduce-scatter would need a "
            "third level); use mpi or shm";
+  }
+  // A CPU without bf16 instructions: the trainer's own refusal, as a skip, so
+  // a suite written for another machine still runs its fp32 cases here.
+  if (train && c.precision == "bf16") {
+    try {
+      training::check_precision_supported(training::Precision::kBf16, kernels::detect_cpu_isa());
+    } catch (const Error& e) {
+      return e.what();
+    }
   }
   // The last N layers of this case's model (the trainer's own check and words).
   if (c.fine_tune == "lora" && c.lora.layers > 0) {
@@ -714,6 +730,7 @@ nlohmann::json SuiteCase::to_json() const {
     j["fine_tune"] = fine_tune;
     j["lora"] = training::lora_options_json(lora);  // as the trainer records its options
   }
+  if (precision != "fp32") j["precision"] = precision;
   if (!init_from.empty()) j["init_from"] = init_from;
   if (!skip_reason.empty()) j["skip_reason"] = skip_reason;
   return j;

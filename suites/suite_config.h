@@ -21,6 +21,7 @@
 //                             #     allreduce mpi_algorithm zero
 //                             #     fine_tune lora_rank lora_alpha
 //                             #     lora_dropout lora_layers lora_targets
+//                             #     precision
 //   ranks = [1, 2]
 //   [[case]]                  # any axis key, plus optional name, timeout_s
 //                             #   and (train) extra_args, replacing [base]'s
@@ -35,7 +36,7 @@
 // cannot run (naive with 2 ranks, a batch the ranks do not divide, hosts
 // whose cores the machine does not have, the shm all-reduce across hosts,
 // ZeRO-1 without fused, on one rank or over hier, LoRA on more layers than the model
-// has) becomes a skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
+// has, bf16 on a CPU without bf16 instructions) becomes a skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
 // `batch_per_rank` scales the global batch with the ranks (weak scaling) and
 // does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
 // mode, links on a non-tcp case...) throws trainscope::Error naming the file,
@@ -99,6 +100,7 @@ struct SuiteCase {
   // trainer's defaults.
   std::string fine_tune = "full";
   training::LoraConfig lora;
+  std::string precision = "fp32";    // train: the GEMMs' (--precision fp32|bf16)
   std::string skip_reason;           // non-empty: recorded as skipped, not run
   std::optional<double> timeout_s;   // [[case]] only; else the suite's
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <type_traits>
 
 #include "kernels/attention.h"
 #include "kernels/check.h"
@@ -14,6 +15,7 @@
 #include "kernels/embedding.h"
 #include "kernels/lora.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_bf16.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/softmax_xent.h"
@@ -45,6 +47,17 @@ LayerActs layer_acts(const ModelConfig& c, int B, int T) {
   a.h = take(N * F);
   a.size = o;
   return a;
+}
+
+// bf16 copies of a layer's GEMM inputs, at these offsets of a layer's slot;
+// the final norm's copy follows the last layer's slot.
+struct LayerActs16 {
+  int64_t ln1, atty, ln2, h, size;
+};
+LayerActs16 layer_acts16(const ModelConfig& c, int64_t N) {
+  const int64_t C = c.dim;
+  return {0, N * C, N * (C + c.q_dim()), N * (2 * C + c.q_dim()),
+          N * (2 * C + c.q_dim() + c.mlp_dim)};
 }
 }  // namespace
 
@@ -87,8 +100,10 @@ int64_t LlamaModel<T>::trainable_count(const ModelConfig& config,
 
 template <typename T>
 LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
-                          std::span<T> grad_storage, const std::optional<LoraConfig>& lora)
-    : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len), lora_(lora) {
+                          std::span<T> grad_storage, const std::optional<LoraConfig>& lora,
+                          Precision precision)
+    : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len), lora_(lora),
+      precision_(precision) {
   config_.validate();
   if (rows <= 0) throw Error(fmt::format("batch rows must be positive, got {}", rows));
   if (seq_len <= 0) throw Error(fmt::format("sequence length must be positive, got {}", seq_len));
@@ -154,10 +169,89 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   dh_ = take(int64_t{N_} * config.mlp_dim);
   att_ws_ = take(static_cast<int64_t>(k::attention_workspace_size(T_, threads_)));
   TS_CHECK(s == scratch_.data() + scratch_.size());
+  if (precision_ == Precision::kBf16) allocate_bf16();
+}
+
+template <typename T>
+void LlamaModel<T>::allocate_bf16() {
+  if constexpr (!std::is_same_v<T, float>) {
+    throw Error("--precision bf16 trains float models only");
+  } else {
+    const int64_t C = config_.dim, F = config_.mlp_dim, Q = config_.q_dim(), N = N_;
+    const int64_t W = Q + 2 * config_.kv_dim(), V = config_.vocab_size;
+    int64_t total = 0;
+    auto weight = [&](int64_t offset, int64_t numel) {
+      bf16_weights_.push_back({offset, total, numel});
+      total += numel;
+    };
+    for (int l = 0; l < config_.n_layers; ++l) {
+      const LayerOffsets& w = layout_.layer(l);
+      weight(w.qkv, W * C);
+      weight(w.o_proj, C * Q);
+      weight(w.gate_up, 2 * F * C);
+      weight(w.down, C * F);
+    }
+    weight(layout_.lm_head(), V * C);
+    weights16_ = k::Buffer<uint16_t>(total, MemoryCategory::kParameters);
+    acts16_ = k::Buffer<uint16_t>(config_.n_layers * layer_acts16(config_, N).size + N * C,
+                                  MemoryCategory::kActivations);
+    dout16_ = k::Buffer<uint16_t>(N * std::max({V, 2 * F, W, C}), MemoryCategory::kWorkspace);
+  }
+}
+
+template <typename T>
+uint16_t* LlamaModel<T>::act16(int l, int64_t at) {
+  if (acts16_.size() == 0) return nullptr;
+  return acts16_.data() + l * layer_acts16(config_, N_).size + at;
+}
+
+// Once per step: the first forward after the weights may have changed.
+template <typename T>
+void LlamaModel<T>::refresh_bf16_weights() {
+  if constexpr (std::is_same_v<T, float>) {
+    if (precision_ != Precision::kBf16 || !weights_changed_) return;
+    for (const Bf16Weight& w : bf16_weights_) {
+      k::to_bf16(weights16_.data() + w.offset16, params_.data() + w.offset, w.numel);
+    }
+    weights_changed_ = false;
+    ++bf16_weight_copies_;
+  }
+}
+
+template <typename T>
+void LlamaModel<T>::linear_forward(T* out, const T* inp, uint16_t* inp16, int64_t offset, int N,
+                                   int C, int OC) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (precision_ == Precision::kBf16) {
+      const auto w = std::ranges::find(bf16_weights_, offset, &Bf16Weight::offset);
+      TS_CHECK(w != bf16_weights_.end()) << "no bf16 copy of the weight at " << offset;
+      k::to_bf16(inp16, inp, int64_t{N} * C);
+      k::matmul_forward_bf16(out, inp16, weights16_.data() + w->offset16, N, C, OC);
+      return;
+    }
+  }
+  k::matmul_forward(out, inp, params_.data() + offset, N, C, OC);
+}
+
+template <typename T>
+void LlamaModel<T>::linear_backward(T* dinp, T* dweight, const T* dout, const T* inp,
+                                    const uint16_t* inp16, int64_t offset, int N, int C, int OC) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (precision_ == Precision::kBf16) {
+      const auto w = std::ranges::find(bf16_weights_, offset, &Bf16Weight::offset);
+      TS_CHECK(w != bf16_weights_.end()) << "no bf16 copy of the weight at " << offset;
+      k::to_bf16(dout16_.data(), dout, int64_t{N} * OC);
+      k::matmul_backward_bf16(dinp, dweight, dout16_.data(), inp16,
+                              weights16_.data() + w->offset16, N, C, OC);
+      return;
+    }
+  }
+  k::matmul_backward(dinp, dweight, dout, inp, params_.data() + offset, N, C, OC);
 }
 
 template <typename T>
 void LlamaModel<T>::init_weights(uint64_t seed) {
+  weights_changed_ = true;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal(0.0, 0.02);
   for (const TensorSpec& t : layout_.tensors()) {
@@ -239,18 +333,20 @@ void LlamaModel<T>::embed_and_check(const int32_t* inputs) {
 
 template <typename T>
 void LlamaModel<T>::run_layers() {
+  refresh_bf16_weights();
   const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
   const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
   const T* P = params_.data();
   for (int l = 0; l < config_.n_layers; ++l) {
     const LayerOffsets& w = layout_.layer(l);
     const LayerActs a = layer_acts(config_, B_, T_);
+    const LayerActs16 a16 = layer_acts16(config_, N_);
     T* base = layer0_ + l * layer_stride_;
     const T* x = res_ + int64_t{l} * N_ * C;
     T* out = res_ + int64_t{l + 1} * N_ * C;
     T* qkv = base + a.qkv;
     k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C, config_.norm_eps);
-    k::matmul_forward(qkv, base + a.ln1, P + w.qkv, N_, C, W);
+    linear_forward(qkv, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);
     for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
       lora_forward(l, t, qkv, W, base + a.ln1);
     }
@@ -259,22 +355,23 @@ void LlamaModel<T>::run_layers() {
     k::attention_forward(base + a.atty, base + a.att, qkv, qkv + Q, qkv + Q + KV, B_, T_, NH, NKV,
                          hd, W);
     // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2)))
-    k::matmul_forward(base + a.res_mid, base + a.atty, P + w.o_proj, N_, Q, C);
+    linear_forward(base + a.res_mid, base + a.atty, act16(l, a16.atty), w.o_proj, N_, Q, C);
     lora_forward(l, LoraTarget::kO, base + a.res_mid, C, base + a.atty);
     k::add_forward(base + a.res_mid, base + a.res_mid, x, int64_t{N_} * C);
     k::rmsnorm_forward(base + a.ln2, base + a.rstd2, base + a.res_mid, P + w.post_norm, N_, C,
                        config_.norm_eps);
-    k::matmul_forward(base + a.gu, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
+    linear_forward(base + a.gu, base + a.ln2, act16(l, a16.ln2), w.gate_up, N_, C, 2 * F);
     lora_forward(l, LoraTarget::kGate, base + a.gu, 2 * F, base + a.ln2);
     lora_forward(l, LoraTarget::kUp, base + a.gu, 2 * F, base + a.ln2);
     k::swiglu_forward(base + a.h, base + a.gu, N_, F);
-    k::matmul_forward(out, base + a.h, P + w.down, N_, F, C);
+    linear_forward(out, base + a.h, act16(l, a16.h), w.down, N_, F, C);
     lora_forward(l, LoraTarget::kDown, out, C, base + a.h);
     k::add_forward(out, out, base + a.res_mid, int64_t{N_} * C);
   }
   const T* last = res_ + int64_t{config_.n_layers} * N_ * C;
   k::rmsnorm_forward(lnf_, rstdf_, last, P + layout_.final_norm(), N_, C, config_.norm_eps);
-  k::matmul_forward(logits_, lnf_, P + layout_.lm_head(), N_, C, config_.vocab_size);
+  linear_forward(logits_, lnf_, act16(config_.n_layers, 0), layout_.lm_head(), N_, C,
+                 config_.vocab_size);
 }
 
 template <typename T>
@@ -328,8 +425,8 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
 
   // Head: logits_ holds grad_scale * dloss/dlogits.
   std::memset(dln_, 0, sizeof(T) * NC);
-  k::matmul_backward(dln_, full ? G + layout_.lm_head() : nullptr, logits_, lnf_,
-                     P + layout_.lm_head(), N_, C, V);
+  linear_backward(dln_, full ? G + layout_.lm_head() : nullptr, logits_, lnf_,
+                  act16(config_.n_layers, 0), layout_.lm_head(), N_, C, V);
   // Tied, the head's gradient is the embedding's, final only at the end.
   if (full && !config_.tie_embeddings) ready(layout_.lm_head());
   std::memset(dres_, 0, sizeof(T) * NC);
@@ -362,18 +459,20 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   };
   const LayerOffsets& w = layout_.layer(l);
   const LayerActs a = layer_acts(config_, B_, T_);
+  const LayerActs16 a16 = layer_acts16(config_, N_);
   T* base = layer0_ + l * layer_stride_;
   const T* x = res_ + int64_t{l} * NC;
   const T* qkv = base + a.qkv;
   // dres = d(out). MLP branch: out = res_mid + down(h).
   zero(dh_, int64_t{N_} * F);
-  k::matmul_backward(dh_, gw(w.down), dres_, base + a.h, P + w.down, N_, F, C);
+  linear_backward(dh_, gw(w.down), dres_, base + a.h, act16(l, a16.h), w.down, N_, F, C);
   lora_backward(l, LoraTarget::kDown, dh_, dres_, C, base + a.h);
   done(w.down, LoraTarget::kDown);
   zero(dgu_, int64_t{N_} * 2 * F);
   k::swiglu_backward(dgu_, dh_, base + a.gu, N_, F);
   zero(dln_, NC);
-  k::matmul_backward(dln_, gw(w.gate_up), dgu_, base + a.ln2, P + w.gate_up, N_, C, 2 * F);
+  linear_backward(dln_, gw(w.gate_up), dgu_, base + a.ln2, act16(l, a16.ln2), w.gate_up, N_, C,
+                  2 * F);
   lora_backward(l, LoraTarget::kGate, dln_, dgu_, 2 * F, base + a.ln2);
   lora_backward(l, LoraTarget::kUp, dln_, dgu_, 2 * F, base + a.ln2);
   done(w.gate_up, LoraTarget::kGate);
@@ -382,7 +481,8 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   if (full) ready(w.post_norm);
   // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
   zero(datty_, int64_t{N_} * Q);
-  k::matmul_backward(datty_, gw(w.o_proj), dres_, base + a.atty, P + w.o_proj, N_, Q, C);
+  linear_backward(datty_, gw(w.o_proj), dres_, base + a.atty, act16(l, a16.atty), w.o_proj, N_,
+                  Q, C);
   lora_backward(l, LoraTarget::kO, datty_, dres_, C, base + a.atty);
   done(w.o_proj, LoraTarget::kO);
   zero(dqkv_, int64_t{N_} * W);
@@ -392,7 +492,7 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   k::rope_backward(dqkv_ + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
   T* dln = below ? dln_ : nullptr;
   if (below) zero(dln_, NC);
-  k::matmul_backward(dln, gw(w.qkv), dqkv_, base + a.ln1, P + w.qkv, N_, C, W);
+  linear_backward(dln, gw(w.qkv), dqkv_, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);
   for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
     lora_backward(l, t, dln, dqkv_, W, base + a.ln1);
   }

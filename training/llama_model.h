@@ -16,6 +16,13 @@
 // (input gradients only) and stops at the first adapted layer, and
 // trainable() is the adapter arena.
 //
+// With Precision::kBf16 (float only) the linear layers multiply bf16 copies
+// (training/precision.h): the GEMM weights' copy (category parameters) is
+// remade by the first forward after params() was handed out mutably, so once
+// per optimizer step; each GEMM input's copy is saved for backward
+// (activations) and the output gradients are rounded into one scratch
+// (workspace).
+//
 // T is float for training; double exists so the whole model's gradient can be
 // checked against finite differences.
 //
@@ -28,11 +35,13 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "kernels/storage.h"
 #include "training/lora.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
+#include "training/precision.h"
 
 namespace trainscope::training {
 
@@ -59,8 +68,10 @@ class LlamaModel {
   // window, for the shared-memory all-reduce; the caller counts them in the
   // tracker); empty: the model allocates its own (category gradients).
   // lora: fine-tune adapters over frozen weights (validated: Error names the flag).
+  // precision: kBf16 only for T = float.
   LlamaModel(const ModelConfig& config, int rows, int seq_len, std::span<T> grad_storage = {},
-             const std::optional<LoraConfig>& lora = std::nullopt);
+             const std::optional<LoraConfig>& lora = std::nullopt,
+             Precision precision = Precision::kFp32);
 
   // The elements that train: the whole layout, or the LoRA arena.
   static int64_t trainable_count(const ModelConfig& config,
@@ -71,7 +82,12 @@ class LlamaModel {
   int rows() const { return B_; }
   int seq_len() const { return T_; }
 
-  std::span<T> params() { return params_.span(); }
+  Precision precision() const { return precision_; }
+  // Mutable: the caller may change the weights, so their bf16 copy is remade.
+  std::span<T> params() {
+    weights_changed_ = true;
+    return params_.span();
+  }
   std::span<const T> params() const { return params_.span(); }
   std::span<T> grads() { return grads_; }
   // What the optimizer updates: params(), or adapters() under LoRA.
@@ -93,6 +109,9 @@ class LlamaModel {
     dropout_seed_ = seed;
     dropout_forwards_ = 0;
   }
+
+  // How many times the bf16 weight copy was made (0 in fp32).
+  int64_t bf16_weight_copies() const { return bf16_weight_copies_; }
 
   // Hugging Face Llama initialisation: normal(0, 0.02) for matrices and the
   // embedding, ones for norm weights. Deterministic in `seed`.
@@ -133,6 +152,16 @@ class LlamaModel {
   // Its gradients from dout (row stride ldo); adds its input gradient into dinp.
   void lora_backward(int l, LoraTarget t, T* dinp, const T* dout, int ldo, const T* inp);
   uint64_t dropout_seed_of(const LoraAdapter& a) const;
+  // out[N, OC] = inp[N, C] @ W^T for the weight at `offset` of the arena; in
+  // bf16 inp is rounded into inp16 (kept for linear_backward).
+  void linear_forward(T* out, const T* inp, uint16_t* inp16, int64_t offset, int N, int C, int OC);
+  // matmul_backward for that weight (dinp / dweight may be null).
+  void linear_backward(T* dinp, T* dweight, const T* dout, const T* inp, const uint16_t* inp16,
+                       int64_t offset, int N, int C, int OC);
+  void allocate_bf16();
+  // bf16 only (else null): layer l's copy at `at` (layer_acts16); l = layers: the final norm's.
+  uint16_t* act16(int l, int64_t at);
+  void refresh_bf16_weights();
 
   ModelConfig config_;
   ParamLayout layout_;
@@ -152,6 +181,17 @@ class LlamaModel {
   T *lora_du_ = nullptr, *lora_x_ = nullptr, *lora_dx_ = nullptr;
   uint64_t dropout_seed_ = 0, dropout_forwards_ = 0;
   bool dropout_active_ = false;  // the last forward dropped adapter inputs
+  // bf16: the GEMM weights' copy (offset in weights16_ per arena offset), the
+  // GEMM inputs' copies per layer (and the final norm's), and the rounded
+  // output gradient of the GEMM in backward.
+  Precision precision_ = Precision::kFp32;
+  struct Bf16Weight {
+    int64_t offset, offset16, numel;
+  };
+  std::vector<Bf16Weight> bf16_weights_;
+  kernels::Buffer<uint16_t> weights16_, acts16_, dout16_;
+  bool weights_changed_ = true;
+  int64_t bf16_weight_copies_ = 0;
   // Views into acts_ (per layer: stride layer_stride_).
   int64_t layer_stride_ = 0;
   T* res_ = nullptr;  // (L + 1) x [N, C] residual stream

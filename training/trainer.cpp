@@ -26,6 +26,7 @@
 #include "kernels/adamw.h"
 #include "kernels/atomic_file.h"
 #include "kernels/blas_core.h"
+#include "kernels/matmul_bf16.h"
 #include "kernels/check.h"
 #include "profiler/clock.h"
 #include "profiler/host_load.h"
@@ -447,6 +448,7 @@ void TrainingRun::check_options() const {
   }
   check_zero();
   if (o.fine_tune == FineTune::kLora) o.lora.validate(config_);
+  check_precision_supported(o.precision, kernels::detect_cpu_isa());
   if (o.min_lr > o.lr) {
     throw Error(fmt::format("--min-lr {} is above --lr {}: the schedule would raise the rate",
                             o.min_lr, o.lr));
@@ -566,7 +568,7 @@ void TrainingRun::build_model() {
                                             .numel = P,
                                             .category = MemoryCategory::kGradients,
                                             .split_ranks_per_host = options_.hier_ranks_per_host});
-  model_.emplace(config_, rows_, seq_len_, reducer_->buffer(), lora());
+  model_.emplace(config_, rows_, seq_len_, reducer_->buffer(), lora(), options_.precision);
   // Each rank its own dropout masks, as each has its own rows.
   model_->set_dropout_seed(options_.seed * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(rank_));
   plan_optimizer_pieces(P);
@@ -1047,7 +1049,11 @@ results::RankResult TrainingRun::rank_result() const {
                 .blas_best = blas.best,
                 .cpu_isa = blas.isa,
                 .omp_threads = omp_get_max_threads(),
-                .blas_threads = openblas_get_num_threads()};
+                .blas_threads = openblas_get_num_threads(),
+                .precision = std::string(precision_name(options_.precision)),
+                .bf16_gemm = options_.precision == Precision::kBf16
+                                 ? kernels::onednn_description()
+                                 : std::string()};
   return me;
 }
 
@@ -1185,6 +1191,7 @@ json TrainOptions::to_json() const {
       {"adam_eps", adam_eps},
       {"grad_clip", grad_clip},
       {"seed", seed},
+      {"precision", precision_name(precision)},
       {"warmup_steps", warmup_steps},
       {"tokenizer", tokenizer},
       {"eval_every", eval_every},

@@ -26,6 +26,7 @@
 #include "training/data/data_options.h"
 #include "training/lora.h"
 #include "training/lr_schedule.h"
+#include "training/precision.h"
 
 namespace trainscope::training {
 
@@ -60,6 +61,7 @@ struct TrainOptions {
   double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
   double grad_clip = 1.0;      // max global gradient norm; <= 0 disables
   uint64_t seed = 42;          // weights; the data order uses data.seed
+  Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
   int threads = 0;             // per rank; 0 = cores / ranks on this host
   int64_t warmup_steps = 1;    // first steps left out of the timing statistics
 

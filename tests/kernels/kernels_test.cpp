@@ -83,6 +83,33 @@ TEST(MatmulTest, Bf16MatchesTheFp32GemmWithinBf16Precision) {
   EXPECT_GT(worst_fp32, 1e-6) << "the inputs were rounded to bf16";
 }
 
+// The backward GEMMs (one with a transposed operand) accumulate onto what the
+// gradients held, summing the bf16-rounded products in fp32.
+TEST(MatmulTest, Bf16BackwardAccumulatesTheRoundedProducts) {
+  const int N = 45, C = 40, OC = 67;
+  auto rounded = [](int n, uint64_t seed, std::vector<uint16_t>& bits) {
+    const Vec v = random_vector(n, seed);
+    std::vector<float> f(v.begin(), v.end());
+    bits.resize(n);
+    to_bf16(bits.data(), f.data(), n);
+    Vec back(n);
+    for (int i = 0; i < n; ++i) back[i] = bf16_to_float(bits[i]);
+    return back;
+  };
+  std::vector<uint16_t> xb, wb, gb;
+  const Vec x = rounded(N * C, 7, xb), w = rounded(OC * C, 8, wb), g = rounded(N * OC, 9, gb);
+  Vec dx_want(N * C, 0.5), dw_want(OC * C, -0.25);  // what the gradients held before
+  matmul_backward_reference(dx_want.data(), dw_want.data(), g.data(), x.data(), w.data(), N, C,
+                            OC);
+  std::vector<float> dx(N * C, 0.5f), dw(OC * C, -0.25f);
+  matmul_backward_bf16(dx.data(), dw.data(), gb.data(), xb.data(), wb.data(), N, C, OC);
+  for (int i = 0; i < N * C; ++i) EXPECT_NEAR(dx[i], dx_want[i], 1e-5) << "dinp " << i;
+  for (int i = 0; i < OC * C; ++i) EXPECT_NEAR(dw[i], dw_want[i], 1e-5) << "dweight " << i;
+  std::vector<float> only_dw(OC * C, 0.f);  // a null dinp is skipped
+  matmul_backward_bf16(nullptr, only_dw.data(), gb.data(), xb.data(), wb.data(), N, C, OC);
+  EXPECT_NEAR(only_dw[3], dw_want[3] + 0.25, 1e-5);
+}
+
 TEST(MatmulTest, BackwardMatchesFiniteDifferences) {
   const int N = 4, C = 6, OC = 3;
   Vec x = random_vector(N * C, 4), w = random_vector(OC * C, 5), r = random_vector(N * OC, 6);
