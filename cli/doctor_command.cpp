@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <optional>
 #include <utility>
 #include <cstdio>
@@ -25,12 +24,13 @@
 #include "cli/commands.h"
 #include "kernels/blas_core.h"
 #include "kernels/check.h"
-#include "kernels/matmul.h"
 #include "kernels/storage.h"
-#include "profiler/copy_probe.h"
 #include "profiler/process.h"
 #include "report/gnuplot.h"
 #include "results/environment.h"
+#include "results/results_db.h"
+#include "suites/limit_probes.h"
+#include "training/model_config.h"
 
 namespace trainscope::cli {
 namespace {
@@ -53,33 +53,15 @@ struct Finding {
 
 struct DoctorFlags {
   bool json_out = false;
+  std::string db;  // store the measured limits here (results/machine_limits.h)
   bool sgemm_only = false;  // internal: one measurement, for a child on another core
   bool skip_mpi = false;
 };
 
-// sgemm GFLOP/s at the seed model's training shapes (512 rows of 256 dims
-// into the fused q/k/v and gate/up projections), median of 5.
-double sgemm_gflops() {
-  const int N = 512, C = 256;
-  double flops = 0, seconds = 0;
-  for (int OC : {768, 1024}) {
-    kernels::Buffer<float> x(int64_t{N} * C, kernels::MemoryCategory::kWorkspace);
-    kernels::Buffer<float> w(int64_t{OC} * C, kernels::MemoryCategory::kWorkspace);
-    kernels::Buffer<float> y(int64_t{N} * OC, kernels::MemoryCategory::kWorkspace);
-    for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.001f * static_cast<float>(i % 97);
-    for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = 0.002f * static_cast<float>(i % 89);
-    std::vector<double> times;
-    for (int rep = 0; rep < 6; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int k = 0; k < 10; ++k) kernels::matmul_forward(y.data(), x.data(), w.data(), N, C, OC);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      if (rep > 0) times.push_back(s);  // the first warms caches and threads
-    }
-    std::sort(times.begin(), times.end());
-    seconds += times[times.size() / 2];
-    flops += 10.0 * 2.0 * N * C * OC;
-  }
-  return flops / seconds / 1e9;
+// sgemm GFLOP/s at the seed model's forward GEMM shapes, on 512 rows
+// (suites/limit_probes.h: the suites measure the same at their cases').
+std::vector<suites::GemmShape> seed_shapes() {
+  return suites::model_gemm_shapes(training::model_preset("seed"), suites::kMaxProbeRows);
 }
 
 // The same measurement on another OpenBLAS core: a child with
@@ -111,7 +93,7 @@ void machine_findings(const json& env, std::vector<Finding>& out) {
   out.push_back({"machine", "NUMA nodes", numa > 0 ? std::to_string(numa) : "unknown"});
 }
 
-void blas_findings(std::vector<Finding>& out) {
+void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits) {
   const kernels::BlasInfo b = kernels::blas_info();
   const bool weak = b.fallback();
   out.push_back({"GEMM", "library", b.library});
@@ -123,20 +105,21 @@ void blas_findings(std::vector<Finding>& out) {
                  weak ? Status::kWarning : Status::kOk,
                  weak ? fmt::format("unset OPENBLAS_CORETYPE: this CPU runs {}", b.best) : ""});
   out.push_back({"GEMM", "best core for this CPU", b.best});
-  const double here = sgemm_gflops();
-  out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.core, openblas_get_num_threads()),
+  const int threads = openblas_get_num_threads();
+  limits.push_back(suites::sgemm_limit("seed", training::model_preset("seed"), suites::kMaxProbeRows,
+                                       threads, results::kLimitsByDoctor));
+  const double here = limits.back().value;
+  out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.core, threads),
                  fmt::format("{:.1f}", here), Status::kOk});
   if (b.best != b.core) {
     const auto best = sgemm_gflops_on(b.best);
-    out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, openblas_get_num_threads()),
+    out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, threads),
                    best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed",
                    Status::kInfo});
   }
-  const int64_t bytes = 256 << 20;
-  const double gbps =
-      profiler::copy_gbps(bytes, profiler::time_copies({.bytes = bytes, .reps = 5}));
-  out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)", fmt::format("{:.1f}", gbps),
-                 Status::kOk});
+  limits.push_back(suites::memcpy_limit(results::kLimitsByDoctor));
+  out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)",
+                 fmt::format("{:.1f}", limits.back().value), Status::kOk});
 }
 
 // A 2-rank all-reduce over one transport, as the suites launch it.
@@ -243,13 +226,14 @@ void print_table(const std::vector<Finding>& findings) {
 
 void run(const DoctorFlags& flags) {
   if (flags.sgemm_only) {
-    std::printf("%.3f\n", sgemm_gflops());
+    std::printf("%.3f\n", suites::sgemm_gflops(seed_shapes(), openblas_get_num_threads()));
     return;
   }
   const json env = results::capture_environment("trainscope doctor");
   std::vector<Finding> findings;
+  std::vector<results::MachineLimit> limits;
   machine_findings(env, findings);
-  blas_findings(findings);
+  blas_findings(findings, limits);
   if (!flags.skip_mpi) mpi_findings(env, findings);
   virtual_host_findings(findings);
   tool_findings(findings);
@@ -265,6 +249,12 @@ void run(const DoctorFlags& flags) {
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     print_table(findings);
+  }
+  // Written last, in one transaction: a doctor that failed earlier stores nothing.
+  if (!flags.db.empty()) {
+    results::ResultsDb::open_for_writing(flags.db).add_machine_limits(std::nullopt, limits);
+    std::fprintf(flags.json_out ? stderr : stdout, "%slimits stored in %s\n",
+                 flags.json_out ? "" : "\n", flags.db.c_str());
   }
   if (!usable) throw SilentExit{kExitFailure};
 }
@@ -282,6 +272,10 @@ void add_doctor_command(CLI::App& app) {
       "the suites need is missing.");
   cmd->add_flag("--json", f->json_out, "Print the findings as JSON");
   cmd->add_flag("--skip-mpi", f->skip_mpi, "Do not launch the 2-rank MPI checks");
+  cmd->add_option("--db", f->db,
+                  "Also store the measured limits (sgemm GFLOP/s at the seed shapes, memcpy "
+                  "GB/s) in this results database, created if missing: reports of suites run "
+                  "with --no-limits on this host fall back on them");
   cmd->add_flag("--sgemm-only", f->sgemm_only, "Internal: print one sgemm GFLOP/s figure")
       ->group("");
   cmd->callback([f] { run(*f); });

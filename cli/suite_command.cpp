@@ -132,6 +132,10 @@ void add_suite_command(CLI::App& app) {
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
   auto* timeout = run->add_option("--timeout", f->timeout_s,
                                   "Per-case timeout in seconds (overrides the suite's timeout_s)");
+  run->add_flag("!--no-limits", f->o.measure_limits,
+                "Do not measure the machine's limits (sgemm GFLOP/s at the cases' shapes, memcpy "
+                "GB/s, all-reduce peak busbw; a few seconds) before the first case: the report "
+                "then shows no share of them");
   run->add_flag("--dry-run", f->o.dry_run,
                 "Print each case's command (or skip reason) and exit; runs and writes nothing");
 

@@ -14,6 +14,7 @@
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
+#include "report/limits.h"
 #include "report/table.h"
 
 namespace trainscope::report {
@@ -287,6 +288,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += memory_table_html(suite);
   out += to_html(load_table(suite));
   out += to_html(kernels_table(suite));
+  out += to_html(limits_table(suite));
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -417,6 +419,7 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     }
     out += to_markdown(load_table(suite));
     out += to_markdown(kernels_table(suite));
+    out += to_markdown(limits_table(suite));
   }
   return out;
 }

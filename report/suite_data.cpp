@@ -104,6 +104,15 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
     run.row = std::move(row);
     out.cases[it->second].runs.push_back(std::move(run));
   }
+  out.limits = db.machine_limits(suite_id);
+  if (out.limits.empty()) {
+    const auto host = out.suite.info.host_facts.find("hostname");
+    for (auto& l : db.machine_limits(std::nullopt)) {  // the doctor's, latest first
+      if (host != out.suite.info.host_facts.end() && host->is_string() && *host == l.host) {
+        out.limits.push_back(std::move(l));
+      }
+    }
+  }
   return out;
 }
 
@@ -187,6 +196,8 @@ CaseFigures case_figures(const CaseData& c) {
   f.load = busiest_load(runs, &f.loaded);
   f.rank_times = median_rank_times(runs);
   f.straggler_s = median([](const auto& r) { return r.straggler_s; });
+  f.rank_gflops = median([](const auto& r) { return r.rank_gflops; });
+  f.grad_busbw_gbps = median([](const auto& r) { return r.grad_busbw_gbps; });
   return f;
 }
 

@@ -62,6 +62,10 @@ struct SuiteData {
   std::string db_path;
   results::SuiteRow suite;
   std::vector<CaseData> cases;  // in order of each case's first run
+  // The machine's measured limits (results/machine_limits.h): the suite's
+  // own; without any (--no-limits, or older results), the latest that
+  // `trainscope doctor --db` stored for the suite's host; else none.
+  std::vector<results::MachineLimit> limits;
   const CaseData* find_case(std::string_view name) const;
 };
 
@@ -102,6 +106,10 @@ struct CaseFigures {
   // repetitions), flagged as stragglers from those medians (results/figures.h).
   std::vector<results::RankTimes> rank_times;
   double straggler_s = 0;           // the straggler figure, median over repetitions
+  // A rank's model GFLOP/s and the gradient sync's busbw GB/s
+  // (results/figures.h), medians over repetitions.
+  double rank_gflops = 0;
+  double grad_busbw_gbps = 0;
 };
 
 using profiler::kPhaseNames;

@@ -92,6 +92,21 @@ std::vector<RankTimes> rank_times(const RunSummary& s) {
   return out;
 }
 
+double grad_busbw_gbps(const RunSummary& s) {
+  const double n = s.world_size;
+  if (n < 2 || s.steps.empty()) return kNaN;
+  const auto zero = s.options.find("zero");
+  const bool sharded = zero != s.options.end() && zero->is_number_integer() && zero->get<int>() > 0;
+  const double bus_share = (sharded ? 1.0 : 2.0) * (n - 1) / n;
+  std::vector<double> values;
+  for (const StepRecord& step : measured_steps(s, s.steps.front())) {
+    if (step.comm_time_s > 0 && step.comm_bytes > 0) {
+      values.push_back(bus_share * static_cast<double>(step.comm_bytes) / step.comm_time_s / 1e9);
+    }
+  }
+  return median_of(std::move(values));
+}
+
 void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.tokens_per_s = s.totals.tokens_per_s;
   f.step_median_s = s.totals.step_time_median_s;
@@ -107,6 +122,10 @@ void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.load = run_load(s);
   f.rank_times = rank_times(s);
   f.straggler_s = median_of(straggler_per_step(s));
+  if (s.flops_per_step > 0 && f.step_median_s > 0 && s.world_size > 0) {
+    f.rank_gflops = s.flops_per_step / s.world_size / f.step_median_s / 1e9;
+  }
+  f.grad_busbw_gbps = grad_busbw_gbps(s);
 }
 
 }  // namespace

@@ -65,6 +65,15 @@ struct RunFigures {
   // kUnknown unless every rank of the world reported one.
   int64_t ranks_vm_hwm = kUnknown;
   RunLoad load;
+  // Model FLOP/s of one rank, GFLOP/s: the summary's flops_per_step over
+  // the world size and the step median. NaN in summaries without FLOPs.
+  double rank_gflops = kNaN;
+  // Bus bandwidth of the gradient sync, GB/s: rank 0's median over its
+  // measured steps of bus bytes / comm_time_s (nccl-tests' busbw). An
+  // all-reduce's bus bytes are 2(n-1)/n of its message; ZeRO's reduce-scatter
+  // and all-gather, whose messages comm_bytes counts twice, (n-1)/n each.
+  // NaN for one rank or steps without all-reduce time.
+  double grad_busbw_gbps = kNaN;
   double avg_busbw_gbps = kNaN;  // all-reduce sweeps: mean over the rows
   int64_t wrong_elements = 0;    // all-reduce sweeps: failed verifications
   std::vector<RankTimes> rank_times;  // by rank, those that recorded steps

@@ -343,6 +343,10 @@ struct RunSummary {
   // or the adapters. 0 in summaries written before they were recorded.
   int64_t parameters = 0;
   int64_t trainable_parameters = 0;
+  // Model FLOPs of one training step over the whole batch (forward and
+  // backward, LlamaModel::train_flops); 0 in summaries written before it
+  // was recorded.
+  double flops_per_step = 0;
   std::vector<std::string> hosts;
   // OMPI_MCA_* settings and interfaces in effect. transport_per_rank is empty
   // when every rank saw the same settings, else indexed by rank.
@@ -371,6 +375,7 @@ struct Fields<RunSummary> {
       field("threads_per_rank", &RunSummary::threads_per_rank),
       field("parameters", &RunSummary::parameters).absent_ok(),
       field("trainable_parameters", &RunSummary::trainable_parameters).absent_ok(),
+      field("flops_per_step", &RunSummary::flops_per_step).absent_ok(),
       field("hosts", &RunSummary::hosts),
       field("transport", &RunSummary::transport, {.column = "summary_transport"}),
       field("transport_per_rank", &RunSummary::transport_per_rank).absent_ok(),

@@ -364,6 +364,21 @@ void ResultsDb::add_allreduce_rows(int64_t run_id, std::span<const AllReduceRow>
   insert_run_rows(*db_, path(), "allreduce_rows", run_id, rows, "all-reduce rows");
 }
 
+void ResultsDb::add_machine_limits(std::optional<int64_t> suite_id,
+                                   std::span<const MachineLimit> limits) {
+  require_writable();
+  Transaction t(*db_);
+  if (suite_id && !suite(*suite_id)) {
+    throw Error(fmt::format("results database {} has no suite {}", path().string(), *suite_id));
+  }
+  Statement s(*db_, insert_sql("machine_limits", keys({"suite_id"}), columns_of<MachineLimit>()));
+  for (const MachineLimit& limit : limits) {
+    bind_record(s.bind(1, suite_id), 2, limit);
+    s.run(fmt::format("storing the limit {}", describe_key(limit)));
+  }
+  t.commit();
+}
+
 // ---------------------------------------------------------------------------
 // Reader.
 
@@ -503,6 +518,21 @@ std::vector<AllReduceRow> ResultsDb::allreduce_rows(int64_t run_id) {
       fmt::format("SELECT {} FROM allreduce_rows WHERE run_id = ?1 ORDER BY size_bytes, id",
                   select_list("allreduce_rows", columns_of<AllReduceRow>())),
       run_id, "all-reduce rows", [](Statement& s, AllReduceRow& r) { read_record(s, 0, r); });
+}
+
+std::vector<MachineLimit> ResultsDb::machine_limits(std::optional<int64_t> suite_id) {
+  if (existing_columns_.at("machine_limits").empty()) return {};  // made before limits
+  Statement s(*db_, fmt::format("SELECT {} FROM machine_limits WHERE {} "
+                                "ORDER BY measured_at DESC, id DESC",
+                                select_list("machine_limits", columns_of<MachineLimit>()),
+                                suite_id ? "suite_id = ?1" : "suite_id IS NULL"));
+  if (suite_id) s.bind(1, *suite_id);
+  std::vector<MachineLimit> rows;
+  while (s.step("reading machine limits")) {
+    JsonReader::rethrow_in(fmt::format("results database {}, machine_limits", path().string()),
+                           [&] { read_record(s, 0, rows.emplace_back()); });
+  }
+  return rows;
 }
 
 std::optional<RunSummary> ResultsDb::run_summary(int64_t run_id) {

@@ -51,6 +51,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/machine_limits.h"
 #include "results/records.h"
 
 namespace trainscope::results {
@@ -225,6 +226,9 @@ class ResultsDb {
   // Append rows to a run (one transaction per call).
   void add_poller_samples(int64_t run_id, std::span<const profiler::ProcessSample> samples);
   void add_allreduce_rows(int64_t run_id, std::span<const AllReduceRow> rows);
+  // Stores measured limits, of suite `suite_id` or, with std::nullopt, of
+  // no suite (`trainscope doctor --db`); one transaction.
+  void add_machine_limits(std::optional<int64_t> suite_id, std::span<const MachineLimit> limits);
 
   // ---- Reader ----
 
@@ -259,6 +263,9 @@ class ResultsDb {
   std::vector<ValLoss> val_losses(int64_t run_id);           // by step
   std::vector<profiler::ProcessSample> poller_samples(int64_t run_id);  // by time
   std::vector<AllReduceRow> allreduce_rows(int64_t run_id);  // by size
+  // The limits measured with suite `suite_id`, or with std::nullopt those of
+  // no suite, latest first; none in a database made before they were stored.
+  std::vector<MachineLimit> machine_limits(std::optional<int64_t> suite_id);
   // The run's summary as ingested, rebuilt from the tables; std::nullopt if
   // the run has none.
   std::optional<RunSummary> run_summary(int64_t run_id);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernels/check.h"
+#include "results/machine_limits.h"
 #include "results/records.h"
 #include "results/results_db.h"
 
@@ -64,6 +65,12 @@ std::vector<TableSpec> make_tables() {
       {"allreduce_rows",
        concat({{id_column(), parent_column("run_id", "runs")}, columns_of<AllReduceRow>()}), {},
        false, {"CREATE INDEX allreduce_rows_run_id ON allreduce_rows(run_id, size_bytes)"}},
+      // suite_id NULL: measured by `trainscope doctor --db`, not by a suite.
+      {"machine_limits",
+       concat({{id_column(),
+                {"suite_id", "INTEGER REFERENCES suites(id) ON DELETE CASCADE"}},
+               columns_of<MachineLimit>()}),
+       {}, false, {"CREATE INDEX machine_limits_suite_id ON machine_limits(suite_id)"}},
   };
 }
 
@@ -184,6 +191,13 @@ void add_missing_columns(sqlite::Connection& db) {
   sqlite::Transaction transaction(db);
   const auto existing = existing_columns(db);
   for (const TableSpec& t : table_specs()) {
+    // A table declared after the database was made: only ever added to, as
+    // a column is, so it is created here rather than by a migration step.
+    if (existing.at(t.name).empty()) {
+      db.exec(t.create_sql(), fmt::format("creating table {}", t.name));
+      for (const auto& index : t.indexes) db.exec(index, fmt::format("indexing table {}", t.name));
+      continue;
+    }
     for (const ColumnDef& c : t.columns) {
       if (existing.at(t.name).contains(c.name)) continue;
       db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", t.name, c.name, added_column_decl(c)),

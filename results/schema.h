@@ -4,7 +4,9 @@
 // records they hold, which come from the records' field tables (results/
 // fields.h): adding a field to a record adds its column. Version 1 creates the
 // tables as declared; a database made before a column was declared gets it
-// from add_missing_columns() (NULL in the rows it already has).
+// from add_missing_columns() (NULL in the rows it already has), and one made
+// before a table was declared gets the table, empty (machine_limits). Readers
+// of such a database before it is next opened for writing see no rows.
 //
 // The schema version lives in `PRAGMA user_version`; `PRAGMA application_id`
 // marks the file as a trainscope results database so that some other SQLite
@@ -61,7 +63,8 @@ const std::vector<TableSpec>& table_specs();
 
 // The columns each table of `db` has, by table name.
 std::map<std::string, std::set<std::string>, std::less<>> existing_columns(sqlite::Connection& db);
-// ALTER TABLE ... ADD COLUMN for every declared column `db` lacks.
+// ALTER TABLE ... ADD COLUMN for every declared column `db` lacks; CREATE
+// TABLE for every declared table it lacks.
 void add_missing_columns(sqlite::Connection& db);
 
 }  // namespace trainscope::results

@@ -127,6 +127,10 @@ std::filesystem::path status_dir_for(const std::filesystem::path& output) {
   return output.parent_path() / (output.stem().string() + "-status");
 }
 
+std::string case_links(const SuiteCase& c) {
+  return c.transport == "tcp" ? fmt::format("{}", c.links > 0 ? c.links : 1) : c.transport;
+}
+
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
                      const std::filesystem::path& output) {
   LaunchPlan plan;

@@ -49,6 +49,10 @@ struct LaunchPlan {
   nlohmann::json transport = nlohmann::json::object();  // MCA settings asked for
 };
 
+// The case's transport as its runs record it (RunCase::links): for tcp its
+// btl_tcp_links ("1", "4"), else the transport ("shm", "auto").
+std::string case_links(const SuiteCase& c);
+
 // Whether the case runs under mpirun.
 bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx);
 

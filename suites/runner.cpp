@@ -21,6 +21,7 @@
 #include "results/environment.h"
 #include "results/results_db.h"
 #include "suites/case_hosts.h"
+#include "suites/limit_probes.h"
 
 #ifndef TRAINSCOPE_GIT_REVISION
 #define TRAINSCOPE_GIT_REVISION "unknown"
@@ -67,7 +68,7 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   rc.world_size = c.ranks;
   rc.threads = c.threads;
   rc.transport = plan.transport;
-  rc.links = c.transport == "tcp" ? fmt::format("{}", c.links > 0 ? c.links : 1) : c.transport;
+  rc.links = case_links(c);
   rc.launcher_command = shell_join(plan.argv);
   rc.repetition = repetition;
   rc.host_count = c.hosts;
@@ -330,6 +331,7 @@ class SuiteRun {
 
  private:
   void begin();
+  void measure_limits();
   RunOutcome run_case(const SuiteCase& c, int rep);
   CaseHosts case_hosts(const SuiteCase& c, std::string* error);
   void print_progress(const SuiteCase& c, int rep);
@@ -368,8 +370,24 @@ void SuiteRun::begin() {
   std::fprintf(options_.progress, "trainscope suite %s: %zu case(s), results in %s (suite id %lld)\n",
                suite_.name.c_str(), plan_.cases.size() * plan_.repetitions,
                options_.db_path.c_str(), static_cast<long long>(result_.suite_id));
+  if (options_.measure_limits) measure_limits();
   std::fputs(format_result_header().c_str(), options_.out);
   std::fflush(options_.out);
+}
+
+// Before the first case, on a machine the suite does not load yet.
+void SuiteRun::measure_limits() {
+  const auto start = Clock::now();
+  std::fprintf(options_.progress, "measuring the machine's limits (--no-limits skips this)\n");
+  std::fflush(options_.progress);
+  const auto limits =
+      measure_suite_limits(suite_, plan_.cases, plan_.ctx, work_dir_.path(), options_.progress);
+  db_.add_machine_limits(result_.suite_id, limits);
+  for (const auto& l : limits) {
+    std::fprintf(options_.progress, "  %s: %.2f %s\n", results::describe_key(l).c_str(), l.value,
+                 std::string(results::limit_unit(l.kind)).c_str());
+  }
+  std::fprintf(options_.progress, "  (%.1f s)\n", seconds_since(start));
 }
 
 void SuiteRun::print_progress(const SuiteCase& c, int rep) {

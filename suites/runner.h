@@ -2,7 +2,9 @@
 // and records it in the results database.
 //
 // run_suite goes in stages: plan (every input checked and each case's command
-// line built, suites/launch_plan.h, before anything is written), launch (one
+// line built, suites/launch_plan.h, before anything is written), limits (the
+// machine's sgemm, memcpy and all-reduce peaks at what the cases use,
+// suites/limit_probes.h, stored with the suite; --no-limits), launch (one
 // job per case and repetition), ingest (the job's summary or sweep rows into
 // the database) and print (one row per case).
 //
@@ -64,6 +66,9 @@ struct RunnerOptions {
   int repeat = 0;                          // > 0 overrides the suite's repetitions
   std::string filter;                      // run only cases whose name contains this
   bool dry_run = false;                    // print the plan; run and write nothing
+  // Measure the machine's limits (suites/limit_probes.h) before the first
+  // case and store them with the suite, for the report's shares of them.
+  bool measure_limits = true;
   std::optional<double> timeout_s;         // overrides the suite's per-case timeout
   std::filesystem::path trainscope_binary; // empty: this executable
   double poll_interval_s = 0.25;

@@ -1080,6 +1080,7 @@ void TrainingRun::describe_run() {
   summary_.threads_per_rank = threads_;
   summary_.parameters = static_cast<int64_t>(param_count() + model_->adapters().size());
   summary_.trainable_parameters = static_cast<int64_t>(trainable_count());
+  summary_.flops_per_step = flops_per_step();
 }
 
 void TrainingRun::add_rank_results() {

@@ -3,10 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "results/results_db.h"
 #include "tests/run_command.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope {
 namespace {
@@ -62,6 +65,41 @@ TEST(DoctorCommandTest, MissingMpirunIsExitOneWithTheFix) {
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("mpirun (needed): run scripts/install-deps.sh"), std::string::npos)
       << r.output;
+}
+
+// --db: the limits the doctor measured, stored without a suite for the
+// reports of suites run with --no-limits on this host.
+TEST(DoctorCommandTest, DbStoresTheMeasuredLimits) {
+  testing::TempDir dir("doctor");
+  const std::string db = dir.file("limits.db");
+  const auto r = run_trainscope("doctor --skip-mpi --json --db " + shell_quote(db));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto results = results::ResultsDb::open_for_reading(db);
+  const auto limits = results.machine_limits(std::nullopt);
+  ASSERT_EQ(limits.size(), 2u);
+  bool sgemm = false, memcpy = false;
+  for (const auto& l : limits) {
+    EXPECT_EQ(l.source, "trainscope doctor");
+    EXPECT_GT(l.value, 0.5) << results::describe_key(l);
+    sgemm = sgemm || (l.kind == results::LimitKind::kSgemm && l.model == "seed" && l.rows == 512);
+    memcpy = memcpy || l.kind == results::LimitKind::kMemcpy;
+  }
+  EXPECT_TRUE(sgemm && memcpy);
+  // The stored sgemm figure is the one the doctor printed.
+  const std::string json_text = r.output.substr(r.output.find('{'));
+  const json j = json::parse(json_text.substr(0, json_text.rfind('}') + 1));
+  for (const auto& l : limits) {
+    if (l.kind != results::LimitKind::kSgemm) continue;
+    char printed[32];
+    std::snprintf(printed, sizeof printed, "%.1f", l.value);
+    EXPECT_EQ(find(j, "sgemm GFLOP/s")->at("value"), printed);
+  }
+}
+
+TEST(DoctorCommandTest, AnUnwritableDbIsExitTwo) {
+  const auto r = run_trainscope("doctor --skip-mpi --db /nonexistent-dir/limits.db");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("/nonexistent-dir/limits.db"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ struct CaseSpec {
   // 4 bytes a trainable one (counted on one rank too; LoRA: few of them).
   int64_t trainable_parameters = 0;
   nlohmann::json options = nlohmann::json::object();  // more of the summary's options (fine_tune)
+  double flops_per_step = 0;   // the summary's model FLOPs per step; 0: not recorded
 };
 
 struct SuiteSpec {
@@ -84,6 +85,7 @@ struct SuiteSpec {
   profiler::HostLoad load;
   std::string blas_core;  // the OpenBLAS core every rank ran; empty: not recorded
   std::string cpu_model = "Test CPU";  // the machine it was measured on
+  std::vector<results::MachineLimit> limits;  // stored with the suite, as the runner does
 };
 
 inline results::TimeStats time_stats(std::vector<double> v) {
@@ -110,6 +112,7 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
   s.options.update(c.options);
   s.world_size = c.world_size;
   s.threads_per_rank = c.threads;
+  s.flops_per_step = c.flops_per_step;
   const int64_t params = 3'000'000;
   const int64_t dataset = 8'000'000;
   const int64_t trainable = c.trainable_parameters;
@@ -203,6 +206,7 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
   info.git_revision = "testrev";
   info.host_facts = {{"hostname", "node0"}, {"cpu_model", suite.cpu_model}, {"cores", 8}};
   const int64_t sid = db.begin_suite(info);
+  if (!suite.limits.empty()) db.add_machine_limits(sid, suite.limits);
   for (int rep = 0; rep < suite.repetitions; ++rep) {
     for (const auto& c : suite.cases) {
       results::RunCase rc;

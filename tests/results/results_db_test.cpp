@@ -100,7 +100,7 @@ TEST_F(ResultsDbTest, NewDatabaseHasCurrentSchema) {
   EXPECT_EQ(raw.query_text("PRAGMA journal_mode", "journal"), "wal");
   EXPECT_EQ(raw.query_int("PRAGMA application_id", "id"), kApplicationId);
   for (const char* table : {"suites", "runs", "rank_results", "rank_phase_stats", "steps",
-                            "val_losses", "poller_samples", "allreduce_rows"}) {
+                            "val_losses", "poller_samples", "allreduce_rows", "machine_limits"}) {
     EXPECT_EQ(raw.query_int(std::string("SELECT count(*) FROM sqlite_schema WHERE type = "
                                         "'table' AND name = '") + table + "'",
                             "table"),
@@ -230,6 +230,56 @@ TEST_F(ResultsDbTest, ParameterCountsAreColumnsOfTheRun) {
                                std::to_string(run_id),
                            "the counts"),
             "28388096/32768");
+}
+
+// The machine's limits: a suite's and the doctor's (no suite) apart, latest
+// first, every field back as stored.
+TEST_F(ResultsDbTest, MachineLimitsRoundTrip) {
+  const MachineLimit sgemm{.kind = LimitKind::kSgemm, .model = "tiny", .rows = 62, .threads = 2,
+                           .value = 12.5, .detail = "OpenBLAS 0.3.21 Zen: 2 x (62x32->96)",
+                           .source = std::string(kLimitsBySuiteRun), .host = "h",
+                           .measured_at = "2026-01-01T00:00:01.000Z"};
+  MachineLimit busbw{.kind = LimitKind::kAllReduce, .transport = "shm", .ranks = 2, .value = 3.25,
+                     .detail = "sweep", .source = std::string(kLimitsBySuiteRun), .host = "h",
+                     .measured_at = "2026-01-01T00:00:02.000Z"};
+  MachineLimit doctor{.kind = LimitKind::kMemcpy, .threads = 1, .value = 9.5, .detail = "memcpy",
+                      .source = std::string(kLimitsByDoctor), .host = "h",
+                      .measured_at = "2026-01-01T00:00:03.000Z"};
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  const int64_t suite_id = db.begin_suite(suite_info("limits"));
+  const int64_t other = db.begin_suite(suite_info("other"));
+  db.add_machine_limits(suite_id, std::vector{sgemm, busbw});
+  db.add_machine_limits(std::nullopt, std::vector{doctor});
+  EXPECT_EQ(db.machine_limits(suite_id), (std::vector{busbw, sgemm}));
+  EXPECT_EQ(db.machine_limits(std::nullopt), std::vector{doctor});
+  EXPECT_TRUE(db.machine_limits(other).empty());
+  EXPECT_CONTAINS(error_of([&] { db.add_machine_limits(999, std::vector{sgemm}); }), "no suite 999");
+  ResultsDb reader = ResultsDb::open_for_reading(path_);
+  EXPECT_EQ(reader.machine_limits(suite_id), (std::vector{busbw, sgemm}));
+}
+
+// A database made before limits were stored: read as having none (what
+// `report` and `check` open), and given the table when opened for writing.
+TEST_F(ResultsDbTest, ADatabaseMadeBeforeLimitsHasNoneAndGainsTheTable) {
+  int64_t suite_id = 0;
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    suite_id = db.begin_suite(suite_info("old"));
+  }
+  {
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("DROP TABLE machine_limits", "dropping the table");
+  }
+  {
+    ResultsDb db = ResultsDb::open_for_reading(path_);
+    EXPECT_TRUE(db.machine_limits(suite_id).empty());
+    EXPECT_TRUE(db.machine_limits(std::nullopt).empty());
+  }
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  const MachineLimit memcpy{.kind = LimitKind::kMemcpy, .value = 7, .host = "h"};
+  db.add_machine_limits(suite_id, std::vector{memcpy});
+  EXPECT_EQ(db.machine_limits(suite_id), std::vector{memcpy});
+  EXPECT_EQ(db.integrity_check(), "ok");
 }
 
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {

@@ -5,6 +5,7 @@
 #include "suites/runner.h"
 #include "suites/virtual_cluster.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -95,6 +96,48 @@ TEST_F(RunnerTest, SmallSuiteWritesOkRunsAndSoundDb) {
               run.run_case.world_size > 1)
         << run.run_case.launcher_command;
   }
+}
+
+// The machine's limits, measured before the first case at what the cases
+// use, stored with the suite; each run's key finds its limit. --no-limits:
+// none.
+TEST_F(RunnerTest, TheSuitesLimitsAreMeasuredAtItsCasesKeys) {
+  const Suite s = suite(std::string("name = \"limits\"\ntimeout_s = 120\n") + kBase +
+                        "[grid]\nmode = [\"sharded\"]\nranks = [1, 2]\n");
+  const SuiteResult r = run_suite(s, options_);
+  ASSERT_EQ(r.exit_code(), 0);
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  const auto limits = db.machine_limits(r.suite_id);
+  for (const auto& run : r.runs) {
+    ASSERT_TRUE(run.summary.has_value());
+    const int64_t rows = run.summary->steps.front().front().tokens;  // 4 / ranks x 31
+    const auto sgemm = std::find_if(limits.begin(), limits.end(), [&](const auto& l) {
+      return l.kind == results::LimitKind::kSgemm && l.rows == rows &&
+             l.threads == run.summary->threads_per_rank && l.model == "tiny";
+    });
+    ASSERT_NE(sgemm, limits.end()) << run.row.run_case.case_name;
+    EXPECT_GT(sgemm->value, 0);
+    EXPECT_GT(run.summary->flops_per_step, 0);
+  }
+  const auto count = [&](results::LimitKind kind) {
+    return std::count_if(limits.begin(), limits.end(), [&](const auto& l) { return l.kind == kind; });
+  };
+  EXPECT_EQ(count(results::LimitKind::kSgemm), 2);
+  EXPECT_EQ(count(results::LimitKind::kMemcpy), 1);
+  ASSERT_EQ(count(results::LimitKind::kAllReduce), 1);
+  for (const auto& l : limits) {
+    EXPECT_EQ(l.source, "trainscope suite run");
+    if (l.kind != results::LimitKind::kAllReduce) continue;
+    EXPECT_EQ(l.transport, r.runs[1].row.run_case.links);
+    EXPECT_EQ(l.ranks, 2);
+    EXPECT_GT(l.value, 0);
+  }
+
+  options_.measure_limits = false;
+  const SuiteResult without = run_suite(s, options_);
+  EXPECT_TRUE(results::ResultsDb::open_for_reading(options_.db_path)
+                  .machine_limits(without.suite_id)
+                  .empty());
 }
 
 TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {

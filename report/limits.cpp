@@ -1,0 +1,107 @@
+#include "report/limits.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "report/report.h"
+
+namespace trainscope::report {
+namespace {
+
+using results::LimitKind;
+using results::MachineLimit;
+
+// The latest limit (suite.limits is latest first) that `pred` accepts.
+template <typename Pred>
+const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred) {
+  for (const MachineLimit& l : suite.limits) {
+    if (l.kind == kind && pred(l)) return &l;
+  }
+  return nullptr;
+}
+
+// The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
+// step (the GEMMs' rows), its threads per rank.
+const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run) {
+  const auto model = c.run_case.config.find("model");
+  if (model == c.run_case.config.end() || !model->is_string() || run.summary->steps.empty() ||
+      run.summary->steps.front().empty()) {
+    return nullptr;
+  }
+  const int64_t rows = run.summary->steps.front().front().tokens;
+  const int threads = run.summary->threads_per_rank;
+  return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
+    return l.model == model->get<std::string>() && l.rows == rows && l.threads == threads;
+  });
+}
+
+std::string share_text(double share) {
+  return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%";
+}
+
+std::string limit_note(const MachineLimit& l) {
+  return fmt::format("{}: {} {} ({}; by {} on {} at {})", results::describe_key(l),
+                     format_number(l.value, 2), results::limit_unit(l.kind), l.detail, l.source,
+                     l.host, l.measured_at);
+}
+
+}  // namespace
+
+std::vector<LimitShare> limit_shares(const SuiteData& suite) {
+  std::vector<LimitShare> out;
+  for (const CaseData& c : suite.cases) {
+    const RunData* run = c.first_usable();
+    if (!run || c.run_case.mode == "allreduce") continue;
+    const CaseFigures f = case_figures(c);
+    LimitShare s{.case_name = c.name, .gflops = f.rank_gflops, .busbw = f.grad_busbw_gbps};
+    s.sgemm = sgemm_limit_of(suite, c, *run);
+    if (s.sgemm && s.sgemm->value > 0) s.gflops_share = s.gflops / s.sgemm->value;
+    if (c.run_case.world_size > 1) {
+      s.allreduce = find_limit(suite, LimitKind::kAllReduce, [&](const MachineLimit& l) {
+        return l.transport == c.run_case.links && l.ranks == c.run_case.world_size;
+      });
+    }
+    if (s.allreduce && s.allreduce->value > 0) s.busbw_share = s.busbw / s.allreduce->value;
+    out.push_back(s);
+  }
+  return out;
+}
+
+Table limits_table(const SuiteData& suite) {
+  Table t{"Achieved vs the machine's measured limits",
+          {"case", "model GFLOP/s per rank", "sgemm limit", "share", "grad-sync busbw GB/s",
+           "all-reduce peak", "share"}};
+  std::vector<const MachineLimit*> used;
+  auto use = [&](const MachineLimit* l) {
+    if (l && std::find(used.begin(), used.end(), l) == used.end()) used.push_back(l);
+    return l ? format_number(l->value, 2) : std::string("-");
+  };
+  for (const LimitShare& s : limit_shares(suite)) {
+    t.rows.push_back({s.case_name, format_number(s.gflops, 2), use(s.sgemm),
+                      share_text(s.gflops_share), format_number(s.busbw, 3), use(s.allreduce),
+                      share_text(s.busbw_share)});
+  }
+  if (suite.limits.empty()) {
+    t.note = "No machine limits were measured for this suite (it ran with --no-limits, or before "
+             "limits were recorded), and `trainscope doctor --db` stored none for its host: no "
+             "share is shown.";
+    return t;
+  }
+  if (const auto* memcpy = find_limit(suite, LimitKind::kMemcpy, [](const auto&) { return true; })) {
+    used.push_back(memcpy);
+  }
+  std::vector<std::string> parts;
+  for (const MachineLimit* l : used) parts.push_back(limit_note(*l));
+  t.note = fmt::format(
+      "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
+      "forward GEMMs at the same rows and threads; the gradient sync's bus bandwidth against the "
+      "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "
+      "measured for that key. Limits: {}.",
+      fmt::join(parts, "; "));
+  return t;
+}
+
+}  // namespace trainscope::report

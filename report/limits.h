@@ -1,0 +1,39 @@
+// Each case's achieved figures as a share of the machine's measured limits
+// (results/machine_limits.h): a rank's model GFLOP/s against sgemm at its
+// GEMM shapes and thread count, and the gradient sync's busbw against the
+// all-reduce peak of its transport and world size. A case without a limit
+// of its key shows "-" for the share; a suite without limits says so in the
+// note rather than holding the runs against a figure it does not have.
+//
+// Thread-safety: pure functions.
+#ifndef TRAINSCOPE_REPORT_LIMITS_H_
+#define TRAINSCOPE_REPORT_LIMITS_H_
+
+#include <string>
+#include <vector>
+
+#include "report/suite_data.h"
+#include "report/table.h"
+
+namespace trainscope::report {
+
+struct LimitShare {
+  std::string case_name;
+  double gflops = results::kNaN;  // a rank's model GFLOP/s (CaseFigures::rank_gflops)
+  const results::MachineLimit* sgemm = nullptr;  // its limit; nullptr: none measured
+  double gflops_share = results::kNaN;           // gflops / sgemm->value
+  double busbw = results::kNaN;  // gradient sync busbw GB/s (CaseFigures::grad_busbw_gbps)
+  const results::MachineLimit* allreduce = nullptr;
+  double busbw_share = results::kNaN;
+};
+
+// One per train case with a usable run; pointers into suite.limits.
+std::vector<LimitShare> limit_shares(const SuiteData& suite);
+
+// The shares as a table; its note names each limit used and who measured
+// it, or says that none was measured.
+Table limits_table(const SuiteData& suite);
+
+}  // namespace trainscope::report
+
+#endif  // TRAINSCOPE_REPORT_LIMITS_H_

@@ -1,0 +1,82 @@
+// What this machine can reach at most, measured (suites/limit_probes.h): the
+// yardsticks the report holds a run's achieved figures against.
+//
+//  * sgemm: GFLOP/s of the model's forward projection GEMMs (q/k/v, output,
+//    gate/up, down, LM head) at a rank's rows per step and thread count, on
+//    the BLAS kernels in use. A step's FLOPs are mostly these GEMMs, so a
+//    rank's model FLOP/s share of it says how much of the step is not GEMM.
+//  * memcpy: GB/s copied by one thread between buffers beyond the caches.
+//  * allreduce: the peak bus bandwidth (nccl-tests' busbw) of an all-reduce
+//    sweep over a transport at a world size, the ceiling of gradient sync.
+//
+// Stored in the results database's machine_limits table: measured once per
+// suite run (suite_id set) or by `trainscope doctor --db` (no suite). A
+// database made before the table existed has none and says so.
+//
+// Thread-safety: plain values.
+#ifndef TRAINSCOPE_RESULTS_MACHINE_LIMITS_H_
+#define TRAINSCOPE_RESULTS_MACHINE_LIMITS_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "results/fields.h"
+
+namespace trainscope::results {
+
+enum class LimitKind { kSgemm, kMemcpy, kAllReduce };
+template <>
+struct EnumNames<LimitKind> {
+  static constexpr std::array<std::string_view, 3> names = {"sgemm", "memcpy", "allreduce"};
+  static constexpr bool sql_check = true;
+};
+
+// "GFLOP/s" for sgemm, else "GB/s".
+std::string_view limit_unit(LimitKind kind);
+
+// Who measured the limits: the suite runner before its first case, or
+// `trainscope doctor --db`.
+inline constexpr std::string_view kLimitsBySuiteRun = "trainscope suite run";
+inline constexpr std::string_view kLimitsByDoctor = "trainscope doctor";
+
+// One measured limit. What it applies to is its key: sgemm (model, rows,
+// threads), allreduce (transport, ranks), memcpy (threads).
+struct MachineLimit {
+  LimitKind kind = LimitKind::kSgemm;
+  std::string model;      // sgemm: the case's model (preset or config path); else ""
+  int64_t rows = 0;       // sgemm: the GEMMs' rows (a rank's tokens per step); else 0
+  int threads = 1;        // sgemm, memcpy: threads that ran it; allreduce: 1
+  std::string transport;  // allreduce: the case's transport as runs record it (RunCase::links)
+  int ranks = 1;          // allreduce: world size
+  double value = 0;       // in limit_unit(kind)
+  std::string detail;     // how it was measured: shapes, kernels, sizes
+  std::string source;     // kLimitsBySuiteRun or kLimitsByDoctor
+  std::string host;
+  std::string measured_at;  // ISO-8601 UTC
+  bool operator==(const MachineLimit&) const = default;
+};
+template <>
+struct Fields<MachineLimit> {
+  static constexpr auto table = std::tuple{
+      field("kind", &MachineLimit::kind),
+      field("model", &MachineLimit::model),
+      field("rows", &MachineLimit::rows),
+      field("threads", &MachineLimit::threads),
+      field("transport", &MachineLimit::transport),
+      field("ranks", &MachineLimit::ranks),
+      field("value", &MachineLimit::value),
+      field("detail", &MachineLimit::detail),
+      field("source", &MachineLimit::source),
+      field("host", &MachineLimit::host),
+      field("measured_at", &MachineLimit::measured_at),
+  };
+};
+
+// "sgemm, tiny, 62 rows, 1 thread" and so on: what a limit is of.
+std::string describe_key(const MachineLimit& limit);
+
+}  // namespace trainscope::results
+
+#endif  // TRAINSCOPE_RESULTS_MACHINE_LIMITS_H_

@@ -1,0 +1,245 @@
+#include "suites/limit_probes.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "kernels/blas_core.h"
+#include "kernels/check.h"
+#include "kernels/matmul.h"
+#include "kernels/storage.h"
+#include "profiler/copy_probe.h"
+#include "profiler/proc_fs.h"
+#include "profiler/process.h"
+#include "results/records.h"
+#include "results/results_db.h"
+
+namespace trainscope::suites {
+namespace {
+
+namespace fs = std::filesystem;
+using results::LimitKind;
+using results::MachineLimit;
+
+double seconds_of(int64_t calls, const std::function<void()>& call) {
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < calls; ++i) call();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Median seconds of one call of `shape`, after a warm-up call (caches, the
+// BLAS threads): at least 3 timed calls, more while under 50 ms in all.
+double median_call_seconds(const GemmShape& shape) {
+  using kernels::Buffer;
+  using kernels::MemoryCategory;
+  Buffer<float> x(int64_t{shape.rows} * shape.in, MemoryCategory::kWorkspace);
+  Buffer<float> w(int64_t{shape.out} * shape.in, MemoryCategory::kWorkspace);
+  Buffer<float> y(int64_t{shape.rows} * shape.out, MemoryCategory::kWorkspace);
+  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.001f * static_cast<float>(i % 97);
+  for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = 0.002f * static_cast<float>(i % 89);
+  auto call = [&] {
+    kernels::matmul_forward(y.data(), x.data(), w.data(), shape.rows, shape.in, shape.out);
+  };
+  call();
+  std::vector<double> times;
+  double total = 0;
+  while (times.size() < 3 || (total < 0.05 && times.size() < 1000)) {
+    times.push_back(seconds_of(1, call));
+    total += times.back();
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Restores the OpenMP and OpenBLAS thread counts on scope exit.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads)
+      : omp_(omp_get_max_threads()), blas_(openblas_get_num_threads()) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);
+  }
+  ~ThreadCount() {
+    omp_set_num_threads(omp_);
+    openblas_set_num_threads(blas_);
+  }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int omp_, blas_;
+};
+
+MachineLimit stamped(LimitKind kind, std::string_view source) {
+  MachineLimit l;
+  l.kind = kind;
+  l.source = std::string(source);
+  l.host = profiler::host_name();
+  l.measured_at = results::utc_timestamp();
+  return l;
+}
+
+// What a train case's ranks will run with, as the trainer decides it: the
+// global batch split over the ranks, block - 1 tokens a row, and the
+// threads it was given or the trainer's default (its cores over the ranks
+// on its host; training/trainer.h default_threads_per_rank).
+struct CaseShape {
+  std::string model;
+  int64_t rows = 0;
+  int threads = 1;
+  auto key() const { return std::tie(model, rows, threads); }
+  bool operator<(const CaseShape& o) const { return key() < o.key(); }
+};
+CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
+  const int batch = c.batch > 0 ? c.batch : m.default_batch;
+  const int block = c.block > 0 ? c.block : m.default_block;
+  int threads = c.threads;
+  if (threads <= 0) {
+    const int local = (c.ranks + c.hosts - 1) / std::max(1, c.hosts);
+    int cores = cores_available();
+    if (c.cores_per_host > 0) cores = std::min(cores, c.cores_per_host);
+    const int hw = static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(1, std::min(cores, hw / std::max(1, local)));
+  }
+  return {c.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads};
+}
+
+// The peak busbw of a short sweep over `c`'s transport and ranks, run as a
+// suite's sweep case is; std::nullopt (and why, on `progress`) if it failed.
+std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c,
+                                     const PlanContext& ctx, const fs::path& work_dir,
+                                     std::FILE* progress) {
+  SuiteCase sweep = c;
+  sweep.kind = CaseKind::kAllReduce;
+  sweep.allreduce = std::string(results::kDefaultAllReduceAlgorithm);
+  sweep.mpi_algorithm = 0;  // the transport's limit, under Open MPI's own choice
+  sweep.sweep = {.min_bytes = 256 << 10, .max_bytes = 16 << 20, .factor = 4, .iters = 5,
+                 .warmup = 2};
+  const fs::path rows_file = work_dir / fmt::format("limits-{}-{}.jsonl", case_links(c), c.ranks);
+  const LaunchPlan plan = plan_case(suite, sweep, ctx, rows_file);
+  profiler::SpawnOptions o;
+  o.argv = plan.argv;
+  o.env = plan.env;
+  try {
+    const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
+    if (r.exit_code != 0 || r.timed_out) {
+      throw Error(r.timed_out ? "timed out after 60 s"
+                              : fmt::format("exit {}: {}", r.exit_code, r.err.substr(0, 300)));
+    }
+    double peak = 0;
+    for (const auto& row : results::load_allreduce_rows(rows_file)) {
+      peak = std::max(peak, row.busbw_gbps);
+    }
+    if (peak > 0) return peak;
+    throw Error("the sweep wrote no rows");
+  } catch (const Error& e) {
+    std::fprintf(progress, "  limits: the all-reduce sweep over %s with %d ranks failed (%s)\n",
+                 case_links(c).c_str(), c.ranks, e.what());
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::vector<GemmShape> model_gemm_shapes(const training::ModelConfig& m, int64_t rows) {
+  const int n = static_cast<int>(std::clamp<int64_t>(rows, 1, kMaxProbeRows));
+  const int C = m.dim, Q = m.q_dim(), KV = m.kv_dim(), F = m.mlp_dim, L = m.n_layers;
+  return {{n, C, Q + 2 * KV, L}, {n, Q, C, L}, {n, C, 2 * F, L}, {n, F, C, L},
+          {n, C, m.vocab_size, 1}};
+}
+
+std::string describe_shapes(std::span<const GemmShape> shapes) {
+  std::vector<std::string> layer, once;
+  int layers = 0;
+  for (const GemmShape& s : shapes) {
+    const std::string text = fmt::format("{}x{}->{}", s.rows, s.in, s.out);
+    if (s.count > 1) layers = s.count;
+    (s.count > 1 ? layer : once).push_back(text);
+  }
+  std::string out = layer.empty() ? "" : fmt::format("{} x ({})", layers, fmt::join(layer, ", "));
+  if (!once.empty()) out += fmt::format("{}{}", out.empty() ? "" : " + ", fmt::join(once, ", "));
+  return out;
+}
+
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads) {
+  TS_CHECK(threads >= 1 && !shapes.empty());
+  const ThreadCount scope(threads);
+  double flops = 0, seconds = 0;
+  for (const GemmShape& s : shapes) {
+    flops += 2.0 * s.rows * s.in * s.out * s.count;
+    seconds += median_call_seconds(s) * s.count;
+  }
+  return seconds > 0 ? flops / seconds / 1e9 : 0.0;
+}
+
+double memcpy_gbps() {
+  const int64_t bytes = 256 << 20;
+  return profiler::copy_gbps(bytes, profiler::time_copies({.bytes = bytes, .reps = 5}));
+}
+
+MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
+                         int64_t rows, int threads, std::string_view source) {
+  MachineLimit l = stamped(LimitKind::kSgemm, source);
+  l.model = model_name;
+  l.rows = rows;
+  l.threads = threads;
+  const auto shapes = model_gemm_shapes(model, rows);
+  l.value = sgemm_gflops(shapes, threads);
+  l.detail = fmt::format("{} {}: {}", kernels::blas_info().library, kernels::blas_info().core,
+                         describe_shapes(shapes));
+  return l;
+}
+
+MachineLimit memcpy_limit(std::string_view source) {
+  MachineLimit l = stamped(LimitKind::kMemcpy, source);
+  l.value = memcpy_gbps();
+  l.detail = "memcpy of 256 MiB, median of 5";
+  return l;
+}
+
+std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
+                                               std::span<const SuiteCase* const> cases,
+                                               const PlanContext& ctx, const fs::path& work_dir,
+                                               std::FILE* progress) {
+  std::map<CaseShape, training::ModelConfig> gemms;
+  std::map<std::pair<std::string, int>, const SuiteCase*> transports;
+  for (const SuiteCase* c : cases) {
+    if (!c->skip_reason.empty() || c->kind != CaseKind::kTrain) continue;
+    try {
+      const training::ModelConfig m = training::resolve_model(c->model);
+      gemms.emplace(case_shape(*c, m), m);
+    } catch (const Error& e) {
+      std::fprintf(progress, "  limits: no sgemm limit for %s (%s)\n", c->name.c_str(), e.what());
+    }
+    if (c->ranks > 1 && c->hosts <= 1 && ctx.hostfile.empty()) {
+      transports.emplace(std::pair(case_links(*c), c->ranks), c);
+    }
+  }
+  std::vector<MachineLimit> limits;
+  for (const auto& [shape, model] : gemms) {
+    limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads, results::kLimitsBySuiteRun));
+  }
+  limits.push_back(memcpy_limit(results::kLimitsBySuiteRun));
+  for (const auto& [key, c] : transports) {
+    if (auto peak = allreduce_peak(suite, *c, ctx, work_dir, progress)) {
+      MachineLimit l = stamped(LimitKind::kAllReduce, results::kLimitsBySuiteRun);
+      l.transport = key.first;
+      l.ranks = key.second;
+      l.value = *peak;
+      l.detail = "peak busbw of a 256 KiB..16 MiB sweep, Open MPI's algorithm";
+      limits.push_back(std::move(l));
+    }
+  }
+  return limits;
+}
+
+}  // namespace trainscope::suites

@@ -1,0 +1,179 @@
+// The report's shares of the machine's limits (report/limits.h) on synthetic
+// suites: the share is the achieved figure over the limit of the case's key,
+// the note names the limits, a suite without limits says so, and the
+// doctor's limits of the suite's host stand in for a suite's own.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "report/limits.h"
+#include "report/report.h"
+#include "tests/report/suite_builder.h"
+#include "tests/temp_dir.h"
+
+namespace trainscope::report {
+namespace {
+
+using results::LimitKind;
+using results::MachineLimit;
+using testing::build_suite_db;
+using testing::CaseSpec;
+using testing::SuiteSpec;
+
+// Rows a tokens per rank step, as suite_builder's summaries record them.
+constexpr int kBatch = 4;
+int64_t rows_of(int world_size) { return kBatch / world_size * 32; }
+
+MachineLimit sgemm(int64_t rows, double gflops) {
+  return {.kind = LimitKind::kSgemm, .model = "tiny", .rows = rows, .threads = 1,
+          .value = gflops, .detail = "test shapes", .source = "trainscope suite run",
+          .host = "node0", .measured_at = "2026-01-01T00:00:00.000Z"};
+}
+MachineLimit allreduce(const std::string& transport, int ranks, double gbps) {
+  return {.kind = LimitKind::kAllReduce, .transport = transport, .ranks = ranks, .value = gbps,
+          .detail = "test sweep", .source = "trainscope suite run", .host = "node0",
+          .measured_at = "2026-01-01T00:00:00.000Z"};
+}
+
+SuiteSpec two_cases() {
+  SuiteSpec s;
+  s.name = "limits";
+  s.repetitions = 3;
+  s.batch = kBatch;
+  s.cases = {CaseSpec{.name = "one", .mode = "naive", .world_size = 1, .batch = kBatch,
+                      .flops_per_step = 2e9},
+             CaseSpec{.name = "two", .world_size = 2, .links = "shm", .batch = kBatch,
+                      .flops_per_step = 2e9}};
+  return s;
+}
+
+class LimitsTest : public ::testing::Test {
+ protected:
+  SuiteData build(const SuiteSpec& spec) {
+    const auto path = dir_ / "limits.db";
+    build_suite_db(path, spec);
+    auto db = results::ResultsDb::open_for_writing(path);
+    for (const MachineLimit& l : doctor_limits_) {
+      db.add_machine_limits(std::nullopt, std::vector{l});
+    }
+    return load_suite(db, resolve_suite(db, "latest"));
+  }
+  trainscope::testing::TempDir dir_{"limits"};
+  std::vector<MachineLimit> doctor_limits_;
+};
+
+// What the case achieved, from its stored summaries: per repetition the
+// FLOPs per step over the ranks and the step median; the gradient sync's bus
+// bytes over its time per measured step of rank 0; medians of those.
+double achieved_gflops(const CaseData& c) {
+  std::vector<double> v;
+  for (const RunData* r : c.usable_runs()) {
+    const auto& s = *r->summary;
+    v.push_back(s.flops_per_step / s.world_size / s.totals.step_time_median_s / 1e9);
+  }
+  return median_of(v);
+}
+double achieved_busbw(const CaseData& c) {
+  std::vector<double> per_run;
+  for (const RunData* r : c.usable_runs()) {
+    const auto& s = *r->summary;
+    std::vector<double> steps;
+    const double n = s.world_size;
+    for (size_t k = 1; k < s.steps[0].size(); ++k) {  // after the one warm-up step
+      const auto& st = s.steps[0][k];
+      steps.push_back(2 * (n - 1) / n * static_cast<double>(st.comm_bytes) / st.comm_time_s / 1e9);
+    }
+    per_run.push_back(median_of(steps));
+  }
+  return median_of(per_run);
+}
+
+TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
+  SuiteSpec spec = two_cases();
+  spec.limits = {sgemm(rows_of(1), 40), sgemm(rows_of(2), 25), allreduce("shm", 2, 3.0),
+                 // Other keys: not this suite's cases.
+                 sgemm(1000, 1), allreduce("tcp", 2, 0.1)};
+  const SuiteData suite = build(spec);
+  const auto shares = limit_shares(suite);
+  ASSERT_EQ(shares.size(), 2u);
+  const CaseData& one = *suite.find_case("one");
+  const CaseData& two = *suite.find_case("two");
+  ASSERT_GT(achieved_gflops(one), 0);
+  EXPECT_NEAR(shares[0].gflops, achieved_gflops(one), 1e-9);
+  EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(one) / 40, 1e-9);
+  EXPECT_TRUE(std::isnan(shares[0].busbw_share));  // one rank syncs nothing
+  EXPECT_NEAR(shares[1].gflops_share, achieved_gflops(two) / 25, 1e-9);
+  ASSERT_GT(achieved_busbw(two), 0);
+  EXPECT_NEAR(shares[1].busbw, achieved_busbw(two), 1e-9);
+  EXPECT_NEAR(shares[1].busbw_share, achieved_busbw(two) / 3.0, 1e-9);
+
+  // The table shows them as percentages and names each limit in its note.
+  const Table t = limits_table(suite);
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(t.rows[1][3], format_number(achieved_gflops(two) / 25 * 100, 1) + "%");
+  EXPECT_EQ(t.rows[1][6], format_number(achieved_busbw(two) / 3.0 * 100, 1) + "%");
+  EXPECT_NE(t.note.find("sgemm, tiny, 64 rows, 1 thread: 25.00 GFLOP/s (test shapes; by "
+                        "trainscope suite run on node0"),
+            std::string::npos)
+      << t.note;
+  EXPECT_NE(t.note.find("all-reduce busbw, shm, 2 ranks: 3.00 GB/s"), std::string::npos) << t.note;
+  EXPECT_EQ(t.note.find("tcp"), std::string::npos) << "an unused limit is not named: " << t.note;
+  EXPECT_NE(render_markdown({suite}).find("Achieved vs the machine's measured limits"),
+            std::string::npos);
+}
+
+TEST_F(LimitsTest, ACaseWithoutALimitOfItsKeyShowsNoShare) {
+  SuiteSpec spec = two_cases();
+  spec.limits = {sgemm(rows_of(1), 40)};  // nothing at two's rows, no transport
+  const Table t = limits_table(build(spec));
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_NE(t.rows[0][3], "-");
+  EXPECT_EQ(t.rows[1][2], "-");
+  EXPECT_EQ(t.rows[1][3], "-");
+  EXPECT_EQ(t.rows[1][6], "-");
+  EXPECT_NE(t.rows[1][4], "-") << "the achieved busbw is shown without a limit";
+}
+
+TEST_F(LimitsTest, ASuiteWithoutLimitsSaysNoneWereMeasured) {
+  const SuiteData suite = build(two_cases());
+  EXPECT_TRUE(suite.limits.empty());
+  const Table t = limits_table(suite);
+  ASSERT_EQ(t.rows.size(), 2u);
+  for (const auto& row : t.rows) {
+    EXPECT_EQ(row[3], "-");
+    EXPECT_EQ(row[6], "-");
+  }
+  EXPECT_NE(t.note.find("No machine limits were measured for this suite"), std::string::npos)
+      << t.note;
+  EXPECT_NE(render_markdown({suite}).find("No machine limits were measured"), std::string::npos);
+}
+
+TEST_F(LimitsTest, TheDoctorsLimitsOfTheSuitesHostStandInForTheSuitesOwn) {
+  MachineLimit mine = sgemm(rows_of(1), 50);
+  mine.source = "trainscope doctor";
+  MachineLimit elsewhere = sgemm(rows_of(2), 10);
+  elsewhere.source = "trainscope doctor";
+  elsewhere.host = "another-host";
+  doctor_limits_ = {mine, elsewhere};
+  const SuiteData suite = build(two_cases());
+  ASSERT_EQ(suite.limits.size(), 1u);
+  const auto shares = limit_shares(suite);
+  EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 50, 1e-9);
+  EXPECT_TRUE(std::isnan(shares[1].gflops_share)) << "another host's limit is not this one's";
+  EXPECT_NE(limits_table(suite).note.find("by trainscope doctor on node0"), std::string::npos);
+}
+
+// Summaries written before FLOPs were recorded: no achieved GFLOP/s, no share.
+TEST_F(LimitsTest, RunsWithoutFlopsShowNoGflops) {
+  SuiteSpec spec = two_cases();
+  for (auto& c : spec.cases) c.flops_per_step = 0;
+  spec.limits = {sgemm(rows_of(1), 40)};
+  const auto shares = limit_shares(build(spec));
+  EXPECT_TRUE(std::isnan(shares[0].gflops));
+  EXPECT_TRUE(std::isnan(shares[0].gflops_share));
+}
+
+}  // namespace
+}  // namespace trainscope::report
