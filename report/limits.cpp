@@ -24,7 +24,8 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 }
 
 // The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
-// step (the GEMMs' rows), its threads per rank.
+// step (the GEMMs' rows), its threads per rank, its precision (recorded
+// when not fp32).
 const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run) {
   const auto model = c.run_case.config.find("model");
   if (model == c.run_case.config.end() || !model->is_string() || run.summary->steps.empty() ||
@@ -33,8 +34,10 @@ const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, co
   }
   const int64_t rows = run.summary->steps.front().front().tokens;
   const int threads = run.summary->threads_per_rank;
+  const std::string precision = c.run_case.config.value("precision", "fp32");
   return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
-    return l.model == model->get<std::string>() && l.rows == rows && l.threads == threads;
+    return l.model == model->get<std::string>() && l.rows == rows && l.threads == threads &&
+           (l.precision.empty() ? "fp32" : l.precision) == precision;
   });
 }
 
@@ -70,6 +73,13 @@ std::vector<LimitShare> limit_shares(const SuiteData& suite) {
   return out;
 }
 
+std::string no_limits_note(const SuiteData& suite) {
+  if (!suite.limits.empty() || limit_shares(suite).empty()) return "";
+  return "No machine limits were measured for this suite (it ran with --no-limits, or before "
+         "limits were recorded), and trainscope doctor --db stored none for its host: achieved "
+         "FLOP/s and bus bandwidth are not shown as shares of a limit.";
+}
+
 Table limits_table(const SuiteData& suite) {
   Table t{"Achieved vs the machine's measured limits",
           {"case", "model GFLOP/s per rank", "sgemm limit", "share", "grad-sync busbw GB/s",
@@ -85,9 +95,8 @@ Table limits_table(const SuiteData& suite) {
                       share_text(s.busbw_share)});
   }
   if (suite.limits.empty()) {
-    t.note = "No machine limits were measured for this suite (it ran with --no-limits, or before "
-             "limits were recorded), and `trainscope doctor --db` stored none for its host: no "
-             "share is shown.";
+    // Nothing to hold the figures against: the note alone (report.cpp), no column of dashes.
+    t.rows.clear();
     return t;
   }
   if (const auto* memcpy = find_limit(suite, LimitKind::kMemcpy, [](const auto&) { return true; })) {
@@ -97,7 +106,7 @@ Table limits_table(const SuiteData& suite) {
   for (const MachineLimit* l : used) parts.push_back(limit_note(*l));
   t.note = fmt::format(
       "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
-      "forward GEMMs at the same rows and threads; the gradient sync's bus bandwidth against the "
+      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM); the gradient sync's bus bandwidth against the "
       "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "
       "measured for that key. Limits: {}.",
       fmt::join(parts, "; "));

@@ -31,8 +31,11 @@ struct LimitShare {
 std::vector<LimitShare> limit_shares(const SuiteData& suite);
 
 // The shares as a table; its note names each limit used and who measured
-// it, or says that none was measured.
+// it. No rows when the suite has no limits at all.
 Table limits_table(const SuiteData& suite);
+// When the suite has train cases but no limits: the sentence that says so and
+// how to get them; else "".
+std::string no_limits_note(const SuiteData& suite);
 
 }  // namespace trainscope::report
 

@@ -289,6 +289,9 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   out += to_html(load_table(suite));
   out += to_html(kernels_table(suite));
   out += to_html(limits_table(suite));
+  if (const std::string note = no_limits_note(suite); !note.empty()) {
+    out += "<p class=\"meta\">" + html_escape(note) + "</p>\n";
+  }
   if (gnuplot) {
     for (const auto& chart : suite_charts(suite, cmp)) {
       out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
@@ -420,6 +423,9 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     out += to_markdown(load_table(suite));
     out += to_markdown(kernels_table(suite));
     out += to_markdown(limits_table(suite));
+    if (const std::string note = no_limits_note(suite); !note.empty()) {
+      out += markdown_cell(note) + "\n\n";
+    }
   }
   return out;
 }

@@ -15,7 +15,8 @@ std::string describe_key(const MachineLimit& l) {
   const std::string threads = fmt::format("{} thread{}", l.threads, l.threads == 1 ? "" : "s");
   switch (l.kind) {
     case LimitKind::kSgemm:
-      return fmt::format("sgemm, {}, {} rows, {}", l.model, l.rows, threads);
+      return fmt::format("{}, {}, {} rows, {}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
+                         l.model, l.rows, threads);
     case LimitKind::kMemcpy:
       return fmt::format("memcpy, {}", threads);
     case LimitKind::kAllReduce: {

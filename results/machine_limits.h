@@ -3,7 +3,8 @@
 //
 //  * sgemm: GFLOP/s of the model's forward projection GEMMs (q/k/v, output,
 //    gate/up, down, LM head) at a rank's rows per step and thread count, on
-//    the BLAS kernels in use. A step's FLOPs are mostly these GEMMs, so a
+//    the BLAS kernels in use; for --precision bf16 cases the same GEMMs with
+//    bf16 inputs through oneDNN (training/precision.h). A step's FLOPs are mostly these GEMMs, so a
 //    rank's model FLOP/s share of it says how much of the step is not GEMM.
 //  * memcpy: GB/s copied by one thread between buffers beyond the caches.
 //  * allreduce: the peak bus bandwidth (nccl-tests' busbw) of an all-reduce
@@ -42,12 +43,13 @@ inline constexpr std::string_view kLimitsBySuiteRun = "trainscope suite run";
 inline constexpr std::string_view kLimitsByDoctor = "trainscope doctor";
 
 // One measured limit. What it applies to is its key: sgemm (model, rows,
-// threads), allreduce (transport, ranks), memcpy (threads).
+// threads, precision), allreduce (transport, ranks), memcpy (threads).
 struct MachineLimit {
   LimitKind kind = LimitKind::kSgemm;
   std::string model;      // sgemm: the case's model (preset or config path); else ""
   int64_t rows = 0;       // sgemm: the GEMMs' rows (a rank's tokens per step); else 0
   int threads = 1;        // sgemm, memcpy: threads that ran it; allreduce: 1
+  std::string precision = "fp32";  // sgemm: the GEMMs' inputs, fp32 or bf16
   std::string transport;  // allreduce: the case's transport as runs record it (RunCase::links)
   int ranks = 1;          // allreduce: world size
   double value = 0;       // in limit_unit(kind)
@@ -64,6 +66,7 @@ struct Fields<MachineLimit> {
       field("model", &MachineLimit::model),
       field("rows", &MachineLimit::rows),
       field("threads", &MachineLimit::threads),
+      field("precision", &MachineLimit::precision),
       field("transport", &MachineLimit::transport),
       field("ranks", &MachineLimit::ranks),
       field("value", &MachineLimit::value),

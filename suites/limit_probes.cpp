@@ -16,6 +16,7 @@
 #include "kernels/blas_core.h"
 #include "kernels/check.h"
 #include "kernels/matmul.h"
+#include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
 #include "profiler/copy_probe.h"
 #include "profiler/proc_fs.h"
@@ -37,8 +38,10 @@ double seconds_of(int64_t calls, const std::function<void()>& call) {
 }
 
 // Median seconds of one call of `shape`, after a warm-up call (caches, the
-// BLAS threads): at least 3 timed calls, more while under 50 ms in all.
-double median_call_seconds(const GemmShape& shape) {
+// BLAS threads): at least 3 timed calls, more while under 50 ms in all. In
+// bf16 the inputs are rounded once, outside the timing, as the model's
+// weights are once per step.
+double median_call_seconds(const GemmShape& shape, training::Precision precision) {
   using kernels::Buffer;
   using kernels::MemoryCategory;
   Buffer<float> x(int64_t{shape.rows} * shape.in, MemoryCategory::kWorkspace);
@@ -46,8 +49,20 @@ double median_call_seconds(const GemmShape& shape) {
   Buffer<float> y(int64_t{shape.rows} * shape.out, MemoryCategory::kWorkspace);
   for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.001f * static_cast<float>(i % 97);
   for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = 0.002f * static_cast<float>(i % 89);
+  Buffer<uint16_t> x16, w16;
+  if (precision == training::Precision::kBf16) {
+    x16 = Buffer<uint16_t>(x.size(), MemoryCategory::kWorkspace);
+    w16 = Buffer<uint16_t>(w.size(), MemoryCategory::kWorkspace);
+    kernels::to_bf16(x16.data(), x.data(), static_cast<int64_t>(x.size()));
+    kernels::to_bf16(w16.data(), w.data(), static_cast<int64_t>(w.size()));
+  }
   auto call = [&] {
-    kernels::matmul_forward(y.data(), x.data(), w.data(), shape.rows, shape.in, shape.out);
+    if (precision == training::Precision::kBf16) {
+      kernels::matmul_forward_bf16(y.data(), x16.data(), w16.data(), shape.rows, shape.in,
+                                   shape.out);
+    } else {
+      kernels::matmul_forward(y.data(), x.data(), w.data(), shape.rows, shape.in, shape.out);
+    }
   };
   call();
   std::vector<double> times;
@@ -96,7 +111,8 @@ struct CaseShape {
   std::string model;
   int64_t rows = 0;
   int threads = 1;
-  auto key() const { return std::tie(model, rows, threads); }
+  std::string precision = "fp32";
+  auto key() const { return std::tie(model, rows, threads, precision); }
   bool operator<(const CaseShape& o) const { return key() < o.key(); }
 };
 CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
@@ -110,7 +126,7 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
     const int hw = static_cast<int>(std::thread::hardware_concurrency());
     threads = std::max(1, std::min(cores, hw / std::max(1, local)));
   }
-  return {c.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads};
+  return {c.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads, c.precision};
 }
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
@@ -170,13 +186,14 @@ std::string describe_shapes(std::span<const GemmShape> shapes) {
   return out;
 }
 
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads) {
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
+                    training::Precision precision) {
   TS_CHECK(threads >= 1 && !shapes.empty());
   const ThreadCount scope(threads);
   double flops = 0, seconds = 0;
   for (const GemmShape& s : shapes) {
     flops += 2.0 * s.rows * s.in * s.out * s.count;
-    seconds += median_call_seconds(s) * s.count;
+    seconds += median_call_seconds(s, precision) * s.count;
   }
   return seconds > 0 ? flops / seconds / 1e9 : 0.0;
 }
@@ -187,15 +204,19 @@ double memcpy_gbps() {
 }
 
 MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
-                         int64_t rows, int threads, std::string_view source) {
+                         int64_t rows, int threads, std::string_view source,
+                         training::Precision precision) {
   MachineLimit l = stamped(LimitKind::kSgemm, source);
   l.model = model_name;
   l.rows = rows;
   l.threads = threads;
+  l.precision = std::string(training::precision_name(precision));
   const auto shapes = model_gemm_shapes(model, rows);
-  l.value = sgemm_gflops(shapes, threads);
-  l.detail = fmt::format("{} {}: {}", kernels::blas_info().library, kernels::blas_info().core,
-                         describe_shapes(shapes));
+  l.value = sgemm_gflops(shapes, threads, precision);
+  const std::string kernels = precision == training::Precision::kBf16
+                                  ? kernels::onednn_description()
+                                  : kernels::blas_info().library + " " + kernels::blas_info().core;
+  l.detail = fmt::format("{}: {}", kernels, describe_shapes(shapes));
   return l;
 }
 
@@ -226,7 +247,9 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   }
   std::vector<MachineLimit> limits;
   for (const auto& [shape, model] : gemms) {
-    limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads, results::kLimitsBySuiteRun));
+    limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads,
+                                 results::kLimitsBySuiteRun,
+                                 training::parse_precision(shape.precision)));
   }
   limits.push_back(memcpy_limit(results::kLimitsBySuiteRun));
   for (const auto& [key, c] : transports) {

@@ -26,6 +26,7 @@
 #include "suites/launch_plan.h"
 #include "suites/suite_config.h"
 #include "training/model_config.h"
+#include "training/precision.h"
 
 namespace trainscope::suites {
 
@@ -46,8 +47,10 @@ std::vector<GemmShape> model_gemm_shapes(const training::ModelConfig& model, int
 std::string describe_shapes(std::span<const GemmShape> shapes);
 
 // FLOPs of the shapes over their time, GFLOP/s: each shape's median call
-// after a warm-up call, on `threads` threads.
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads);
+// after a warm-up call, on `threads` threads; fp32 through the BLAS, or bf16
+// inputs through oneDNN (kernels/matmul_bf16.h) as --precision bf16 runs them.
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
+                    training::Precision precision = training::Precision::kFp32);
 
 // memcpy GB/s, one thread, 256 MiB (profiler/copy_probe.h).
 double memcpy_gbps();
@@ -55,7 +58,8 @@ double memcpy_gbps();
 // `source` says who measured them (results/machine_limits.h).
 results::MachineLimit sgemm_limit(const std::string& model_name,
                                   const training::ModelConfig& model, int64_t rows, int threads,
-                                  std::string_view source);
+                                  std::string_view source,
+                                  training::Precision precision = training::Precision::kFp32);
 results::MachineLimit memcpy_limit(std::string_view source);
 
 // What a suite's cases need measured, measured: sgemm for each (model, a

@@ -91,7 +91,8 @@ std::set<std::string> columns_of(const fs::path& db, const std::string& table) {
 // The schema of `db` as normalized CREATE statements, leaving out the lines
 // that declare columns the golden database does not have: fields added since
 // it was written (each column is one line of the statements trainscope
-// writes). Then the pragmas that mark the file.
+// writes), and the tables (and their indexes) added since. Then the pragmas
+// that mark the file.
 std::vector<std::string> schema_of(const fs::path& db, const fs::path& golden) {
   std::vector<std::string> out;
   RawDb raw(db);
@@ -100,6 +101,7 @@ std::vector<std::string> schema_of(const fs::path& db, const fs::path& golden) {
     const std::string table = row.substr(row.find("tbl_name=") + 9,
                                          row.find("|sql=") - row.find("tbl_name=") - 9);
     const auto old_columns = columns_of(golden, table);
+    if (old_columns.empty()) continue;  // an added table
     std::string kept;
     std::istringstream lines(row);
     for (std::string line; std::getline(lines, line);) {
@@ -178,6 +180,19 @@ class GoldenTest : public ::testing::Test {
 TEST_F(GoldenTest, ANewDatabaseHasTheVersionOneSchemaPlusAddedColumns) {
   results::ResultsDb::open_for_writing("new.db");
   EXPECT_EQ(schema_of("new.db", kGolden), schema_of(kGolden, kGolden));
+}
+
+// Tables added since version 1 are created in an old database by its first
+// writer, exactly as a new database declares them.
+TEST_F(GoldenTest, AnOldDatabaseGainsTheAddedTablesAsANewOneHasThem) {
+  const std::string added = "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = "
+                            "'machine_limits' ORDER BY type, name";
+  ASSERT_TRUE(RawDb(kGolden).rows(added).empty()) << "the golden database predates the table";
+  results::ResultsDb::open_for_writing("new.db");
+  results::ResultsDb::open_for_writing(kGolden);
+  const auto made = RawDb("new.db").rows(added);
+  EXPECT_EQ(made.size(), 2u) << "the table and its index";
+  EXPECT_EQ(RawDb(kGolden).rows(added), made);
 }
 
 // What the runner does for each case, replayed from the golden database.

@@ -139,15 +139,33 @@ TEST_F(LimitsTest, ACaseWithoutALimitOfItsKeyShowsNoShare) {
 TEST_F(LimitsTest, ASuiteWithoutLimitsSaysNoneWereMeasured) {
   const SuiteData suite = build(two_cases());
   EXPECT_TRUE(suite.limits.empty());
-  const Table t = limits_table(suite);
-  ASSERT_EQ(t.rows.size(), 2u);
-  for (const auto& row : t.rows) {
-    EXPECT_EQ(row[3], "-");
-    EXPECT_EQ(row[6], "-");
-  }
-  EXPECT_NE(t.note.find("No machine limits were measured for this suite"), std::string::npos)
-      << t.note;
-  EXPECT_NE(render_markdown({suite}).find("No machine limits were measured"), std::string::npos);
+  EXPECT_TRUE(limits_table(suite).rows.empty()) << "no column of dashes";
+  EXPECT_NE(no_limits_note(suite).find("No machine limits were measured for this suite"),
+            std::string::npos);
+  const std::string md = render_markdown({suite});
+  EXPECT_NE(md.find("No machine limits were measured"), std::string::npos);
+  EXPECT_EQ(md.find("Achieved vs the machine's measured limits"), std::string::npos);
+}
+
+// A bf16 case is held against the bf16 GEMM's limit, never fp32's sgemm.
+TEST_F(LimitsTest, ABf16CaseIsHeldAgainstTheBf16GemmLimit) {
+  SuiteSpec spec = two_cases();
+  spec.cases[0].config["precision"] = "bf16";
+  MachineLimit bf16 = sgemm(rows_of(1), 80);
+  bf16.precision = "bf16";
+  spec.limits = {sgemm(rows_of(1), 40), sgemm(rows_of(2), 25)};
+  const auto fp32_only = limit_shares(build(spec));
+  EXPECT_EQ(fp32_only[0].sgemm, nullptr) << "the fp32 limit was used for a bf16 case";
+  EXPECT_NE(fp32_only[1].sgemm, nullptr);
+  spec.limits.push_back(bf16);
+  const SuiteData suite = build(spec);
+  const auto shares = limit_shares(suite);
+  ASSERT_NE(shares[0].sgemm, nullptr);
+  EXPECT_EQ(shares[0].sgemm->precision, "bf16");
+  EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 80, 1e-9);
+  EXPECT_NE(limits_table(suite).note.find("bf16 GEMM, tiny, 128 rows, 1 thread: 80.00"),
+            std::string::npos)
+      << limits_table(suite).note;
 }
 
 TEST_F(LimitsTest, TheDoctorsLimitsOfTheSuitesHostStandInForTheSuitesOwn) {
