@@ -194,6 +194,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
     allreduce_flag();
     if (c.zero > 0) flag("--zero", std::to_string(c.zero));
+    if (c.comm_dtype != "fp32") flag("--comm-dtype", c.comm_dtype);
     // Every adapter setting, defaults too: the command says what trained.
     if (c.fine_tune != "full") {
       flag("--fine-tune", c.fine_tune);
