@@ -26,6 +26,7 @@ struct TrainFlags {
   std::string shard = "strided";
   std::string reduce = "fused";
   std::string allreduce = "mpi";
+  std::string comm_dtype = "fp32";
   std::string backend = "auto";
   std::string inject_delay;
   bool no_shuffle = false;
@@ -44,6 +45,7 @@ void run(TrainFlags& f) {
   o.data.shuffle = !f.no_shuffle;
   o.reduce = comm::parse_reduce_strategy(f.reduce);
   o.allreduce = comm::parse_allreduce_algorithm(f.allreduce);
+  o.comm_dtype = comm::parse_comm_dtype(f.comm_dtype);
   o.fine_tune = training::parse_fine_tune(f.fine_tune);
   o.precision = training::parse_precision(f.precision);
   o.lora.targets = training::parse_lora_targets(f.lora_targets, "--lora-targets");
@@ -170,6 +172,11 @@ void add_train_flags(CLI::App* cmd, TrainFlags* flags_ptr) {
                   "MPI_Allreduce), shm (ranks of one host sum straight out of each other's "
                   "gradients in an MPI-3 shared window) or hier (shm inside each host, MPI "
                   "between hosts)")
+      ->capture_default_str();
+  cmd->add_option("--comm-dtype", flags->comm_dtype,
+                  "What gradients travel as, under any --reduce and --allreduce: fp32, or bf16 "
+                  "(rounded to bf16, half the bytes, each addition in fp32; as PyTorch DDP's "
+                  "bf16_compress_hook)")
       ->capture_default_str();
   cmd->add_option("--zero", o.zero,
                   "ZeRO stage: 0 (every rank keeps the whole AdamW state) or 1 (gradients "

@@ -15,6 +15,15 @@
 //    in parallel), then shm's all-gather inside each host (Horovod's and
 //    NCCL's two-level all-reduce).
 //
+// What travels (--comm-dtype), under any algorithm: fp32, the gradients as
+// they are; or bf16, as PyTorch DDP's bf16_compress_hook: each reduced range
+// is rounded to bf16 (to nearest even) into a staging buffer, summed with
+// every addition in fp32, and the bf16 result converted back to fp32 in
+// place. Half the bytes move, every rank ends with the same bits, and the
+// result is within bf16 precision of the fp32 sum (exactly the fp32 sum of
+// two ranks' rounded values, rounded once). The one-process stand-in rounds
+// too, so one rank sees the same precision as many.
+//
 // Collective: every rank calls the same functions on the same ranges in the
 // same order. One thread at a time (as the Communicator).
 #ifndef TRAINSCOPE_COMM_ALL_REDUCER_H_
@@ -41,8 +50,19 @@ AllReduceAlgorithm parse_allreduce_algorithm(std::string_view name,
                                              std::string_view flag = "--allreduce");
 std::string_view allreduce_algorithm_name(AllReduceAlgorithm a);
 
+enum class CommDtype { kFp32, kBf16 };
+
+// In CommDtype order: flags, suite files and results spell them so.
+inline constexpr std::array<std::string_view, 2> kCommDtypeNames = {"fp32", "bf16"};
+// One of kCommDtypeNames; Error naming `flag` and the value otherwise.
+CommDtype parse_comm_dtype(std::string_view name, std::string_view flag = "--comm-dtype");
+std::string_view comm_dtype_name(CommDtype d);
+// Bytes one gradient element takes on the wire.
+int64_t comm_dtype_bytes(CommDtype d);
+
 struct AllReducerOptions {
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::kMpi;
+  CommDtype dtype = CommDtype::kFp32;
   int64_t numel = 0;  // floats in the buffer
   kernels::MemoryCategory category = kernels::MemoryCategory::kGradients;
   // Tests only: see Communicator::host_group.
@@ -53,6 +73,10 @@ class AllReducer {
  public:
   virtual ~AllReducer() = default;
   virtual AllReduceAlgorithm algorithm() const = 0;
+  CommDtype dtype() const { return dtype_; }
+  // Bytes that reducing `numel` elements moves per rank's message (what the
+  // gradient strategies record): 4 or 2 per element.
+  int64_t wire_bytes(int64_t numel) const { return numel * comm_dtype_bytes(dtype_); }
   Communicator& comm() const { return comm_; }
   // numel floats, zeroed at creation, counted in the options' category.
   virtual std::span<float> buffer() = 0;
@@ -67,8 +91,9 @@ class AllReducer {
   virtual void reduce_scatter(int64_t offset, int64_t numel) = 0;
 
  protected:
-  explicit AllReducer(Communicator& comm) : comm_(comm) {}
+  AllReducer(Communicator& comm, CommDtype dtype) : comm_(comm), dtype_(dtype) {}
   Communicator& comm_;
+  CommDtype dtype_;
 };
 
 // Collective. Errors every rank agrees on (run_collectively): shm when the

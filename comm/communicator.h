@@ -67,11 +67,19 @@ class Communicator {
   virtual void all_reduce_sum(std::span<int64_t> data) = 0;
   virtual void all_reduce_max(std::span<double> data) = 0;
   virtual std::unique_ptr<Request> all_reduce_sum_async(std::span<float> data) = 0;
+  // bfloat16 values (the bits of kernels/float16.h): half a float all-reduce's
+  // bytes on the wire. Every addition is done in fp32 and rounded back to bf16
+  // (to nearest even), so with two ranks the result is their fp32 sum rounded
+  // once. (--comm-dtype bf16, as PyTorch DDP's bf16_compress_hook.)
+  virtual void all_reduce_sum_bf16(std::span<uint16_t> data) = 0;
+  virtual std::unique_ptr<Request> all_reduce_sum_bf16_async(std::span<uint16_t> data) = 0;
   virtual void broadcast(std::span<std::byte> data, int root) = 0;
   // In place over the whole buffer (the same length on every rank): on
   // return this rank's slice_of(data.size(), size(), rank()) holds the sum
   // over ranks; the rest of `data` is unspecified.
   virtual void reduce_scatter_sum(std::span<float> data) = 0;
+  // The same over bf16 values, added as all_reduce_sum_bf16 adds them.
+  virtual void reduce_scatter_sum_bf16(std::span<uint16_t> data) = 0;
   // In place: every rank's slice (as reduce_scatter_sum's) to every rank.
   virtual void all_gather(std::span<float> data) = 0;
   // Small records (configs, summaries): every rank's string, on every rank.

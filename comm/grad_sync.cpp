@@ -88,8 +88,8 @@ class BlockingSync final : public GradSync {
         }
       }
       stats_.calls += 1;
-      stats_.bytes += r.numel * static_cast<int64_t>(sizeof(float));
-      trace_collective(start, static_cast<int32_t>(i), r.numel * 4);
+      stats_.bytes += reducer_.wire_bytes(r.numel);
+      trace_collective(start, static_cast<int32_t>(i), reducer_.wire_bytes(r.numel));
     }
     stats_.comm_s = stats_.exposed_s = seconds_since(t0);
   }
@@ -154,7 +154,7 @@ class ThreadOverlapSync final : public GradSync {
     stats_.exposed_s = handing_s_ + seconds_since(t0);
     handing_s_ = 0;
     stats_.calls = static_cast<int64_t>(buckets_.size());
-    stats_.bytes = static_cast<int64_t>(grads_.size() * sizeof(float));
+    stats_.bytes = reducer_.wire_bytes(static_cast<int64_t>(grads_.size()));
     stats_.comm_s = 0;
     for (std::size_t i = 0; i < buckets_.size(); ++i) {
       stats_.comm_s += static_cast<double>(end_ns_[i] - start_ns_[i]) * 1e-9;
@@ -162,7 +162,7 @@ class ThreadOverlapSync final : public GradSync {
       if (trace_ != nullptr) {
         trace_->record(trace_name_, profiler::Track::kComm, start_ns_[i],
                        end_ns_[i] - start_ns_[i], step_,
-                       {buckets_[i].numel * 4, static_cast<int32_t>(i)});
+                       {reducer_.wire_bytes(buckets_[i].numel), static_cast<int32_t>(i)});
       }
     }
   }
@@ -277,14 +277,15 @@ class PollOverlapSync final : public GradSync {
   void complete(std::size_t i) {
     requests_[i].reset();
     completed_ns_[i] = profiler::trace_clock_ns();
-    trace_collective(launched_ns_[i], static_cast<int32_t>(i), buckets_[i].numel * 4);
+    trace_collective(launched_ns_[i], static_cast<int32_t>(i),
+                     reducer_.wire_bytes(buckets_[i].numel));
   }
   void launch(std::size_t i) {
     const TensorRange& b = buckets_[i];
     launched_ns_[i] = profiler::trace_clock_ns();
     requests_[i] = reducer_.sum_async(b.offset, b.numel);
     stats_.calls += 1;
-    stats_.bytes += b.numel * static_cast<int64_t>(sizeof(float));
+    stats_.bytes += reducer_.wire_bytes(b.numel);
   }
 
   AllReducer& reducer_;

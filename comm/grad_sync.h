@@ -59,7 +59,7 @@ struct TensorRange {
 // What one step's reduction did on this rank.
 struct GradSyncStats {
   int64_t calls = 0;       // collective calls
-  int64_t bytes = 0;       // bytes reduced
+  int64_t bytes = 0;       // bytes reduced, as sent (AllReducer::wire_bytes: bf16 halves them)
   // Wall time during which a collective of this step was running (overlap:
   // its thread's busy time; overlap-poll: launch to completion as seen).
   double comm_s = 0;

@@ -25,8 +25,13 @@ class LocalCommunicator final : public Communicator {
   std::unique_ptr<Request> all_reduce_sum_async(std::span<float>) override {
     return completed_request();
   }
+  void all_reduce_sum_bf16(std::span<uint16_t>) override {}
+  std::unique_ptr<Request> all_reduce_sum_bf16_async(std::span<uint16_t>) override {
+    return completed_request();
+  }
   void broadcast(std::span<std::byte>, int) override {}
   void reduce_scatter_sum(std::span<float>) override {}
+  void reduce_scatter_sum_bf16(std::span<uint16_t>) override {}
   void all_gather(std::span<float>) override {}
   std::vector<std::string> all_gather(const std::string& record) override { return {record}; }
   std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank, int) override;

@@ -15,6 +15,7 @@
 #include "comm/communicator.h"
 #include "comm/host_group.h"
 #include "kernels/check.h"
+#include "kernels/float16.h"
 #include "kernels/storage.h"
 
 namespace trainscope::comm {
@@ -33,6 +34,17 @@ void mpi_check(int rc, const char* what) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 #define MPI_CHECK(call) mpi_check((call), #call)
+
+// The reduction of --comm-dtype bf16 (a user-defined MPI_Op over 2-byte
+// values): each addition in fp32, rounded back to bf16 once, so no precision
+// is lost in the sum beyond the one rounding a bf16 result must have.
+void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *len; ++i) {
+    b[i] = kernels::float_to_bf16(kernels::bf16_to_float(a[i]) + kernels::bf16_to_float(b[i]));
+  }
+}
 
 class MpiRequest final : public Request {
  public:
@@ -78,6 +90,7 @@ class MpiCommunicator final : public Communicator {
     init(sub);
   }
   ~MpiCommunicator() override {
+    MPI_Op_free(&bf16_sum_);
     if (owns_comm_) MPI_Comm_free(&comm_);
     if (owns_mpi_) MPI_Finalize();
   }
@@ -101,11 +114,13 @@ class MpiCommunicator final : public Communicator {
     reduce(d.data(), d.size(), MPI_DOUBLE, MPI_MAX);
   }
   std::unique_ptr<Request> all_reduce_sum_async(std::span<float> d) override {
-    auto req = std::make_unique<MpiRequest>();
-    TS_CHECK(d.size() <= static_cast<std::size_t>(INT32_MAX));
-    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, d.data(), static_cast<int>(d.size()), MPI_FLOAT,
-                             MPI_SUM, comm_, req->handle()));
-    return req;
+    return reduce_async(d.data(), d.size(), MPI_FLOAT, MPI_SUM);
+  }
+  void all_reduce_sum_bf16(std::span<uint16_t> d) override {
+    reduce(d.data(), d.size(), MPI_UINT16_T, bf16_sum_);
+  }
+  std::unique_ptr<Request> all_reduce_sum_bf16_async(std::span<uint16_t> d) override {
+    return reduce_async(d.data(), d.size(), MPI_UINT16_T, bf16_sum_);
   }
   void broadcast(std::span<std::byte> d, int root) override {
     // MPI counts are int: send large buffers in pieces.
@@ -142,23 +157,12 @@ class MpiCommunicator final : public Communicator {
   // complete. Each element is summed along one chain: the same bits on every
   // run.
   void reduce_scatter_sum(std::span<float> d) override {
-    if (size_ == 1) return;
-    const auto n = static_cast<int64_t>(d.size());
-    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
-    for (int k = 0; k < size_ - 1; ++k) {
-      const Slice send = slice_of(n, size_, ((rank_ - 1 - k) % size_ + size_) % size_);
-      const Slice recv = slice_of(n, size_, ((rank_ - 2 - k) % size_ + size_) % size_);
-      // Slices differ by at most one element: pieces pair up by index.
-      for (int64_t done = 0; done < std::max(send.numel, recv.numel); done += kPiece) {
-        const int out = static_cast<int>(std::clamp<int64_t>(send.numel - done, 0, kPiece));
-        const int in = static_cast<int>(std::clamp<int64_t>(recv.numel - done, 0, kPiece));
-        float* scratch = scratch_for(in);
-        MPI_CHECK(MPI_Sendrecv(d.data() + send.offset + done, out, MPI_FLOAT, right, 0, scratch,
-                               in, MPI_FLOAT, left, 0, comm_, MPI_STATUS_IGNORE));
-        float* into = d.data() + recv.offset + done;
-        for (int i = 0; i < in; ++i) into[i] += scratch[i];
-      }
-    }
+    ring_reduce_scatter(d, MPI_FLOAT, scratch_, [](float& into, float x) { into += x; });
+  }
+  void reduce_scatter_sum_bf16(std::span<uint16_t> d) override {
+    ring_reduce_scatter(d, MPI_UINT16_T, scratch_bf16_, [](uint16_t& into, uint16_t x) {
+      into = kernels::float_to_bf16(kernels::bf16_to_float(into) + kernels::bf16_to_float(x));
+    });
   }
   void all_gather(std::span<float> d) override {
     if (size_ == 1) return;
@@ -173,8 +177,30 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
+  template <typename T, typename Add>
+  void ring_reduce_scatter(std::span<T> d, MPI_Datatype type, kernels::Buffer<T>& scratch_buf,
+                           Add add) {
+    if (size_ == 1) return;
+    const auto n = static_cast<int64_t>(d.size());
+    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
+    for (int k = 0; k < size_ - 1; ++k) {
+      const Slice send = slice_of(n, size_, ((rank_ - 1 - k) % size_ + size_) % size_);
+      const Slice recv = slice_of(n, size_, ((rank_ - 2 - k) % size_ + size_) % size_);
+      // Slices differ by at most one element: pieces pair up by index.
+      for (int64_t done = 0; done < std::max(send.numel, recv.numel); done += kPiece) {
+        const int out = static_cast<int>(std::clamp<int64_t>(send.numel - done, 0, kPiece));
+        const int in = static_cast<int>(std::clamp<int64_t>(recv.numel - done, 0, kPiece));
+        T* scratch = scratch_for(scratch_buf);
+        MPI_CHECK(MPI_Sendrecv(d.data() + send.offset + done, out, type, right, 0, scratch,
+                               in, type, left, 0, comm_, MPI_STATUS_IGNORE));
+        T* into = d.data() + recv.offset + done;
+        for (int i = 0; i < in; ++i) add(into[i], scratch[i]);
+      }
+    }
+  }
   void init(MPI_Comm comm) {
     comm_ = comm;
+    MPI_CHECK(MPI_Op_create(&bf16_sum, /*commute=*/1, &bf16_sum_));
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &size_);
     char name[MPI_MAX_PROCESSOR_NAME];
@@ -182,12 +208,13 @@ class MpiCommunicator final : public Communicator {
     MPI_Get_processor_name(name, &len);
     host_.assign(name, len);
   }
-  static constexpr int64_t kPiece = int64_t{1} << 20;  // floats per ring message
-  float* scratch_for(int64_t floats) {
-    if (scratch_.size() < static_cast<std::size_t>(floats)) {
-      scratch_ = kernels::Buffer<float>(static_cast<std::size_t>(kPiece), kernels::MemoryCategory::kComm);
+  static constexpr int64_t kPiece = int64_t{1} << 20;  // elements per ring message
+  template <typename T>
+  static T* scratch_for(kernels::Buffer<T>& scratch) {
+    if (scratch.size() < static_cast<std::size_t>(kPiece)) {
+      scratch = kernels::Buffer<T>(static_cast<std::size_t>(kPiece), kernels::MemoryCategory::kComm);
     }
-    return scratch_.data();
+    return scratch.data();
   }
   // Every rank's slice_of(n) as MPI's int counts and displacements.
   std::pair<std::vector<int>, std::vector<int>> slice_counts(std::size_t n) const {
@@ -199,6 +226,14 @@ class MpiCommunicator final : public Communicator {
       offsets[r] = static_cast<int>(s.offset);
     }
     return {counts, offsets};
+  }
+  template <typename V>
+  std::unique_ptr<Request> reduce_async(V* data, std::size_t n, MPI_Datatype type, MPI_Op op) {
+    auto req = std::make_unique<MpiRequest>();
+    TS_CHECK(n <= static_cast<std::size_t>(INT32_MAX));
+    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), type, op, comm_,
+                             req->handle()));
+    return req;
   }
   template <typename V>
   void reduce(V* data, std::size_t n, MPI_Datatype type, MPI_Op op) {
@@ -214,7 +249,9 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::string host_;
+  MPI_Op bf16_sum_ = MPI_OP_NULL;   // bf16_sum, for this communicator's bf16 collectives
   kernels::Buffer<float> scratch_;  // reduce_scatter_sum's receive piece
+  kernels::Buffer<uint16_t> scratch_bf16_;  // reduce_scatter_sum_bf16's
   bool owns_mpi_ = false;
   bool owns_comm_ = false;
   bool serialized_ = false;

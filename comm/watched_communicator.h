@@ -53,11 +53,18 @@ class WatchedCommunicator final : public Communicator {
   }
   // The request's wait() is watched; launching and test() are not waits.
   std::unique_ptr<Request> all_reduce_sum_async(std::span<float> data) override;
+  void all_reduce_sum_bf16(std::span<uint16_t> d) override {
+    watched("all_reduce bf16", [&] { inner_.all_reduce_sum_bf16(d); });
+  }
+  std::unique_ptr<Request> all_reduce_sum_bf16_async(std::span<uint16_t> data) override;
   void broadcast(std::span<std::byte> d, int root) override {
     watched("broadcast", [&] { inner_.broadcast(d, root); });
   }
   void reduce_scatter_sum(std::span<float> d) override {
     watched("reduce_scatter", [&] { inner_.reduce_scatter_sum(d); });
+  }
+  void reduce_scatter_sum_bf16(std::span<uint16_t> d) override {
+    watched("reduce_scatter bf16", [&] { inner_.reduce_scatter_sum_bf16(d); });
   }
   void all_gather(std::span<float> d) override {
     watched("all_gather", [&] { inner_.all_gather(d); });

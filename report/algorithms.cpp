@@ -77,12 +77,14 @@ const CaseData* without_zero(const SuiteData& suite, const CaseData& c) {
 }  // namespace
 
 bool CaseReduction::is_default() const {
-  return algorithm == results::kDefaultAllReduceAlgorithm && mpi_algorithm == 0 && zero == 0;
+  return algorithm == results::kDefaultAllReduceAlgorithm && mpi_algorithm == 0 && zero == 0 &&
+         comm_dtype == "fp32";
 }
 
 std::string CaseReduction::label() const {
   const std::string label = results::allreduce_algorithm_label(algorithm, mpi_algorithm);
-  return zero > 0 ? fmt::format("{}, ZeRO-{}", label, zero) : label;
+  return fmt::format("{}{}{}", label, zero > 0 ? fmt::format(", ZeRO-{}", zero) : "",
+                     comm_dtype != "fp32" ? ", " + comm_dtype : "");
 }
 
 CaseReduction case_reduction(const CaseData& c) {
@@ -97,6 +99,9 @@ CaseReduction case_reduction(const CaseData& c) {
   }
   if (auto it = config.find("zero"); it != config.end() && it->is_number_integer()) {
     out.zero = it->get<int>();
+  }
+  if (auto it = config.find("comm_dtype"); it != config.end() && it->is_string()) {
+    out.comm_dtype = it->get<std::string>();
   }
   return out;
 }

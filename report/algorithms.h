@@ -1,6 +1,7 @@
 // What a suite's report says about how its cases all-reduced: the algorithm
 // (trainscope's --allreduce, and Open MPI's algorithm under "mpi"; results/
-// allreduce_algorithms.h) and ZeRO-1.
+// allreduce_algorithms.h), ZeRO-1 and what the gradients travelled as
+// (--comm-dtype).
 //  * case_reduction: a case's choice, from its recorded configuration (the
 //    suites write these keys only when not the default, so cases recorded
 //    before they existed read as mpi, Open MPI's choice, no ZeRO);
@@ -28,14 +29,16 @@ struct CaseReduction {
   std::string algorithm = "mpi";
   int mpi_algorithm = 0;
   int zero = 0;
+  std::string comm_dtype = "fp32";
   bool is_default() const;
-  // "mpi", "mpi alg 4 (ring)", "shm", "hier"; ", ZeRO-1" added for ZeRO.
+  // "mpi", "mpi alg 4 (ring)", "shm", "hier"; ", ZeRO-1" added for ZeRO,
+  // ", bf16" for gradients sent as bf16.
   std::string label() const;
 };
 CaseReduction case_reduction(const CaseData& c);
 
-// Whether any case of the suite all-reduced otherwise than by default or
-// used ZeRO-1 (then case tables show each case's CaseReduction::label).
+// Whether any case of the suite all-reduced otherwise than by default, used
+// ZeRO-1 or sent bf16 (then case tables show each case's CaseReduction::label).
 bool suite_varies_reduction(const SuiteData& suite);
 
 // One sweep case's bus bandwidth at the largest size it swept.

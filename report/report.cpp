@@ -54,7 +54,7 @@ std::string status_text(const CaseFigures& f) {
   return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
 }
 
-// Each case's all-reduce (algorithm, ZeRO) by name, for the comparison
+// Each case's all-reduce (algorithm, ZeRO, comm dtype) by name, for the comparison
 // tables; empty for a suite whose cases all use the defaults, which then
 // have no such column.
 std::map<std::string, std::string> reduction_labels(const SuiteData& suite) {

@@ -339,6 +339,9 @@ struct RunSummary {
   nlohmann::json options = nlohmann::json::object();  // train options (batch, block, steps, lr...)
   int world_size = 1;
   int threads_per_rank = 1;
+  // What the gradients were all-reduced as (--comm-dtype): "fp32" or
+  // "bf16". Summaries written before it was recorded read "fp32".
+  std::string comm_dtype = "fp32";
   // Model parameters (with LoRA adapters) and those that train: all of them,
   // or the adapters. 0 in summaries written before they were recorded.
   int64_t parameters = 0;
@@ -373,6 +376,8 @@ struct Fields<RunSummary> {
       field("options", &RunSummary::options),
       field("world_size", &RunSummary::world_size, {.column = "summary_world_size"}),
       field("threads_per_rank", &RunSummary::threads_per_rank),
+      // Runs already in a database when the column is added read "fp32".
+      field("comm_dtype", &RunSummary::comm_dtype, {.default_value = "'fp32'"}).absent_ok(),
       field("parameters", &RunSummary::parameters).absent_ok(),
       field("trainable_parameters", &RunSummary::trainable_parameters).absent_ok(),
       field("flops_per_step", &RunSummary::flops_per_step).absent_ok(),

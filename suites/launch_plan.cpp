@@ -199,6 +199,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     allreduce_flag();
     if (c.zero > 0) flag("--zero", std::to_string(c.zero));
     if (c.precision != "fp32") flag("--precision", c.precision);
+    if (c.comm_dtype != "fp32") flag("--comm-dtype", c.comm_dtype);
     // Every adapter setting, defaults too: the command says what trained.
     if (c.fine_tune != "full") {
       flag("--fine-tune", c.fine_tune);

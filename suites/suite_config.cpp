@@ -184,6 +184,11 @@ const std::vector<Setting>& Parser::settings() {
       {"allreduce", true, true, true, [](P p, SuiteCase& c, N n) { c.allreduce = p.get_string(n, "allreduce", &kAllReduce); }},
       {"mpi_algorithm", true, true, true, [](P p, SuiteCase& c, N n) { c.mpi_algorithm = p.read_mpi_algorithm(n); }},
       {"zero", true, true, false, [](P p, SuiteCase& c, N n) { c.zero = static_cast<int>(p.get_int(n, "zero", 0, 1)); }},
+      {"comm_dtype", true, true, false, [](P p, SuiteCase& c, N n) {
+         c.comm_dtype = p.canonical(n, [&] {
+           return comm::comm_dtype_name(comm::parse_comm_dtype(p.get_string(n, "comm_dtype"), "comm_dtype"));
+         });
+       }},
       {"fine_tune", true, true, false, [](P p, SuiteCase& c, N n) {
          c.fine_tune = p.canonical(n, [&] {
            return training::fine_tune_name(training::parse_fine_tune(p.get_string(n, "fine_tune"), "fine_tune"));
@@ -392,6 +397,7 @@ std::string Parser::case_name(const SuiteCase& c) const {
   if (c.allreduce != results::kDefaultAllReduceAlgorithm) parts.push_back("ar-" + c.allreduce);
   if (c.mpi_algorithm > 0) parts.push_back(fmt::format("alg{}", c.mpi_algorithm));
   if (c.zero > 0) parts.push_back(fmt::format("zero{}", c.zero));
+  if (c.comm_dtype != "fp32") parts.push_back("comm-" + c.comm_dtype);  // not --precision's
   if (c.fine_tune != "full") {
     parts.push_back(lora_name(c.lora));
   } else if (varying_.contains("fine_tune")) {
@@ -726,6 +732,7 @@ nlohmann::json SuiteCase::to_json() const {
   if (allreduce != results::kDefaultAllReduceAlgorithm) j["allreduce"] = allreduce;
   if (mpi_algorithm > 0) j["mpi_algorithm"] = mpi_algorithm;
   if (zero > 0) j["zero"] = zero;
+  if (comm_dtype != "fp32") j["comm_dtype"] = comm_dtype;
   if (fine_tune != "full") {
     j["fine_tune"] = fine_tune;
     j["lora"] = training::lora_options_json(lora);  // as the trainer records its options

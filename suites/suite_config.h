@@ -18,7 +18,7 @@
 //   [grid]                    # axes: model mode ranks reduce bucket_mb threads
 //   mode = ["naive", "sharded"]  #     transport links hosts cores_per_host link
 //                             #     tcp_interface batch batch_per_rank
-//                             #     allreduce mpi_algorithm zero
+//                             #     allreduce mpi_algorithm zero comm_dtype
 //                             #     fine_tune lora_rank lora_alpha
 //                             #     lora_dropout lora_layers lora_targets
 //                             #     precision
@@ -95,6 +95,7 @@ struct SuiteCase {
   std::string allreduce = "mpi";
   int mpi_algorithm = 0;
   int zero = 0;                      // train: 1 = ZeRO stage 1 (--zero 1)
+  std::string comm_dtype = "fp32";   // train: what gradients travel as (--comm-dtype fp32|bf16)
   // train: what trains (--fine-tune full|lora) and, for lora, the adapters
   // (--lora-rank/alpha/dropout/layers/targets); under full they stay at the
   // trainer's defaults.

@@ -565,6 +565,7 @@ void TrainingRun::load_data() {
 void TrainingRun::build_model() {
   const int64_t P = LlamaModel<float>::trainable_count(config_, lora());
   reducer_ = comm::make_all_reducer(comm_, {.algorithm = options_.allreduce,
+                                            .dtype = options_.comm_dtype,
                                             .numel = P,
                                             .category = MemoryCategory::kGradients,
                                             .split_ranks_per_host = options_.hier_ranks_per_host});
@@ -712,7 +713,7 @@ void TrainingRun::print_header() const {
                   static_cast<double>(param_count()) / 1e6));
   say(trainable_line());
   say(fmt::format("  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
-                  "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}\n",
+                  "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}{}\n",
                   d.source, d.split, options_.tokenizer, training::to_string(d.mode),
                   options_.batch, options_.block, world_, world_ == 1 ? "" : "s", threads_,
                   threads_ == 1 ? "" : "s", training::to_string(d.data_mode),
@@ -723,6 +724,7 @@ void TrainingRun::print_header() const {
                   options_.allreduce == comm::AllReduceAlgorithm::kMpi
                       ? std::string()
                       : fmt::format(" over {}", comm::allreduce_algorithm_name(options_.allreduce)),
+                  options_.comm_dtype == comm::CommDtype::kBf16 ? " in bf16" : "",
                   options_.zero == 1 ? ", ZeRO-1 (optimizer state sharded)" : ""));
   say(fmt::format("  {:.1f} GFLOP per step, data loaded in {:.2f} s{}\n", flops_per_step() / 1e9,
                   data_load_s_,
@@ -1078,6 +1080,7 @@ void TrainingRun::describe_run() {
   summary_.options = options_json_;
   summary_.world_size = world_;
   summary_.threads_per_rank = threads_;
+  summary_.comm_dtype = std::string(comm::comm_dtype_name(options_.comm_dtype));
   summary_.parameters = static_cast<int64_t>(param_count() + model_->adapters().size());
   summary_.trainable_parameters = static_cast<int64_t>(trainable_count());
   summary_.flops_per_step = flops_per_step();
@@ -1202,6 +1205,7 @@ json TrainOptions::to_json() const {
       {"reduce", comm::reduce_strategy_name(reduce)},
       {"bucket_mb", bucket_mb},
       {"allreduce", comm::allreduce_algorithm_name(allreduce)},
+      {"comm_dtype", comm::comm_dtype_name(comm_dtype)},
       {"init_from", init_from},
       {"fine_tune", fine_tune_name(fine_tune)},
       {"lora", fine_tune == FineTune::kLora ? lora_options_json(lora) : json()},

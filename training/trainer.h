@@ -74,6 +74,9 @@ struct TrainOptions {
   double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
   comm::AllReduceAlgorithm allreduce = comm::AllReduceAlgorithm::kMpi;
   int zero = 0;                // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
+  // What the gradients travel as (comm/all_reducer.h): fp32, or bf16 (half
+  // the bytes, summed in fp32, the result rounded to bf16).
+  comm::CommDtype comm_dtype = comm::CommDtype::kFp32;
   // Tests only (no flag): pretend each host holds this many ranks, so the
   // two-level path of --allreduce hier runs on one machine.
   int hier_ranks_per_host = 0;

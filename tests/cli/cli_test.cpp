@@ -49,6 +49,8 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
            {"train --bucket-mb nan", "--bucket-mb: must be a finite number, got nan"},
            {"train --model nonesuch", "unknown model preset 'nonesuch'"},
            {"train --model tiny --reduce ring", "--reduce: unknown strategy 'ring'"},
+           {"train --model tiny --comm-dtype fp8",
+            "--comm-dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"},
            {"train --model tiny --mode halfway", "halfway"},
            {"train --model tiny --block 65", "--block 65 is larger than the model's max sequence 64"},
            {"train --model tiny --data /nonexistent/corpus.txt", "/nonexistent/corpus.txt"},

@@ -17,6 +17,7 @@
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
 #include "comm/watched_communicator.h"
+#include "kernels/float16.h"
 
 namespace trainscope::comm {
 namespace {
@@ -97,8 +98,18 @@ class RecordingCommunicator final : public Communicator {
     all_reduce_sum(d);
     return completed_request();
   }
+  // The bf16 staging is not the reducer's buffer: these record no offset.
+  void all_reduce_sum_bf16(std::span<uint16_t> d) override {
+    for (uint16_t& x : d) x = kernels::float_to_bf16(kernels::bf16_to_float(x) + 1);
+    bf16_calls += 1;
+  }
+  std::unique_ptr<Request> all_reduce_sum_bf16_async(std::span<uint16_t> d) override {
+    all_reduce_sum_bf16(d);
+    return completed_request();
+  }
   void broadcast(std::span<std::byte>, int) override {}
   void reduce_scatter_sum(std::span<float> d) override { all_reduce_sum(d); }
+  void reduce_scatter_sum_bf16(std::span<uint16_t> d) override { all_reduce_sum_bf16(d); }
   void all_gather(std::span<float>) override {}
   std::vector<std::string> all_gather(const std::string& r) override { return {r, r}; }
   std::unique_ptr<HostGroup> host_group(int64_t, int) override {
@@ -117,6 +128,7 @@ class RecordingCommunicator final : public Communicator {
   std::mutex mu;
   std::vector<Call> calls;
   std::atomic<std::ptrdiff_t> fail_at_offset{-1};
+  std::atomic<int> bf16_calls{0};
   std::function<void()> during_call;  // runs inside barrier() and the float all-reduce
 
  private:
@@ -276,6 +288,82 @@ TEST(GradSyncTest, StrategyNamesRoundTripAndUnknownIsAnError) {
     EXPECT_EQ(parse_reduce_strategy(reduce_strategy_name(s)), s);
   }
   EXPECT_THROW(parse_reduce_strategy("ring"), Error);
+}
+
+TEST(CommDtypeTest, NamesRoundTripAndUnknownIsAnErrorNamingTheFlag) {
+  for (auto d : {CommDtype::kFp32, CommDtype::kBf16}) {
+    EXPECT_EQ(parse_comm_dtype(comm_dtype_name(d)), d);
+  }
+  EXPECT_EQ(comm_dtype_bytes(CommDtype::kFp32), 4);
+  EXPECT_EQ(comm_dtype_bytes(CommDtype::kBf16), 2);
+  try {
+    parse_comm_dtype("fp8");
+    FAIL() << "fp8 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.exit_code(), kExitBadInput);
+    EXPECT_NE(std::string(e.what()).find("--comm-dtype: unknown communication dtype 'fp8'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// What a bf16 reduction must leave: x rounded to bf16, plus `other` (another
+// rank's bf16 value) in fp32, rounded once more.
+float bf16_sum_of(float x, float other) {
+  const float mine = kernels::bf16_to_float(kernels::float_to_bf16(x));
+  return kernels::bf16_to_float(kernels::float_to_bf16(mine + other));
+}
+
+// Values bf16 cannot hold (8 significant bits): 1 + i/512 + 1/4096.
+void fill_unrepresentable(std::span<float> g) {
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = 1.0f + static_cast<float>(i) * 0x1p-9f + 0x1p-12f;
+}
+
+// Every strategy with --comm-dtype bf16, the stand-in playing a second rank
+// of ones: each element ends bf16(bf16(x) + 1), no float collective runs,
+// and the bytes recorded are half those of fp32.
+TEST(GradSyncTest, Bf16SumsTheRoundedValuesAndRecordsHalfTheBytes) {
+  for (auto s : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused, ReduceStrategy::kOverlap,
+                 ReduceStrategy::kOverlapPoll}) {
+    RecordingCommunicator comm;
+    auto reducer = make_all_reducer(comm, {.dtype = CommDtype::kBf16, .numel = 100});
+    std::span<float> g = comm.attach(*reducer);
+    fill_unrepresentable(g);
+    const std::vector<float> x(g.begin(), g.end());
+    auto sync = make_grad_sync(s, *reducer, tensors_of({30, 70}), 160);
+    sync->begin_step(0);
+    sync->on_ready(60);
+    sync->on_ready(0);
+    sync->finish();
+    const std::string what(reduce_strategy_name(s));
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      ASSERT_EQ(g[i], bf16_sum_of(x[i], 1.0f)) << what << " element " << i;
+    }
+    EXPECT_EQ(g[0], 2.0f) << what;  // 1 + 2^-12 rounds to 1 before it travels
+    EXPECT_EQ(sync->stats().bytes, 100 * 2) << what;
+    EXPECT_EQ(comm.bf16_calls, sync->stats().calls) << what;
+    EXPECT_TRUE(comm.calls.empty()) << what << ": a float all-reduce ran";
+  }
+}
+
+// One process rounds too (each algorithm's one-rank path), so a one-rank run
+// sees the precision of many.
+TEST(GradSyncTest, Bf16OnOneRankRoundsTheGradients) {
+  auto comm = make_communicator("local");
+  for (auto a : {AllReduceAlgorithm::kMpi, AllReduceAlgorithm::kShm, AllReduceAlgorithm::kHier}) {
+    auto reducer = make_all_reducer(*comm, {.algorithm = a, .dtype = CommDtype::kBf16,
+                                            .numel = 100});
+    std::span<float> g = reducer->buffer();
+    fill_unrepresentable(g);
+    const std::vector<float> x(g.begin(), g.end());
+    reducer->sum(10, 80);
+    const std::string what(allreduce_algorithm_name(a));
+    for (int i = 0; i < 100; ++i) {
+      const bool in = i >= 10 && i < 90;
+      ASSERT_EQ(g[i], in ? bf16_sum_of(x[i], 0.0f) : x[i]) << what << " element " << i;
+    }
+    EXPECT_EQ(reducer->wire_bytes(80), 160) << what;
+  }
 }
 
 TEST(CommunicatorTest, LocalIsSizeOneAndCollectivesAreNoOps) {

@@ -162,6 +162,27 @@ TEST_F(AlgorithmsTest, ZeroOneMemoryPerRankBesideTheSameCaseWithoutIt) {
   EXPECT_NE(html.find("optimizer state per rank = 2.9 MiB (total / N = 2.9 MiB"), std::string::npos);
 }
 
+// A case whose gradients travelled as bf16 is named so in the comparison
+// tables' all-reduce column, beside the same case in fp32 (its comm figures
+// on the same row), though every case all-reduced with Open MPI.
+TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
+  SuiteSpec spec;
+  spec.name = "reductions";
+  spec.repetitions = 1;
+  spec.cases = {
+      {.name = "fused", .mode = "sharded"},
+      {.name = "fused-bf16", .mode = "sharded", .comm_share = 0.1,
+       .config = {{"comm_dtype", "bf16"}}},
+  };
+  const SuiteData suite = train(spec);
+  EXPECT_TRUE(suite_varies_reduction(suite));
+  EXPECT_EQ(case_reduction(*suite.find_case("fused-bf16")).label(), "mpi, bf16");
+  EXPECT_EQ(case_reduction(*suite.find_case("fused")).label(), "mpi");
+  const std::string md = render_markdown({suite});
+  EXPECT_NE(md.find("| fused-bf16 | mpi, bf16 | 2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| fused (baseline) | mpi | 2 |"), std::string::npos) << md;
+}
+
 TEST_F(AlgorithmsTest, WithoutACaseToCompareOnlyThePerRankFigureIsShown) {
   SuiteSpec spec = zero_suite();
   spec.cases.erase(spec.cases.begin() + 1);  // no "fused" without ZeRO

@@ -282,6 +282,34 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeLimitsHasNoneAndGainsTheTable) {
   EXPECT_EQ(db.integrity_check(), "ok");
 }
 
+// What the gradients travelled as is a column of the run; runs recorded
+// before it existed read "fp32" (the column's default), as they ran.
+TEST_F(ResultsDbTest, CommDtypeIsAColumnOfTheRunAndOldRunsReadFp32) {
+  RunSummary summary = sample_summary(2, 3);
+  int64_t old_run = 0, suite_id = 0;
+  {
+    ResultsDb db = ResultsDb::open_for_writing(path_);
+    suite_id = db.begin_suite(suite_info("reductions"));
+    old_run = db.begin_run(suite_id, run_case("old"));
+    db.finish_run(old_run, RunStatus::kOk, 0, "", &summary);
+  }
+  {  // As trainscope wrote it before comm_dtype was recorded.
+    sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
+    raw.exec("ALTER TABLE runs DROP COLUMN comm_dtype", "dropping the column");
+  }
+  ResultsDb db = ResultsDb::open_for_writing(path_);
+  EXPECT_EQ(db.run_summary(old_run)->comm_dtype, "fp32");
+  summary.comm_dtype = "bf16";
+  const int64_t run_id = db.begin_run(suite_id, run_case("bf16"));
+  db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
+  EXPECT_EQ(db.run_summary(run_id), summary);
+  sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
+  EXPECT_EQ(raw.query_text("SELECT group_concat(comm_dtype, '/') FROM (SELECT comm_dtype FROM "
+                           "runs ORDER BY id)",
+                           "the dtypes"),
+            "fp32/bf16");
+}
+
 TEST_F(ResultsDbTest, NewerSchemaIsRefused) {
   { ResultsDb::open_for_writing(path_); }
   {

@@ -565,6 +565,12 @@ TEST(Plan, AllReduceAlgorithmsAndZeroReachTheCommand) {
             std::string::npos)
       << shm_zero;
   EXPECT_EQ(shm_zero.find("coll_tuned"), std::string::npos) << shm_zero;
+  EXPECT_EQ(plain.find("--comm-dtype"), std::string::npos) << plain;
+  const Suite bf16 = parse_suite("name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n"
+                                 "comm_dtype = \"bf16\"\n[[case]]\n",
+                                 "p.toml", ".");
+  const std::string bf16_line = line(bf16.cases[0]);
+  EXPECT_NE(bf16_line.find(" --reduce fused --comm-dtype bf16 "), std::string::npos) << bf16_line;
 
   s = parse_suite("name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[[case]]\n"
                   "allreduce = \"hier\"\n",

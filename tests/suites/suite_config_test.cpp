@@ -345,6 +345,30 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
             std::string::npos);
 }
 
+// What gradients travel as: named in the case and its config only for bf16
+// (fp32 configurations recorded before the key existed still match); with
+// ZeRO-1 too (its reduce-scatter sends bf16); a train key only.
+TEST(SuiteConfig, CommDtypeAxis) {
+  const Suite s = parse(
+      "name = \"c\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
+      "comm_dtype = [\"fp32\", \"bf16\"]\nzero = [0, 1]\n");
+  EXPECT_EQ(names(s), (std::vector<std::string>{"sharded-r2-fused", "sharded-r2-fused-zero1",
+                                                "sharded-r2-fused-comm-bf16",
+                                                "sharded-r2-fused-zero1-comm-bf16"}));
+  for (const auto& c : s.cases) EXPECT_EQ(c.skip_reason, "") << c.name;
+  EXPECT_FALSE(s.cases[0].to_json().contains("comm_dtype"));
+  EXPECT_EQ(s.cases[2].to_json()["comm_dtype"], "bf16");
+  EXPECT_EQ(s.cases[3].comm_dtype, "bf16");
+  const std::string bad = error_of("name = \"c\"\n[base]\ncomm_dtype = \"fp8\"\n");
+  EXPECT_NE(bad.find("t.toml:3:"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"),
+            std::string::npos)
+      << bad;
+  EXPECT_NE(error_of("name = \"s\"\nkind = \"allreduce\"\n[grid]\ncomm_dtype = [\"bf16\"]\n")
+                .find("t.toml:4:"),
+            std::string::npos);
+}
+
 TEST(SuiteConfig, ZeroWithoutFusedOrOnOneRankAndShmAcrossHostsAreSkipped) {
   const Suite s = parse(
       "name = \"z\"\n[base]\nmode = \"sharded\"\nzero = 1\n"
