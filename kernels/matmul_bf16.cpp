@@ -7,13 +7,19 @@
 #include <compare>
 
 #include "kernels/float16.h"
+#include "kernels/storage.h"
 
 namespace trainscope::kernels {
 namespace {
 
+// The engine, its stream, and the one scratchpad every primitive shares
+// (primitives run one at a time). oneDNN would otherwise malloc a scratchpad
+// per call: tens of MB for the LM head, fresh pages the kernel zeroes on
+// every call, outside the memory tracker.
 struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream stream{engine};
+  Buffer<uint8_t> scratchpad;
 };
 Engine& engine() {
   static Engine e;
@@ -29,7 +35,7 @@ struct GemmShape {
 };
 
 struct Primitive {
-  dnnl::memory::desc a, b, dst;
+  dnnl::memory::desc a, b, dst, scratchpad;
   dnnl::matmul matmul;
 };
 
@@ -49,13 +55,21 @@ const Primitive& primitive(const GemmShape& s) {
   p.dst = dnnl::memory::desc({s.M, s.N}, dnnl::memory::data_type::f32,
                              dnnl::memory::format_tag::ab);
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (s.accumulate) {
     dnnl::post_ops ops;
     ops.append_sum(1.0f);  // dst = dst + a @ b
     attr.set_post_ops(ops);
   }
-  p.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(p.a, p.b, p.dst), attr,
-                                                       engine().engine));
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr,
+                                        engine().engine);
+  p.scratchpad = pd.scratchpad_desc();
+  p.matmul = dnnl::matmul(pd);
+  // Grown to the largest primitive's need, once, when that primitive is made.
+  Buffer<uint8_t>& pad = engine().scratchpad;
+  if (p.scratchpad.get_size() > pad.size()) {
+    pad = Buffer<uint8_t>(p.scratchpad.get_size(), MemoryCategory::kWorkspace);
+  }
   return cache.emplace(s, std::move(p)).first->second;
 }
 
@@ -65,7 +79,11 @@ void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) 
   dnnl::memory ma(p.a, e.engine, const_cast<uint16_t*>(a));
   dnnl::memory mb(p.b, e.engine, const_cast<uint16_t*>(b));
   dnnl::memory md(p.dst, e.engine, dst);
-  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, md}});
+  dnnl::memory pad(p.scratchpad, e.engine, e.scratchpad.data());
+  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma},
+                              {DNNL_ARG_WEIGHTS, mb},
+                              {DNNL_ARG_DST, md},
+                              {DNNL_ARG_SCRATCHPAD, pad}});
   e.stream.wait();
 }
 
