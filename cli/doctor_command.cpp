@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "kernels/blas_core.h"
 #include "kernels/check.h"
+#include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
 #include "profiler/process.h"
 #include "report/gnuplot.h"
@@ -31,6 +32,7 @@
 #include "results/results_db.h"
 #include "suites/limit_probes.h"
 #include "training/model_config.h"
+#include "training/precision.h"
 
 namespace trainscope::cli {
 namespace {
@@ -93,6 +95,25 @@ void machine_findings(const json& env, std::vector<Finding>& out) {
   out.push_back({"machine", "NUMA nodes", numa > 0 ? std::to_string(numa) : "unknown"});
 }
 
+// --precision bf16's GEMMs at the same shapes, when this CPU has bf16
+// instructions; else why --precision bf16 is refused here.
+void bf16_finding(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits,
+                  double fp32_gflops, int threads) {
+  try {
+    training::check_precision_supported(training::Precision::kBf16, kernels::detect_cpu_isa());
+  } catch (const Error& e) {
+    out.push_back({"GEMM", "--precision bf16", e.what(), Status::kInfo});
+    return;
+  }
+  limits.push_back(suites::sgemm_limit("seed", training::model_preset("seed"),
+                                       suites::kMaxProbeRows, threads, results::kLimitsByDoctor,
+                                       training::Precision::kBf16));
+  const double bf16 = limits.back().value;
+  out.push_back({"GEMM", fmt::format("bf16 GEMM GFLOP/s, seed shapes, {}, {} threads",
+                                     kernels::onednn_description(), threads),
+                 fmt::format("{:.1f} ({:.2f}x sgemm)", bf16, bf16 / fp32_gflops), Status::kOk});
+}
+
 void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits) {
   const kernels::BlasInfo b = kernels::blas_info();
   const bool weak = b.fallback();
@@ -117,6 +138,7 @@ void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>
                    best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed",
                    Status::kInfo});
   }
+  bf16_finding(out, limits, here, threads);
   limits.push_back(suites::memcpy_limit(results::kLimitsByDoctor));
   out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)",
                  fmt::format("{:.1f}", limits.back().value), Status::kOk});
