@@ -262,14 +262,22 @@ void check_placement(Communicator& comm, const HostGroup& g, AllReduceAlgorithm 
   }
 }
 
+// The enumerator `names` (in enum order) calls `name`; else an Error naming
+// the flag, the kind of thing and the names it takes.
+template <typename E, std::size_t N>
+E parse_named(const std::array<std::string_view, N>& names, std::string_view name,
+              std::string_view flag, std::string_view what) {
+  for (std::size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<E>(i);
+  }
+  throw Error(fmt::format("{}: unknown {} '{}' (expected {})", flag, what, name,
+                          fmt::join(names, ", ")));
+}
+
 }  // namespace
 
 CommDtype parse_comm_dtype(std::string_view name, std::string_view flag) {
-  for (std::size_t i = 0; i < kCommDtypeNames.size(); ++i) {
-    if (kCommDtypeNames[i] == name) return static_cast<CommDtype>(i);
-  }
-  throw Error(fmt::format("{}: unknown communication dtype '{}' (expected {})", flag, name,
-                          fmt::join(kCommDtypeNames, ", ")));
+  return parse_named<CommDtype>(kCommDtypeNames, name, flag, "communication dtype");
 }
 
 std::string_view comm_dtype_name(CommDtype d) {
@@ -284,11 +292,8 @@ std::unique_ptr<Request> AllReducer::sum_async(int64_t offset, int64_t numel) {
 }
 
 AllReduceAlgorithm parse_allreduce_algorithm(std::string_view name, std::string_view flag) {
-  for (std::size_t i = 0; i < kAllReduceAlgorithmNames.size(); ++i) {
-    if (kAllReduceAlgorithmNames[i] == name) return static_cast<AllReduceAlgorithm>(i);
-  }
-  throw Error(fmt::format("{}: unknown all-reduce algorithm '{}' (expected {})", flag, name,
-                          fmt::join(kAllReduceAlgorithmNames, ", ")));
+  return parse_named<AllReduceAlgorithm>(kAllReduceAlgorithmNames, name, flag,
+                                         "all-reduce algorithm");
 }
 
 std::string_view allreduce_algorithm_name(AllReduceAlgorithm a) {

@@ -23,6 +23,7 @@
 #include "profiler/process.h"
 #include "results/records.h"
 #include "results/results_db.h"
+#include "training/trainer.h"
 
 namespace trainscope::suites {
 namespace {
@@ -123,8 +124,8 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
     const int local = (c.ranks + c.hosts - 1) / std::max(1, c.hosts);
     int cores = cores_available();
     if (c.cores_per_host > 0) cores = std::min(cores, c.cores_per_host);
-    const int hw = static_cast<int>(std::thread::hardware_concurrency());
-    threads = std::max(1, std::min(cores, hw / std::max(1, local)));
+    threads = training::threads_per_rank(cores, local,
+                                         static_cast<int>(std::thread::hardware_concurrency()));
   }
   return {c.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads, c.precision};
 }

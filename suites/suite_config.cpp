@@ -196,7 +196,7 @@ const std::vector<Setting>& Parser::settings() {
        }},
       {"precision", true, true, false, [](P p, SuiteCase& c, N n) {
          c.precision = p.canonical(n, [&] {
-           return training::precision_name(training::parse_precision(p.get_string(n, "precision")));
+           return training::precision_name(training::parse_precision(p.get_string(n, "precision"), "precision"));
          });
        }},
       // The adapters (sets_up_lora), in the trainer's ranges; lora_layers

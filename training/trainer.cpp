@@ -1166,9 +1166,13 @@ int default_threads_per_rank() {
       break;
     }
   }
-  const int hw = static_cast<int>(std::thread::hardware_concurrency());
+  return threads_per_rank(cores, local_ranks,
+                          static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+int threads_per_rank(int cores, int local_ranks, int hardware_threads) {
   // Bound to fewer cores than its share (mpirun --bind-to core): use what it has.
-  return std::max(1, std::min(cores, hw / local_ranks));
+  return std::max(1, std::min(cores, hardware_threads / std::max(1, local_ranks)));
 }
 
 std::string_view fine_tune_name(FineTune f) { return f == FineTune::kLora ? "lora" : "full"; }

@@ -3,6 +3,8 @@
 // the same order; rank 0 also trains the naive reference with a one-process
 // communicator.
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <unistd.h>
 
 #include <cmath>
@@ -66,34 +68,53 @@ TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
 // the job has 4 ranks, one rank each when it has 2, so the cross-host step runs.
 int split_for_hier(int ranks) { return std::max(1, ranks / 2); }
 
-TEST(MpiTest, EveryAlgorithmAndStrategySumsTheGradients) {
+// Calls check(reducer, sync, what) for every algorithm x strategy over a
+// 1000-float gradient of two tensors in `dtype`, after `fill` wrote it
+// and the strategy reduced it (one step; `steps` steps each).
+void for_every_algorithm_and_strategy(
+    comm::CommDtype dtype, int steps,
+    const std::function<void(std::span<float>, int step)>& fill,
+    const std::function<void(std::span<const float>, int step, const comm::GradSync&,
+                             const std::string& what)>& check) {
   auto& c = *g_comm;
-  const int n = c.size();
   for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
                          comm::AllReduceAlgorithm::kHier}) {
-    const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(n) : 0;
-    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm, .numel = 1000,
-                                              .split_ranks_per_host = split});
+    const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
+    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm, .dtype = dtype,
+                                              .numel = 1000, .split_ranks_per_host = split});
     for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
                           comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
       const std::string what = std::string(comm::allreduce_algorithm_name(algorithm)) + "/" +
                                std::string(comm::reduce_strategy_name(strategy));
       std::span<float> g = reducer->buffer();
       ASSERT_EQ(g.size(), 1000u);
-      for (int step = 0; step < 2; ++step) {
-        for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1 + step));
+      for (int step = 0; step < steps; ++step) {
+        fill(g, step);
         auto sync = comm::make_grad_sync(strategy, *reducer, {{0, 300}, {300, 700}}, 1204);
         sync->begin_step(step);
         sync->on_ready(500);
         sync->on_ready(0);
         sync->finish();
+        check(g, step, *sync, what);
+      }
+    }
+  }
+}
+
+TEST(MpiTest, EveryAlgorithmAndStrategySumsTheGradients) {
+  auto& c = *g_comm;
+  const int n = c.size();
+  for_every_algorithm_and_strategy(
+      comm::CommDtype::kFp32, 2,
+      [&](std::span<float> g, int step) {
+        for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1 + step));
+      },
+      [&](std::span<const float> g, int step, const comm::GradSync&, const std::string& what) {
         for (int i = 0; i < 1000; ++i) {
           ASSERT_EQ(g[i], static_cast<float>(i) * (n * (n + 1) / 2 + n * step))
               << what << " element " << i << " step " << step;
         }
-      }
-    }
-  }
+      });
 }
 
 TEST(MpiTest, SharedReduceScatterLeavesEachRankItsSlice) {
@@ -152,29 +173,16 @@ bool same_on_every_rank(comm::Communicator& c, std::span<const float> g) {
 
 TEST(MpiTest, Bf16AllReduceIsTheFp32SumWithinBf16Precision) {
   auto& c = *g_comm;
-  const int n = c.size();
-  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
-                         comm::AllReduceAlgorithm::kHier}) {
-    const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(n) : 0;
-    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm,
-                                              .dtype = comm::CommDtype::kBf16, .numel = 1000,
-                                              .split_ranks_per_host = split});
-    for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                          comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
-      const std::string what = std::string(comm::allreduce_algorithm_name(algorithm)) + "/" +
-                               std::string(comm::reduce_strategy_name(strategy));
-      std::span<float> g = reducer->buffer();
-      for (int i = 0; i < 1000; ++i) g[i] = bf16_input(c.rank(), i);
-      auto sync = comm::make_grad_sync(strategy, *reducer, {{0, 300}, {300, 700}}, 1204);
-      sync->begin_step(0);
-      sync->on_ready(500);
-      sync->on_ready(0);
-      sync->finish();
-      for (int i = 0; i < 1000; ++i) ASSERT_TRUE(is_bf16_sum(g[i], n, i)) << what;
-      EXPECT_EQ(sync->stats().bytes, 1000 * 2) << what;
-      EXPECT_TRUE(same_on_every_rank(c, g)) << what;
-    }
-  }
+  for_every_algorithm_and_strategy(
+      comm::CommDtype::kBf16, 1,
+      [&](std::span<float> g, int) {
+        for (int i = 0; i < 1000; ++i) g[i] = bf16_input(c.rank(), i);
+      },
+      [&](std::span<const float> g, int, const comm::GradSync& sync, const std::string& what) {
+        for (int i = 0; i < 1000; ++i) ASSERT_TRUE(is_bf16_sum(g[i], c.size(), i)) << what;
+        EXPECT_EQ(sync.stats().bytes, 1000 * 2) << what;
+        EXPECT_TRUE(same_on_every_rank(c, g)) << what;
+      });
 }
 
 // ZeRO-1's reduce-scatter in bf16: each rank's slice, as the all-reduce's.
