@@ -11,6 +11,10 @@
 // kept. Deterministic for a given shape and OpenMP thread count (oneDNN's
 // static partitioning).
 //
+// GEMMs with more than kBf16ColumnChunk output columns (the LM head) may run
+// as column chunks where that is faster (matmul_bf16.cpp says where); the
+// weight gradient then needs a chunk of scratch, C x kBf16ColumnChunk floats.
+//
 // Thread-safety: one thread at a time (the primitive cache is not locked).
 #ifndef TRAINSCOPE_KERNELS_MATMUL_BF16_H_
 #define TRAINSCOPE_KERNELS_MATMUL_BF16_H_
@@ -19,6 +23,8 @@
 #include <string>
 
 namespace trainscope::kernels {
+
+inline constexpr int64_t kBf16ColumnChunk = 4096;
 
 // out[N, OC] = inp[N, C] @ weight[OC, C]^T; inp and weight are bf16 bit
 // patterns (kernels/float16.h), out is float.

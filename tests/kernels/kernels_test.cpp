@@ -53,22 +53,21 @@ TEST(MatmulTest, MatvecMatchesTheReferenceRow) {
 
 // bf16 inputs, fp32 sums: exact products of the rounded inputs summed in
 // fp32 (to fp32's precision), and within bf16's rounding of the fp32 GEMM.
-TEST(MatmulTest, Bf16MatchesTheFp32GemmWithinBf16Precision) {
-  const int N = 33, C = 256, OC = 70;
-  std::vector<float> x(N * C), w(OC * C), exact(N * OC), y(N * OC);
-  const Vec xr = random_vector(N * C, 4), wr = random_vector(OC * C, 5);
-  for (int i = 0; i < N * C; ++i) x[i] = static_cast<float>(xr[i]);
-  for (int i = 0; i < OC * C; ++i) w[i] = static_cast<float>(wr[i]);
-  std::vector<uint16_t> xb(N * C), wb(OC * C);
-  to_bf16(xb.data(), x.data(), N * C);
-  to_bf16(wb.data(), w.data(), OC * C);
+void expect_bf16_forward_matches(int N, int C, int OC) {
+  std::vector<float> x(N * C), w(int64_t{OC} * C), exact(int64_t{N} * OC), y(int64_t{N} * OC);
+  const Vec xr = random_vector(N * C, 4), wr = random_vector(int64_t{OC} * C, 5);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(xr[i]);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(wr[i]);
+  std::vector<uint16_t> xb(x.size()), wb(w.size());
+  to_bf16(xb.data(), x.data(), std::ssize(x));
+  to_bf16(wb.data(), w.data(), std::ssize(w));
   matmul_forward_bf16(y.data(), xb.data(), wb.data(), N, C, OC);
   matmul_forward(exact.data(), x.data(), w.data(), N, C, OC);
   double worst_rounded = 0, worst_fp32 = 0;
-  for (int n = 0; n < N; ++n) {
-    for (int o = 0; o < OC; ++o) {
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t o = 0; o < OC; ++o) {
       double want = 0, scale = 0;
-      for (int c = 0; c < C; ++c) {
+      for (int64_t c = 0; c < C; ++c) {
         const double p = double(bf16_to_float(xb[n * C + c])) * bf16_to_float(wb[o * C + c]);
         want += p;
         scale += std::abs(p);
@@ -78,36 +77,65 @@ TEST(MatmulTest, Bf16MatchesTheFp32GemmWithinBf16Precision) {
       worst_fp32 = std::max(worst_fp32, std::abs(got - double(exact[n * OC + o])) / scale);
     }
   }
-  EXPECT_LT(worst_rounded, 1e-5) << "fp32 accumulation of the bf16 products";
+  EXPECT_LT(worst_rounded, 1e-5) << "fp32 accumulation of the bf16 products, OC " << OC;
   EXPECT_LT(worst_fp32, 1.0 / 128) << "two bf16 roundings (2^-8 each) of every product";
   EXPECT_GT(worst_fp32, 1e-6) << "the inputs were rounded to bf16";
 }
 
+TEST(MatmulTest, Bf16MatchesTheFp32GemmWithinBf16Precision) {
+  expect_bf16_forward_matches(33, 256, 70);
+}
+
+// Wider than a column chunk, with a partial last chunk: the LM head's path.
+TEST(MatmulTest, Bf16WideOutputMatchesTheFp32GemmWithinBf16Precision) {
+  expect_bf16_forward_matches(7, 24, 2 * kBf16ColumnChunk + 37);
+}
+
 // The backward GEMMs (one with a transposed operand) accumulate onto what the
 // gradients held, summing the bf16-rounded products in fp32.
-TEST(MatmulTest, Bf16BackwardAccumulatesTheRoundedProducts) {
-  const int N = 45, C = 40, OC = 67;
-  auto rounded = [](int n, uint64_t seed, std::vector<uint16_t>& bits) {
+void expect_bf16_backward_accumulates(int N, int C, int OC) {
+  auto rounded = [](int64_t n, uint64_t seed, std::vector<uint16_t>& bits) {
     const Vec v = random_vector(n, seed);
     std::vector<float> f(v.begin(), v.end());
     bits.resize(n);
     to_bf16(bits.data(), f.data(), n);
     Vec back(n);
-    for (int i = 0; i < n; ++i) back[i] = bf16_to_float(bits[i]);
+    for (int64_t i = 0; i < n; ++i) back[i] = bf16_to_float(bits[i]);
     return back;
   };
+  const int64_t NC = int64_t{N} * C, OCC = int64_t{OC} * C;
   std::vector<uint16_t> xb, wb, gb;
-  const Vec x = rounded(N * C, 7, xb), w = rounded(OC * C, 8, wb), g = rounded(N * OC, 9, gb);
-  Vec dx_want(N * C, 0.5), dw_want(OC * C, -0.25);  // what the gradients held before
+  const Vec x = rounded(NC, 7, xb), w = rounded(OCC, 8, wb), g = rounded(int64_t{N} * OC, 9, gb);
+  Vec dx_want(NC, 0.5), dw_want(OCC, -0.25);  // what the gradients held before
   matmul_backward_reference(dx_want.data(), dw_want.data(), g.data(), x.data(), w.data(), N, C,
                             OC);
-  std::vector<float> dx(N * C, 0.5f), dw(OC * C, -0.25f);
+  std::vector<float> dx(NC, 0.5f), dw(OCC, -0.25f);
   matmul_backward_bf16(dx.data(), dw.data(), gb.data(), xb.data(), wb.data(), N, C, OC);
-  for (int i = 0; i < N * C; ++i) EXPECT_NEAR(dx[i], dx_want[i], 1e-5) << "dinp " << i;
-  for (int i = 0; i < OC * C; ++i) EXPECT_NEAR(dw[i], dw_want[i], 1e-5) << "dweight " << i;
-  std::vector<float> only_dw(OC * C, 0.f);  // a null dinp is skipped
+  // fp32 sums: errors of a few fp32 epsilons of the sum of |products| (dinp sums OC of them).
+  auto magnitude = [](const Vec& v) {
+    Vec m(v.size());
+    std::ranges::transform(v, m.begin(), [](double e) { return std::abs(e); });
+    return m;
+  };
+  Vec dx_scale(NC, 1.0), dw_scale(OCC, 1.0);
+  matmul_backward_reference(dx_scale.data(), dw_scale.data(), magnitude(g).data(),
+                            magnitude(x).data(), magnitude(w).data(), N, C, OC);
+  for (int64_t i = 0; i < NC; ++i) ASSERT_NEAR(dx[i], dx_want[i], 1e-6 * dx_scale[i]) << "dinp " << i;
+  for (int64_t i = 0; i < OCC; ++i) {
+    ASSERT_NEAR(dw[i], dw_want[i], 1e-6 * dw_scale[i]) << "dweight " << i;
+  }
+  std::vector<float> only_dw(OCC, 0.f);  // a null dinp is skipped
   matmul_backward_bf16(nullptr, only_dw.data(), gb.data(), xb.data(), wb.data(), N, C, OC);
   EXPECT_NEAR(only_dw[3], dw_want[3] + 0.25, 1e-5);
+  EXPECT_NEAR(only_dw[OCC - 1], dw_want[OCC - 1] + 0.25, 1e-5);
+}
+
+TEST(MatmulTest, Bf16BackwardAccumulatesTheRoundedProducts) {
+  expect_bf16_backward_accumulates(45, 40, 67);
+}
+
+TEST(MatmulTest, Bf16WideOutputBackwardAccumulatesTheRoundedProducts) {
+  expect_bf16_backward_accumulates(9, 24, 2 * kBf16ColumnChunk + 37);
 }
 
 TEST(MatmulTest, BackwardMatchesFiniteDifferences) {
