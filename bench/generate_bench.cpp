@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/validators.h"
 #include "kernels/check.h"
 #include "kernels/storage.h"
 #include "profiler/clock.h"
@@ -166,7 +167,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
   app.add_option("--prompt", o.prompt, "Prompt tokens fed (untimed) before generating")
       ->check(CLI::Range(1, 1 << 20))->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = cli::parse_flags(app, argc, argv)) return *code;
   try {
     const training::ModelConfig config = training::model_preset(o.model);
     if (o.prompt + o.tokens > config.max_seq_len) {

@@ -1,13 +1,17 @@
 // Flag validators whose messages say what is wrong in words: CLI11's own
-// print their whole range ("not in range 0.000000 to 1797...").
+// print their whole range ("not in range 0.000000 to 1797..."); and the flag
+// parsing of the stand-alone tools (bench/), with trainscope's exit codes.
 #ifndef TRAINSCOPE_CLI_VALIDATORS_H_
 #define TRAINSCOPE_CLI_VALIDATORS_H_
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include "kernels/check.h"
 
 namespace trainscope::cli {
 
@@ -42,6 +46,18 @@ inline CLI::Validator strictly_between(double low, double high) {
   return number_that(fmt::format("above {} and below {}", low, high),
                      fmt::format("({},{})", low, high),
                      [low, high](double x) { return x > low && x < high; });
+}
+
+// Parses a tool's flags. Returns the code to exit with now, after --help (0)
+// or a bad flag (2, the message and the usage printed), as `trainscope` does:
+// CLI11_PARSE would exit with CLI11's own codes (105 for a bad value).
+inline std::optional<int> parse_flags(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitBadInput;
+  }
 }
 
 }  // namespace trainscope::cli
