@@ -308,6 +308,12 @@ Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& outpu
 
 // ---- launch and record every case, printing as it goes ----
 
+std::vector<std::string> case_names(const SuitePlan& plan) {
+  std::vector<std::string> names;
+  for (const SuiteCase* c : plan.cases) names.push_back(c->name);
+  return names;
+}
+
 class SuiteRun {
  public:
   SuiteRun(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan)
@@ -342,6 +348,7 @@ class SuiteRun {
   const Suite& suite_;
   const RunnerOptions& options_;
   const SuitePlan& plan_;
+  const int name_width_ = result_name_width(case_names(plan_), plan_.repetitions);
   results::ResultsDb db_;
   ScopedTempDir work_dir_;
   CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
@@ -371,7 +378,7 @@ void SuiteRun::begin() {
                suite_.name.c_str(), plan_.cases.size() * plan_.repetitions,
                options_.db_path.c_str(), static_cast<long long>(result_.suite_id));
   if (options_.measure_limits) measure_limits();
-  std::fputs(format_result_header().c_str(), options_.out);
+  std::fputs(format_result_header(name_width_).c_str(), options_.out);
   std::fflush(options_.out);
 }
 
@@ -485,7 +492,7 @@ void SuiteRun::print_row(const RunOutcome& out) {
   if (out.row.status == results::RunStatus::kFailed) {
     std::fprintf(options_.progress, "  FAILED: %s\n", out.row.error.c_str());
   }
-  std::fputs(format_result_row(out).c_str(), options_.out);
+  std::fputs(format_result_row(out, name_width_).c_str(), options_.out);
   std::fflush(options_.out);
 }
 
@@ -517,13 +524,24 @@ int SuiteResult::exit_code() const {
   return kExitOk;
 }
 
-std::string format_result_header() {
-  return fmt::format("{:<34} {:>5} {:<10} {:<10} {:>6} {:>7} {:>10} {:>9} {:>6} {:>8} {:>8}  {}\n",
-                     "# case", "ranks", "mode", "reduce", "bucket", "threads", "tokens/s",
+namespace {
+constexpr const char* kResultRow =
+    "{:<{}} {:>5} {:<10} {:<10} {:>6} {:>7} {:>10} {:>9} {:>6} {:>8} {:>8}  {}\n";
+}  // namespace
+
+int result_name_width(const std::vector<std::string>& case_names, int repetitions) {
+  const size_t suffix = repetitions > 1 ? 1 + std::to_string(repetitions - 1).size() : 0;
+  size_t width = kMinCaseColumn;
+  for (const std::string& name : case_names) width = std::max(width, name.size() + suffix);
+  return static_cast<int>(width);
+}
+
+std::string format_result_header(int name_width) {
+  return fmt::format(fmt::runtime(kResultRow), "# case", name_width, "ranks", "mode", "reduce", "bucket", "threads", "tokens/s",
                      "step_ms", "comm%", "peak_rss", "busbw", "status");
 }
 
-std::string format_result_row(const RunOutcome& r) {
+std::string format_result_row(const RunOutcome& r, int name_width) {
   const results::RunCase& c = r.row.run_case;
   const bool sweep = c.mode == "allreduce";
   std::optional<double> bucket_mb = c.bucket_mb;
@@ -540,8 +558,7 @@ std::string format_result_row(const RunOutcome& r) {
   const std::string name =
       c.repetition > 0 ? fmt::format("{}#{}", c.case_name, c.repetition) : c.case_name;
   const results::RunFigures& f = r.figures;
-  return fmt::format("{:<34} {:>5} {:<10} {:<10} {:>6} {:>7} {:>10} {:>9} {:>6} {:>8} {:>8}  {}\n",
-                     name, c.world_size, c.mode, c.reduction.empty() ? "-" : c.reduction,
+  return fmt::format(fmt::runtime(kResultRow), name, name_width, c.world_size, c.mode, c.reduction.empty() ? "-" : c.reduction,
                      bucket_label(bucket_mb), threads, fmt_number(f.tokens_per_s, "{:.0f}"),
                      fmt_number(f.step_median_s * 1e3, "{:.1f}"),
                      fmt_number(f.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),

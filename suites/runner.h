@@ -99,9 +99,13 @@ struct SuiteResult {
 // mpirun, database) throws trainscope::Error before anything is written.
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options);
 
-// The fixed result table: header and one row.
-std::string format_result_header();
-std::string format_result_row(const RunOutcome& r);
+// The fixed result table: header and one row, the case column name_width
+// wide: at least kMinCaseColumn, and as wide as the suite's longest case name
+// with its "#N" repetition suffix (result_name_width), so that rows line up.
+inline constexpr int kMinCaseColumn = 34;
+int result_name_width(const std::vector<std::string>& case_names, int repetitions);
+std::string format_result_header(int name_width = kMinCaseColumn);
+std::string format_result_row(const RunOutcome& r, int name_width = kMinCaseColumn);
 
 // The last `max_lines` lines of a file (at most 4 KiB), trimmed.
 std::string file_tail(const std::filesystem::path& path, int max_lines);

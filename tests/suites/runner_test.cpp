@@ -603,6 +603,31 @@ TEST(Table, RowsHaveTheSameColumns) {
   EXPECT_NE(ra.find("10.0"), std::string::npos);
 }
 
+// A name longer than the default column (narrow24-...-comm-bf16#2) widens the
+// column for the header and every row, so the figures stay under their titles.
+TEST(Table, TheLongestCaseNameWidensTheCaseColumn) {
+  const std::string longest = "narrow24-sharded-r2-fused-b32-comm-bf16";  // 39 characters
+  EXPECT_EQ(result_name_width({"a", longest}, 1), 39);
+  EXPECT_EQ(result_name_width({"a", longest}, 3), 41) << "#2";
+  EXPECT_EQ(result_name_width({longest}, 11), 42) << "#10";
+  EXPECT_EQ(result_name_width({"short"}, 3), kMinCaseColumn);
+  RunOutcome a;
+  a.row.run_case.case_name = longest;
+  a.row.run_case.repetition = 2;
+  a.row.status = results::RunStatus::kOk;
+  RunOutcome b = a;
+  b.row.run_case.case_name = "seed";
+  b.row.run_case.repetition = 0;
+  const int width = result_name_width({longest, "seed"}, 3);
+  const std::string header = format_result_header(width);
+  const size_t ranks_end = header.find("ranks") + 5;
+  for (const RunOutcome& r : {a, b}) {
+    const std::string row = format_result_row(r, width);
+    EXPECT_EQ(row.find(' ', width), static_cast<size_t>(width)) << row;
+    EXPECT_EQ(row.find_first_not_of(' ', width), ranks_end - 1) << "ranks under 'ranks': " << row;
+  }
+}
+
 TEST(Table, FileTail) {
   namespace fs = std::filesystem;
   const fs::path p = fs::temp_directory_path() / ("trainscope-tail-" + std::to_string(::getpid()));
