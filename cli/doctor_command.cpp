@@ -231,10 +231,13 @@ void tool_findings(std::vector<Finding>& out) {
                  chromium.empty() ? "not found" : chromium, Status::kInfo});
 }
 
+// The item column is as wide as the longest item, so every status and value lines up.
 void print_table(const std::vector<Finding>& findings) {
-  std::printf("%-14s %-52s %-10s %s\n", "area", "item", "status", "value");
+  int width = 4;
+  for (const Finding& f : findings) width = std::max(width, static_cast<int>(f.item.size()));
+  std::printf("%-14s %-*s %-10s %s\n", "area", width, "item", "status", "value");
   for (const Finding& f : findings) {
-    std::printf("%-14s %-52s %-10s %s\n", f.area.c_str(), f.item.c_str(),
+    std::printf("%-14s %-*s %-10s %s\n", f.area.c_str(), width, f.item.c_str(),
                 kStatusNames[static_cast<int>(f.status)], f.value.c_str());
   }
   bool header = false;
