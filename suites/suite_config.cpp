@@ -397,13 +397,15 @@ std::string Parser::case_name(const SuiteCase& c) const {
   if (c.allreduce != results::kDefaultAllReduceAlgorithm) parts.push_back("ar-" + c.allreduce);
   if (c.mpi_algorithm > 0) parts.push_back(fmt::format("alg{}", c.mpi_algorithm));
   if (c.zero > 0) parts.push_back(fmt::format("zero{}", c.zero));
-  if (c.comm_dtype != "fp32") parts.push_back("comm-" + c.comm_dtype);  // not --precision's
+  // "...-bf16-comm-bf16": the GEMMs' precision, then what the wire carries ("comm-", so it never
+  // reads as the precision).
+  if (c.precision != "fp32") parts.push_back(c.precision);
+  if (c.comm_dtype != "fp32") parts.push_back("comm-" + c.comm_dtype);
   if (c.fine_tune != "full") {
     parts.push_back(lora_name(c.lora));
   } else if (varying_.contains("fine_tune")) {
     parts.push_back(c.fine_tune);
   }
-  if (c.precision != "fp32") parts.push_back(c.precision);
   if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
   if (c.transport != "auto") parts.push_back(c.transport);
   if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));

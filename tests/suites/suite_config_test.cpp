@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "kernels/blas_core.h"
 #include "kernels/check.h"
 #include "suites/launch_plan.h"
 #include "tests/temp_dir.h"
@@ -220,7 +221,7 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
   for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
-                               "finetune", "machines", "reductions", "scaling", "smoke",
+                               "finetune", "machines", "precision", "reductions", "scaling", "smoke",
                                "stragglers", "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
@@ -511,6 +512,34 @@ TEST(SuiteConfig, TheFinetuneSuiteIsFullAndLoraOnOneAndTwoRanks) {
       EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
     }
     EXPECT_EQ(c.to_json().value("fine_tune", "full"), lora ? "lora" : "full") << c.name;
+  }
+}
+
+// The built-in precision suite: fp32 and bf16 on one rank, then fp32, bf16 and
+// bf16 with bf16 gradients on two; each case's command says so, and a CPU
+// without bf16 GEMMs skips exactly the bf16 cases.
+TEST(SuiteConfig, ThePrecisionSuiteSetsBf16BesideFp32) {
+  const Suite s = resolve_suite("precision");
+  EXPECT_EQ(names(s), (std::vector<std::string>{
+                          "naive-r1-fused", "naive-r1-fused-bf16", "sharded-r2-fused",
+                          "sharded-r2-fused-bf16", "sharded-r2-fused-bf16-comm-bf16"}));
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  ctx.mpirun = "/usr/bin/mpirun";
+  ctx.slots = 2;
+  const kernels::CpuIsa isa = kernels::detect_cpu_isa();
+  const bool bf16_cpu = isa.avx512_bf16 || isa.amx_bf16;
+  for (const SuiteCase& c : s.cases) {
+    const std::string line = shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv);
+    const bool bf16 = c.name.find("bf16") != std::string::npos;
+    EXPECT_EQ(line.find(" --precision bf16") != std::string::npos, bf16) << line;
+    EXPECT_EQ(line.find(" --comm-dtype bf16") != std::string::npos,
+              c.name.ends_with("comm-bf16"))
+        << line;
+    EXPECT_EQ(c.skip_reason.empty(), bf16_cpu || !bf16) << c.name << ": " << c.skip_reason;
+    for (const char* flag : {" --model seed ", " --data builtin:stories ", " --steps 60 "}) {
+      EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
+    }
   }
 }
 
