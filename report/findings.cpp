@@ -105,6 +105,20 @@ const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c)
   return nullptr;
 }
 
+// Why a data-parallel case's loss differs from one process's by `rel`.
+std::string loss_difference_reason(const CaseData& c, double rel) {
+  if (const std::string wire = case_reduction(c).comm_dtype; wire != "fp32") {
+    return fmt::format("the ranks train on the same global batch, but {}'s gradients were rounded "
+                       "to {} for the all-reduce (--comm-dtype), besides the order of "
+                       "floating-point sums.",
+                       c.name, wire);
+  }
+  return rel < 1e-3 ? "the ranks train on the same global batch, so only the order of "
+                      "floating-point sums differs."
+                    : "more than summation order: the ranks do not see the same global batch as "
+                      "one process (duplicated or sharded sampling differs).";
+}
+
 std::optional<Finding> loss_finding(const SuiteData& suite) {
   struct Worst {
     const CaseData* c = nullptr;
@@ -147,10 +161,7 @@ std::optional<Finding> loss_finding(const SuiteData& suite) {
                   "step {}; {}",
                   compared, against, worst.diff, rel * 100, worst.loss, worst.c->name,
                   worst.step,
-                  rel < 1e-3 ? "the ranks train on the same global batch, so only the order of "
-                               "floating-point sums differs."
-                             : "more than summation order: the ranks do not see the same global "
-                               "batch as one process (duplicated or sharded sampling differs).")};
+                  loss_difference_reason(*worst.c, rel))};
 }
 
 // Per step (rank 0, measured steps): median collective calls and bytes.

@@ -13,6 +13,7 @@
 
 #include "report/algorithms.h"
 #include "report/charts.h"
+#include "report/findings.h"
 #include "report/report.h"
 #include "report/suite_data.h"
 #include "tests/report/suite_builder.h"
@@ -181,6 +182,32 @@ TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
   const std::string md = render_markdown({suite});
   EXPECT_NE(md.find("| fused-bf16 | mpi, bf16 | 2 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| fused (baseline) | mpi | 2 |"), std::string::npos) << md;
+}
+
+// The loss finding does not put a bf16-on-the-wire case's difference from
+// one process down to the order of sums alone: its gradients were rounded.
+TEST_F(AlgorithmsTest, TheLossFindingNamesTheBf16RoundingOfTheGradients) {
+  SuiteSpec spec;
+  spec.name = "precision";
+  spec.repetitions = 1;
+  spec.cases = {
+      {.name = "naive", .mode = "naive", .world_size = 1},
+      {.name = "fused", .mode = "sharded"},
+      {.name = "fused-comm-bf16", .mode = "sharded", .loss_offset = 0.0005,
+       .config = {{"comm_dtype", "bf16"}}},
+  };
+  bool found = false;
+  for (const auto& f : suite_findings(train(spec))) {
+    if (f.id != "loss") continue;
+    found = true;
+    EXPECT_NE(f.answer.find("in fused-comm-bf16 at step"), std::string::npos) << f.answer;
+    EXPECT_NE(f.answer.find("fused-comm-bf16's gradients were rounded to bf16 for the "
+                            "all-reduce (--comm-dtype)"),
+              std::string::npos)
+        << f.answer;
+    EXPECT_EQ(f.answer.find("only the order"), std::string::npos) << f.answer;
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(AlgorithmsTest, WithoutACaseToCompareOnlyThePerRankFigureIsShown) {
