@@ -25,6 +25,7 @@ void add_allreduce_bench_command(CLI::App& app) {
     std::string jsonl;
     std::string backend = "auto";
     std::string algorithm = "mpi";
+    std::string dtype = "fp32";
   };
   auto f = std::make_shared<Flags>();
   CLI::App* cmd = app.add_subcommand(
@@ -34,9 +35,14 @@ void add_allreduce_bench_command(CLI::App& app) {
       "ranks of the mean; algbw = bytes/time, busbw = algbw*2(n-1)/n (docs/METRICS.md). An\n"
       "untimed pass checks every element of a known sum (#wrong). Rank 0 prints the table.\n"
       "Exit code 1 if any element was wrong.");
-  cmd->add_option("--min-bytes", f->o.min_bytes, "Smallest message in bytes (>= 4)")
+  // 128M, 64KiB, 1G: K, M, G... are powers of 1024, as nccl-tests' -b/-e read them.
+  cmd->add_option("--min-bytes", f->o.min_bytes,
+                  "Smallest message in bytes, or with a suffix (K, M, G: powers of 1024); at "
+                  "least one element (4 bytes, 2 with --comm-dtype bf16)")
+      ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
-  cmd->add_option("--max-bytes", f->o.max_bytes, "Largest message in bytes")
+  cmd->add_option("--max-bytes", f->o.max_bytes, "Largest message in bytes, or with a suffix")
+      ->transform(CLI::AsSizeValue(false))
       ->capture_default_str();
   cmd->add_option("--factor", f->o.factor, "Each size is the previous one times this (>= 2)")
       ->capture_default_str();
@@ -52,6 +58,11 @@ void add_allreduce_bench_command(CLI::App& app) {
                   "shm (MPI-3 shared window, ranks of one host) or hier (shm in each host, MPI "
                   "between hosts)")
       ->capture_default_str();
+  cmd->add_option("--comm-dtype", f->dtype,
+                  "What travels: fp32, or bf16 (float buffers rounded to bf16 and summed in fp32, "
+                  "as trainscope train --comm-dtype bf16; sizes count the bytes sent, 2 per "
+                  "element, and the times include the conversions)")
+      ->capture_default_str();
   cmd->add_flag("!--no-copy-probe", f->o.copy_probe,
                 "Skip the memcpy probe printed after the table (every rank copies the largest "
                 "size at once: the bound of a shared-memory all-reduce)");
@@ -59,6 +70,7 @@ void add_allreduce_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->callback([f] {
     f->o.algorithm = comm::parse_allreduce_algorithm(f->algorithm);
+    f->o.dtype = comm::parse_comm_dtype(f->dtype);
     suites::validate(f->o);
     auto comm = comm::make_communicator(f->backend);
     std::vector<results::AllReduceRow> rows;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <span>
 
 #include "comm/all_reducer.h"
@@ -55,7 +56,10 @@ double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps) {
 }
 
 void validate(const AllReduceOptions& o) {
-  if (o.min_bytes < 4) throw Error(fmt::format("--min-bytes must be at least 4 (one float), got {}", o.min_bytes));
+  if (const int64_t element = comm::comm_dtype_bytes(o.dtype); o.min_bytes < element) {
+    throw Error(fmt::format("--min-bytes must be at least {} (one {} element), got {}", element,
+                            comm::comm_dtype_name(o.dtype), o.min_bytes));
+  }
   if (o.max_bytes < o.min_bytes)
     throw Error(fmt::format("--max-bytes {} is below --min-bytes {}", o.max_bytes, o.min_bytes));
   if (o.max_bytes > (int64_t{1} << 34))
@@ -66,9 +70,10 @@ void validate(const AllReduceOptions& o) {
 }
 
 std::vector<int64_t> sweep_sizes(const AllReduceOptions& o) {
+  const int64_t element = comm::comm_dtype_bytes(o.dtype);
   std::vector<int64_t> sizes;
   for (int64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) {
-    sizes.push_back(std::max<int64_t>(4, b / 4 * 4));
+    sizes.push_back(std::max<int64_t>(element, b / element * element));
     if (b > o.max_bytes / o.factor) break;
   }
   return sizes;
@@ -96,12 +101,14 @@ std::string links_label() { return setting("btl_tcp_links"); }
 std::string format_sweep_header(const comm::Communicator& comm, const AllReduceOptions& o) {
   const std::string links = links_label();
   std::string s = fmt::format(
-      "# trainscope allreduce-bench: {} rank{}, backend {}, algorithm {}, transport {}{}\n"
+      "# trainscope allreduce-bench: {} rank{}, backend {}, algorithm {}, transport {}{}{}\n"
       "#  min bytes {} max bytes {} step: {}(factor) warmup iters: {} iters: {} validation: 1\n"
       "#\n",
       comm.size(), comm.size() == 1 ? "" : "s", comm.backend(),
       comm::allreduce_algorithm_name(o.algorithm), transport_label(comm),
-      links.empty() ? "" : ", links " + links, o.min_bytes, o.max_bytes, o.factor, o.warmup,
+      links.empty() ? "" : ", links " + links,
+      o.dtype == comm::CommDtype::kBf16 ? ", float buffers sent as bf16 (--comm-dtype)" : "",
+      o.min_bytes, o.max_bytes, o.factor, o.warmup,
       o.iters);
   return s + format_sweep_columns("#", "#");
 }
@@ -115,7 +122,7 @@ std::string format_sweep_columns(std::string_view lead_names, std::string_view l
 
 std::string format_sweep_row(const results::AllReduceRow& r) {
   return fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n",
-                     r.size_bytes, r.count, "float", r.redop, r.time_us, r.algbw_gbps,
+                     r.size_bytes, r.count, r.dtype == "bfloat16" ? "bf16" : "float", r.redop, r.time_us, r.algbw_gbps,
                      r.busbw_gbps, r.wrong);
 }
 
@@ -144,8 +151,9 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
   validate(o);
   const bool printer = out != nullptr && comm.rank() == 0;
   const std::vector<int64_t> sizes = sweep_sizes(o);
+  const int64_t element = comm::comm_dtype_bytes(o.dtype);
   auto reducer = comm::make_all_reducer(
-      comm, {.algorithm = o.algorithm, .numel = sizes.back() / 4,
+      comm, {.algorithm = o.algorithm, .dtype = o.dtype, .numel = sizes.back() / element,
              .category = kernels::MemoryCategory::kComm});
   const std::span<float> buffer = reducer->buffer();
   const std::string transport = transport_label(comm);
@@ -156,7 +164,7 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
   }
   std::vector<results::AllReduceRow> rows;
   for (int64_t bytes : sizes) {
-    const int64_t count = bytes / 4;
+    const int64_t count = bytes / element;
     std::span<float> data = buffer.first(static_cast<size_t>(count));
     // Zeros keep the repeated in-place sums finite however many iterations.
     std::fill(data.begin(), data.end(), 0.0f);
@@ -173,9 +181,14 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     reducer->sum(0, count);
     const int64_t n = comm.size();
     int64_t wrong = 0;
+    // bf16 holds integers up to 256 exactly: with up to 7 ranks every partial
+    // sum a rank or hop passes on is exact. Beyond, each of at most n - 1
+    // roundings is within 2^-9 of the sum.
+    const bool exact = o.dtype == comm::CommDtype::kFp32 || 7 * n * (n + 1) / 2 <= 256;
+    const double tolerance = exact ? 0.0 : static_cast<double>(n - 1) * std::ldexp(1.0, -9);
     for (int64_t i = 0; i < count; ++i) {
-      const float expected = static_cast<float>((i % 7 + 1) * n * (n + 1) / 2);
-      if (data[i] != expected) ++wrong;
+      const double expected = static_cast<double>((i % 7 + 1) * n * (n + 1) / 2);
+      if (std::abs(data[i] - expected) > tolerance * expected) ++wrong;
     }
     wrong = comm.all_reduce_sum(wrong);
 
@@ -186,7 +199,7 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     row.world_size = comm.size();
     row.size_bytes = bytes;
     row.count = count;
-    row.dtype = "float32";
+    row.dtype = o.dtype == comm::CommDtype::kBf16 ? "bfloat16" : "float32";
     row.redop = "sum";
     row.time_us = t[0] * 1e6;
     row.algbw_gbps = t[0] > 0 ? bytes / t[0] / 1e9 : 0.0;

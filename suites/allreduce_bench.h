@@ -1,6 +1,8 @@
 // All-reduce bandwidth sweep over comm::Communicator, after nccl-tests'
 // all_reduce_perf: for each message size, a barrier, warm-up calls, a timed
-// loop of in-place float sums; the time of a size is the largest per-rank mean
+// loop of in-place float sums (or, with dtype bf16, float buffers sent as
+// bf16: the message size counts the bytes sent, 2 per element, and the time
+// includes the conversions, as --comm-dtype bf16 trains); the time of a size is the largest per-rank mean
 // (the slowest rank bounds a collective). algbw = bytes / time and busbw =
 // algbw * 2(n-1)/n (docs/METRICS.md derives it). Each timed call's time (the
 // slowest rank's) is kept too: the samples a regression check tests. A separate, untimed pass
@@ -35,6 +37,7 @@ struct AllReduceOptions {
   int iters = 20;   // timed calls per size
   int warmup = 5;   // untimed calls per size before the timed loop
   comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi;
+  comm::CommDtype dtype = comm::CommDtype::kFp32;  // what travels (--comm-dtype)
   // After the sweep, every rank memcpy's the largest size at once: the
   // memory bandwidth a shared-memory all-reduce is bounded by, printed
   // beside the largest size's busbw.
@@ -45,7 +48,7 @@ struct AllReduceOptions {
 void validate(const AllReduceOptions& options);
 
 // Message sizes in bytes: min, min*factor, ... up to max, each rounded down
-// to whole floats (at least one).
+// to whole elements of the dtype (at least one).
 std::vector<int64_t> sweep_sizes(const AllReduceOptions& options);
 
 // busbw for an all-reduce over `ranks` ranks (equal to algbw when ranks <= 1).

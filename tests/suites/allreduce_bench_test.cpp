@@ -34,6 +34,10 @@ TEST(AllReduceBench, SweepSizes) {
   o.min_bytes = 6;  // rounded down to whole floats
   o.max_bytes = 24;
   EXPECT_EQ(sweep_sizes(o), (std::vector<int64_t>{4, 12, 24}));
+  o.dtype = comm::CommDtype::kBf16;  // whole bf16 elements: 2 bytes
+  o.min_bytes = 3;
+  o.max_bytes = 27;
+  EXPECT_EQ(sweep_sizes(o), (std::vector<int64_t>{2, 6, 12, 24}));
 }
 
 TEST(AllReduceBench, BusBandwidth) {
@@ -52,6 +56,12 @@ TEST(AllReduceBench, BadOptions) {
   EXPECT_THROW(validate(o), Error);
   o = {};
   o.max_bytes = 4;
+  EXPECT_THROW(validate(o), Error);
+  o = {};
+  o.dtype = comm::CommDtype::kBf16;
+  o.min_bytes = 2;  // one bf16 element
+  EXPECT_NO_THROW(validate(o));
+  o.min_bytes = 1;
   EXPECT_THROW(validate(o), Error);
 }
 
@@ -91,6 +101,38 @@ TEST(AllReduceBench, TwoRanksUnderMpirun) {
   const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(out.find("# Out of bounds values : 0 OK"), std::string::npos) << out;
   EXPECT_NE(out.find("(GB/s)"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+// Float buffers sent as bf16 (--comm-dtype bf16) over every algorithm: sizes
+// count the bytes sent (2 per element), each row says bf16, every element is
+// the sum; sizes read with suffixes (1M), as nccl-tests reads them.
+TEST(AllReduceBench, Bf16OnTheWireUnderMpirun) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-bf16-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  for (const std::string algorithm : {"mpi", "shm", "hier"}) {
+    const fs::path rows_path = dir / (algorithm + ".jsonl"), out_path = dir / (algorithm + ".txt");
+    const std::string cmd =
+        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+        "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
+        "/trainscope allreduce-bench --comm-dtype bf16 --allreduce " + algorithm +
+        " --min-bytes 2 --max-bytes 1M --factor 8 --iters 2 --warmup 1 --no-copy-probe --jsonl " +
+        rows_path.string() + " > " + out_path.string() + " 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const auto rows = results::load_allreduce_rows(rows_path);
+    ASSERT_EQ(rows.size(), 7u) << algorithm;  // 2 B .. 512 KiB in x8 steps
+    EXPECT_EQ(rows.back().size_bytes, 512 << 10);
+    for (const auto& r : rows) {
+      EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
+      EXPECT_EQ(r.dtype, "bfloat16") << r.size_bytes;
+      EXPECT_EQ(r.count * 2, r.size_bytes);
+    }
+    std::ifstream in(out_path);
+    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(out.find("float buffers sent as bf16"), std::string::npos) << out;
+    EXPECT_NE(out.find("     bf16    sum"), std::string::npos) << out;
+  }
   fs::remove_all(dir);
 }
 
