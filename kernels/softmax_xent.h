@@ -25,9 +25,13 @@ namespace trainscope::kernels {
 // gradient of grad_scale * sum(loss). (grad_scale = 1 / predicted rows of the
 // global batch gives the mean.) Rows with a target outside [0, V) other than
 // -1 are an internal error (callers validate tokens).
+// With grad_bf16 (--precision bf16's LM head), the gradient goes there
+// instead, [N, V] rounded to bf16 as the head's backward GEMMs take it (the
+// same bits as rounding the fp32 gradient after), and logits are left
+// holding scratch: one pass over the 4-byte gradient fewer each way.
 template <typename T>
 double softmax_xent_forward(T* logits, const int32_t* targets, int N, int V, double grad_scale,
-                            int64_t* predicted);
+                            int64_t* predicted, uint16_t* grad_bf16 = nullptr);
 
 }  // namespace trainscope::kernels
 

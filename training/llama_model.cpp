@@ -236,17 +236,24 @@ void LlamaModel<T>::linear_forward(T* out, const T* inp, uint16_t* inp16, int64_
 template <typename T>
 void LlamaModel<T>::linear_backward(T* dinp, T* dweight, const T* dout, const T* inp,
                                     const uint16_t* inp16, int64_t offset, int N, int C, int OC) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (precision_ == Precision::kBf16) {
-      const auto w = std::ranges::find(bf16_weights_, offset, &Bf16Weight::offset);
-      TS_CHECK(w != bf16_weights_.end()) << "no bf16 copy of the weight at " << offset;
-      k::to_bf16(dout16_.data(), dout, int64_t{N} * OC);
-      k::matmul_backward_bf16(dinp, dweight, dout16_.data(), inp16,
-                              weights16_.data() + w->offset16, N, C, OC);
-      return;
-    }
+  if (precision_ == Precision::kBf16) {
+    if constexpr (std::is_same_v<T, float>) k::to_bf16(dout16_.data(), dout, int64_t{N} * OC);
+    return linear_backward_rounded(dinp, dweight, inp16, offset, N, C, OC);
   }
   k::matmul_backward(dinp, dweight, dout, inp, params_.data() + offset, N, C, OC);
+}
+
+template <typename T>
+void LlamaModel<T>::linear_backward_rounded(T* dinp, T* dweight, const uint16_t* inp16,
+                                            int64_t offset, int N, int C, int OC) {
+  if constexpr (std::is_same_v<T, float>) {
+    const auto w = std::ranges::find(bf16_weights_, offset, &Bf16Weight::offset);
+    TS_CHECK(w != bf16_weights_.end()) << "no bf16 copy of the weight at " << offset;
+    k::matmul_backward_bf16(dinp, dweight, dout16_.data(), inp16, weights16_.data() + w->offset16,
+                            N, C, OC);
+  } else {
+    TS_CHECK(false) << "bf16 GEMMs on a model of another type than float";
+  }
 }
 
 template <typename T>
@@ -379,6 +386,7 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
                                      double grad_scale) {
   dropout_active_ = lora_ && lora_->dropout > 0 && targets != nullptr && grad_scale != 0;
   if (dropout_active_) ++dropout_forwards_;
+  logits_grad16_ = false;
   embed_and_check(inputs);
   run_layers();
   ForwardResult r;
@@ -390,8 +398,10 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
                                 targets[i], i / T_, i % T_, config_.vocab_size));
       }
     }
+    // bf16: the gradient straight into dout16_, rounded for the head's GEMMs.
+    logits_grad16_ = precision_ == Precision::kBf16 && grad_scale != 0;
     r.loss_sum = k::softmax_xent_forward(logits_, targets, N_, config_.vocab_size, grad_scale,
-                                         &r.predicted);
+                                         &r.predicted, logits_grad16_ ? dout16_.data() : nullptr);
   }
   return r;
 }
@@ -423,10 +433,16 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
     if (hook && begin < final_from) hook(final_from = begin);
   };
 
-  // Head: logits_ holds grad_scale * dloss/dlogits.
+  // Head: logits_ holds grad_scale * dloss/dlogits, or in bf16 dout16_ does, rounded.
   std::memset(dln_, 0, sizeof(T) * NC);
-  linear_backward(dln_, full ? G + layout_.lm_head() : nullptr, logits_, lnf_,
-                  act16(config_.n_layers, 0), layout_.lm_head(), N_, C, V);
+  T* head_grad = full ? G + layout_.lm_head() : nullptr;
+  if (logits_grad16_) {
+    linear_backward_rounded(dln_, head_grad, act16(config_.n_layers, 0), layout_.lm_head(), N_, C,
+                            V);
+  } else {
+    linear_backward(dln_, head_grad, logits_, lnf_, act16(config_.n_layers, 0),
+                    layout_.lm_head(), N_, C, V);
+  }
   // Tied, the head's gradient is the embedding's, final only at the end.
   if (full && !config_.tie_embeddings) ready(layout_.lm_head());
   std::memset(dres_, 0, sizeof(T) * NC);

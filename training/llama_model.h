@@ -158,6 +158,9 @@ class LlamaModel {
   // matmul_backward for that weight (dinp / dweight may be null).
   void linear_backward(T* dinp, T* dweight, const T* dout, const T* inp, const uint16_t* inp16,
                        int64_t offset, int N, int C, int OC);
+  // bf16: the same from the output gradient already rounded into dout16_.
+  void linear_backward_rounded(T* dinp, T* dweight, const uint16_t* inp16, int64_t offset, int N,
+                               int C, int OC);
   void allocate_bf16();
   // bf16 only (else null): layer l's copy at `at` (layer_acts16); l = layers: the final norm's.
   uint16_t* act16(int l, int64_t at);
@@ -190,6 +193,8 @@ class LlamaModel {
   };
   std::vector<Bf16Weight> bf16_weights_;
   kernels::Buffer<uint16_t> weights16_, acts16_, dout16_;
+  // The last forward wrote the logits' gradient into dout16_, rounded (bf16).
+  bool logits_grad16_ = false;
   bool weights_changed_ = true;
   int64_t bf16_weight_copies_ = 0;
   // Views into acts_ (per layer: stride layer_stride_).

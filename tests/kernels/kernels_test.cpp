@@ -310,6 +310,29 @@ TEST(SoftmaxXentTest, FloatFastExpAgreesWithDouble) {
   for (int i = 0; i < N * V; ++i) ASSERT_NEAR(lf[i], ldw[i], 1e-6) << i;
 }
 
+// --precision bf16's head: the gradient written rounded to bf16 is, bit for
+// bit, the fp32 gradient rounded afterwards (padding rows zero), and the loss
+// is the same.
+TEST(SoftmaxXentTest, TheBf16GradientIsTheFp32GradientRounded) {
+  const int N = 6, V = 1031;
+  std::vector<int32_t> targets = {5, -1, 0, 1030, 77, 512};
+  const Vec l = random_vector(N * V, 21, 5.0);
+  std::vector<float> in_place(l.begin(), l.end()), scratch = in_place;
+  std::vector<uint16_t> want(N * V), got(N * V, 0xffff);
+  int64_t p1 = 0, p2 = 0;
+  const double s1 = softmax_xent_forward(in_place.data(), targets.data(), N, V, 0.25, &p1);
+  const double s2 =
+      softmax_xent_forward(scratch.data(), targets.data(), N, V, 0.25, &p2, got.data());
+  to_bf16(want.data(), in_place.data(), N * V);
+  EXPECT_EQ(s1, s2);
+  EXPECT_EQ(p1, p2);
+  for (int i = 0; i < N * V; ++i) {
+    ASSERT_EQ(got[i], want[i]) << "row " << i / V << " column " << i % V;
+  }
+  EXPECT_EQ(got[1 * V + 3], 0) << "a padding row's gradient is zero";
+  EXPECT_LT(bf16_to_float(got[0 * V + 5]), 0) << "the target's gradient: softmax - 1";
+}
+
 TEST(AdamwTest, MatchesClosedFormFirstSteps) {
   // Step 1 with bias correction moves each weight by lr * sign(g) (plus decay).
   AdamWParams hp;
