@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "results/results_db.h"
@@ -38,6 +39,26 @@ TEST(DoctorCommandTest, FindingsAsJsonAndTheMpiTransportsWork) {
   EXPECT_GT(std::stod(find(j, "sgemm GFLOP/s")->at("value").get<std::string>()), 0.5);
   EXPECT_EQ(find(j, "2 ranks over shared memory")->at("status"), "ok") << r.output;
   EXPECT_EQ(find(j, "2 ranks over TCP on loopback")->at("status"), "ok") << r.output;
+}
+
+// The table's columns line up whatever the longest item (the bf16 GEMM's row
+// once pushed its status and value right): every status under "status".
+TEST(DoctorCommandTest, EveryStatusIsUnderTheStatusHeading) {
+  const auto r = run_shell(shell_quote(trainscope_binary()) + " doctor --skip-mpi 2>/dev/null");
+  ASSERT_NE(r.exit_code, 2) << r.output;
+  std::istringstream lines(r.output);
+  std::string header, line;
+  std::getline(lines, header);
+  const size_t at = header.find(" status ");
+  ASSERT_NE(at, std::string::npos) << header;
+  int rows = 0;
+  while (std::getline(lines, line) && !line.empty()) {
+    const std::string status = line.substr(at + 1, line.find(' ', at + 1) - at - 1);
+    EXPECT_TRUE(status == "ok" || status == "info" || status == "warning" || status == "MISSING")
+        << "'" << status << "' under the heading in: " << line << "\n" << r.output;
+    ++rows;
+  }
+  EXPECT_GT(rows, 8) << r.output;
 }
 
 // Forced onto weaker kernels than this CPU runs (Prescott: SSE3, which every
