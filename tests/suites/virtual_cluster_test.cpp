@@ -96,10 +96,13 @@ TEST_F(VirtualClusterTest, EachHostRunsOnItsOwnCores) {
   for (int i = 0; i < 2; ++i) {
     SCOPED_TRACE(host(i));
     run_shell(kScripts + "/netns-rsh-agent.sh " + host(i) + " sleep 30 >/dev/null 2>&1 &");
+    // The process is in the namespace from `ip netns exec` on, a moment
+    // before the agent's taskset pins it: look until it is pinned (5 s).
     std::string pid;
-    for (int tries = 0; tries < 100 && pid.empty(); ++tries) {
+    for (int tries = 0; tries < 100; ++tries) {
       pid = trim(run_shell("ip netns pids " + host(i) + " | head -1").output);
-      if (pid.empty()) run_shell("sleep 0.05");
+      if (!pid.empty() && cpus_allowed(pid) == cpus[i]) break;
+      run_shell("sleep 0.05");
     }
     ASSERT_FALSE(pid.empty()) << "the agent's process did not appear";
     EXPECT_EQ(cpus_allowed(pid), cpus[i]);
