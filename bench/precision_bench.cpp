@@ -67,7 +67,7 @@ double relative(double got, double want) {
   return std::isnan(rel) ? INFINITY : rel;
 }
 
-// The mean of losses (every - 1 steps before i, ..., i]: the loss a trainer logs every `every` steps.
+// The mean of losses (i - every, i]: the loss a trainer logs every `every` steps.
 double interval_mean(const std::vector<double>& l, size_t i, int64_t every) {
   const size_t first = i + 1 >= static_cast<size_t>(every) ? i + 1 - every : 0;
   double sum = 0;
@@ -127,8 +127,6 @@ void write_csv(const std::string& path, const std::vector<std::vector<double>>& 
   write_file_atomically(path, text);
 }
 
-}  // namespace
-
 bool loss_target_met(const Worst& w) {
   return w.logged <= kLossTolerance && w.logged_step <= kLossTolerance;
 }
@@ -153,6 +151,8 @@ void print_verdicts(const Worst& w, bool fast, double ratio, double target, int6
              "{}\n",
              kLossTolerance, loss_target_met(w) ? "met" : "MISSED");
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
   training::TrainOptions o;
@@ -181,8 +181,9 @@ int main(int argc, char** argv) {
   app.add_option("--floor-threads", floor_threads,
                  "Threads of the third, fp32 run that measures the noise floor (default: one "
                  "fewer than the others, or 2 after 1; 0: no such run)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--csv", csv, "Also write every step's losses to FILE (step,fp32,bf16,fp32_floor)");
+      ->check(cli::kNonNegative);
+  app.add_option("--csv", csv,
+                 "Also write every step's losses to FILE (step,fp32,bf16,fp32_floor)");
   if (const auto code = cli::parse_flags(app, argc, argv)) return *code;
   try {
     if (!csv.empty()) check_writable(csv, "--csv");

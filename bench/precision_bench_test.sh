@@ -28,7 +28,7 @@ if [[ $? -eq 2 && $out == *"bf16"* && $out != *"--"* ]]; then
   exit 77
 fi
 expect 2 "--steps: must be at least 1, got 0" "$bench" --steps 0
-expect 2 "--floor-threads" "$bench" --floor-threads -1
+expect 2 "--floor-threads: must be a non-negative number, got -1" "$bench" --floor-threads -1
 expect 2 "--csv $tmp/none/l.csv: no directory" "$bench" --csv "$tmp/none/l.csv"
 expect "0|1" "loss target not evaluated: no step after 50 in 6 steps" \
   "$bench" --model tiny --steps 6 --threads 1 --floor-threads 2 --log-every 3 --csv "$tmp/l.csv"

@@ -16,7 +16,9 @@ namespace {
 
 using kernels::MemoryCategory;
 
-// --comm-dtype bf16's conversions, element by element (same lengths).
+// --comm-dtype bf16's conversions, element by element (same lengths). Serial,
+// not kernels::to_bf16's OpenMP loop: overlap's thread runs them while the
+// compute threads are busy with backward.
 void to_bf16(std::span<const float> in, std::span<uint16_t> out) {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = kernels::float_to_bf16(in[i]);
 }
@@ -60,7 +62,8 @@ class MpiAllReducer final : public AllReducer {
     // bf16: the whole arena's staging, so that buckets in flight together
     // (overlap-poll) each have their own part of it.
     if (dtype_ == CommDtype::kBf16) {
-      staging_ = kernels::Buffer<uint16_t>(static_cast<std::size_t>(o.numel), MemoryCategory::kComm);
+      staging_ =
+          kernels::Buffer<uint16_t>(static_cast<std::size_t>(o.numel), MemoryCategory::kComm);
     }
   }
   AllReduceAlgorithm algorithm() const override { return AllReduceAlgorithm::kMpi; }
@@ -127,7 +130,9 @@ class SharedAllReducer final : public AllReducer {
   }
   ~SharedAllReducer() override {
     kernels::release_tracked(mine_.size_bytes(), category_);
-    if (dtype_ == CommDtype::kBf16) kernels::release_tracked(staging_bytes(), MemoryCategory::kComm);
+    if (dtype_ == CommDtype::kBf16) {
+      kernels::release_tracked(staging_bytes(), MemoryCategory::kComm);
+    }
   }
   AllReduceAlgorithm algorithm() const override { return algorithm_; }
   std::span<float> buffer() override { return mine_; }

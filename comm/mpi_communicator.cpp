@@ -41,9 +41,7 @@ void mpi_check(int rc, const char* what) {
 void bf16_sum(void* in, void* inout, int* len, MPI_Datatype*) {
   const auto* a = static_cast<const uint16_t*>(in);
   auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *len; ++i) {
-    b[i] = kernels::float_to_bf16(kernels::bf16_to_float(a[i]) + kernels::bf16_to_float(b[i]));
-  }
+  for (int i = 0; i < *len; ++i) b[i] = kernels::bf16_add(a[i], b[i]);
 }
 
 class MpiRequest final : public Request {
@@ -160,9 +158,8 @@ class MpiCommunicator final : public Communicator {
     ring_reduce_scatter(d, MPI_FLOAT, scratch_, [](float& into, float x) { into += x; });
   }
   void reduce_scatter_sum_bf16(std::span<uint16_t> d) override {
-    ring_reduce_scatter(d, MPI_UINT16_T, scratch_bf16_, [](uint16_t& into, uint16_t x) {
-      into = kernels::float_to_bf16(kernels::bf16_to_float(into) + kernels::bf16_to_float(x));
-    });
+    ring_reduce_scatter(d, MPI_UINT16_T, scratch_bf16_,
+                        [](uint16_t& into, uint16_t x) { into = kernels::bf16_add(into, x); });
   }
   void all_gather(std::span<float> d) override {
     if (size_ == 1) return;
@@ -212,7 +209,8 @@ class MpiCommunicator final : public Communicator {
   template <typename T>
   static T* scratch_for(kernels::Buffer<T>& scratch) {
     if (scratch.size() < static_cast<std::size_t>(kPiece)) {
-      scratch = kernels::Buffer<T>(static_cast<std::size_t>(kPiece), kernels::MemoryCategory::kComm);
+      scratch =
+          kernels::Buffer<T>(static_cast<std::size_t>(kPiece), kernels::MemoryCategory::kComm);
     }
     return scratch.data();
   }

@@ -19,6 +19,12 @@ inline uint16_t float_to_bf16(float f) {
   return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
+// a + b for bf16 values: added in fp32, the sum rounded once (--comm-dtype
+// bf16's reductions).
+inline uint16_t bf16_add(uint16_t a, uint16_t b) {
+  return float_to_bf16(bf16_to_float(a) + bf16_to_float(b));
+}
+
 inline float f16_to_float(uint16_t h) {
   const uint32_t sign = uint32_t{h & 0x8000u} << 16;
   const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;

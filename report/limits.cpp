@@ -106,7 +106,8 @@ Table limits_table(const SuiteData& suite) {
   for (const MachineLimit* l : used) parts.push_back(limit_note(*l));
   t.note = fmt::format(
       "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
-      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM); the gradient sync's bus bandwidth against the "
+      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM); the "
+      "gradient sync's bus bandwidth against the "
       "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "
       "measured for that key. Limits: {}.",
       fmt::join(parts, "; "));

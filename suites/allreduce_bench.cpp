@@ -108,8 +108,7 @@ std::string format_sweep_header(const comm::Communicator& comm, const AllReduceO
       comm::allreduce_algorithm_name(o.algorithm), transport_label(comm),
       links.empty() ? "" : ", links " + links,
       o.dtype == comm::CommDtype::kBf16 ? ", float buffers sent as bf16 (--comm-dtype)" : "",
-      o.min_bytes, o.max_bytes, o.factor, o.warmup,
-      o.iters);
+      o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters);
   return s + format_sweep_columns("#", "#");
 }
 
@@ -122,8 +121,8 @@ std::string format_sweep_columns(std::string_view lead_names, std::string_view l
 
 std::string format_sweep_row(const results::AllReduceRow& r) {
   return fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n",
-                     r.size_bytes, r.count, r.dtype == "bfloat16" ? "bf16" : "float", r.redop, r.time_us, r.algbw_gbps,
-                     r.busbw_gbps, r.wrong);
+                     r.size_bytes, r.count, r.dtype == "bfloat16" ? "bf16" : "float", r.redop,
+                     r.time_us, r.algbw_gbps, r.busbw_gbps, r.wrong);
 }
 
 std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows) {

@@ -2,12 +2,13 @@
 // all_reduce_perf: for each message size, a barrier, warm-up calls, a timed
 // loop of in-place float sums (or, with dtype bf16, float buffers sent as
 // bf16: the message size counts the bytes sent, 2 per element, and the time
-// includes the conversions, as --comm-dtype bf16 trains); the time of a size is the largest per-rank mean
-// (the slowest rank bounds a collective). algbw = bytes / time and busbw =
-// algbw * 2(n-1)/n (docs/METRICS.md derives it). Each timed call's time (the
-// slowest rank's) is kept too: the samples a regression check tests. A separate, untimed pass
-// fills known values on every rank and checks every element of the sum
-// exactly, counting wrong elements over all ranks. The sums run through
+// includes the conversions, as --comm-dtype bf16 trains); the time of a size
+// is the largest per-rank mean (the slowest rank bounds a collective). algbw =
+// bytes / time and busbw = algbw * 2(n-1)/n (docs/METRICS.md derives it).
+// Each timed call's time (the slowest rank's) is kept too: the samples a
+// regression check tests. A separate, untimed pass fills known values on
+// every rank and checks every element of the sum exactly (bf16 beyond 7
+// ranks: within its roundings), counting wrong elements over all ranks. The sums run through
 // comm/all_reducer.h with the chosen algorithm (mpi, shm, hier), so the
 // algorithms compare in one table format.
 //

@@ -537,8 +537,9 @@ int result_name_width(const std::vector<std::string>& case_names, int repetition
 }
 
 std::string format_result_header(int name_width) {
-  return fmt::format(fmt::runtime(kResultRow), "# case", name_width, "ranks", "mode", "reduce", "bucket", "threads", "tokens/s",
-                     "step_ms", "comm%", "peak_rss", "busbw", "status");
+  return fmt::format(fmt::runtime(kResultRow), "# case", name_width, "ranks", "mode", "reduce",
+                     "bucket", "threads", "tokens/s", "step_ms", "comm%", "peak_rss", "busbw",
+                     "status");
 }
 
 std::string format_result_row(const RunOutcome& r, int name_width) {
@@ -558,7 +559,8 @@ std::string format_result_row(const RunOutcome& r, int name_width) {
   const std::string name =
       c.repetition > 0 ? fmt::format("{}#{}", c.case_name, c.repetition) : c.case_name;
   const results::RunFigures& f = r.figures;
-  return fmt::format(fmt::runtime(kResultRow), name, name_width, c.world_size, c.mode, c.reduction.empty() ? "-" : c.reduction,
+  return fmt::format(fmt::runtime(kResultRow), name, name_width, c.world_size, c.mode,
+                     c.reduction.empty() ? "-" : c.reduction,
                      bucket_label(bucket_mb), threads, fmt_number(f.tokens_per_s, "{:.0f}"),
                      fmt_number(f.step_median_s * 1e3, "{:.1f}"),
                      fmt_number(f.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),

@@ -36,7 +36,8 @@
 // cannot run (naive with 2 ranks, a batch the ranks do not divide, hosts
 // whose cores the machine does not have, the shm all-reduce across hosts,
 // ZeRO-1 without fused, on one rank or over hier, LoRA on more layers than the model
-// has, bf16 on a CPU without bf16 instructions) becomes a skipped case with the reason. `hosts` without `ranks` puts one rank on each host;
+// has, bf16 on a CPU without bf16 instructions) becomes a skipped case with
+// the reason. `hosts` without `ranks` puts one rank on each host;
 // `batch_per_rank` scales the global batch with the ranks (weak scaling) and
 // does not go with `batch`. Everything else that is wrong (unknown key, wrong type, unknown
 // mode, links on a non-tcp case...) throws trainscope::Error naming the file,

@@ -316,7 +316,9 @@ float bf16_sum_of(float x, float other) {
 
 // Values bf16 cannot hold (8 significant bits): 1 + i/512 + 1/4096.
 void fill_unrepresentable(std::span<float> g) {
-  for (std::size_t i = 0; i < g.size(); ++i) g[i] = 1.0f + static_cast<float>(i) * 0x1p-9f + 0x1p-12f;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    g[i] = 1.0f + static_cast<float>(i) * 0x1p-9f + 0x1p-12f;
+  }
 }
 
 // Every strategy with --comm-dtype bf16, the stand-in playing a second rank

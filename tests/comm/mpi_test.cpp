@@ -537,8 +537,9 @@ TEST(MpiTest, Bf16GradientsTrainLikeFp32WithHalfTheBytes) {
                           Variant{AllReduceAlgorithm::kHier, ReduceStrategy::kFused, 0},
                           Variant{AllReduceAlgorithm::kMpi, ReduceStrategy::kFused, 1},
                           Variant{AllReduceAlgorithm::kShm, ReduceStrategy::kFused, 1}}) {
-    const std::string what = fmt::format("{}/{}/zero{}", comm::allreduce_algorithm_name(v.algorithm),
-                                         comm::reduce_strategy_name(v.reduce), v.zero);
+    const std::string what =
+        fmt::format("{}/{}/zero{}", comm::allreduce_algorithm_name(v.algorithm),
+                    comm::reduce_strategy_name(v.reduce), v.zero);
     const TrainRun bf16 = train(c, sharded, v.reduce,
                                 fmt::format("cd_bf16_{}{}{}", static_cast<int>(v.algorithm),
                                             static_cast<int>(v.reduce), v.zero),

@@ -120,7 +120,9 @@ void expect_bf16_backward_accumulates(int N, int C, int OC) {
   Vec dx_scale(NC, 1.0), dw_scale(OCC, 1.0);
   matmul_backward_reference(dx_scale.data(), dw_scale.data(), magnitude(g).data(),
                             magnitude(x).data(), magnitude(w).data(), N, C, OC);
-  for (int64_t i = 0; i < NC; ++i) ASSERT_NEAR(dx[i], dx_want[i], 1e-6 * dx_scale[i]) << "dinp " << i;
+  for (int64_t i = 0; i < NC; ++i) {
+    ASSERT_NEAR(dx[i], dx_want[i], 1e-6 * dx_scale[i]) << "dinp " << i;
+  }
   for (int64_t i = 0; i < OCC; ++i) {
     ASSERT_NEAR(dw[i], dw_want[i], 1e-6 * dw_scale[i]) << "dweight " << i;
   }

@@ -124,17 +124,20 @@ TEST_F(AlgorithmsTest, ASuiteOfDefaultsHasNoAlgorithmColumnTableOrSeries) {
   EXPECT_EQ(md.find("all-reduce algorithm"), std::string::npos) << md;
 }
 
-SuiteSpec zero_suite() {
+// One process, two sharded ranks, and `third`: a variant of the sharded case.
+SuiteSpec naive_fused_and(CaseSpec third) {
   SuiteSpec spec;
   spec.name = "reductions";
   spec.repetitions = 1;
-  spec.cases = {
-      {.name = "naive", .mode = "naive", .world_size = 1},
-      {.name = "fused", .mode = "sharded"},
-      {.name = "fused-zero1", .mode = "sharded", .config = {{"zero", 1}},
-       .optimizer_state_share = 0.5},
-  };
+  spec.cases = {{.name = "naive", .mode = "naive", .world_size = 1},
+                {.name = "fused", .mode = "sharded"},
+                std::move(third)};
   return spec;
+}
+
+SuiteSpec zero_suite() {
+  return naive_fused_and({.name = "fused-zero1", .mode = "sharded", .config = {{"zero", 1}},
+                          .optimizer_state_share = 0.5});
 }
 
 TEST_F(AlgorithmsTest, ZeroOneMemoryPerRankBesideTheSameCaseWithoutIt) {
@@ -187,15 +190,9 @@ TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
 // The loss finding does not put a bf16-on-the-wire case's difference from
 // one process down to the order of sums alone: its gradients were rounded.
 TEST_F(AlgorithmsTest, TheLossFindingNamesTheBf16RoundingOfTheGradients) {
-  SuiteSpec spec;
-  spec.name = "precision";
-  spec.repetitions = 1;
-  spec.cases = {
-      {.name = "naive", .mode = "naive", .world_size = 1},
-      {.name = "fused", .mode = "sharded"},
-      {.name = "fused-comm-bf16", .mode = "sharded", .loss_offset = 0.0005,
-       .config = {{"comm_dtype", "bf16"}}},
-  };
+  const SuiteSpec spec = naive_fused_and({.name = "fused-comm-bf16", .mode = "sharded",
+                                           .loss_offset = 0.0005,
+                                           .config = {{"comm_dtype", "bf16"}}});
   bool found = false;
   for (const auto& f : suite_findings(train(spec))) {
     if (f.id != "loss") continue;

@@ -15,6 +15,7 @@
 #include "results/figures.h"
 #include "results/records.h"
 #include "tests/run_command.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope::suites {
 namespace {
@@ -65,19 +66,33 @@ TEST(AllReduceBench, BadOptions) {
   EXPECT_THROW(validate(o), Error);
 }
 
-TEST(AllReduceBench, TwoRanksUnderMpirun) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const fs::path rows_path = dir / "rows.jsonl", out_path = dir / "out.txt";
-  const std::string cmd =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
-      "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
-      "/trainscope allreduce-bench --min-bytes 8 --max-bytes 4194304 --factor 4 --iters 3 "
-      "--warmup 1 --jsonl " +
-      rows_path.string() + " > " + out_path.string() + " 2>&1";
+// `trainscope allreduce-bench` on 2 ranks under mpirun, over loopback.
+constexpr const char* kTwoRankBench =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
+    "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
+    "/trainscope allreduce-bench ";
+
+// kTwoRankBench ARGS --jsonl ...: exit 0 asserted, its rows and its output.
+struct Sweep {
+  std::vector<results::AllReduceRow> rows;
+  std::string out;
+};
+void run_two_rank_sweep(const std::string& args, Sweep* sweep) {
+  testing::TempDir dir("ar-sweep");
+  const std::string cmd = std::string(kTwoRankBench) + args + " --jsonl " +
+                          (dir / "rows.jsonl").string() + " > " + (dir / "out.txt").string() +
+                          " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const auto rows = results::load_allreduce_rows(rows_path);
+  sweep->rows = results::load_allreduce_rows(dir / "rows.jsonl");
+  std::ifstream in(dir / "out.txt");
+  sweep->out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(AllReduceBench, TwoRanksUnderMpirun) {
+  Sweep sweep;
+  ASSERT_NO_FATAL_FAILURE(
+      run_two_rank_sweep("--min-bytes 8 --max-bytes 4M --factor 4 --iters 3 --warmup 1", &sweep));
+  const auto& rows = sweep.rows;
   ASSERT_EQ(rows.size(), 10u);  // 8 B .. 2 MiB in x4 steps (8 MiB would pass 4 MiB)
   for (const auto& r : rows) {
     EXPECT_EQ(r.wrong, 0) << r.size_bytes;
@@ -97,75 +112,51 @@ TEST(AllReduceBench, TwoRanksUnderMpirun) {
     EXPECT_GE(sum / 3, r.time_us * (1 - 1e-9)) << r.size_bytes;
     EXPECT_EQ(results::call_busbw_gbps(r).size(), 3u);
   }
-  std::ifstream in(out_path);
-  const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(out.find("# Out of bounds values : 0 OK"), std::string::npos) << out;
-  EXPECT_NE(out.find("(GB/s)"), std::string::npos) << out;
-  fs::remove_all(dir);
+  EXPECT_NE(sweep.out.find("# Out of bounds values : 0 OK"), std::string::npos) << sweep.out;
+  EXPECT_NE(sweep.out.find("(GB/s)"), std::string::npos) << sweep.out;
 }
 
 // Float buffers sent as bf16 (--comm-dtype bf16) over every algorithm: sizes
 // count the bytes sent (2 per element), each row says bf16, every element is
 // the sum; sizes read with suffixes (1M), as nccl-tests reads them.
 TEST(AllReduceBench, Bf16OnTheWireUnderMpirun) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-bf16-" + std::to_string(getpid()));
-  fs::create_directories(dir);
   for (const std::string algorithm : {"mpi", "shm", "hier"}) {
-    const fs::path rows_path = dir / (algorithm + ".jsonl"), out_path = dir / (algorithm + ".txt");
-    const std::string cmd =
-        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
-        "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
-        "/trainscope allreduce-bench --comm-dtype bf16 --allreduce " + algorithm +
-        " --min-bytes 2 --max-bytes 1M --factor 8 --iters 2 --warmup 1 --no-copy-probe --jsonl " +
-        rows_path.string() + " > " + out_path.string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto rows = results::load_allreduce_rows(rows_path);
-    ASSERT_EQ(rows.size(), 7u) << algorithm;  // 2 B .. 512 KiB in x8 steps
-    EXPECT_EQ(rows.back().size_bytes, 512 << 10);
-    for (const auto& r : rows) {
+    Sweep sweep;
+    ASSERT_NO_FATAL_FAILURE(run_two_rank_sweep(
+        "--comm-dtype bf16 --allreduce " + algorithm +
+            " --min-bytes 2 --max-bytes 1M --factor 8 --iters 2 --warmup 1 --no-copy-probe",
+        &sweep));
+    ASSERT_EQ(sweep.rows.size(), 7u) << algorithm;  // 2 B .. 512 KiB in x8 steps
+    EXPECT_EQ(sweep.rows.back().size_bytes, 512 << 10);
+    for (const auto& r : sweep.rows) {
       EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
       EXPECT_EQ(r.dtype, "bfloat16") << r.size_bytes;
       EXPECT_EQ(r.count * 2, r.size_bytes);
     }
-    std::ifstream in(out_path);
-    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_NE(out.find("float buffers sent as bf16"), std::string::npos) << out;
-    EXPECT_NE(out.find("     bf16    sum"), std::string::npos) << out;
+    EXPECT_NE(sweep.out.find("float buffers sent as bf16"), std::string::npos) << sweep.out;
+    EXPECT_NE(sweep.out.find("     bf16    sum"), std::string::npos) << sweep.out;
   }
-  fs::remove_all(dir);
 }
 
 // The shared-memory algorithms through the same sweep: every element right at
 // every size (uneven slices included: 4 B is one float over two ranks), and
 // the copy probe printed beside the largest size.
 TEST(AllReduceBench, SharedMemoryAlgorithmsVerifyUnderMpirun) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / ("trainscope-ar-shm-" + std::to_string(getpid()));
-  fs::create_directories(dir);
   for (const std::string algorithm : {"shm", "hier"}) {
-    const fs::path rows_path = dir / (algorithm + ".jsonl"), out_path = dir / (algorithm + ".txt");
-    const std::string cmd =
-        "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
-        "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
-        "/trainscope allreduce-bench --allreduce " + algorithm +
-        " --min-bytes 4 --max-bytes 1048580 --factor 4 --iters 3 --warmup 1 --jsonl " +
-        rows_path.string() + " > " + out_path.string() + " 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    const auto rows = results::load_allreduce_rows(rows_path);
-    ASSERT_EQ(rows.size(), 10u) << algorithm;  // 4 B .. 1 MiB in x4 steps
-    for (const auto& r : rows) {
+    Sweep sweep;
+    ASSERT_NO_FATAL_FAILURE(run_two_rank_sweep(
+        "--allreduce " + algorithm + " --min-bytes 4 --max-bytes 1048580 --factor 4 --iters 3 "
+        "--warmup 1", &sweep));
+    ASSERT_EQ(sweep.rows.size(), 10u) << algorithm;  // 4 B .. 1 MiB in x4 steps
+    for (const auto& r : sweep.rows) {
       EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
       EXPECT_GT(r.busbw_gbps, 0) << algorithm << " " << r.size_bytes;
       EXPECT_EQ(r.algorithm, algorithm) << r.size_bytes;  // recorded as run
     }
-    std::ifstream in(out_path);
-    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_NE(out.find("algorithm " + algorithm), std::string::npos) << out;
-    EXPECT_NE(out.find("# Copy probe"), std::string::npos) << out;
-    EXPECT_NE(out.find("# busbw / copy probe"), std::string::npos) << out;
+    EXPECT_NE(sweep.out.find("algorithm " + algorithm), std::string::npos) << sweep.out;
+    EXPECT_NE(sweep.out.find("# Copy probe"), std::string::npos) << sweep.out;
+    EXPECT_NE(sweep.out.find("# busbw / copy probe"), std::string::npos) << sweep.out;
   }
-  fs::remove_all(dir);
 }
 
 // A window larger than /dev/shm would be created and then kill the job with
@@ -176,11 +167,8 @@ TEST(AllReduceBench, AWindowLargerThanDevShmIsAClearError) {
   const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
   const double max_bytes = 16.0 * (1ll << 30);  // allreduce-bench's limit
   if (2 * max_bytes <= room) GTEST_SKIP() << "/dev/shm holds two 16 GiB windows here";
-  const std::string cmd =
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 2 --oversubscribe "
-      "--bind-to none --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo " TRAINSCOPE_BINARY_DIR
-      "/trainscope allreduce-bench --allreduce shm --min-bytes 17179869184 --max-bytes "
-      "17179869184 2>&1";
+  const std::string cmd = std::string(kTwoRankBench) +
+                          "--allreduce shm --min-bytes 16G --max-bytes 16G 2>&1";
   const testing::CommandResult r = testing::run_shell(cmd);
   EXPECT_NE(r.exit_code, 0) << r.output;
   const std::string message = "--allreduce shm: the shared window needs 32.00 GiB in /dev/shm "

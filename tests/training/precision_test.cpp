@@ -132,9 +132,11 @@ TEST(PrecisionTest, Bf16TrainingFollowsFp32AndIsRecorded) {
 }
 
 TEST(PrecisionTest, BadPrecisionsAndCpusWithoutBf16AreRefused) {
-  EXPECT_TRUE(THROWS_BAD_INPUT(parse_precision("fp16"), "--precision must be fp32 or bf16, got 'fp16'"));
+  EXPECT_TRUE(
+      THROWS_BAD_INPUT(parse_precision("fp16"), "--precision must be fp32 or bf16, got 'fp16'"));
   EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
-  EXPECT_TRUE(THROWS_BAD_INPUT(parse_precision("BF16", "precision"), "precision must be fp32 or bf16, got 'BF16'"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(parse_precision("BF16", "precision"),
+                               "precision must be fp32 or bf16, got 'BF16'"));
   kernels::CpuIsa avx2;
   avx2.avx2 = avx2.avx = avx2.fma = true;
   EXPECT_TRUE(THROWS_BAD_INPUT(check_precision_supported(Precision::kBf16, avx2),
