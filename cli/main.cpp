@@ -29,7 +29,12 @@ int check_stdout(int code) {
 int main(int argc, char** argv) {
   using namespace trainscope;
   // Before MPI or any GEMM: may run this program again with the right kernels.
-  kernels::choose_blas_core(argv);
+  try {
+    kernels::choose_blas_core(argv);
+  } catch (const Error& e) {  // a bad TRAINSCOPE_MAX_CPU_ISA
+    std::fprintf(stderr, "trainscope: error: %s\n", e.what());
+    return e.exit_code();
+  }
   CLI::App app{
       "trainscope: train a Llama-style LM on CPUs, alone or as every rank of an\n"
       "mpirun job, and measure it: memory by category, step phases, collectives.\n"

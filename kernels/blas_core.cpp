@@ -1,6 +1,5 @@
 #include "kernels/blas_core.h"
 
-#include <cpuid.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,8 +20,6 @@ namespace {
 // OpenBLAS had picked by itself.
 constexpr const char* kDetectedVar = "TRAINSCOPE_BLAS_DETECTED";
 
-bool bit(unsigned reg, int n) { return (reg >> n) & 1u; }
-
 // The x86 cores of OpenBLAS 0.3.21's DYNAMIC_ARCH list that matter here,
 // weakest first: each needs the ISA of its row.
 struct CoreSpec {
@@ -37,51 +34,6 @@ constexpr CoreSpec kCores[] = {
 };
 
 }  // namespace
-
-std::string CpuIsa::summary() const {
-  std::string s = avx512f ? "AVX-512" : avx2 ? "AVX2" : avx ? "AVX" : "SSE";
-  if (avx512_bf16) s += " + AVX512-BF16";
-  if (amx_bf16) s += " + AMX-BF16";
-  return s;
-}
-
-CpuIsa detect_cpu_isa() {
-  CpuIsa isa;
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (__get_cpuid(0, &a, &b, &c, &d) == 0) return isa;
-  char vendor[13] = {};
-  std::memcpy(vendor, &b, 4);
-  std::memcpy(vendor + 4, &d, 4);
-  std::memcpy(vendor + 8, &c, 4);
-  isa.vendor = vendor;
-  const unsigned max_leaf = a;
-  __get_cpuid(1, &a, &b, &c, &d);
-  const bool osxsave = bit(c, 27);
-  const bool avx_cpu = bit(c, 28);
-  isa.fma = bit(c, 12);
-  // The OS must save the wide registers, or the instructions fault.
-  unsigned long long xcr0 = 0;
-  if (osxsave) {
-    unsigned lo = 0, hi = 0;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
-  }
-  const bool ymm = (xcr0 & 0x6) == 0x6, zmm = (xcr0 & 0xe6) == 0xe6;
-  const bool tiles = (xcr0 & 0x60000) == 0x60000;
-  isa.avx = avx_cpu && ymm;
-  if (max_leaf < 7) return isa;
-  __cpuid_count(7, 0, a, b, c, d);
-  isa.avx2 = isa.avx && bit(b, 5);
-  isa.avx512f = zmm && bit(b, 16);
-  isa.avx512dq = zmm && bit(b, 17);
-  isa.avx512bw = zmm && bit(b, 30);
-  isa.avx512vl = zmm && bit(b, 31);
-  isa.amx_bf16 = tiles && bit(d, 22);
-  unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
-  __cpuid_count(7, 1, a1, b1, c1, d1);
-  isa.avx512_bf16 = isa.avx512f && bit(a1, 5);
-  return isa;
-}
 
 std::string best_openblas_core(const CpuIsa& isa) {
   const bool avx512 = isa.avx512f && isa.avx512bw && isa.avx512dq && isa.avx512vl;

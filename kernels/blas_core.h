@@ -16,19 +16,10 @@
 #include <string>
 #include <string_view>
 
+#include "kernels/cpu_isa.h"
+
 namespace trainscope::kernels {
 
-// What cpuid says the CPU can execute (and the OS has enabled).
-struct CpuIsa {
-  std::string vendor;  // "GenuineIntel", "AuthenticAMD"
-  bool avx = false, avx2 = false, fma = false;
-  bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false;
-  bool avx512_bf16 = false;
-  bool amx_bf16 = false;  // AMX tiles with bf16 (Sapphire Rapids)
-  // "AVX-512 + AVX512-BF16 + AMX-BF16" and so on: the strongest first.
-  std::string summary() const;
-};
-CpuIsa detect_cpu_isa();
 
 // The strongest core of Debian's OpenBLAS 0.3.21 that a CPU with `isa` runs
 // (its DYNAMIC_ARCH list; AVX2 cores by vendor).

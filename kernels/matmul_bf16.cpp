@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -86,7 +88,53 @@ const Primitive& primitive(const GemmShape& s) {
   return cache.emplace(s, std::move(p)).first->second;
 }
 
+std::string onednn_version_and_isa() {
+  using isa = dnnl::cpu_isa;
+  const dnnl_version_t* v = dnnl_version();
+  const char* name = "other";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::avx512_core_amx: name = "avx512_core_amx"; break;
+    case isa::avx512_core_bf16: name = "avx512_core_bf16"; break;
+    case isa::avx512_core_vnni: name = "avx512_core_vnni"; break;
+    case isa::avx512_core: name = "avx512_core"; break;
+    case isa::avx2_vnni: name = "avx2_vnni"; break;
+    case isa::avx2: name = "avx2"; break;
+    default: break;
+  }
+  return fmt::format("oneDNN {}.{}.{}, CPU ISA {}", v->major, v->minor, v->patch, name);
+}
+
+Bf16GemmOptions& options() {
+  static Bf16GemmOptions o;
+  return o;
+}
+
+// The emulation: each operand widened to a dense fp32 copy in its own
+// layout, then sgemm with fp32 sums, as oneDNN would sum the same products.
+float* widen(Buffer<float>& dst, const uint16_t* src, int64_t rows, int64_t cols, int64_t ld) {
+  float* out = at_least(dst, rows * cols);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) out[r * cols + c] = bf16_to_float(src[r * ld + c]);
+  }
+  return out;
+}
+
+void emulated_gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) {
+  static Buffer<float> wide_a, wide_b;
+  // In memory, a transposed [R, C] matrix is C rows of R.
+  const int64_t a_rows = s.a_transposed ? s.K : s.M, a_cols = s.a_transposed ? s.M : s.K;
+  const int64_t b_rows = s.b_transposed ? s.N : s.K, b_cols = s.b_transposed ? s.K : s.N;
+  const float* wa = widen(wide_a, a, a_rows, a_cols, a_cols);
+  const float* wb = widen(wide_b, b, b_rows, b_cols, s.ld_b == 0 ? b_cols : s.ld_b);
+  cblas_sgemm(CblasRowMajor, s.a_transposed ? CblasTrans : CblasNoTrans,
+              s.b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(s.M),
+              static_cast<int>(s.N), static_cast<int>(s.K), 1.0f, wa,
+              static_cast<int>(a_cols), wb, static_cast<int>(b_cols),
+              s.accumulate ? 1.0f : 0.0f, dst, static_cast<int>(s.ld_dst == 0 ? s.N : s.ld_dst));
+}
+
 void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) {
+  if (options().gemm == Bf16Gemm::kEmulated) return emulated_gemm(s, dst, a, b);
   const Primitive& p = primitive(s);
   Engine& e = engine();
   dnnl::memory ma(p.a, e.engine, const_cast<uint16_t*>(a));
@@ -109,8 +157,14 @@ void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) 
 // while the whole GEMM's brgemm does, so with AMX the head runs whole. Fixed
 // per CPU, so results stay deterministic.
 bool column_chunks(int64_t OC) {
+  if (OC <= kBf16ColumnChunk) return false;
+  switch (options().columns) {
+    case Bf16Columns::kWhole: return false;
+    case Bf16Columns::kChunked: return true;
+    case Bf16Columns::kAuto: break;
+  }
   static const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
-  return OC > kBf16ColumnChunk && !amx;
+  return !amx;
 }
 
 // dweight[o0 + j, c] += columns[c, j] for j < width: one chunk's transposed
@@ -162,20 +216,26 @@ void to_bf16(uint16_t* dst, const float* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = float_to_bf16(src[i]);
 }
 
+void set_bf16_gemm_options(const Bf16GemmOptions& o) { options() = o; }
+Bf16GemmOptions bf16_gemm_options() { return options(); }
+
+std::string onednn_bf16_unavailable() {
+  static const std::string why = [] {
+    try {
+      primitive({2, 2, 2, false, true, false});
+      return std::string();
+    } catch (const dnnl::error& e) {
+      return fmt::format("{} has no bf16 matmul ({})", onednn_version_and_isa(), e.what());
+    }
+  }();
+  return why;
+}
+
 std::string onednn_description() {
-  using isa = dnnl::cpu_isa;
-  const dnnl_version_t* v = dnnl_version();
-  const char* name = "other";
-  switch (dnnl::get_effective_cpu_isa()) {
-    case isa::avx512_core_amx: name = "avx512_core_amx"; break;
-    case isa::avx512_core_bf16: name = "avx512_core_bf16"; break;
-    case isa::avx512_core_vnni: name = "avx512_core_vnni"; break;
-    case isa::avx512_core: name = "avx512_core"; break;
-    case isa::avx2_vnni: name = "avx2_vnni"; break;
-    case isa::avx2: name = "avx2"; break;
-    default: break;
+  if (options().gemm == Bf16Gemm::kEmulated) {
+    return "emulated: bf16 operands widened to fp32, OpenBLAS sgemm (tests only)";
   }
-  return fmt::format("oneDNN {}.{}.{}, CPU ISA {}", v->major, v->minor, v->patch, name);
+  return onednn_version_and_isa();
 }
 
 }  // namespace trainscope::kernels

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "training/trainer.h"
 
@@ -23,6 +24,13 @@ inline training::TrainOptions tiny_training(int64_t steps, int batch, int block,
   o.quiet = true;
   o.data.source = std::move(data);
   return o;
+}
+
+// n token ids below vocab in a fixed pattern that `salt` shifts.
+inline std::vector<int32_t> tokens(int n, int vocab, int salt) {
+  std::vector<int32_t> t(n);
+  for (int i = 0; i < n; ++i) t[i] = (i * 7 + salt * 3 + i * i) % vocab;
+  return t;
 }
 
 }  // namespace trainscope::testing

@@ -16,11 +16,12 @@ Precision parse_precision(std::string_view text, std::string_view flag) {
 }
 
 void check_precision_supported(Precision p, const kernels::CpuIsa& isa) {
-  if (p != Precision::kBf16 || isa.avx512_bf16 || isa.amx_bf16) return;
-  throw Error(fmt::format("--precision bf16: this CPU ({}) has no bf16 instructions (AVX512-BF16 "
-                          "or AMX-BF16); oneDNN would emulate them, slower than fp32. Use "
-                          "--precision fp32",
-                          isa.summary()));
+  if (p != Precision::kBf16) return;
+  if (const std::string missing = kernels::bf16_instructions_missing(isa); !missing.empty()) {
+    throw Error(fmt::format("--precision bf16: {}; oneDNN would emulate them, slower than fp32. "
+                            "Use --precision fp32",
+                            missing));
+  }
 }
 
 }  // namespace trainscope::training

@@ -448,7 +448,10 @@ void TrainingRun::check_options() const {
   }
   check_zero();
   if (o.fine_tune == FineTune::kLora) o.lora.validate(config_);
-  check_precision_supported(o.precision, kernels::detect_cpu_isa());
+  // The emulated bf16 GEMMs (chosen only by tests) need no bf16 instructions.
+  if (kernels::bf16_gemm_options().gemm != kernels::Bf16Gemm::kEmulated) {
+    check_precision_supported(o.precision, kernels::detect_cpu_isa());
+  }
   if (o.min_lr > o.lr) {
     throw Error(fmt::format("--min-lr {} is above --lr {}: the schedule would raise the rate",
                             o.min_lr, o.lr));

@@ -1,5 +1,6 @@
 // The trainscope program end to end: exit codes and messages that scripts
 // and users rely on.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "results/records.h"
+#include "tests/run_command.h"
 
 namespace {
 
@@ -18,7 +20,7 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  const std::string cmd = std::string(TRAINSCOPE_BINARY_DIR) + "/trainscope " + args + " 2>&1";
+  const std::string cmd = fmt::format("{}/trainscope {} 2>&1", TRAINSCOPE_BINARY_DIR, args);
   FILE* pipe = popen(cmd.c_str(), "r");
   Result r{-1, ""};
   std::array<char, 4096> buf;
@@ -99,7 +101,26 @@ TEST(CliTest, HelpAndVersion) {
   const Result v = run("version");
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_NE(v.output.find("openblas"), std::string::npos);
+  EXPECT_NE(v.output.find("cpu: "), std::string::npos) << v.output;
+  EXPECT_NE(v.output.find(" (level "), std::string::npos) << v.output;
   EXPECT_EQ(run("no-such-command").exit_code, 2);
+}
+
+// The ISA cap of scripts/check-cpu-matrix.sh: what version reports, and a bad
+// value refused before anything runs.
+TEST(CliTest, TheCpuIsaCapIsReportedAndABadOneRefused) {
+  using trainscope::testing::run_shell, trainscope::testing::shell_quote,
+      trainscope::testing::trainscope_binary;
+  const auto capped = run_shell("TRAINSCOPE_MAX_CPU_ISA=avx2 " +
+                                shell_quote(trainscope_binary()) + " version");
+  EXPECT_EQ(capped.exit_code, 0) << capped.output;
+  EXPECT_NE(capped.output.find("(level avx2)"), std::string::npos) << capped.output;
+  const auto bad = run_shell("TRAINSCOPE_MAX_CPU_ISA=avx9 " + shell_quote(trainscope_binary()) +
+                             " version");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("trainscope: error: TRAINSCOPE_MAX_CPU_ISA=avx9: unknown ISA level"),
+            std::string::npos)
+      << bad.output;
 }
 
 }  // namespace

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <ostream>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "kernels/blas_core.h"
 #include "kernels/storage.h"
+#include "tests/cpu_paths.h"
 #include "tests/expect_error.h"
 #include "tests/tiny_training.h"
 #include "training/llama_model.h"
@@ -19,17 +21,29 @@
 namespace trainscope::training {
 namespace {
 
-#define SKIP_WITHOUT_BF16()                                                              \
-  if (const kernels::CpuIsa isa = kernels::detect_cpu_isa(); !isa.avx512_bf16 && !isa.amx_bf16) \
-  GTEST_SKIP() << "this CPU (" << isa.summary() << ") has no AVX512-BF16 or AMX-BF16"
+// The bf16 GEMMs as a run takes them (oneDNN; skipped, with the refusal a run
+// would print, on a CPU without bf16 instructions), and emulated, which
+// tests the model's bf16 path on every CPU.
+struct Bf16Run {
+  kernels::Bf16GemmOptions options;
+  const char* name;
+};
+void PrintTo(const Bf16Run& run, std::ostream* os) { *os << run.name; }
+class PrecisionBf16Test : public ::testing::TestWithParam<Bf16Run> {
+ protected:
+  void SetUp() override {
+    if (GetParam().options.gemm == kernels::Bf16Gemm::kOneDnn) {
+      TRAINSCOPE_SKIP_WITHOUT_BF16_INSTRUCTIONS();
+    }
+  }
+  bool emulated() const { return GetParam().options.gemm == kernels::Bf16Gemm::kEmulated; }
+
+  testing::ScopedBf16Path path_{GetParam().options};
+};
 
 constexpr int kRows = 2, kSeq = 32;
 
-std::vector<int32_t> tokens(int n, int vocab, int salt) {
-  std::vector<int32_t> t(n);
-  for (int i = 0; i < n; ++i) t[i] = (i * 7 + salt * 3 + i * i) % vocab;
-  return t;
-}
+using ::trainscope::testing::tokens;
 
 struct Pass {
   double loss = 0;
@@ -53,8 +67,7 @@ Pass one_pass(Precision p) {
 // 2^-9 = 0.2%) and every GEMM input is rounded, so each tensor's gradient is
 // within 1.5% of fp32's in L2 norm (measured on this model: 0.2-0.5%) and the
 // loss within 0.1% (measured: 7e-6).
-TEST(PrecisionTest, Bf16GradientsMatchFp32WithinBf16Precision) {
-  SKIP_WITHOUT_BF16();
+TEST_P(PrecisionBf16Test, GradientsMatchFp32WithinBf16Precision) {
   const Pass fp32 = one_pass(Precision::kFp32), bf16 = one_pass(Precision::kBf16);
   EXPECT_NEAR(bf16.loss, fp32.loss, 1e-3 * fp32.loss);
   const ParamLayout layout(model_preset("tiny"));
@@ -71,8 +84,7 @@ TEST(PrecisionTest, Bf16GradientsMatchFp32WithinBf16Precision) {
   EXPECT_TRUE(any_difference) << "the bf16 path ran the fp32 GEMMs";
 }
 
-TEST(PrecisionTest, Bf16IsDeterministicForAThreadCount) {
-  SKIP_WITHOUT_BF16();
+TEST_P(PrecisionBf16Test, IsDeterministicForAThreadCount) {
   const Pass a = one_pass(Precision::kBf16), b = one_pass(Precision::kBf16);
   EXPECT_EQ(a.loss, b.loss);
   ASSERT_EQ(a.grads.size(), b.grads.size());
@@ -82,8 +94,7 @@ TEST(PrecisionTest, Bf16IsDeterministicForAThreadCount) {
 // The bf16 weights are copied by the first forward after params() was handed
 // out mutably (an optimizer step), not by every forward (gradient
 // accumulation runs several per step), and that copy is what the GEMMs read.
-TEST(PrecisionTest, WeightsAreCopiedOncePerStepAndTheCopyIsUsed) {
-  SKIP_WITHOUT_BF16();
+TEST_P(PrecisionBf16Test, WeightsAreCopiedOncePerStepAndTheCopyIsUsed) {
   const ModelConfig c = model_preset("tiny");
   LlamaModel<float> model(c, kRows, kSeq, {}, std::nullopt, Precision::kBf16);
   model.init_weights(5);
@@ -108,8 +119,7 @@ TEST(PrecisionTest, WeightsAreCopiedOncePerStepAndTheCopyIsUsed) {
 
 // Training end to end: the losses follow fp32's, the kernels record says
 // bf16 and which library, and the weight copy is counted as parameters.
-TEST(PrecisionTest, Bf16TrainingFollowsFp32AndIsRecorded) {
-  SKIP_WITHOUT_BF16();
+TEST_P(PrecisionBf16Test, TrainingFollowsFp32AndIsRecorded) {
   auto comm = comm::make_communicator("local");
   TrainOptions o = testing::tiny_training(12, 4, 33);
   const results::RunSummary fp32 = run_training(o, *comm, stdout);
@@ -123,7 +133,9 @@ TEST(PrecisionTest, Bf16TrainingFollowsFp32AndIsRecorded) {
   EXPECT_EQ(fp32.ranks.at(0).kernels.precision, "fp32");
   EXPECT_EQ(fp32.ranks.at(0).kernels.bf16_gemm, "");
   EXPECT_EQ(bf16.ranks.at(0).kernels.precision, "bf16");
-  EXPECT_NE(bf16.ranks.at(0).kernels.bf16_gemm.find("oneDNN"), std::string::npos);
+  EXPECT_NE(bf16.ranks.at(0).kernels.bf16_gemm.find(emulated() ? "emulated" : "oneDNN"),
+            std::string::npos)
+      << bf16.ranks[0].kernels.bf16_gemm;
   EXPECT_NE(bf16.ranks[0].kernels.label(), fp32.ranks[0].kernels.label());
   const auto params = kernels::MemoryCategory::kParameters;
   EXPECT_GT(bf16.ranks[0].tracked_peak_by_category[params],
@@ -146,6 +158,13 @@ TEST(PrecisionTest, BadPrecisionsAndCpusWithoutBf16AreRefused) {
   zen.avx512f = zen.avx512_bf16 = true;
   check_precision_supported(Precision::kBf16, zen);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Gemms, PrecisionBf16Test,
+    ::testing::Values(Bf16Run{{kernels::Bf16Gemm::kOneDnn, kernels::Bf16Columns::kAuto}, "OneDnn"},
+                      Bf16Run{{kernels::Bf16Gemm::kEmulated, kernels::Bf16Columns::kAuto},
+                              "Emulated"}),
+    [](const ::testing::TestParamInfo<Bf16Run>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace trainscope::training
