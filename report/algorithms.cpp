@@ -12,7 +12,7 @@
 namespace trainscope::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using results::kNaN;
 
 // The runner records a sweep case's mode as "allreduce".
 bool is_sweep(const CaseData& c) { return c.run_case.mode == "allreduce"; }

@@ -96,7 +96,10 @@ std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
   std::string data;
   for (size_t i = 0; i < rows.size(); ++i) {
     data += std::to_string(i);
-    for (size_t p : phases) data += " " + num(rows[i][p] * 1e3);
+    for (size_t p : phases) {
+      data += ' ';
+      data += num(rows[i][p] * 1e3);
+    }
     data += "\n";
   }
   std::vector<std::string> titles;

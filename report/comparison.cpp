@@ -10,7 +10,7 @@
 namespace trainscope::report {
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using results::kNaN;
 }
 
 Comparison compare_cases(const SuiteData& suite) {

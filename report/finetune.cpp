@@ -10,7 +10,7 @@
 namespace trainscope::report {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using results::kNaN;
 
 // What the first usable repetition's trainer recorded it ran with; null
 // when none is usable.

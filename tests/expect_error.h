@@ -26,4 +26,20 @@
     return ::testing::AssertionFailure() << #statement " threw nothing";                      \
   }()
 
+namespace trainscope::testing {
+
+// The message of the trainscope::Error thrown by f (fails the test if none).
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a trainscope::Error";
+  return "";
+}
+
+}  // namespace trainscope::testing
+
 #endif  // TRAINSCOPE_TESTS_EXPECT_ERROR_H_

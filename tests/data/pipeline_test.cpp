@@ -14,9 +14,12 @@
 #include "tests/tokenizers/test_util.h"
 #include "training/data/example_index.h"
 #include "training/tokenizers/byte_tokenizer.h"
+#include "tests/expect_error.h"
 
 namespace trainscope::training {
 namespace {
+
+using ::trainscope::testing::error_of;
 
 using testing::TempDir;
 
@@ -56,16 +59,6 @@ int example_id(const Batch& b, int seq_len, int i) {
   return std::stoi(s);
 }
 
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a trainscope::Error";
-  return "";
-}
 
 TEST(PipelineTest, PadModeTruncatesPadsAndMasks) {
   TempDir dir;

@@ -9,9 +9,12 @@
 #include "training/data/example_index.h"
 #include "training/data/pipeline.h"
 #include "training/tokenizers/byte_tokenizer.h"
+#include "tests/expect_error.h"
 
 namespace trainscope::training {
 namespace {
+
+using ::trainscope::testing::error_of;
 
 using testing::TempDir;
 
@@ -31,17 +34,6 @@ DataOptions options_for(const std::string& source) {
   return o;
 }
 
-// The message of the Error thrown by f (fails the test if none).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected a trainscope::Error";
-  return "";
-}
 
 TEST(SourcesTest, TextFileWithDelimiterLines) {
   TempDir dir;

@@ -9,6 +9,7 @@
 #include "tests/expect_error.h"
 #include "tests/kernels/gradcheck.h"
 #include "tests/temp_dir.h"
+#include "tests/tiny_training.h"
 #include "training/adapters.h"
 #include "training/llama_model.h"
 #include "training/safetensors.h"
@@ -41,11 +42,7 @@ LoraConfig every_target(int rank = 3, int layers = 0) {
   return l;
 }
 
-std::vector<int32_t> tokens(int n, int vocab, int salt) {
-  std::vector<int32_t> t(n);
-  for (int i = 0; i < n; ++i) t[i] = (i * 7 + salt * 3 + i * i) % vocab;
-  return t;
-}
+using ::trainscope::testing::tokens;
 
 template <typename T>
 void add_noise(std::span<T> x, uint64_t seed, double scale) {

@@ -7,6 +7,7 @@
 #include "kernels/check.h"
 #include "tests/kernels/gradcheck.h"
 #include "training/llama_model.h"
+#include "tests/tiny_training.h"
 
 namespace trainscope::training {
 namespace {
@@ -22,11 +23,7 @@ ModelConfig fd_config() {
   return c;
 }
 
-std::vector<int32_t> tokens(int n, int vocab, int salt) {
-  std::vector<int32_t> t(n);
-  for (int i = 0; i < n; ++i) t[i] = (i * 7 + salt * 3 + i * i) % vocab;
-  return t;
-}
+using ::trainscope::testing::tokens;
 
 // Where one backward's gradient-ready hook said gradients became final.
 std::vector<int64_t> ready_begins(const ModelConfig& c) {

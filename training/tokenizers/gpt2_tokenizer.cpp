@@ -18,7 +18,20 @@
 #include "training/tokenizers/unicode_classes.h"
 
 namespace trainscope::training {
+
+// Outside the anonymous namespace: Gpt2Tokenizer::CacheShard holds one, and a
+// member of a class with linkage must not have a type without it.
+namespace gpt2_cache {
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using WordMap = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
+}  // namespace gpt2_cache
+
 namespace {
+
+using gpt2_cache::WordMap;
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
@@ -29,12 +42,6 @@ constexpr std::size_t kMaxCachedWordBytes = 128;
 // Per shard; a full shard is emptied, which is crude but keeps memory bounded
 // (64 shards x 4096 words) without LRU bookkeeping on the hot path.
 constexpr std::size_t kMaxWordsPerShard = 4096;
-
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using WordMap = std::unordered_map<std::string, std::vector<int32_t>, StringHash, std::equal_to<>>;
 
 std::atomic<uint64_t> next_instance_id{1};
 
@@ -271,7 +278,7 @@ struct Gpt2Tokenizer::PairSlot {
 
 struct alignas(64) Gpt2Tokenizer::CacheShard {
   std::mutex mu;
-  WordMap words;
+  gpt2_cache::WordMap words;
 };
 
 namespace {
@@ -494,7 +501,7 @@ void Gpt2Tokenizer::encode_word(std::string_view word, std::vector<int32_t>* out
     cache.words.emplace(word, std::vector<int32_t>(out->begin() + start, out->end()));
     return;
   }
-  const std::size_t hash = StringHash{}(word);
+  const std::size_t hash = gpt2_cache::StringHash{}(word);
   CacheShard& shard = cache_[(hash >> 20) % kNumCacheShards];
   {
     std::lock_guard<std::mutex> lock(shard.mu);
