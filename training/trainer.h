@@ -15,94 +15,12 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <optional>
-#include <string>
-#include <string_view>
 
-#include "comm/all_reducer.h"
 #include "comm/communicator.h"
-#include "comm/grad_sync.h"
 #include "results/records.h"
-#include "training/data/data_options.h"
-#include "training/lora.h"
-#include "training/lr_schedule.h"
-#include "training/precision.h"
+#include "training/train_options.h"
 
 namespace trainscope::training {
-
-// --inject-delay RANK:MS: rank RANK sleeps MS milliseconds in its forward
-// phase every step, a straggler made to order (tests and demos).
-struct InjectedDelay {
-  int rank = 0;
-  double ms = 0;
-  bool operator==(const InjectedDelay&) const = default;
-};
-// "RANK:MS" with RANK >= 0 an integer and MS >= 0 finite; Error naming `flag`
-// otherwise. (Whether RANK is in the job is checked once the job is known.)
-InjectedDelay parse_injected_delay(std::string_view text,
-                                   std::string_view flag = "--inject-delay");
-
-// What trains: every weight, or LoRA adapters over frozen weights.
-enum class FineTune { kFull, kLora };
-std::string_view fine_tune_name(FineTune f);
-// Error naming `what` (the flag, or a suite's key) otherwise.
-FineTune parse_fine_tune(std::string_view name, std::string_view what = "--fine-tune");
-
-struct TrainOptions {
-  std::string model = "seed";  // preset name or config.json path
-  int batch = 0;               // global batch (rows); 0 = the preset's default
-  int block = 0;               // tokens per example; 0 = the preset's default
-  int64_t steps = 20;          // total optimizer steps (including resumed ones)
-  double lr = 3e-4;
-  LrSchedule::Kind schedule = LrSchedule::Kind::kConstant;
-  int64_t lr_warmup = 0;
-  double min_lr = 0.0;
-  double weight_decay = 0.01;
-  double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
-  double grad_clip = 1.0;      // max global gradient norm; <= 0 disables
-  uint64_t seed = 42;          // weights; the data order uses data.seed
-  Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
-  int threads = 0;             // per rank; 0 = cores / ranks on this host
-  int64_t warmup_steps = 1;    // first steps left out of the timing statistics
-
-  std::string tokenizer = "byte";
-  DataOptions data;            // block/global_batch/world/rank are filled in
-  int64_t eval_every = 0;      // validation every N steps (0: only at the end if val exists)
-  int64_t val_batches = 4;
-
-  comm::ReduceStrategy reduce = comm::ReduceStrategy::kFused;
-  double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
-  comm::AllReduceAlgorithm allreduce = comm::AllReduceAlgorithm::kMpi;
-  int zero = 0;                // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
-  // What the gradients travel as (comm/all_reducer.h): fp32, or bf16 (half
-  // the bytes, summed in fp32, the result rounded to bf16).
-  comm::CommDtype comm_dtype = comm::CommDtype::kFp32;
-  // Tests only (no flag): pretend each host holds this many ranks, so the
-  // two-level path of --allreduce hier runs on one machine.
-  int hier_ranks_per_host = 0;
-
-  // Empty: no checkpoints. With LoRA each step directory is a PEFT adapter
-  // folder (training/adapters.h) holding the adapters and their AdamW state.
-  std::string checkpoint_dir;
-  bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir
-  int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
-  std::string resume;          // checkpoint dir or step dir
-  // A Hugging Face checkpoint directory to start from (its config.json is the
-  // model; a fresh optimizer); empty: random initial weights.
-  std::string init_from;
-  FineTune fine_tune = FineTune::kFull;
-  LoraConfig lora;             // with kLora
-  std::string summary_path;    // JSON summary (rank 0)
-  std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
-  std::string status_dir;      // each rank keeps its RankStatus here; empty: none
-  double stall_timeout_s = 60; // the watchdog's limit on a wait (profiler/stall_watchdog.h)
-  std::optional<InjectedDelay> inject_delay;
-  int64_t log_every = 1;       // progress line every N steps (rank 0)
-  bool quiet = false;
-
-  // The options as JSON (for the summary and the cross-rank check).
-  nlohmann::json to_json() const;
-};
 
 // Runs the whole training under a stall watchdog (profiler/stall_watchdog.h)
 // that watches every collective. Returns the summary (status kFailed with the error
