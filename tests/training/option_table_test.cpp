@@ -1,0 +1,114 @@
+// The training option table (training/train_option_table.h): one row per
+// option, the records derived from it, and reading them back.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "tests/expect_error.h"
+#include "training/train_option_table.h"
+
+namespace trainscope::training {
+namespace {
+
+using nlohmann::json;
+
+TEST(OptionTableTest, NamesAreUniqueAndEveryRowIsReachable) {
+  std::set<std::string_view> flags, suite, summary;
+  for (const TrainOption& row : train_option_table()) {
+    EXPECT_FALSE(row.flag.empty() && row.summary.empty()) << row.suite;
+    if (!row.flag.empty()) {
+      EXPECT_TRUE(flags.insert(row.flag).second) << row.flag;
+      EXPECT_FALSE(row.help.empty()) << row.flag;
+    }
+    if (!row.suite.empty()) {
+      EXPECT_TRUE(suite.insert(row.suite).second) << row.suite;
+    }
+    if (!row.summary.empty()) {
+      EXPECT_TRUE(summary.insert(row.summary).second) << row.summary;
+    }
+  }
+  EXPECT_EQ(find_suite_option("comm_dtype")->flag, "--comm-dtype");
+  EXPECT_EQ(find_summary_option("lora.rank")->suite, "lora_rank");
+  EXPECT_EQ(find_suite_option("lora_rank")->config_path(), "lora.rank");
+  EXPECT_EQ(find_suite_option("nonesuch"), nullptr);
+}
+
+// The summary's options record keeps the layout summaries have always had.
+TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
+  const json r = TrainOptions().to_json();
+  std::set<std::string> keys;
+  for (const auto& [k, v] : r.items()) keys.insert(k);
+  EXPECT_EQ(keys, (std::set<std::string>{
+                      "adam_eps", "allreduce", "batch", "beta1", "beta2", "block", "bucket_mb",
+                      "comm_dtype", "data", "eval_every", "fine_tune", "grad_clip", "init_from",
+                      "inject_delay", "lora", "lr", "lr_warmup", "min_lr", "mode", "model",
+                      "precision", "reduce", "schedule", "seed", "shard", "stall_timeout_s",
+                      "steps", "tokenizer", "val_batches", "warmup_steps", "weight_decay",
+                      "zero"}));
+  EXPECT_TRUE(r["lora"].is_null()) << "no adapters under full fine-tuning";
+  EXPECT_TRUE(r["inject_delay"].is_null());
+  EXPECT_EQ(r["data"]["batching"], "pad");
+  EXPECT_EQ(r["data"]["shuffle"], true);
+  EXPECT_EQ(r["mode"], "naive");
+  EXPECT_EQ(r["comm_dtype"], "fp32");
+}
+
+TEST(OptionTableTest, RecordsReadBackTyped) {
+  TrainOptions o;
+  o.fine_tune = FineTune::kLora;
+  o.lora.rank = 4;
+  o.lora.targets = parse_lora_targets("q,k", "test");
+  o.inject_delay = InjectedDelay{1, 50};
+  o.comm_dtype = comm::CommDtype::kBf16;
+  o.data.shuffle = false;
+  o.data.data_mode = DataMode::kSharded;
+  o.bucket_mb = 0.5;
+  const json r = o.to_json();
+  EXPECT_EQ(r["lora"]["targets"], json({"q_proj", "k_proj"}));
+  EXPECT_EQ(r["inject_delay"], "1:50");
+  const TrainOptions back = options_from_record(r);
+  EXPECT_EQ(back.to_json(), r);
+  EXPECT_EQ(back.comm_dtype, comm::CommDtype::kBf16);
+  EXPECT_EQ(back.lora.rank, 4);
+  // A value of another type (an older writer's) leaves the default.
+  EXPECT_EQ(options_from_record({{"zero", "one"}, {"batch", 3}}).zero, 0);
+  EXPECT_EQ(options_from_record({{"zero", "one"}, {"batch", 3}}).batch, 3);
+}
+
+// A case's config: suite keys, and the adapters as the summary records them.
+TEST(OptionTableTest, CaseConfigsReadBackTyped) {
+  const TrainOptions o = options_from_config(
+      {{"mode", "sharded"}, {"reduce", "overlap"}, {"bucket_mb", nullptr}, {"data", "x.txt"},
+       {"fine_tune", "lora"}, {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
+       {"comm_dtype", "bf16"}, {"ranks", 2}});
+  EXPECT_EQ(o.data.data_mode, DataMode::kSharded);
+  EXPECT_EQ(o.reduce, comm::ReduceStrategy::kOverlap);
+  EXPECT_EQ(o.bucket_mb, TrainOptions().bucket_mb) << "null: not set";
+  EXPECT_EQ(o.data.source, "x.txt");
+  EXPECT_EQ(o.lora.rank, 16);
+  EXPECT_EQ(lora_targets_list(o.lora.targets), "q_proj");
+  EXPECT_EQ(o.comm_dtype, comm::CommDtype::kBf16);
+}
+
+TEST(OptionTableTest, ValuesAreCheckedAgainstTheirRows) {
+  TrainOptions o;
+  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("zero"), o, 2, "zero"),
+                               "'zero' must be at most 1, got 2"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
+                               "'lora_alpha' must be positive, got 0"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("steps"), o, "5", "steps"),
+                               "'steps' must be an integer"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(
+      set_option_json(*find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
+      "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
+  set_option_json(*find_suite_option("comm_dtype"), o, "bf16", "comm_dtype");
+  EXPECT_EQ(option_text(*find_suite_option("comm_dtype"), o), "bf16");
+  EXPECT_FALSE(option_is_default(*find_suite_option("comm_dtype"), o));
+  EXPECT_TRUE(option_is_default(*find_suite_option("zero"), o));
+  o.bucket_mb = 0.001;
+  EXPECT_EQ(option_text(*find_suite_option("bucket_mb"), o), "0.001");
+}
+
+}  // namespace
+}  // namespace trainscope::training
