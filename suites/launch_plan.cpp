@@ -51,16 +51,28 @@ bool is_this_host(const std::string& host) {
 
 }  // namespace
 
-std::vector<int> allowed_cpus() {
-  std::vector<int> cpus;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+// The option table's suite keys in the order a case's command line has
+// always given them (so a command reads as it did), then any others; not
+// the model and init_from, which plan_case gives first.
+const std::vector<const training::TrainOption*>& command_rows() {
+  static const std::vector<const training::TrainOption*> rows = [] {
+    constexpr std::string_view kOrder[] = {
+        "mode",        "reduce",     "bucket_mb",   "allreduce",   "zero",
+        "precision",   "comm_dtype", "fine_tune",   "lora_rank",   "lora_alpha",
+        "lora_dropout", "lora_layers", "lora_targets", "batch",     "block",
+        "steps",       "warmup_steps", "data",      "tokenizer",   "eval_every",
+        "shard",       "lr",         "threads"};
+    std::vector<const training::TrainOption*> out;
+    for (std::string_view key : kOrder) out.push_back(training::find_suite_option(key));
+    for (const training::TrainOption& row : training::train_option_table()) {
+      if (row.suite.empty() || row.suite == "model" || row.suite == "init_from") continue;
+      if (std::find(std::begin(kOrder), std::end(kOrder), row.suite) == std::end(kOrder)) {
+        out.push_back(&row);
+      }
     }
-  }
-  return cpus;
+    return out;
+  }();
+  return rows;
 }
 
 std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanContext& ctx) {
@@ -68,12 +80,6 @@ std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanCon
   return c.tcp_interface.empty() ? suite.tcp_interface : c.tcp_interface;
 }
 
-int cores_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
-}
 
 void check_hosts_reachable(const std::vector<HostEntry>& hosts, const std::string& tcp_if,
                            const std::filesystem::path& hostfile) {
@@ -182,43 +188,26 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     plan.argv.push_back(value);
   };
   // Only when not the default: the command of a default case stays as it was.
+  const training::TrainOption& allreduce = *training::find_suite_option("allreduce");
   auto allreduce_flag = [&] {
-    if (c.allreduce != results::kDefaultAllReduceAlgorithm) flag("--allreduce", c.allreduce);
+    if (c.is_set(allreduce)) flag("--allreduce", training::option_text(allreduce, c.train));
   };
   if (c.kind == CaseKind::kTrain) {
     plan.argv.push_back("train");
     // A checkpoint to start from names the model itself.
-    if (c.init_from.empty()) {
-      flag("--model", c.model);
+    if (c.train.init_from.empty()) {
+      flag("--model", c.train.model);
     } else {
-      flag("--init-from", c.init_from);
+      flag("--init-from", c.train.init_from);
     }
-    flag("--mode", c.mode);
-    flag("--reduce", c.reduce);
-    if (c.bucket_mb) flag("--bucket-mb", fmt::format("{}", *c.bucket_mb));
-    allreduce_flag();
-    if (c.zero > 0) flag("--zero", std::to_string(c.zero));
-    if (c.precision != "fp32") flag("--precision", c.precision);
-    if (c.comm_dtype != "fp32") flag("--comm-dtype", c.comm_dtype);
-    // Every adapter setting, defaults too: the command says what trained.
-    if (c.fine_tune != "full") {
-      flag("--fine-tune", c.fine_tune);
-      flag("--lora-rank", std::to_string(c.lora.rank));
-      flag("--lora-alpha", fmt::format("{}", c.lora.alpha));
-      flag("--lora-dropout", fmt::format("{}", c.lora.dropout));
-      flag("--lora-layers", std::to_string(c.lora.layers));
-      flag("--lora-targets", training::lora_targets_list(c.lora.targets));
+    // Every setting of the option table a suite may give: always, or when set.
+    for (const training::TrainOption* row : command_rows()) {
+      if (!row->applies_to(c.train)) continue;
+      if (row->command == training::Emit::kAlways ||
+          (row->command == training::Emit::kWhenSet && c.is_set(*row))) {
+        flag(std::string(row->flag), training::option_text(*row, c.train));
+      }
     }
-    if (c.batch > 0) flag("--batch", std::to_string(c.batch));
-    if (c.block > 0) flag("--block", std::to_string(c.block));
-    flag("--steps", std::to_string(c.steps));
-    flag("--warmup-steps", std::to_string(c.warmup_steps));
-    flag("--data", c.data);
-    flag("--tokenizer", c.tokenizer);
-    flag("--eval-every", std::to_string(c.eval_every));
-    flag("--shard", c.shard);
-    if (c.lr) flag("--lr", fmt::format("{}", *c.lr));
-    if (c.threads > 0) flag("--threads", std::to_string(c.threads));
     flag("--summary", output.string());
     flag("--status-dir", status_dir_for(output).string());
     plan.argv.push_back("--quiet");

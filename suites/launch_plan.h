@@ -16,8 +16,7 @@
 // needs an interface that reaches them: with lo the job would hang until its
 // timeout, so check_hosts_reachable rejects that combination up front.
 //
-// Thread-safety: pure functions (cores_available reads this process's
-// affinity, is_this_host its interfaces).
+// Thread-safety: pure functions (is_this_host reads the interfaces).
 #ifndef TRAINSCOPE_SUITES_LAUNCH_PLAN_H_
 #define TRAINSCOPE_SUITES_LAUNCH_PLAN_H_
 
@@ -27,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "suites/cpus.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::suites {
@@ -70,10 +70,6 @@ std::filesystem::path status_dir_for(const std::filesystem::path& output);
 // not executable is bad input (kExitBadInput) to the suite.
 std::string resolve_executable(const std::string& name, const std::string& flag);
 
-// The cores this process may run on (its affinity), at least 1.
-int cores_available();
-// Their numbers, ascending.
-std::vector<int> allowed_cpus();
 // The interface a case's TCP traffic is pinned to: the runner's, else the
 // case's, else the suite's.
 std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanContext& ctx);

@@ -117,9 +117,9 @@ struct CaseShape {
   bool operator<(const CaseShape& o) const { return key() < o.key(); }
 };
 CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
-  const int batch = c.batch > 0 ? c.batch : m.default_batch;
-  const int block = c.block > 0 ? c.block : m.default_block;
-  int threads = c.threads;
+  const int batch = c.train.batch > 0 ? c.train.batch : m.default_batch;
+  const int block = c.train.block > 0 ? c.train.block : m.default_block;
+  int threads = c.train.threads;
   if (threads <= 0) {
     const int local = (c.ranks + c.hosts - 1) / std::max(1, c.hosts);
     int cores = cores_available();
@@ -127,7 +127,8 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
     threads = training::threads_per_rank(cores, local,
                                          static_cast<int>(std::thread::hardware_concurrency()));
   }
-  return {c.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads, c.precision};
+  return {c.train.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads,
+          std::string(training::precision_name(c.train.precision))};
 }
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
@@ -137,7 +138,7 @@ std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c,
                                      std::FILE* progress) {
   SuiteCase sweep = c;
   sweep.kind = CaseKind::kAllReduce;
-  sweep.allreduce = std::string(results::kDefaultAllReduceAlgorithm);
+  sweep.train.allreduce = comm::AllReduceAlgorithm::kMpi;
   sweep.mpi_algorithm = 0;  // the transport's limit, under Open MPI's own choice
   sweep.sweep = {.min_bytes = 256 << 10, .max_bytes = 16 << 20, .factor = 4, .iters = 5,
                  .warmup = 2};
@@ -237,7 +238,7 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   for (const SuiteCase* c : cases) {
     if (!c->skip_reason.empty() || c->kind != CaseKind::kTrain) continue;
     try {
-      const training::ModelConfig m = training::resolve_model(c->model);
+      const training::ModelConfig m = training::resolve_model(c->train.model);
       gemms.emplace(case_shape(*c, m), m);
     } catch (const Error& e) {
       std::fprintf(progress, "  limits: no sgemm limit for %s (%s)\n", c->name.c_str(), e.what());

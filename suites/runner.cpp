@@ -62,11 +62,12 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   results::RunCase rc;
   rc.case_name = c.name;
   rc.config = c.to_json();
-  rc.mode = c.kind == CaseKind::kTrain ? c.mode : "allreduce";
-  rc.reduction = c.kind == CaseKind::kTrain ? c.reduce : "";
-  rc.bucket_mb = c.bucket_mb;
+  const bool train = c.kind == CaseKind::kTrain;
+  rc.mode = train ? std::string(training::to_string(c.train.data.data_mode)) : "allreduce";
+  rc.reduction = train ? std::string(comm::reduce_strategy_name(c.train.reduce)) : "";
+  if (train && c.is_set(*training::find_suite_option("bucket_mb"))) rc.bucket_mb = c.train.bucket_mb;
   rc.world_size = c.ranks;
-  rc.threads = c.threads;
+  rc.threads = c.train.threads;
   rc.transport = plan.transport;
   rc.links = case_links(c);
   rc.launcher_command = shell_join(plan.argv);
@@ -267,10 +268,11 @@ std::string job_problem(const JobOutcome& job, double timeout_s) {
 void label_sweep_rows(const SuiteCase& c, Ingested& in) {
   for (results::AllReduceRow& row : in.rows) {
     row.mpi_algorithm = c.mpi_algorithm;
-    if (row.algorithm != c.allreduce && in.problem.empty()) {
+    const std::string_view asked = comm::allreduce_algorithm_name(c.train.allreduce);
+    if (row.algorithm != asked && in.problem.empty()) {
       in.problem = fmt::format("the sweep rows say all-reduce algorithm '{}' but the case asked "
                                "for '{}'",
-                               row.algorithm, c.allreduce);
+                               row.algorithm, asked);
     }
   }
 }

@@ -19,11 +19,10 @@
 #include "kernels/check.h"
 #include "results/allreduce_algorithms.h"
 #include "results/link_profiles.h"
-#include "suites/launch_plan.h"
 #include "training/data/data_options.h"
 #include "training/model_config.h"
 #include "training/precision.h"
-#include "training/trainer.h"
+#include "training/train_option_table.h"
 
 #ifndef TRAINSCOPE_SUITES_SOURCE_DIR
 #define TRAINSCOPE_SUITES_SOURCE_DIR "suites"
@@ -50,6 +49,25 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+// Every suite key in the order a grid expands its axes (the order they had
+// before the option table); option-table keys not listed here come after.
+constexpr std::array<std::string_view, 40> kKeyOrder = {
+    "model", "mode", "ranks", "reduce", "bucket_mb", "threads", "transport", "links", "allreduce",
+    "mpi_algorithm", "zero", "comm_dtype", "fine_tune", "precision", "lora_rank", "lora_alpha",
+    "lora_dropout", "lora_layers", "lora_targets", "hosts", "cores_per_host", "link",
+    "tcp_interface", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
+    "warmup_steps", "eval_every", "shard", "lr", "init_from", "extra_args", "min_bytes",
+    "max_bytes", "factor", "iters", "warmup"};
+
+// A TOML value as the option table reads values (training/train_option_table.h).
+nlohmann::json toml_value(const toml::node& n) {
+  if (const auto* v = n.as_integer()) return v->get();
+  if (const auto* v = n.as_floating_point()) return v->get();
+  if (const auto* v = n.as_string()) return v->get();
+  if (const auto* v = n.as_boolean()) return v->get();
+  return nlohmann::json::object();  // a table or an array: no row takes one
+}
+
 class Parser;
 
 // One key a suite may set on its cases, declared once: whether it may be a
@@ -73,6 +91,7 @@ class Parser {
 
  private:
   static const std::vector<Setting>& settings();
+  static const Setting* placement(std::string_view key);
   std::vector<std::string> keys(bool axes_only) const;
 
   std::string at(const toml::source_region& r) const {
@@ -141,11 +160,6 @@ class Parser {
   void read_cases(const toml::node& case_node, const SuiteCase& base);
   void check_case_table(const toml::table& t, const SuiteCase& c) const;
   void check_model_and_init_from(const toml::table& t) const;
-  std::string case_name(const SuiteCase& c) const;
-  void resolve(SuiteCase& c) const;
-  void finalize(SuiteCase& c) const;
-  std::string setting_skip_reason(const SuiteCase& c) const;
-  std::string placement_skip_reason(const SuiteCase& c) const;
 
   std::string source_;
   std::filesystem::path base_dir_;
@@ -159,61 +173,10 @@ const std::vector<Setting>& Parser::settings() {
   using P = const Parser&;
   using N = const toml::node&;
   static const std::vector<Setting> kSettings = {
-      // A model replaces an init_from of [base] (and init_from a model): the
-      // more specific table wins.
-      {"model", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.model = p.resolve_model(n, p.get_string(n, "model"));
-         c.init_from.clear();
-       }},
-      {"mode", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.mode = p.canonical(n, [&] {
-           return training::to_string(training::parse_data_mode(p.get_string(n, "mode"), "mode"));
-         });
-       }},
       {"ranks", true, true, true, [](P p, SuiteCase& c, N n) { c.ranks = static_cast<int>(p.get_int(n, "ranks", 1)); }},
-      {"reduce", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.reduce = p.canonical(n, [&] {
-           return comm::reduce_strategy_name(comm::parse_reduce_strategy(p.get_string(n, "reduce"), "reduce"));
-         });
-       }},
-      {"bucket_mb", true, true, false, [](P p, SuiteCase& c, N n) { c.bucket_mb = p.get_number(n, "bucket_mb"); }},
-      // allreduce-bench has no compute threads: a threads axis would only repeat jobs.
-      {"threads", true, true, false, [](P p, SuiteCase& c, N n) { c.threads = static_cast<int>(p.get_int(n, "threads", 0)); }},
       {"transport", true, true, true, [](P p, SuiteCase& c, N n) { c.transport = p.get_string(n, "transport", &kTransports); }},
       {"links", true, true, true, [](P p, SuiteCase& c, N n) { c.links = static_cast<int>(p.get_int(n, "links", 1)); }},
-      {"allreduce", true, true, true, [](P p, SuiteCase& c, N n) { c.allreduce = p.get_string(n, "allreduce", &kAllReduce); }},
       {"mpi_algorithm", true, true, true, [](P p, SuiteCase& c, N n) { c.mpi_algorithm = p.read_mpi_algorithm(n); }},
-      {"zero", true, true, false, [](P p, SuiteCase& c, N n) { c.zero = static_cast<int>(p.get_int(n, "zero", 0, 1)); }},
-      {"comm_dtype", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.comm_dtype = p.canonical(n, [&] {
-           return comm::comm_dtype_name(comm::parse_comm_dtype(p.get_string(n, "comm_dtype"), "comm_dtype"));
-         });
-       }},
-      {"fine_tune", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.fine_tune = p.canonical(n, [&] {
-           return training::fine_tune_name(training::parse_fine_tune(p.get_string(n, "fine_tune"), "fine_tune"));
-         });
-       }},
-      {"precision", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.precision = p.canonical(n, [&] {
-           return training::precision_name(training::parse_precision(p.get_string(n, "precision"), "precision"));
-         });
-       }},
-      // The adapters (sets_up_lora), in the trainer's ranges; lora_layers
-      // beyond the model's layers is a skip (finalize): the model may be an axis.
-      {"lora_rank", true, true, false, [](P p, SuiteCase& c, N n) { c.lora.rank = static_cast<int>(p.get_int(n, "lora_rank", 1)); }},
-      {"lora_alpha", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.lora.alpha = p.get_number(n, "lora_alpha");
-         if (!(c.lora.alpha > 0)) p.fail(n, fmt::format("'lora_alpha' must be positive, got {}", c.lora.alpha));
-       }},
-      {"lora_dropout", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.lora.dropout = p.get_number(n, "lora_dropout");
-         if (!(c.lora.dropout >= 0 && c.lora.dropout < 1)) p.fail(n, fmt::format("'lora_dropout' must be in [0, 1), got {}", c.lora.dropout));
-       }},
-      {"lora_layers", true, true, false, [](P p, SuiteCase& c, N n) { c.lora.layers = static_cast<int>(p.get_int(n, "lora_layers", 0)); }},
-      {"lora_targets", true, true, false, [](P p, SuiteCase& c, N n) {
-         c.lora.targets = p.checked(n, [&] { return training::parse_lora_targets(p.get_string(n, "lora_targets"), "lora_targets"); });
-       }},
       {"hosts", true, true, true, [](P p, SuiteCase& c, N n) { c.hosts = static_cast<int>(p.get_int(n, "hosts", 1, 250)); }},
       // More than this machine has is a skip (finalize), not an error: a
       // suite written for a bigger machine still reads here.
@@ -225,29 +188,9 @@ const std::vector<Setting>& Parser::settings() {
          c.tcp_interface = p.get_string(n, "tcp_interface");
          if (c.tcp_interface.empty()) p.fail(n, "'tcp_interface' must name an interface, e.g. lo");
        }},
-      {"batch", true, true, false, [](P p, SuiteCase& c, N n) {
-         if (c.batch_per_rank > 0) p.fail(n, "'batch' (the global batch) does not go with 'batch_per_rank' (the global batch is batch_per_rank x ranks): give one");
-         c.batch = static_cast<int>(p.get_int(n, "batch", 1));
-       }},
       {"batch_per_rank", true, true, false, [](P p, SuiteCase& c, N n) {
-         if (c.batch > 0) p.fail(n, "'batch_per_rank' (the global batch is batch_per_rank x ranks) does not go with 'batch' (the global batch): give one");
+         if (c.train.batch > 0) p.fail(n, "'batch_per_rank' (the global batch is batch_per_rank x ranks) does not go with 'batch' (the global batch): give one");
          c.batch_per_rank = static_cast<int>(p.get_int(n, "batch_per_rank", 1));
-       }},
-      {"data", false, true, false, [](P p, SuiteCase& c, N n) { c.data = p.get_string(n, "data"); }},
-      {"tokenizer", false, true, false, [](P p, SuiteCase& c, N n) { c.tokenizer = p.get_string(n, "tokenizer"); }},
-      {"block", false, true, false, [](P p, SuiteCase& c, N n) { c.block = static_cast<int>(p.get_int(n, "block", 2)); }},
-      {"steps", false, true, false, [](P p, SuiteCase& c, N n) { c.steps = p.get_int(n, "steps", 1); }},
-      {"warmup_steps", false, true, false, [](P p, SuiteCase& c, N n) { c.warmup_steps = p.get_int(n, "warmup_steps", 0); }},
-      {"eval_every", false, true, false, [](P p, SuiteCase& c, N n) { c.eval_every = p.get_int(n, "eval_every", 0); }},
-      {"shard", false, true, false, [](P p, SuiteCase& c, N n) {
-         c.shard = p.canonical(n, [&] {
-           return training::to_string(training::parse_shard_mode(p.get_string(n, "shard"), "shard"));
-         });
-       }},
-      {"lr", false, true, false, [](P p, SuiteCase& c, N n) { c.lr = p.get_number(n, "lr"); }},
-      {"init_from", false, true, false, [](P p, SuiteCase& c, N n) {
-         c.init_from = p.resolve_init_from(n);
-         c.model = c.init_from;
        }},
       {"extra_args", false, true, false, [](P p, SuiteCase& c, N n) {
          const toml::array* a = n.as_array();
@@ -264,22 +207,61 @@ const std::vector<Setting>& Parser::settings() {
   return kSettings;
 }
 
-// The keys this kind of suite has, in the table's order (the grid expands
-// its axes in this order, so case order does not depend on the file's).
-std::vector<std::string> Parser::keys(bool axes_only) const {
-  std::vector<std::string> out;
+const Setting* Parser::placement(std::string_view key) {
   for (const Setting& s : settings()) {
-    const bool kind = kind_ == CaseKind::kTrain ? s.train : s.allreduce;
-    if (kind && (s.axis || !axes_only)) out.emplace_back(s.key);
+    if (s.key == key) return &s;
+  }
+  return nullptr;
+}
+
+// The keys this kind of suite has, in kKeyOrder (the grid expands its axes
+// in this order, so case order does not depend on the file's), then the
+// option table's suite keys kKeyOrder does not list. A sweep has the
+// option table's allreduce only.
+std::vector<std::string> Parser::keys(bool axes_only) const {
+  std::vector<std::string> order(kKeyOrder.begin(), kKeyOrder.end());
+  for (const training::TrainOption& row : training::train_option_table()) {
+    if (!row.suite.empty() && !contains(order, row.suite)) order.emplace_back(row.suite);
+  }
+  std::vector<std::string> out;
+  for (const std::string& key : order) {
+    bool has = false, axis = false;
+    if (const Setting* s = placement(key)) {
+      has = kind_ == CaseKind::kTrain ? s->train : s->allreduce;
+      axis = s->axis;
+    } else if (const training::TrainOption* row = training::find_suite_option(key)) {
+      has = kind_ == CaseKind::kTrain || key == "allreduce";
+      axis = row->axis;
+    }
+    if (has && (axis || !axes_only)) out.push_back(key);
   }
   return out;
 }
 
 void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) const {
-  for (const Setting& s : settings()) {
-    if (s.key == key) return s.apply(*this, c, n);
+  if (const Setting* s = placement(key)) return s->apply(*this, c, n);
+  const training::TrainOption* row = training::find_suite_option(key);
+  if (!row) fail(n, fmt::format("unknown key '{}'", key));
+  if (key == "model") {
+    // A model replaces an init_from of [base] (and init_from a model): the
+    // more specific table wins.
+    c.train.model = resolve_model(n, get_string(n, "model"));
+    c.train.init_from.clear();
+    c.given.erase("init_from");
+  } else if (key == "init_from") {
+    c.train.init_from = resolve_init_from(n);
+    c.train.model = c.train.init_from;
+  } else {
+    if (key == "batch" && c.batch_per_rank > 0) {
+      fail(n, "'batch' (the global batch) does not go with 'batch_per_rank' (the global batch is "
+              "batch_per_rank x ranks): give one");
+    }
+    checked(n, [&] {
+      training::set_option_json(*row, c.train, toml_value(n), key);
+      return 0;
+    });
   }
-  fail(n, fmt::format("unknown key '{}'", key));
+  c.given.insert(key);
 }
 
 // A link profile the virtual cluster knows, or a rate in tc's syntax.
@@ -361,153 +343,6 @@ void Parser::check_grid_size(const toml::node& grid, const GridAxes& axes) const
   }
 }
 
-// "lora", then the adapters' settings that are not the trainer's defaults:
-// "lora-rank16-alpha32-drop0.1-last2-q.k.v.o".
-std::string lora_name(const training::LoraConfig& l) {
-  const training::LoraConfig defaults;
-  std::string name = "lora";
-  if (l.rank != defaults.rank) name += fmt::format("-rank{}", l.rank);
-  if (l.alpha != defaults.alpha) name += fmt::format("-alpha{}", l.alpha);
-  if (l.dropout != defaults.dropout) name += fmt::format("-drop{}", l.dropout);
-  if (l.layers != defaults.layers) name += fmt::format("-last{}", l.layers);
-  if (l.targets != defaults.targets) {
-    std::vector<std::string> targets;
-    for (training::LoraTarget t : l.targets) {
-      std::string_view n = training::lora_target_name(t);
-      if (n.ends_with("_proj")) n.remove_suffix(5);  // the short names parse_lora_target takes
-      targets.emplace_back(n);
-    }
-    name += fmt::format("-{}", fmt::join(targets, "."));
-  }
-  return name;
-}
-
-std::string Parser::case_name(const SuiteCase& c) const {
-  std::vector<std::string> parts;
-  if (varying_.contains("model")) parts.push_back(std::filesystem::path(c.model).stem().string());
-  parts.push_back(c.kind == CaseKind::kAllReduce ? std::string("allreduce") : c.mode);
-  parts.push_back(fmt::format("r{}", c.ranks));
-  if (c.kind == CaseKind::kTrain) {
-    parts.push_back(c.reduce);
-    if (c.bucket_mb) {
-      parts.push_back(*c.bucket_mb <= 0 ? std::string("whole") : fmt::format("b{}", *c.bucket_mb));
-    }
-  }
-  // "ar-shm", not "shm": the shm transport has that part already.
-  if (c.allreduce != results::kDefaultAllReduceAlgorithm) parts.push_back("ar-" + c.allreduce);
-  if (c.mpi_algorithm > 0) parts.push_back(fmt::format("alg{}", c.mpi_algorithm));
-  if (c.zero > 0) parts.push_back(fmt::format("zero{}", c.zero));
-  // "...-bf16-comm-bf16": the GEMMs' precision, then what the wire carries ("comm-", so it never
-  // reads as the precision).
-  if (c.precision != "fp32") parts.push_back(c.precision);
-  if (c.comm_dtype != "fp32") parts.push_back("comm-" + c.comm_dtype);
-  if (c.fine_tune != "full") {
-    parts.push_back(lora_name(c.lora));
-  } else if (varying_.contains("fine_tune")) {
-    parts.push_back(c.fine_tune);
-  }
-  if (c.threads > 0) parts.push_back(fmt::format("t{}", c.threads));
-  if (c.transport != "auto") parts.push_back(c.transport);
-  if (c.links > 0) parts.push_back(fmt::format("l{}", c.links));
-  if (c.hosts > 1) parts.push_back(fmt::format("h{}", c.hosts));
-  if (c.cores_per_host > 0) parts.push_back(fmt::format("c{}", c.cores_per_host));
-  if (!c.link.empty()) parts.push_back(c.link);
-  if (!c.tcp_interface.empty() && varying_.contains("tcp_interface")) parts.push_back(c.tcp_interface);
-  if (c.batch_per_rank > 0) parts.push_back(fmt::format("bpr{}", c.batch_per_rank));
-  if (varying_.contains("batch")) parts.push_back(fmt::format("gb{}", c.batch));
-  return fmt::format("{}", fmt::join(parts, "-"));
-}
-
-// Defaults that depend on other settings, and axes that do not apply
-// collapsing rather than multiplying the cases.
-void Parser::resolve(SuiteCase& c) const {
-  if (c.ranks == 0) c.ranks = c.hosts;  // one rank on each host
-  if (c.batch_per_rank > 0) c.batch = c.batch_per_rank * c.ranks;
-  if (c.kind == CaseKind::kAllReduce || c.reduce == "per-tensor") c.bucket_mb.reset();
-  if (c.transport != "tcp") c.links = 0;
-  if (c.hosts <= 1) c.link.clear();
-  // One rank all-reduces nothing; Open MPI's algorithms are its MPI_Allreduce's.
-  if (c.ranks == 1) c.allreduce = std::string(results::kDefaultAllReduceAlgorithm);
-  if (c.ranks == 1 || c.allreduce != results::kDefaultAllReduceAlgorithm) c.mpi_algorithm = 0;
-  // Adapters are set up for LoRA only.
-  if (c.fine_tune != "lora") c.lora = training::LoraConfig();
-}
-
-// Skip reasons for well-formed combinations that cannot run: what the case
-// asks of the trainer, then where and over what it runs.
-void Parser::finalize(SuiteCase& c) const {
-  c.skip_reason = setting_skip_reason(c);
-  if (c.skip_reason.empty()) c.skip_reason = placement_skip_reason(c);
-}
-
-std::string Parser::setting_skip_reason(const SuiteCase& c) const {
-  const bool train = c.kind == CaseKind::kTrain;
-  if (train && c.mode == "naive" && c.ranks > 1) {
-    return fmt::format("naive runs one process; this case has {} ranks", c.ranks);
-  }
-  if (train && c.batch > 0 && c.batch % c.ranks != 0) {
-    return fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
-  }
-  // The trainer refuses these three (training/trainer.cpp, check_zero).
-  if (c.zero > 0 && c.reduce != "fused") {
-    return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
-                       "\"fused\"); this case reduces with {}",
-                       c.reduce);
-  }
-  if (c.zero > 0 && c.ranks < 2) {
-    return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";
-  }
-  if (c.zero > 0 && c.allreduce == "hier") {
-    return "ZeRO-1 is not offered with allreduce = \"hier\" (its reduce-scatter would need a "
-           "third level); use mpi or shm";
-  }
-  // A CPU without bf16 instructions: the trainer's own refusal, as a skip, so
-  // a suite written for another machine still runs its fp32 cases here.
-  if (train && c.precision == "bf16") {
-    try {
-      training::check_precision_supported(training::Precision::kBf16, kernels::detect_cpu_isa());
-    } catch (const Error& e) {
-      return e.what();
-    }
-  }
-  // The last N layers of this case's model (the trainer's own check and words).
-  if (c.fine_tune == "lora" && c.lora.layers > 0) {
-    try {
-      c.lora.validate(training::resolve_model(c.model));
-    } catch (const Error& e) {
-      return e.what();
-    }
-  }
-  return "";
-}
-
-std::string Parser::placement_skip_reason(const SuiteCase& c) const {
-  const int cores = cores_available();
-  if (c.ranks % c.hosts != 0) {
-    return fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
-  }
-  if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
-    return fmt::format("{} hosts x {} cores need {} cores; this machine has {}", c.hosts,
-                       c.cores_per_host, c.hosts * c.cores_per_host, cores);
-  }
-  if (c.transport == "shm" && c.hosts > 1) {
-    return fmt::format("shm carries messages within one host; this case spans {} hosts", c.hosts);
-  }
-  if (c.allreduce == "shm" && c.hosts > 1) {
-    return fmt::format("shm reduces within one host; this case spans {} hosts: use hier", c.hosts);
-  }
-  if (c.transport != "auto" && c.ranks == 1) {
-    return fmt::format("one rank sends nothing over the {} transport", c.transport);
-  }
-  if (c.links > 4) {
-    return fmt::format(
-        "btl_tcp_links {} hangs Open MPI 4.1 once a message exceeds the eager limit (at most 4; "
-        "docs/SUITES.md, known problems)",
-        c.links);
-  }
-  return "";
-}
-
 void Parser::read_header(const toml::table& root, Suite& suite) {
   check_keys(root,
              {"name", "description", "kind", "repetitions", "timeout_s", "bind_to",
@@ -540,7 +375,8 @@ void Parser::read_header(const toml::table& root, Suite& suite) {
 SuiteCase Parser::read_base(const toml::table& root) const {
   SuiteCase base;
   base.kind = kind_;
-  base.model = "seed";
+  base.train.model = "seed";
+  base.train.steps = 10;
   base.ranks = 0;  // unless given: one per host
   const toml::node* base_node = root.get("base");
   if (!base_node) return base;
@@ -549,11 +385,11 @@ SuiteCase Parser::read_base(const toml::table& root) const {
   check_keys(*t, keys(false), "[base]");
   check_model_and_init_from(*t);
   for (auto&& [k, v] : *t) apply(base, std::string(k.str()), v);
-  if (kind_ == CaseKind::kTrain && base.steps <= base.warmup_steps) {
+  if (kind_ == CaseKind::kTrain && base.train.steps <= base.train.warmup_steps) {
     const toml::node* s = t->get("steps");
     fail(s ? *s : *base_node,
          fmt::format("steps ({}) must exceed warmup_steps ({}): no step would be measured",
-                     base.steps, base.warmup_steps));
+                     base.train.steps, base.train.warmup_steps));
   }
   if (kind_ == CaseKind::kAllReduce && base.sweep.max_bytes < base.sweep.min_bytes) {
     fail(*base_node, "max_bytes must be at least min_bytes");
@@ -580,9 +416,9 @@ void Parser::expand_grid(const toml::node& grid_node, const SuiteCase& base) {
   while (true) {
     SuiteCase c = base;
     for (size_t d = 0; d < dims.size(); ++d) apply(c, dims[d].first, *dims[d].second->get(index[d]));
-    resolve(c);
-    c.name = case_name(c);
-    finalize(c);
+    collapse(c);
+    c.name = generated_case_name(c, varying_);
+    c.skip_reason = skip_reason(c);
     if (names_.insert(c.name).second) cases_.push_back(std::move(c));
     size_t d = 0;
     for (; d < dims.size(); ++d) {
@@ -608,25 +444,25 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
                                       "uses '{}'",
                                       c.transport));
   }
-  if (t.get("bucket_mb") && c.reduce == "per-tensor") {
+  if (t.get("bucket_mb") && c.train.reduce == comm::ReduceStrategy::kPerTensor) {
     fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");
   }
   if (t.get("link") && c.hosts <= 1) {
     fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
   }
-  for (const Setting& s : settings()) {
-    const std::string_view key = s.key;
-    if (sets_up_lora(key) && t.get(key) && c.fine_tune != "lora") {
+  for (const training::TrainOption& row : training::train_option_table()) {
+    const std::string_view key = row.suite;
+    if (sets_up_lora(key) && t.get(key) && c.train.fine_tune != training::FineTune::kLora) {
       fail(*t.get(key), fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
                                     "this case fine-tunes '{}'",
-                                    key, c.fine_tune));
+                                    key, training::fine_tune_name(c.train.fine_tune)));
     }
   }
-  if (t.get("mpi_algorithm") && c.allreduce != results::kDefaultAllReduceAlgorithm) {
+  if (t.get("mpi_algorithm") && c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
     fail(*t.get("mpi_algorithm"),
          fmt::format("'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; this "
                      "case uses '{}'",
-                     c.allreduce));
+                     comm::allreduce_algorithm_name(c.train.allreduce)));
   }
 }
 
@@ -641,9 +477,12 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
   // Settings the cases vary name their value in the generated names.
   for (const toml::node& e : *list) {
     const toml::node* m = e.as_table()->get("model");
-    if (m && m->is_string() && *m->value<std::string>() != base.model) varying_.insert("model");
+    if (m && m->is_string() && *m->value<std::string>() != base.train.model) varying_.insert("model");
     const toml::node* f = e.as_table()->get("fine_tune");
-    if (f && f->is_string() && *f->value<std::string>() != base.fine_tune) varying_.insert("fine_tune");
+    if (f && f->is_string() &&
+        *f->value<std::string>() != training::fine_tune_name(base.train.fine_tune)) {
+      varying_.insert("fine_tune");
+    }
   }
   for (const toml::node& e : *list) {
     const toml::table& t = *e.as_table();
@@ -659,11 +498,11 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
       }
     }
     check_case_table(t, c);
-    resolve(c);
+    collapse(c);
     const toml::node* name = t.get("name");
-    c.name = name ? get_string(*name, "name") : case_name(c);
+    c.name = name ? get_string(*name, "name") : generated_case_name(c, varying_);
     if (c.name.empty()) fail(*name, "case name must not be empty");
-    finalize(c);
+    c.skip_reason = skip_reason(c);
     if (!names_.insert(c.name).second) {
       fail(e, fmt::format("duplicate case '{}' (give it a distinct 'name')", c.name));
     }
@@ -694,56 +533,6 @@ Suite Parser::parse(std::string_view text) {
 }
 
 }  // namespace
-
-nlohmann::json SuiteCase::to_json() const {
-  nlohmann::json j = {
-      {"name", name},
-      {"kind", kind == CaseKind::kTrain ? "train" : "allreduce"},
-      {"ranks", ranks},
-      {"threads", threads},
-      {"transport", transport},
-      {"links", links},
-  };
-  if (kind == CaseKind::kTrain) {
-    j["model"] = model;
-    j["mode"] = mode;
-    j["reduce"] = reduce;
-    j["bucket_mb"] = bucket_mb ? nlohmann::json(*bucket_mb) : nlohmann::json(nullptr);
-    j["data"] = data;
-    j["tokenizer"] = tokenizer;
-    j["batch"] = batch;
-    j["block"] = block;
-    j["steps"] = steps;
-    j["warmup_steps"] = warmup_steps;
-    j["eval_every"] = eval_every;
-    j["shard"] = shard;
-    j["lr"] = lr ? nlohmann::json(*lr) : nlohmann::json(nullptr);
-    j["extra_args"] = extra_args;
-  } else {
-    j["sweep"] = {{"min_bytes", sweep.min_bytes}, {"max_bytes", sweep.max_bytes},
-                  {"factor", sweep.factor},       {"iters", sweep.iters},
-                  {"warmup", sweep.warmup}};
-  }
-  // Only when set, so that configurations recorded before these existed
-  // (baselines compare them) still match.
-  if (hosts > 1) j["hosts"] = hosts;
-  if (cores_per_host > 0) j["cores_per_host"] = cores_per_host;
-  if (!link.empty()) j["link"] = link;
-  if (!tcp_interface.empty()) j["tcp_interface"] = tcp_interface;
-  if (batch_per_rank > 0) j["batch_per_rank"] = batch_per_rank;
-  if (allreduce != results::kDefaultAllReduceAlgorithm) j["allreduce"] = allreduce;
-  if (mpi_algorithm > 0) j["mpi_algorithm"] = mpi_algorithm;
-  if (zero > 0) j["zero"] = zero;
-  if (comm_dtype != "fp32") j["comm_dtype"] = comm_dtype;
-  if (fine_tune != "full") {
-    j["fine_tune"] = fine_tune;
-    j["lora"] = training::lora_options_json(lora);  // as the trainer records its options
-  }
-  if (precision != "fp32") j["precision"] = precision;
-  if (!init_from.empty()) j["init_from"] = init_from;
-  if (!skip_reason.empty()) j["skip_reason"] = skip_reason;
-  return j;
-}
 
 Suite parse_suite(std::string_view toml_text, const std::string& source_name,
                   const std::filesystem::path& base_dir) {

@@ -62,78 +62,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "training/lora.h"
+#include "suites/suite_case.h"
 
 namespace trainscope::suites {
-
-enum class CaseKind { kTrain, kAllReduce };
-
-// Settings of the all-reduce sweep (kind "allreduce").
-struct SweepSettings {
-  int64_t min_bytes = 8;
-  int64_t max_bytes = 256ll << 20;
-  int factor = 2;
-  int iters = 20;
-  int warmup = 5;
-};
-
-// One job of a suite, fully resolved.
-struct SuiteCase {
-  std::string name;      // unique within the suite, e.g. "sharded-r2-fused-b4"
-  CaseKind kind = CaseKind::kTrain;
-  std::string model;     // preset or absolute path of a config.json
-  std::string mode = "naive";        // naive | duplicated | sharded
-  int ranks = 1;
-  std::string reduce = "fused";      // per-tensor | fused | overlap | overlap-poll
-  std::optional<double> bucket_mb;   // fused/overlap only; <= 0: whole gradient
-  int threads = 0;                   // per rank; 0: the trainer's default
-  std::string transport = "auto";    // auto | shm | tcp
-  int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
-  // How gradients (train) or the sweep's buffers (allreduce) are all-reduced
-  // (results/allreduce_algorithms.h): --allreduce mpi | shm | hier; for mpi,
-  // the Open MPI algorithm forced through mpirun's MCA settings (0: Open
-  // MPI's own choice). Both collapse to the defaults on one rank.
-  std::string allreduce = "mpi";
-  int mpi_algorithm = 0;
-  int zero = 0;                      // train: 1 = ZeRO stage 1 (--zero 1)
-  std::string comm_dtype = "fp32";   // train: what gradients travel as (--comm-dtype fp32|bf16)
-  // train: what trains (--fine-tune full|lora) and, for lora, the adapters
-  // (--lora-rank/alpha/dropout/layers/targets); under full they stay at the
-  // trainer's defaults.
-  std::string fine_tune = "full";
-  training::LoraConfig lora;
-  std::string precision = "fp32";    // train: the GEMMs' (--precision fp32|bf16)
-  std::string skip_reason;           // non-empty: recorded as skipped, not run
-  std::optional<double> timeout_s;   // [[case]] only; else the suite's
-
-  // Where it runs. hosts > 1: on a virtual cluster of that many hosts
-  // (scripts/netns-cluster.sh), ranks spread evenly over them.
-  int hosts = 1;
-  int cores_per_host = 0;    // CPUs each host's processes may use; 0: not pinned
-  std::string link;          // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
-                             // unlimited) or a tc rate (500mbit); "": unlimited
-  std::string tcp_interface; // "": the suite's
-
-  // Base settings (same for every case of a suite unless an axis overrides).
-  std::string data = "builtin:stories";
-  std::string tokenizer = "byte";
-  int batch = 0;     // global; 0: the preset's
-  int batch_per_rank = 0;  // > 0: the global batch is this x ranks (weak scaling)
-  int block = 0;     // 0: the preset's
-  int64_t steps = 10;
-  int64_t warmup_steps = 1;
-  int64_t eval_every = 0;
-  std::string shard = "strided";
-  std::optional<double> lr;
-  // A Hugging Face checkpoint directory to start from (--init-from, absolute);
-  // "": random initial weights of `model`. When set, `model` is this directory.
-  std::string init_from;
-  std::vector<std::string> extra_args;  // appended to the trainscope command
-  SweepSettings sweep;
-
-  // The case as JSON (stored as runs.config).
-  nlohmann::json to_json() const;
-};
 
 struct Suite {
   std::string name;

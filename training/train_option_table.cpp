@@ -504,6 +504,16 @@ bool option_is_default(const TrainOption& row, const TrainOptions& o) {
   return option_json(row, o) == option_json(row, defaults);
 }
 
+void reset_option(const TrainOption& row, TrainOptions& o) {
+  static const TrainOptions defaults;
+  const json v = option_json(row, defaults);
+  if (v.is_null()) {
+    std::get<TextRef>(row.ref).set_json(o, v);
+  } else {
+    set_option_json(row, o, v, row.summary);
+  }
+}
+
 json options_record(const TrainOptions& o) {
   json out = json::object();
   for (const TrainOption& row : train_option_table()) {

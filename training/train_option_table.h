@@ -105,8 +105,9 @@ void set_option_json(const TrainOption& row, TrainOptions& o, const nlohmann::js
                      std::string_view where);
 // The value as a command line writes it ("0.001", "bf16", "q_proj,v_proj").
 std::string option_text(const TrainOption& row, const TrainOptions& o);
-// Whether the row's value is TrainOptions' default.
+// Whether the row's value is TrainOptions' default; and setting it back.
 bool option_is_default(const TrainOption& row, const TrainOptions& o);
+void reset_option(const TrainOption& row, TrainOptions& o);
 
 // The summary's options record: every row with a summary path (the lora
 // object is null unless fine-tuning with LoRA). TrainOptions::to_json.

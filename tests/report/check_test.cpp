@@ -188,13 +188,15 @@ TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun
   SuiteSpec spec;
   spec.name = "smoke";
   spec.repetitions = smoke.repetitions;
-  spec.steps = static_cast<int>(smoke.cases.at(0).steps);
-  spec.warmup_steps = static_cast<int>(smoke.cases.at(0).warmup_steps);
+  spec.steps = static_cast<int>(smoke.cases.at(0).train.steps);
+  spec.warmup_steps = static_cast<int>(smoke.cases.at(0).train.warmup_steps);
   spec.step_noise = 0.06;
   spec.outlier_rate = 0.05;
   spec.run_noise = 0.02;
   for (const auto& c : smoke.cases) {
-    spec.cases.push_back({.name = c.name, .mode = c.mode, .reduction = c.reduce,
+    spec.cases.push_back({.name = c.name,
+                          .mode = std::string(training::to_string(c.train.data.data_mode)),
+                          .reduction = std::string(comm::reduce_strategy_name(c.train.reduce)),
                           .world_size = c.ranks, .step_time_s = 0.0006});
     // The committed baseline was made with these sizes.
     const CaseRecord* committed = gate.find(c.name);

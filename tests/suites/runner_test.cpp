@@ -160,7 +160,7 @@ TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
                            "[[case]]\nname = \"hang\"\nmode = \"sharded\"\nranks = 2\n"
                            "timeout_s = 1.5\n[[case]]\nname = \"after\"\n");
   Suite hang = slow;
-  hang.cases[0].steps = 1000000;
+  hang.cases[0].train.steps = 1000000;
   r = run_suite(hang, options_);
   ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);

@@ -122,7 +122,7 @@ TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
   ASSERT_EQ(s.cases.size(), 6u);
   int skipped = 0;
   for (const auto& c : s.cases) {
-    if (c.mode == "naive" && c.ranks > 1) {
+    if (c.train.data.data_mode == training::DataMode::kNaive && c.ranks > 1) {
       EXPECT_NE(c.skip_reason.find("naive runs one process"), std::string::npos);
       ++skipped;
     } else if (c.ranks == 3) {
@@ -157,8 +157,9 @@ TEST(SuiteConfig, InapplicableAxesCollapse) {
   // per-tensor x (shm + 2 tcp) = 3; fused x 2 buckets x 3 = 6.
   EXPECT_EQ(s.cases.size(), 9u);
   for (const auto& c : s.cases) {
-    if (c.reduce == "per-tensor") {
-      EXPECT_FALSE(c.bucket_mb.has_value()) << c.name;
+    if (c.train.reduce == comm::ReduceStrategy::kPerTensor) {
+      EXPECT_FALSE(c.given.contains("bucket_mb")) << c.name;
+      EXPECT_TRUE(c.to_json()["bucket_mb"].is_null()) << c.name;
     }
     if (c.transport == "shm") {
       EXPECT_EQ(c.links, 0) << c.name;
@@ -176,8 +177,9 @@ TEST(SuiteConfig, ExplicitCasesOverrideBase) {
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].name, "one");
   EXPECT_EQ(s.cases[1].name, "sharded-r2-overlap-b4");
-  EXPECT_EQ(s.cases[1].steps, 5);
-  EXPECT_EQ(*s.cases[1].bucket_mb, 4.0);
+  EXPECT_EQ(s.cases[1].train.steps, 5);
+  EXPECT_EQ(s.cases[1].train.bucket_mb, 4.0);
+  EXPECT_TRUE(s.cases[1].given.contains("bucket_mb"));
   EXPECT_NE(error_of("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n").find("duplicate case 'a'"),
             std::string::npos);
 }
@@ -199,8 +201,8 @@ TEST(SuiteConfig, ACaseMayHaveItsOwnExtraArgs) {
 TEST(SuiteConfig, ModelPathResolvedAgainstSuiteDir) {
   const Suite s = parse("name = \"x\"\n[grid]\nmodel = [\"tiny\", \"narrow24.json\"]\n");
   ASSERT_EQ(s.cases.size(), 2u);
-  EXPECT_EQ(s.cases[0].model, "tiny");
-  EXPECT_TRUE(std::filesystem::path(s.cases[1].model).is_absolute());
+  EXPECT_EQ(s.cases[0].train.model, "tiny");
+  EXPECT_TRUE(std::filesystem::path(s.cases[1].train.model).is_absolute());
   EXPECT_NE(s.cases[1].name.find("narrow24"), std::string::npos);
 }
 
@@ -260,8 +262,8 @@ TEST(SuiteConfig, BatchPerRankScalesWithTheRanksAndDoesNotGoWithBatch) {
   const Suite s = parse("name = \"w\"\n[base]\nmode = \"sharded\"\nbatch_per_rank = 2\n"
                         "[grid]\nranks = [1, 2]\n");
   ASSERT_EQ(s.cases.size(), 2u);
-  EXPECT_EQ(s.cases[0].batch, 2);
-  EXPECT_EQ(s.cases[1].batch, 4);
+  EXPECT_EQ(s.cases[0].train.batch, 2);
+  EXPECT_EQ(s.cases[1].train.batch, 4);
   EXPECT_EQ(s.cases[1].name, "sharded-r2-fused-bpr2");
   const std::string e = error_of("name = \"w\"\n[base]\nbatch = 4\n[[case]]\nbatch_per_rank = 2\n");
   EXPECT_NE(e.find("t.toml:5:"), std::string::npos) << e;
@@ -320,7 +322,7 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
     } else {
       EXPECT_EQ(c.skip_reason, "") << c.name;
     }
-    if (c.allreduce != "mpi") {
+    if (c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
       EXPECT_EQ(c.mpi_algorithm, 0) << c.name;
     }
   }
@@ -335,7 +337,7 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
   const Suite one = parse("name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
                           "mpi_algorithm = [0, 3]\n");
   ASSERT_EQ(names(one), (std::vector<std::string>{"naive-r1-fused"}));
-  EXPECT_EQ(one.cases[0].allreduce, "mpi");
+  EXPECT_EQ(one.cases[0].train.allreduce, comm::AllReduceAlgorithm::kMpi);
   EXPECT_EQ(one.cases[0].mpi_algorithm, 0);
   // The sweep has the algorithm axes but not ZeRO.
   const Suite sweep = parse("name = \"s\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[grid]\n"
@@ -359,7 +361,7 @@ TEST(SuiteConfig, CommDtypeAxis) {
   for (const auto& c : s.cases) EXPECT_EQ(c.skip_reason, "") << c.name;
   EXPECT_FALSE(s.cases[0].to_json().contains("comm_dtype"));
   EXPECT_EQ(s.cases[2].to_json()["comm_dtype"], "bf16");
-  EXPECT_EQ(s.cases[3].comm_dtype, "bf16");
+  EXPECT_EQ(s.cases[3].train.comm_dtype, comm::CommDtype::kBf16);
   const std::string bad = error_of("name = \"c\"\n[base]\ncomm_dtype = \"fp8\"\n");
   EXPECT_NE(bad.find("t.toml:3:"), std::string::npos) << bad;
   EXPECT_NE(bad.find("comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"),
@@ -395,7 +397,7 @@ TEST(SuiteConfig, ZeroWithoutFusedOrOnOneRankAndShmAcrossHostsAreSkipped) {
 TEST(SuiteConfig, BadAllReduceSettingsNameTheLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"name = \"x\"\n[grid]\nallreduce = [\"mpi\", \"nccl\"]\n",
-            "t.toml:3:21: unknown allreduce 'nccl' (expected one of: mpi, shm, hier)"},
+            "t.toml:3:21: allreduce: unknown all-reduce algorithm 'nccl' (expected mpi, shm, hier)"},
            {"name = \"x\"\n[[case]]\nmpi_algorithm = 7\n",
             "t.toml:3:17: unknown mpi_algorithm 7 (Open MPI's coll_tuned_allreduce_algorithm: 0 "
             "default, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented "
@@ -425,19 +427,19 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
                           "naive-r1-fused-lora-alpha32-q.k.v.o",
                           "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
   const SuiteCase& full = s.cases[0];
-  EXPECT_EQ(full.fine_tune, "full");
-  EXPECT_EQ(full.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
+  EXPECT_EQ(full.train.fine_tune, training::FineTune::kFull);
+  EXPECT_EQ(full.train.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
   EXPECT_FALSE(full.to_json().contains("fine_tune"));
   EXPECT_FALSE(full.to_json().contains("lora"));
   const SuiteCase& lora = s.cases[4];
-  EXPECT_EQ(lora.lora.rank, 16);
-  EXPECT_EQ(lora.lora.alpha, 32);
-  EXPECT_EQ(lora.lora.targets, (std::vector<training::LoraTarget>{
+  EXPECT_EQ(lora.train.lora.rank, 16);
+  EXPECT_EQ(lora.train.lora.alpha, 32);
+  EXPECT_EQ(lora.train.lora.targets, (std::vector<training::LoraTarget>{
                                    training::LoraTarget::kQ, training::LoraTarget::kK,
                                    training::LoraTarget::kV, training::LoraTarget::kO}));
   EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
   // The layout of the trainer's own options.lora, so the report reads either.
-  EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.lora));
+  EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.train.lora));
   EXPECT_EQ(lora.to_json()["lora"]["targets"],
             nlohmann::json({"q_proj", "k_proj", "v_proj", "o_proj"}));
   // One fine-tune throughout: no part for it in the names.
@@ -555,11 +557,11 @@ TEST(SuiteConfig, InitFromACheckpointDirectory) {
                               "t.toml", dir.path());
   ASSERT_EQ(s.cases.size(), 2u);
   const std::string step = std::filesystem::weakly_canonical(dir / "ckpt/step-00000010").string();
-  EXPECT_EQ(s.cases[0].init_from, step);
-  EXPECT_EQ(s.cases[0].model, step);
+  EXPECT_EQ(s.cases[0].train.init_from, step);
+  EXPECT_EQ(s.cases[0].train.model, step);
   EXPECT_EQ(s.cases[0].to_json()["init_from"], step);
-  EXPECT_EQ(s.cases[1].init_from, "");  // a case's model replaces [base]'s checkpoint
-  EXPECT_EQ(s.cases[1].model, "tiny");
+  EXPECT_EQ(s.cases[1].train.init_from, "");  // a case's model replaces [base]'s checkpoint
+  EXPECT_EQ(s.cases[1].train.model, "tiny");
   EXPECT_FALSE(s.cases[1].to_json().contains("init_from"));
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";

@@ -1,0 +1,98 @@
+// One case of a suite, typed: what trains (training::TrainOptions, every
+// suite key of the option table), where it runs, and what a case is derived
+// from those: its generated name, its recorded config (runs.config), and why
+// it would be skipped. The parser (suites/suite_config.h) fills cases in;
+// the runner (suites/runner.h) launches them (suites/launch_plan.h).
+//
+// Thread-safety: plain values and pure functions.
+#ifndef TRAINSCOPE_SUITES_SUITE_CASE_H_
+#define TRAINSCOPE_SUITES_SUITE_CASE_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "training/train_option_table.h"
+
+namespace trainscope::suites {
+
+enum class CaseKind { kTrain, kAllReduce };
+
+// Settings of the all-reduce sweep (kind "allreduce").
+struct SweepSettings {
+  int64_t min_bytes = 8;
+  int64_t max_bytes = 256ll << 20;
+  int factor = 2;
+  int iters = 20;
+  int warmup = 5;
+};
+
+// One job of a suite, fully resolved.
+struct SuiteCase {
+  std::string name;      // unique within the suite, e.g. "sharded-r2-fused-b4"
+  CaseKind kind = CaseKind::kTrain;
+  // What trains, typed: every option of training/train_option_table.h a
+  // suite key sets (model, mode, reduce, bucket_mb, comm_dtype, lora_*...).
+  // A case that does not set one runs with the trainer's default, except
+  // steps (10) and model (seed). The sweep (kind allreduce) uses
+  // train.allreduce only.
+  training::TrainOptions train;
+  // The suite keys of `train` the suite wrote for this case (after
+  // collapsing those that do not apply): an optional setting (lr,
+  // bucket_mb) is set when given, even at the trainer's default.
+  std::set<std::string, std::less<>> given;
+
+  int ranks = 1;
+  std::string transport = "auto";    // auto | shm | tcp
+  int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
+  // For allreduce = "mpi": the Open MPI algorithm forced through mpirun's
+  // MCA settings (0: Open MPI's own choice). Collapses on one rank.
+  int mpi_algorithm = 0;
+  std::string skip_reason;           // non-empty: recorded as skipped, not run
+  std::optional<double> timeout_s;   // [[case]] only; else the suite's
+
+  // Where it runs. hosts > 1: on a virtual cluster of that many hosts
+  // (scripts/netns-cluster.sh), ranks spread evenly over them.
+  int hosts = 1;
+  int cores_per_host = 0;    // CPUs each host's processes may use; 0: not pinned
+  std::string link;          // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
+                             // unlimited) or a tc rate (500mbit); "": unlimited
+  std::string tcp_interface; // "": the suite's
+  int batch_per_rank = 0;    // > 0: the global batch is this x ranks (weak scaling)
+  std::vector<std::string> extra_args;  // appended to the trainscope command
+  SweepSettings sweep;
+
+  // Whether `row` is set for this case: given (an optional setting) or not
+  // the trainer's default; what goes on its command line and in its name.
+  bool is_set(const training::TrainOption& row) const;
+  // The case as JSON (stored as runs.config).
+  nlohmann::json to_json() const;
+};
+
+// Settings that do not apply collapse to their defaults instead of
+// multiplying the cases: the bucket size under per-tensor, the LoRA settings
+// under full fine-tuning, the link count off tcp, the link profile on one
+// host, the all-reduce and Open MPI's algorithm on one rank. Also: no ranks
+// given means one on each host, batch_per_rank sets the global batch.
+void collapse(SuiteCase& c);
+
+// The generated name: the mode, the ranks and every setting that is set, in
+// a fixed order ("sharded-r2-fused-b4-comm-bf16-t1"); `varying` are the
+// settings the suite varies (the model and the batch are named only then).
+std::string generated_case_name(const SuiteCase& c, const std::set<std::string>& varying);
+
+// Why the case cannot run here although well-formed ("" when it can): what
+// it asks of the trainer (naive on 2 ranks, ZeRO-1 without fused, bf16 on a
+// CPU without bf16 instructions, LoRA on more layers than the model has),
+// then where and over what it runs (hosts whose cores this machine lacks,
+// shm across hosts...).
+std::string skip_reason(const SuiteCase& c);
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_SUITE_CASE_H_
