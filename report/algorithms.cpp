@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernels/storage.h"
+#include "report/case_options.h"
 #include "results/allreduce_algorithms.h"
 
 namespace trainscope::report {
@@ -88,22 +89,11 @@ std::string CaseReduction::label() const {
 }
 
 CaseReduction case_reduction(const CaseData& c) {
-  const nlohmann::json& config = c.run_case.config;
-  CaseReduction out;
-  if (!config.is_object()) return out;
-  if (auto it = config.find("allreduce"); it != config.end() && it->is_string()) {
-    out.algorithm = it->get<std::string>();
-  }
-  if (auto it = config.find("mpi_algorithm"); it != config.end() && it->is_number_integer()) {
-    out.mpi_algorithm = it->get<int>();
-  }
-  if (auto it = config.find("zero"); it != config.end() && it->is_number_integer()) {
-    out.zero = it->get<int>();
-  }
-  if (auto it = config.find("comm_dtype"); it != config.end() && it->is_string()) {
-    out.comm_dtype = it->get<std::string>();
-  }
-  return out;
+  const CaseOptions o = case_options(c);
+  return {.algorithm = std::string(comm::allreduce_algorithm_name(o.train.allreduce)),
+          .mpi_algorithm = o.mpi_algorithm,
+          .zero = o.train.zero,
+          .comm_dtype = std::string(comm::comm_dtype_name(o.train.comm_dtype))};
 }
 
 bool suite_varies_reduction(const SuiteData& suite) {

@@ -19,7 +19,7 @@
 namespace trainscope::report {
 namespace {
 
-std::string ms(double s) { return format_number(s * 1e3, 1); }
+std::string ms_1dp(double s) { return format_number(s * 1e3, 1); }
 std::string times(double x) { return std::isfinite(x) ? format_number(x, 2) + "x" : "-"; }
 std::string gbit(double bytes_per_s) { return format_number(bytes_per_s * 8 / 1e9, 2); }
 std::string pct(double share) { return std::isfinite(share) ? fmt::format("{:+.1f}%", share * 100) : "-"; }
@@ -110,7 +110,7 @@ Table fine_tune_table(const SuiteData& suite) {
   }
   for (const auto& r : fine_tune_rows(suite)) {
     std::vector<std::string> row{
-        r.case_name, r.label, std::to_string(r.ranks), ms(r.step_median_s),
+        r.case_name, r.label, std::to_string(r.ranks), ms_1dp(r.step_median_s),
         format_number(r.tokens_per_s, 0), format_bytes(static_cast<double>(r.comm_bytes_per_step)),
         format_number(r.comm_bytes_per_trainable(), 2), millions(r.parameters),
         millions(r.trainable_parameters),
@@ -194,8 +194,8 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
     StepModel best = s;
     best.bucket_bytes = best_bucket_bytes(s, l.model, 8);
     bucket.rows.push_back({l.model.name, format_bytes(static_cast<int64_t>(best.bucket_bytes)),
-                           ms(predict(best, l.model, 8, true, Scaling::kWeak).step_s),
-                           ms(predict(s, l.model, 8, true, Scaling::kWeak).step_s)});
+                           ms_1dp(predict(best, l.model, 8, true, Scaling::kWeak).step_s),
+                           ms_1dp(predict(s, l.model, 8, true, Scaling::kWeak).step_s)});
   }
   out.push_back(std::move(bucket));
   Table v{"Predicted vs measured on the virtual cluster",
@@ -214,8 +214,8 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
     }
     v.rows.push_back({r.case_name, r.link, std::to_string(r.hosts),
                       r.scaling == Scaling::kWeak ? "weak" : "strong",
-                      r.overlap ? "overlap" : "after backward", ms(r.measured_step_s),
-                      ms(r.predicted_step_s), pct(r.error()), times(r.measured_speedup),
+                      r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s),
+                      ms_1dp(r.predicted_step_s), pct(r.error()), times(r.measured_speedup),
                       times(r.predicted_speedup), r.compute_from});
   }
   out.push_back(std::move(v));
@@ -229,7 +229,7 @@ std::string model_sentence(const SuitePrediction& p) {
       "tokens; gradient {} ({}){}. Ring all-reduce T(N, S) = 2(N-1)/N x S / bandwidth + 2(N-1) x "
       "latency; with overlap, buckets reduce while backward runs and only the last one's time "
       "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
-      p.compute_case, ms(s.forward_s), ms(s.backward_s), ms(s.other_s), s.tokens_per_rank,
+      p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s), s.tokens_per_rank,
       format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
       s.bucket_bytes > 0 ? fmt::format(", buckets of {}", format_bytes(static_cast<int64_t>(s.bucket_bytes)))
                          : "");

@@ -1,5 +1,6 @@
 #include "report/findings.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "report/algorithms.h"
+#include "report/case_options.h"
 #include "report/charts.h"
 #include "report/finetune.h"
 #include "report/report.h"
@@ -24,18 +26,15 @@ namespace {
 // a LoRA case is never compared with a full one; nor a bf16 case with an
 // fp32 one (precision is recorded only when it is not fp32).
 std::string workload_key(const CaseData& c) {
-  const auto& cfg = c.run_case.config;
-  auto get = [&](const char* k) { return cfg.contains(k) ? cfg[k].dump() : std::string(); };
-  return get("model") + "|" + get("data") + "|" + get("block") + "|" + case_fine_tune(c).label() +
-         "|" + get("precision");
+  const CaseOptions o = case_options(c);
+  if (!o.trains) return "sweep";
+  return fmt::format("{}|{}|{}|{}|{}", o.train.model, o.train.data.source, o.train.block,
+                     case_fine_tune(c).label(), training::precision_name(o.train.precision));
 }
 
 std::string model_label(const CaseData& c) {
-  const auto& cfg = c.run_case.config;
-  if (cfg.contains("model") && cfg["model"].is_string()) {
-    return std::filesystem::path(cfg["model"].get<std::string>()).filename().string();
-  }
-  return "the model";
+  const CaseOptions o = case_options(c);
+  return o.trains ? std::filesystem::path(o.train.model).filename().string() : "the model";
 }
 
 // Mean over ranks of the bytes of the dataset each held.
@@ -95,10 +94,10 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
 // curve of the same workload (the same weights training) at the same global
 // batch; nullptr when the suite has none.
 const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
-  const auto batch = c.run_case.config.value("batch", nlohmann::json());
+  const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
     if (n.run_case.mode == "naive" && workload_key(n) == workload_key(c) &&
-        n.run_case.config.value("batch", nlohmann::json()) == batch && !loss_curve(n).empty()) {
+        case_options(n).train.batch == batch && !loss_curve(n).empty()) {
       return &n;
     }
   }
@@ -337,15 +336,14 @@ std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const Cas
 
 const CaseData* one_machine_case_at(const SuiteData& suite, const CaseData& c, int batch) {
   for (const CaseData* b : one_machine_cases(suite, c)) {
-    if (b->run_case.config.value("batch", 0) == batch) return b;
+    if (case_options(*b).train.batch == batch) return b;
   }
   return nullptr;
 }
 
 const CaseData* one_machine_case(const SuiteData& suite, const CaseData& c) {
-  const auto& cfg = c.run_case.config;
-  const int per_rank = cfg.value("batch_per_rank", 0);
-  const int want = per_rank > 0 ? per_rank : cfg.value("batch", 0);
+  const CaseOptions o = case_options(c);
+  const int want = o.batch_per_rank > 0 ? o.batch_per_rank : o.train.batch;
   if (const CaseData* b = one_machine_case_at(suite, c, want)) return b;
   const auto all = one_machine_cases(suite, c);
   return all.empty() ? nullptr : all.front();
@@ -368,8 +366,9 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
     if (const CaseReduction how = case_reduction(c); !how.is_default()) {
       r.reduction += ", " + how.label();
     }
-    r.scaling = c.run_case.config.value("batch_per_rank", 0) > 0 ? "weak" : "strong";
-    r.steps = c.run_case.config.value("steps", 0);
+    const CaseOptions o = case_options(c);
+    r.scaling = o.batch_per_rank > 0 ? "weak" : "strong";
+    r.steps = o.trains ? o.train.steps : 0;
     r.wall_s = f.step_median_s * r.steps;
     r.tokens_per_s = f.tokens_per_s;
     r.status = f.status;

@@ -7,17 +7,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/case_options.h"
+
 namespace trainscope::report {
 namespace {
 
 using results::kNaN;
-
-// What the first usable repetition's trainer recorded it ran with; null
-// when none is usable.
-const nlohmann::json* summary_options(const CaseData& c) {
-  const RunData* run = c.first_usable();
-  return run && run->summary->options.is_object() ? &run->summary->options : nullptr;
-}
 
 // Rank 0's gradient bytes per measured step (median); -1 without steps.
 int64_t comm_bytes_per_step(const results::RunSummary& s) {
@@ -37,35 +32,25 @@ constexpr std::initializer_list<const char*> kRankSettings = {
 }  // namespace
 
 std::string CaseFineTune::label() const {
-  if (method != "lora" || !lora.is_object()) return method;
-  std::vector<std::string> targets;
-  for (const auto& t : lora.value("targets", nlohmann::json::array())) {
-    if (t.is_string()) targets.push_back(t.get<std::string>());
-  }
-  std::string out = fmt::format("LoRA r{}, alpha {:g}, {}", lora.value("rank", 0),
-                                lora.value("alpha", 0.0), fmt::join(targets, ","));
-  if (const double dropout = lora.value("dropout", 0.0); dropout > 0) {
-    out += fmt::format(", dropout {:g}", dropout);
-  }
-  if (const int layers = lora.value("layers", 0); layers > 0) {
-    out += fmt::format(", last {} layers", layers);
-  }
+  if (method != training::FineTune::kLora) return std::string(training::fine_tune_name(method));
+  std::vector<std::string_view> targets;
+  for (training::LoraTarget t : lora.targets) targets.push_back(training::lora_target_name(t));
+  std::string out = fmt::format("LoRA r{}, alpha {:g}, {}", lora.rank, lora.alpha,
+                                fmt::join(targets, ","));
+  if (lora.dropout > 0) out += fmt::format(", dropout {:g}", lora.dropout);
+  if (lora.layers > 0) out += fmt::format(", last {} layers", lora.layers);
   return out;
 }
 
 CaseFineTune case_fine_tune(const CaseData& c) {
-  const nlohmann::json& config = c.run_case.config;
-  // The suite's record first; a case that set it through extra_args, or
-  // whose config predates the key, by what its trainer says.
-  const nlohmann::json* from = config.is_object() && config.contains("fine_tune") ? &config
-                                                                                 : summary_options(c);
-  CaseFineTune out;
-  if (!from) return out;
-  if (auto it = from->find("fine_tune"); it != from->end() && it->is_string()) {
-    out.method = it->get<std::string>();
+  // The suite's record first (it records fine_tune under LoRA only); a case
+  // that set it through extra_args, or whose config predates the key, by
+  // what its trainer says.
+  training::TrainOptions o = case_options(c).train;
+  if (o.fine_tune != training::FineTune::kLora) {
+    if (const auto trainer = trainer_options(c)) o = *trainer;
   }
-  if (auto it = from->find("lora"); it != from->end() && it->is_object()) out.lora = *it;
-  return out;
+  return {o.fine_tune, o.lora};
 }
 
 bool suite_varies_fine_tune(const SuiteData& suite) {
@@ -125,7 +110,7 @@ std::vector<RankSaving> rank_savings(const SuiteData& suite) {
       r.case_name = c.name;
       r.ranks = c.run_case.world_size;
       // Alike, so the same steps on both.
-      r.steps = c.run_case.config.value("steps", int64_t{0});
+      r.steps = case_options(c).train.steps;
       r.one_rank_wall_s = case_figures(one).step_median_s * static_cast<double>(r.steps);
       r.wall_s = case_figures(c).step_median_s * static_cast<double>(r.steps);
       out.push_back(std::move(r));

@@ -27,12 +27,13 @@
 
 #include "kernels/storage.h"
 #include "report/suite_data.h"
+#include "training/train_options.h"
 
 namespace trainscope::report {
 
 struct CaseFineTune {
-  std::string method = "full";     // "full" or "lora"
-  nlohmann::json lora = nullptr;   // lora: rank, alpha, dropout, layers, targets
+  training::FineTune method = training::FineTune::kFull;
+  training::LoraConfig lora;       // with kLora
   // "full"; "LoRA r8, alpha 16, q_proj,v_proj" (then dropout and the last N
   // layers when set).
   std::string label() const;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "report/case_options.h"
 #include "report/report.h"
 
 namespace trainscope::report {
@@ -27,16 +28,15 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 // step (the GEMMs' rows), its threads per rank, its precision (recorded
 // when not fp32).
 const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run) {
-  const auto model = c.run_case.config.find("model");
-  if (model == c.run_case.config.end() || !model->is_string() || run.summary->steps.empty() ||
-      run.summary->steps.front().empty()) {
+  const CaseOptions o = case_options(c);
+  if (!o.trains || run.summary->steps.empty() || run.summary->steps.front().empty()) {
     return nullptr;
   }
   const int64_t rows = run.summary->steps.front().front().tokens;
   const int threads = run.summary->threads_per_rank;
-  const std::string precision = c.run_case.config.value("precision", "fp32");
+  const std::string_view precision = training::precision_name(o.train.precision);
   return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
-    return l.model == model->get<std::string>() && l.rows == rows && l.threads == threads &&
+    return l.model == o.train.model && l.rows == rows && l.threads == threads &&
            (l.precision.empty() ? "fp32" : l.precision) == precision;
   });
 }

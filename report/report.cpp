@@ -46,7 +46,7 @@ std::string td(std::string_view text, std::string_view cls = "") {
                      : fmt::format("<td class=\"{}\">{}</td>", cls, html_escape(text));
 }
 
-std::string ms(double seconds) { return format_number(seconds * 1e3, 2); }
+std::string ms_2dp(double seconds) { return format_number(seconds * 1e3, 2); }
 
 std::string percent(double share) { return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%"; }
 
@@ -82,10 +82,10 @@ std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp)
     out += td(format_number(f.tokens_per_s, 1));
     out += td(std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x");
     out += td(percent(r.efficiency));
-    out += td(ms(f.step_median_s));
-    out += td(ms(f.step_p95_s));
+    out += td(ms_2dp(f.step_median_s));
+    out += td(ms_2dp(f.step_p95_s));
     out += td(percent(f.comm_share));
-    out += td(ms(f.comm_exposed_s));
+    out += td(ms_2dp(f.comm_exposed_s));
     out += td(status_text(f), "name status-" + f.status);
     out += "</tr>\n";
   }
@@ -116,7 +116,7 @@ std::string signed_percent(double share) {
 std::string straggler_figures(const std::vector<const ComparisonRow*>& rows) {
   std::vector<std::string> parts;
   for (const auto* r : rows) {
-    parts.push_back(r->case_name + " " + ms(r->figures.straggler_s) + " ms");
+    parts.push_back(r->case_name + " " + ms_2dp(r->figures.straggler_s) + " ms");
   }
   return fmt::format("Straggler figure per step (sum over ranks of compute beyond the fastest "
                      "rank): {}.",
@@ -135,8 +135,8 @@ std::string rank_times_html(const Comparison& cmp) {
   for (const auto* r : rows) {
     for (const auto& t : r->figures.rank_times) {
       out += t.straggler ? "<tr class=\"straggler\">" : "<tr>";
-      out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms(t.compute_s)) +
-             td(ms(t.wait_s)) + td(ms(t.comm_time_s)) + td(signed_percent(t.compute_vs_median)) +
+      out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms_2dp(t.compute_s)) +
+             td(ms_2dp(t.wait_s)) + td(ms_2dp(t.comm_time_s)) + td(signed_percent(t.compute_vs_median)) +
              td(t.straggler ? results::straggler_note(t) : "", "name") + "</tr>\n";
     }
   }
@@ -153,7 +153,7 @@ std::string rank_times_markdown(const Comparison& cmp) {
   for (const auto* r : rows) {
     for (const auto& t : r->figures.rank_times) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r->case_name),
-                         t.rank, ms(t.compute_s), ms(t.wait_s), ms(t.comm_time_s),
+                         t.rank, ms_2dp(t.compute_s), ms_2dp(t.wait_s), ms_2dp(t.comm_time_s),
                          signed_percent(t.compute_vs_median),
                          t.straggler ? "**" + results::straggler_note(t) + "**" : "");
     }
@@ -394,8 +394,8 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
                          markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "",
                          reduction, f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
                          std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
-                         percent(r.efficiency), ms(f.step_median_s), ms(f.step_p95_s),
-                         percent(f.comm_share), ms(f.comm_exposed_s),
+                         percent(r.efficiency), ms_2dp(f.step_median_s), ms_2dp(f.step_p95_s),
+                         percent(f.comm_share), ms_2dp(f.comm_exposed_s),
                          markdown_cell(status_text(f)));
     }
     out += "\n";

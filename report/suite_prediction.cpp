@@ -5,13 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "report/case_options.h"
 #include "report/findings.h"
 #include "results/link_profiles.h"
 
 namespace trainscope::report {
 namespace {
 
-constexpr double kMiB = 1024.0 * 1024.0;
+constexpr double kMebibyte = 1024.0 * 1024.0;
 
 bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
 
@@ -38,7 +39,7 @@ double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* sour
 }
 
 double bucket_bytes_of(const CaseData& c) {
-  return c.run_case.bucket_mb ? *c.run_case.bucket_mb * kMiB : 0;
+  return c.run_case.bucket_mb ? *c.run_case.bucket_mb * kMebibyte : 0;
 }
 
 std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* latency_note) {
@@ -96,14 +97,15 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.hosts = rc.host_count;
   v.cores_per_host = rc.cores_per_host;
   v.overlap = is_overlap(c);
-  v.scaling = rc.config.value("batch_per_rank", 0) > 0 ? Scaling::kWeak : Scaling::kStrong;
+  const CaseOptions options = case_options(c);
+  v.scaling = options.batch_per_rank > 0 ? Scaling::kWeak : Scaling::kStrong;
   v.compute_from = one->name;
   const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6, *rc.link_gbps * 1e9 / 8};
   Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
   // Strong scaling shrinks each rank's batch, and a smaller batch runs its
   // GEMMs less efficiently than the proportional share the model assumes:
   // where one machine was measured at the per-rank batch, start from that.
-  const int per_rank = rc.config.value("batch", 0) / rc.world_size;
+  const int per_rank = options.train.batch / rc.world_size;
   const CaseData* at = v.scaling == Scaling::kStrong && per_rank > 0
                            ? one_machine_case_at(suite, c, per_rank)
                            : nullptr;

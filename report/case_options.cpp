@@ -1,0 +1,27 @@
+#include "report/case_options.h"
+
+namespace trainscope::report {
+
+CaseOptions case_options(const CaseData& c) {
+  const nlohmann::json& config = c.run_case.config;
+  CaseOptions out;
+  out.trains = c.run_case.mode != "allreduce";  // the runner's mode of sweeps
+  out.train = training::options_from_config(config);
+  if (config.is_object()) {
+    if (auto it = config.find("batch_per_rank"); it != config.end() && it->is_number_integer()) {
+      out.batch_per_rank = it->get<int>();
+    }
+    if (auto it = config.find("mpi_algorithm"); it != config.end() && it->is_number_integer()) {
+      out.mpi_algorithm = it->get<int>();
+    }
+  }
+  return out;
+}
+
+std::optional<training::TrainOptions> trainer_options(const CaseData& c) {
+  const RunData* run = c.first_usable();
+  if (!run || !run->summary->options.is_object()) return std::nullopt;
+  return training::options_from_record(run->summary->options);
+}
+
+}  // namespace trainscope::report
