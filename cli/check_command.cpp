@@ -6,7 +6,7 @@
 //   trainscope check --db current.db --ratio "fused/per-tensor<=1.10"
 //   trainscope check --db results.db --save-baseline baseline.json
 //
-// The logic lives in report/regression_check.h; this file only maps flags.
+// The logic lives in report/check/regression_check.h; this file only maps flags.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -19,7 +19,7 @@
 #include "cli/validators.h"
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
-#include "report/regression_check.h"
+#include "report/check/regression_check.h"
 
 namespace trainscope::cli {
 

@@ -22,7 +22,7 @@
 
 #include "kernels/atomic_file.h"
 #include "report/gnuplot.h"
-#include "report/regression_check.h"
+#include "report/check/regression_check.h"
 #include "report/report.h"
 #include "report/suite_data.h"
 #include "results/records.h"

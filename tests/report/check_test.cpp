@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/check.h"
-#include "report/regression_check.h"
+#include "report/check/regression_check.h"
 #include "suites/suite_config.h"
 #include "tests/report/run_command.h"
 #include "tests/report/suite_builder.h"
