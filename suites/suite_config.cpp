@@ -448,7 +448,7 @@ std::string Parser::setting_skip_reason(const SuiteCase& c) const {
   if (train && c.batch > 0 && c.batch % c.ranks != 0) {
     return fmt::format("global batch {} is not divisible by {} ranks", c.batch, c.ranks);
   }
-  // The trainer refuses these three (training/trainer.cpp, check_zero).
+  // The trainer refuses these three (training/run/setup.cpp, check_zero).
   if (c.zero > 0 && c.reduce != "fused") {
     return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
                        "\"fused\"); this case reduces with {}",
