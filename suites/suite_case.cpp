@@ -182,7 +182,7 @@ std::string setting_skip_reason(const SuiteCase& c) {
   if (train && t.batch > 0 && t.batch % c.ranks != 0) {
     return fmt::format("global batch {} is not divisible by {} ranks", t.batch, c.ranks);
   }
-  // The trainer refuses these three (training/trainer.cpp, check_zero).
+  // The trainer refuses these three (training/run/setup.cpp, check_zero).
   if (t.zero > 0 && t.reduce != comm::ReduceStrategy::kFused) {
     return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
                        "\"fused\"); this case reduces with {}",
