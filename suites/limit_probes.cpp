@@ -23,7 +23,7 @@
 #include "profiler/process.h"
 #include "results/records.h"
 #include "results/results_db.h"
-#include "training/trainer.h"
+#include "training/threads.h"
 
 namespace trainscope::suites {
 namespace {
@@ -107,7 +107,7 @@ MachineLimit stamped(LimitKind kind, std::string_view source) {
 // What a train case's ranks will run with, as the trainer decides it: the
 // global batch split over the ranks, block - 1 tokens a row, and the
 // threads it was given or the trainer's default (its cores over the ranks
-// on its host; training/trainer.h default_threads_per_rank).
+// on its host; training/threads.h default_threads_per_rank).
 struct CaseShape {
   std::string model;
   int64_t rows = 0;

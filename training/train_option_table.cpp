@@ -76,9 +76,9 @@ std::string lora_name(const LoraConfig& l) {
 
 // ---- the table ---------------------------------------------------------------
 
-std::vector<TrainOption> build_table() {
-  using comm::ReduceStrategy;
-  std::vector<TrainOption> t = {
+// What trains and how: the model, the batch, the optimizer, precision.
+std::vector<TrainOption> model_rows() {
+  return {
       {.summary = "model", .flag = "--model",
        .help = fmt::format("Preset ({}) or a Hugging Face style config.json",
                            fmt::join(model_preset_names(), ", ")),
@@ -143,6 +143,12 @@ std::vector<TrainOption> build_table() {
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.warmup_steps; }),
        .check = Check::kNonNegative, .suite = "warmup_steps", .min = 0,
        .command = Emit::kAlways, .recorded = Emit::kAlways},
+  };
+}
+
+// Where the tokens come from and how they are batched and evaluated.
+std::vector<TrainOption> data_rows() {
+  return {
       {.summary = "data.source", .flag = "--data",
        .help = "Data SOURCE: builtin:stories[?docs=N] (short stories), builtin:instruct[?docs=N] "
                "(chat pairs: a sentence told like a pirate), a text file, a .jsonl file (text, "
@@ -195,6 +201,12 @@ std::vector<TrainOption> build_table() {
       {.summary = "val_batches", .flag = "--val-batches", .help = "Batches per validation",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.val_batches; }),
        .check = Check::kPositive},
+  };
+}
+
+// How the ranks share the work and the gradients.
+std::vector<TrainOption> parallel_rows() {
+  return {
       {.summary = "mode", .flag = "--mode",
        .help = "Data parallelism: naive (one process), duplicated (every rank loads all data, "
                "keeps its rows) or sharded (every rank loads only its shard)",
@@ -256,6 +268,12 @@ std::vector<TrainOption> build_table() {
        .name_part = [](const O& o) {
          return "comm-" + std::string(comm::comm_dtype_name(o.comm_dtype));
        }},
+  };
+}
+
+// Checkpoints, starting points and what fine-tunes (LoRA).
+std::vector<TrainOption> state_rows() {
+  return {
       {.flag = "--checkpoint-dir",
        .help = "Save checkpoints here (safetensors + config.json; with --fine-tune lora PEFT "
                "adapter folders); always at the end",
@@ -330,6 +348,12 @@ std::vector<TrainOption> build_table() {
                       }},
        .suite = "lora_targets", .config = "lora.targets", .axis = true,
        .command = Emit::kAlways, .recorded = Emit::kAlways, .applies = lora_applies},
+  };
+}
+
+// What the run writes and says, and injected faults.
+std::vector<TrainOption> output_rows() {
+  return {
       {.flag = "--summary",
        .help = "Write a JSON summary (config, per-step losses and times, tokens/s, memory)",
        .ref = Ref<std::string>([](O& o) -> std::string& { return o.summary_path; })},
@@ -367,6 +391,13 @@ std::vector<TrainOption> build_table() {
       {.flag = "--quiet", .help = "Print nothing but errors",
        .ref = Ref<bool>([](O& o) -> bool& { return o.quiet; })},
   };
+}
+
+std::vector<TrainOption> build_table() {
+  std::vector<TrainOption> t;
+  for (auto rows : {model_rows, data_rows, parallel_rows, state_rows, output_rows}) {
+    for (TrainOption& row : rows()) t.push_back(std::move(row));
+  }
   return t;
 }
 
@@ -513,6 +544,9 @@ void reset_option(const TrainOption& row, TrainOptions& o) {
     set_option_json(row, o, v, row.summary);
   }
 }
+
+// Declared with TrainOptions, defined here: the record is the table's.
+json TrainOptions::to_json() const { return options_record(*this); }
 
 json options_record(const TrainOptions& o) {
   json out = json::object();

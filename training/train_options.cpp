@@ -7,7 +7,6 @@
 #include <system_error>
 
 #include "kernels/check.h"
-#include "training/train_option_table.h"
 
 namespace trainscope::training {
 
@@ -20,8 +19,6 @@ FineTune parse_fine_tune(std::string_view name, std::string_view what) {
   if (name == "lora") return FineTune::kLora;
   throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
 }
-
-json TrainOptions::to_json() const { return options_record(*this); }
 
 InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag) {
   auto bad = [&](std::string_view what) {

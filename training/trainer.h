@@ -18,6 +18,7 @@
 
 #include "comm/communicator.h"
 #include "results/records.h"
+#include "training/threads.h"
 #include "training/train_options.h"
 
 namespace trainscope::training {
@@ -29,12 +30,6 @@ namespace trainscope::training {
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out = stdout);
 
-// Threads per rank when not given: the cores this process may run on,
-// divided by the ranks on this host, at least 1.
-int default_threads_per_rank();
-// That rule for a rank that may use `cores` cores among `local_ranks` ranks
-// on a host of `hardware_threads`: its share, or fewer if bound to fewer.
-int threads_per_rank(int cores, int local_ranks, int hardware_threads);
 
 }  // namespace trainscope::training
 

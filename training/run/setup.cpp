@@ -20,7 +20,7 @@
 #include "profiler/memory_tracker.h"
 #include "training/hf_checkpoint.h"
 #include "training/data/pipeline.h"
-#include "training/trainer.h"
+#include "training/threads.h"
 
 namespace trainscope::training {
 namespace {
