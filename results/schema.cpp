@@ -8,7 +8,7 @@
 #include "kernels/check.h"
 #include "results/machine_limits.h"
 #include "results/records.h"
-#include "results/results_db.h"
+#include "results/db_records.h"
 
 namespace trainscope::results {
 
