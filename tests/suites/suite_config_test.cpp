@@ -1,5 +1,5 @@
 // Suite TOML parsing (errors with file:line), grid expansion, collapsing and
-// skipping, hostfile parsing, and that every built-in suite parses.
+// skipping, explicit cases, and that every built-in suite parses.
 #include "suites/suite_config.h"
 
 #include <gtest/gtest.h>
@@ -11,81 +11,63 @@
 #include "kernels/blas_core.h"
 #include "kernels/check.h"
 #include "suites/launch_plan.h"
+#include "tests/suites/suite_parse.h"
 #include "tests/temp_dir.h"
 #include "training/model_config.h"
 
 namespace trainscope::suites {
 namespace {
 
-Suite parse(const std::string& text) { return parse_suite(text, "t.toml", TRAINSCOPE_SOURCE_DIR "/suites"); }
-
-// The message of the Error `text` makes the parser throw ("" if none).
-std::string error_of(const std::string& text) {
-  try {
-    parse(text);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.exit_code(), kExitBadInput);
-    return e.what();
-  }
-  return "";
-}
-
-std::vector<std::string> names(const Suite& s) {
-  std::vector<std::string> out;
-  for (const auto& c : s.cases) out.push_back(c.name);
-  return out;
-}
-
 TEST(SuiteConfig, BadSyntaxNamesFileAndLine) {
-  const std::string e = error_of("name = \"x\"\n[grid]\nmode = [\"naive\",\n");
+  const std::string e = suite_error("name = \"x\"\n[grid]\nmode = [\"naive\",\n");
   EXPECT_NE(e.find("t.toml:"), std::string::npos) << e;
   EXPECT_NE(e.find("invalid TOML"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, UnknownTopLevelKeyNamesLine) {
-  const std::string e = error_of("name = \"x\"\nrepetitons = 2\n[grid]\nranks = [1]\n");
+  const std::string e = suite_error("name = \"x\"\nrepetitons = 2\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:2:"), std::string::npos) << e;
   EXPECT_NE(e.find("repetitons"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, UnknownGridAxisNamesLine) {
-  const std::string e = error_of("name = \"x\"\n[grid]\nranks = [1]\nmodes = [\"naive\"]\n");
+  const std::string e = suite_error("name = \"x\"\n[grid]\nranks = [1]\nmodes = [\"naive\"]\n");
   EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
   EXPECT_NE(e.find("'modes'"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, WrongTypeNamesLine) {
-  const std::string e = error_of("name = \"x\"\n[base]\nsteps = \"ten\"\n[grid]\nranks = [1]\n");
+  const std::string e = suite_error("name = \"x\"\n[base]\nsteps = \"ten\"\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("'steps' must be an integer"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, UnknownModeNamesLineAndChoices) {
-  const std::string e = error_of("name = \"x\"\n[grid]\nmode = [\"naive\",\n  \"zero3\"]\n");
+  const std::string e = suite_error("name = \"x\"\n[grid]\nmode = [\"naive\",\n  \"zero3\"]\n");
   EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
   EXPECT_NE(e.find("mode: unknown value 'zero3'"), std::string::npos) << e;
   EXPECT_NE(e.find("sharded"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, MissingNameAndNoCases) {
-  EXPECT_NE(error_of("[grid]\nranks = [1]\n").find("missing required key 'name'"), std::string::npos);
-  EXPECT_NE(error_of("name = \"x\"\n").find("neither a [grid] nor [[case]]"), std::string::npos);
+  EXPECT_NE(suite_error("[grid]\nranks = [1]\n").find("missing required key 'name'"), std::string::npos);
+  EXPECT_NE(suite_error("name = \"x\"\n").find("neither a [grid] nor [[case]]"), std::string::npos);
 }
 
 TEST(SuiteConfig, StepsMustExceedWarmup) {
-  const std::string e = error_of("name = \"x\"\n[base]\nsteps = 2\nwarmup_steps = 2\n[grid]\nranks = [1]\n");
+  const std::string e = suite_error("name = \"x\"\n[base]\nsteps = 2\nwarmup_steps = 2\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, LinksOnNonTcpCaseIsAnError) {
   const std::string e =
-      error_of("name = \"x\"\n[[case]]\nranks = 2\nmode = \"sharded\"\ntransport = \"shm\"\nlinks = 4\n");
+      suite_error("name = \"x\"\n[[case]]\nranks = 2\nmode = \"sharded\"\ntransport = \"shm\"\nlinks = 4\n");
   EXPECT_NE(e.find("t.toml:6:"), std::string::npos) << e;
   EXPECT_NE(e.find("tcp transport only"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, MoreThanFourTcpLinksAreSkippedWithTheReason) {
-  const Suite s = parse("name = \"x\"\n[base]\nranks = 2\nmode = \"sharded\"\n"
+  const Suite s = parse_test_suite("name = \"x\"\n[base]\nranks = 2\nmode = \"sharded\"\n"
                         "transport = \"tcp\"\n[grid]\nlinks = [4, 8]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].skip_reason, "");
@@ -104,20 +86,20 @@ TEST(SuiteConfig, OutOfRangeAndNonFiniteValuesNameTheLine) {
            {"name = \"x\"\nbind_to = \"banana\"\n[grid]\nranks = [1]\n", "t.toml:2:", "banana"},
            {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nthreads = [1, 2]\n", "t.toml:4:", "threads"},
        }) {
-    const std::string e = error_of(b.text);
+    const std::string e = suite_error(b.text);
     EXPECT_NE(e.find(b.where), std::string::npos) << b.text << " -> " << e;
     EXPECT_NE(e.find(b.what), std::string::npos) << b.text << " -> " << e;
   }
 }
 
 TEST(SuiteConfig, MissingModelConfigNamesLine) {
-  const std::string e = error_of("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
+  const std::string e = suite_error("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("none.json"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
-  const Suite s = parse(
+  const Suite s = parse_test_suite(
       "name = \"x\"\n[base]\nbatch = 4\n[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2, 3]\n");
   ASSERT_EQ(s.cases.size(), 6u);
   int skipped = 0;
@@ -143,14 +125,14 @@ TEST(SuiteConfig, GridWithTooManyCombinationsIsAnError) {
   for (int i = 2; i <= 30; ++i) one_to_30 += ", " + std::to_string(i);
   one_to_30 += "]";
   const std::string e =
-      error_of("name = \"big\"\n[grid]\nranks = " + one_to_30 + "\nthreads = " + one_to_30 +
+      suite_error("name = \"big\"\n[grid]\nranks = " + one_to_30 + "\nthreads = " + one_to_30 +
                "\nbucket_mb = " + one_to_30 + "\nlinks = " + one_to_30 + "\ntransport = [\"tcp\"]\n");
   EXPECT_NE(e.find("t.toml:2:"), std::string::npos) << e;
   EXPECT_NE(e.find("810000 combinations"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, InapplicableAxesCollapse) {
-  const Suite s = parse(
+  const Suite s = parse_test_suite(
       "name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\n"
       "reduce = [\"per-tensor\", \"fused\"]\nbucket_mb = [1, 0]\n"
       "transport = [\"shm\", \"tcp\"]\nlinks = [1, 2]\n");
@@ -165,13 +147,13 @@ TEST(SuiteConfig, InapplicableAxesCollapse) {
       EXPECT_EQ(c.links, 0) << c.name;
     }
   }
-  const auto n = names(s);
+  const auto n = case_names(s);
   EXPECT_NE(std::find(n.begin(), n.end(), "sharded-r2-fused-whole-tcp-l2"), n.end());
   EXPECT_NE(std::find(n.begin(), n.end(), "sharded-r2-per-tensor-shm"), n.end());
 }
 
 TEST(SuiteConfig, ExplicitCasesOverrideBase) {
-  const Suite s = parse(
+  const Suite s = parse_test_suite(
       "name = \"x\"\n[base]\nsteps = 5\n[[case]]\nname = \"one\"\n[[case]]\nmode = \"sharded\"\n"
       "ranks = 2\nreduce = \"overlap\"\nbucket_mb = 4\n");
   ASSERT_EQ(s.cases.size(), 2u);
@@ -180,26 +162,26 @@ TEST(SuiteConfig, ExplicitCasesOverrideBase) {
   EXPECT_EQ(s.cases[1].train.steps, 5);
   EXPECT_EQ(s.cases[1].train.bucket_mb, 4.0);
   EXPECT_TRUE(s.cases[1].given.contains("bucket_mb"));
-  EXPECT_NE(error_of("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n").find("duplicate case 'a'"),
+  EXPECT_NE(suite_error("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n").find("duplicate case 'a'"),
             std::string::npos);
 }
 
 TEST(SuiteConfig, ACaseMayHaveItsOwnExtraArgs) {
-  const Suite s = parse(
+  const Suite s = parse_test_suite(
       "name = \"x\"\n[base]\nextra_args = [\"--log-every\", \"5\"]\n[[case]]\nname = \"even\"\n"
       "[[case]]\nname = \"slow\"\nextra_args = [\"--inject-delay\", \"1:50\"]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].extra_args, (std::vector<std::string>{"--log-every", "5"}));
   EXPECT_EQ(s.cases[1].extra_args, (std::vector<std::string>{"--inject-delay", "1:50"}));
   // A train flag means nothing to an all-reduce sweep.
-  EXPECT_NE(error_of("name = \"x\"\nkind = \"allreduce\"\n[[case]]\nranks = 2\n"
+  EXPECT_NE(suite_error("name = \"x\"\nkind = \"allreduce\"\n[[case]]\nranks = 2\n"
                      "extra_args = [\"--x\"]\n")
                 .find("unknown key 'extra_args' in [[case]]"),
             std::string::npos);
 }
 
 TEST(SuiteConfig, ModelPathResolvedAgainstSuiteDir) {
-  const Suite s = parse("name = \"x\"\n[grid]\nmodel = [\"tiny\", \"narrow24.json\"]\n");
+  const Suite s = parse_test_suite("name = \"x\"\n[grid]\nmodel = [\"tiny\", \"narrow24.json\"]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].train.model, "tiny");
   EXPECT_TRUE(std::filesystem::path(s.cases[1].train.model).is_absolute());
@@ -207,7 +189,7 @@ TEST(SuiteConfig, ModelPathResolvedAgainstSuiteDir) {
 }
 
 TEST(SuiteConfig, AllReduceSuiteKeys) {
-  const Suite s = parse(
+  const Suite s = parse_test_suite(
       "name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\nmax_bytes = 1024\n[grid]\n"
       "transport = [\"tcp\"]\nlinks = [1, 4]\n");
   ASSERT_EQ(s.cases.size(), 2u);
@@ -215,7 +197,7 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
   EXPECT_EQ(s.cases[1].sweep.max_bytes, 1024);
   EXPECT_EQ(s.cases[1].name, "allreduce-r2-tcp-l4");
   // Training keys are not allowed in an allreduce suite.
-  EXPECT_NE(error_of("name = \"x\"\nkind = \"allreduce\"\n[base]\nmodel = \"seed\"\n[grid]\nranks = [2]\n")
+  EXPECT_NE(suite_error("name = \"x\"\nkind = \"allreduce\"\n[base]\nmodel = \"seed\"\n[grid]\nranks = [2]\n")
                 .find("t.toml:4:"),
             std::string::npos);
 }
@@ -238,441 +220,5 @@ TEST(SuiteConfig, EveryBuiltinSuiteParses) {
 // Hosts, cores per host and links: one rank per host unless ranks says
 // otherwise; the link collapses where there is one host; a machine too small
 // for the hosts' cores skips the case with the reason.
-TEST(SuiteConfig, HostsCoresAndLinksAxes) {
-  const Suite s = parse(
-      "name = \"m\"\n[base]\nmode = \"sharded\"\ncores_per_host = 1\n"
-      "[grid]\nhosts = [1, 2, 64]\nlink = [\"gige\", \"500mbit\"]\n");
-  EXPECT_EQ(names(s), (std::vector<std::string>{"sharded-r1-fused-c1", "sharded-r2-fused-h2-c1-gige",
-                                                "sharded-r64-fused-h64-c1-gige",
-                                                "sharded-r2-fused-h2-c1-500mbit",
-                                                "sharded-r64-fused-h64-c1-500mbit"}));
-  EXPECT_EQ(s.cases[1].ranks, 2);
-  EXPECT_EQ(s.cases[1].hosts, 2);
-  EXPECT_EQ(s.cases[1].link, "gige");
-  EXPECT_EQ(s.cases[0].link, "");
-  EXPECT_NE(s.cases[2].skip_reason.find("64 hosts x 1 cores need 64 cores"), std::string::npos)
-      << s.cases[2].skip_reason;
-  EXPECT_EQ(s.cases[1].to_json()["link"], "gige");
-  EXPECT_FALSE(s.cases[0].to_json().contains("hosts"));  // unset settings stay out of the config
-  const Suite uneven = parse("name = \"m\"\n[base]\nmode = \"sharded\"\n[[case]]\nranks = 3\nhosts = 2\n");
-  EXPECT_NE(uneven.cases[0].skip_reason.find("do not spread evenly"), std::string::npos);
-}
-
-TEST(SuiteConfig, BatchPerRankScalesWithTheRanksAndDoesNotGoWithBatch) {
-  const Suite s = parse("name = \"w\"\n[base]\nmode = \"sharded\"\nbatch_per_rank = 2\n"
-                        "[grid]\nranks = [1, 2]\n");
-  ASSERT_EQ(s.cases.size(), 2u);
-  EXPECT_EQ(s.cases[0].train.batch, 2);
-  EXPECT_EQ(s.cases[1].train.batch, 4);
-  EXPECT_EQ(s.cases[1].name, "sharded-r2-fused-bpr2");
-  const std::string e = error_of("name = \"w\"\n[base]\nbatch = 4\n[[case]]\nbatch_per_rank = 2\n");
-  EXPECT_NE(e.find("t.toml:5:"), std::string::npos) << e;
-  EXPECT_NE(e.find("does not go with 'batch'"), std::string::npos) << e;
-  const Suite grid = parse("name = \"g\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\nbatch = [2, 4]\n");
-  EXPECT_EQ(names(grid), (std::vector<std::string>{"sharded-r2-fused-gb2", "sharded-r2-fused-gb4"}));
-}
-
-TEST(SuiteConfig, BadHostsCoresAndLinksNameTheLine) {
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"dialup\"\n", "t.toml:4:8: unknown link 'dialup'"},
-           {"name = \"x\"\n[[case]]\nlink = \"gige\"\n", "t.toml:3:8: 'link' applies between hosts"},
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"1bit\"\n", "t.toml:4:8: link '1bit' is 1 bit/s; the shaper of the virtual cluster takes 1mbit to 1tbit"},
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"5tbit\"\n", "t.toml:4:8: link '5tbit' is 5e+12 bit/s"},
-           {"name = \"x\"\n[[case]]\nhosts = 0\n", "'hosts' must be at least 1"},
-           {"name = \"x\"\n[[case]]\ntcp_interface = \"\"\n", "'tcp_interface' must name an interface"},
-       }) {
-    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
-  }
-}
-
-// Cases the machine cannot hold, or a transport cannot carry, are skipped
-// with the reason: the suite still reads on a smaller machine.
-TEST(SuiteConfig, MoreCoresThanTheMachineHasOrShmAcrossHostsAreSkipped) {
-  const Suite s = parse_suite(
-      "name = \"x\"\n[[case]]\nname = \"big\"\ncores_per_host = 100000\n"
-      "[[case]]\nname = \"shm\"\nmode = \"sharded\"\nhosts = 2\ntransport = \"shm\"\n",
-      "t.toml", ".");
-  ASSERT_EQ(s.cases.size(), 2u);
-  EXPECT_NE(s.cases[0].skip_reason.find("1 hosts x 100000 cores need 100000 cores"),
-            std::string::npos)
-      << s.cases[0].skip_reason;
-  EXPECT_NE(s.cases[1].skip_reason.find("shm carries messages within one host"),
-            std::string::npos)
-      << s.cases[1].skip_reason;
-}
-
-// The all-reduce algorithm, Open MPI's algorithm and ZeRO-1: named in the
-// case and its config only when not the default (configurations recorded
-// before they existed still match), collapsed where they do not apply.
-TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
-  const Suite s = parse(
-      "name = \"a\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
-      "allreduce = [\"mpi\", \"shm\", \"hier\"]\nmpi_algorithm = [0, 4]\nzero = [0, 1]\n");
-  // mpi x {0, 4} + shm + hier (the Open MPI algorithm collapses), each x zero 0/1.
-  EXPECT_EQ(names(s), (std::vector<std::string>{
-                          "sharded-r2-fused", "sharded-r2-fused-ar-shm", "sharded-r2-fused-ar-hier",
-                          "sharded-r2-fused-alg4", "sharded-r2-fused-zero1",
-                          "sharded-r2-fused-ar-shm-zero1", "sharded-r2-fused-ar-hier-zero1",
-                          "sharded-r2-fused-alg4-zero1"}));
-  for (const auto& c : s.cases) {
-    // The trainer refuses ZeRO-1 over hier: skipped with the reason, not run to fail.
-    if (c.name == "sharded-r2-fused-ar-hier-zero1") {
-      EXPECT_NE(c.skip_reason.find("ZeRO-1 is not offered with allreduce = \"hier\""),
-                std::string::npos);
-    } else {
-      EXPECT_EQ(c.skip_reason, "") << c.name;
-    }
-    if (c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
-      EXPECT_EQ(c.mpi_algorithm, 0) << c.name;
-    }
-  }
-  const nlohmann::json plain = s.cases[0].to_json();
-  EXPECT_FALSE(plain.contains("allreduce"));
-  EXPECT_FALSE(plain.contains("mpi_algorithm"));
-  EXPECT_FALSE(plain.contains("zero"));
-  EXPECT_EQ(s.cases[7].to_json()["mpi_algorithm"], 4);
-  EXPECT_EQ(s.cases[7].to_json()["zero"], 1);
-  EXPECT_EQ(s.cases[2].to_json()["allreduce"], "hier");
-  // One rank all-reduces nothing: the naive case is one case, not three.
-  const Suite one = parse("name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
-                          "mpi_algorithm = [0, 3]\n");
-  ASSERT_EQ(names(one), (std::vector<std::string>{"naive-r1-fused"}));
-  EXPECT_EQ(one.cases[0].train.allreduce, comm::AllReduceAlgorithm::kMpi);
-  EXPECT_EQ(one.cases[0].mpi_algorithm, 0);
-  // The sweep has the algorithm axes but not ZeRO.
-  const Suite sweep = parse("name = \"s\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[grid]\n"
-                            "mpi_algorithm = [0, 6]\n[[case]]\nallreduce = \"shm\"\n");
-  EXPECT_EQ(names(sweep), (std::vector<std::string>{"allreduce-r2", "allreduce-r2-alg6",
-                                                    "allreduce-r2-ar-shm"}));
-  EXPECT_NE(error_of("name = \"s\"\nkind = \"allreduce\"\n[grid]\nzero = [1]\n").find("t.toml:4:"),
-            std::string::npos);
-}
-
-// What gradients travel as: named in the case and its config only for bf16
-// (fp32 configurations recorded before the key existed still match); with
-// ZeRO-1 too (its reduce-scatter sends bf16); a train key only.
-TEST(SuiteConfig, CommDtypeAxis) {
-  const Suite s = parse(
-      "name = \"c\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
-      "comm_dtype = [\"fp32\", \"bf16\"]\nzero = [0, 1]\n");
-  EXPECT_EQ(names(s), (std::vector<std::string>{"sharded-r2-fused", "sharded-r2-fused-zero1",
-                                                "sharded-r2-fused-comm-bf16",
-                                                "sharded-r2-fused-zero1-comm-bf16"}));
-  for (const auto& c : s.cases) EXPECT_EQ(c.skip_reason, "") << c.name;
-  EXPECT_FALSE(s.cases[0].to_json().contains("comm_dtype"));
-  EXPECT_EQ(s.cases[2].to_json()["comm_dtype"], "bf16");
-  EXPECT_EQ(s.cases[3].train.comm_dtype, comm::CommDtype::kBf16);
-  const std::string bad = error_of("name = \"c\"\n[base]\ncomm_dtype = \"fp8\"\n");
-  EXPECT_NE(bad.find("t.toml:3:"), std::string::npos) << bad;
-  EXPECT_NE(bad.find("comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"),
-            std::string::npos)
-      << bad;
-  EXPECT_NE(error_of("name = \"s\"\nkind = \"allreduce\"\n[grid]\ncomm_dtype = [\"bf16\"]\n")
-                .find("t.toml:4:"),
-            std::string::npos);
-}
-
-TEST(SuiteConfig, ZeroWithoutFusedOrOnOneRankAndShmAcrossHostsAreSkipped) {
-  const Suite s = parse(
-      "name = \"z\"\n[base]\nmode = \"sharded\"\nzero = 1\n"
-      "[[case]]\nranks = 2\nreduce = \"overlap\"\n"
-      "[[case]]\nranks = 1\n"
-      "[[case]]\nranks = 2\n"
-      "[[case]]\nzero = 0\nhosts = 2\nallreduce = \"shm\"\n"
-      "[[case]]\nzero = 0\nhosts = 2\nallreduce = \"hier\"\n");
-  ASSERT_EQ(s.cases.size(), 5u);
-  EXPECT_NE(s.cases[0].skip_reason.find("ZeRO-1 shards the optimizer state of the fused reduction "
-                                        "(reduce = \"fused\"); this case reduces with overlap"),
-            std::string::npos)
-      << s.cases[0].skip_reason;
-  EXPECT_NE(s.cases[1].skip_reason.find("this case has 1 rank"), std::string::npos)
-      << s.cases[1].skip_reason;
-  EXPECT_EQ(s.cases[2].skip_reason, "");
-  EXPECT_EQ(s.cases[2].name, "sharded-r2-fused-zero1");
-  EXPECT_EQ(s.cases[3].skip_reason,
-            "shm reduces within one host; this case spans 2 hosts: use hier");
-  EXPECT_EQ(s.cases[4].skip_reason, "");
-}
-
-TEST(SuiteConfig, BadAllReduceSettingsNameTheLine) {
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[grid]\nallreduce = [\"mpi\", \"nccl\"]\n",
-            "t.toml:3:21: allreduce: unknown all-reduce algorithm 'nccl' (expected mpi, shm, hier)"},
-           {"name = \"x\"\n[[case]]\nmpi_algorithm = 7\n",
-            "t.toml:3:17: unknown mpi_algorithm 7 (Open MPI's coll_tuned_allreduce_algorithm: 0 "
-            "default, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented "
-            "ring, 6 rabenseifner)"},
-           {"name = \"x\"\n[grid]\nmpi_algorithm = [-1]\n", "t.toml:3:18: unknown mpi_algorithm -1"},
-           {"name = \"x\"\n[grid]\nmpi_algorithm = [\"ring\"]\n",
-            "t.toml:3:18: 'mpi_algorithm' must be an integer"},
-           {"name = \"x\"\n[base]\nzero = 2\n[grid]\nranks = [2]\n", "t.toml:3:8: 'zero' must be at most 1"},
-           {"name = \"x\"\n[[case]]\nranks = 2\nallreduce = \"shm\"\nmpi_algorithm = 4\n",
-            "t.toml:5:17: 'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; "
-            "this case uses 'shm'"},
-       }) {
-    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
-  }
-}
-
-// What trains: full or LoRA, and the adapters' settings, which collapse
-// under full (a grid over them does not multiply the full cases) and name
-// themselves in the case and its config only for LoRA.
-TEST(SuiteConfig, FineTuneAndLoraAxes) {
-  const Suite s = parse(
-      "name = \"f\"\n[base]\nlora_alpha = 32\n[grid]\nfine_tune = [\"full\", \"lora\"]\n"
-      "lora_rank = [8, 16]\nlora_targets = [\"q_proj,v_proj\", \"v,q,k,o\"]\n");
-  EXPECT_EQ(names(s), (std::vector<std::string>{
-                          "naive-r1-fused-full", "naive-r1-fused-lora-alpha32",
-                          "naive-r1-fused-lora-rank16-alpha32",
-                          "naive-r1-fused-lora-alpha32-q.k.v.o",
-                          "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
-  const SuiteCase& full = s.cases[0];
-  EXPECT_EQ(full.train.fine_tune, training::FineTune::kFull);
-  EXPECT_EQ(full.train.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
-  EXPECT_FALSE(full.to_json().contains("fine_tune"));
-  EXPECT_FALSE(full.to_json().contains("lora"));
-  const SuiteCase& lora = s.cases[4];
-  EXPECT_EQ(lora.train.lora.rank, 16);
-  EXPECT_EQ(lora.train.lora.alpha, 32);
-  EXPECT_EQ(lora.train.lora.targets, (std::vector<training::LoraTarget>{
-                                   training::LoraTarget::kQ, training::LoraTarget::kK,
-                                   training::LoraTarget::kV, training::LoraTarget::kO}));
-  EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
-  // The layout of the trainer's own options.lora, so the report reads either.
-  EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.train.lora));
-  EXPECT_EQ(lora.to_json()["lora"]["targets"],
-            nlohmann::json({"q_proj", "k_proj", "v_proj", "o_proj"}));
-  // One fine-tune throughout: no part for it in the names.
-  EXPECT_EQ(names(parse("name = \"o\"\n[[case]]\nfine_tune = \"full\"\n")),
-            (std::vector<std::string>{"naive-r1-fused"}));
-}
-
-TEST(SuiteConfig, LoraOnMoreLayersThanTheModelHasIsSkipped) {
-  const Suite s = parse("name = \"l\"\n[base]\nfine_tune = \"lora\"\n[grid]\n"
-                        "model = [\"seed\", \"narrow24.json\"]\nlora_layers = [8]\n");
-  ASSERT_EQ(s.cases.size(), 2u);
-  EXPECT_EQ(s.cases[0].name, "seed-naive-r1-fused-lora-last8");
-  EXPECT_EQ(s.cases[0].skip_reason, "--lora-layers 8: the model has 4 layers (0 adapts them all)");
-  EXPECT_EQ(s.cases[1].skip_reason, "");
-}
-
-TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[grid]\nfine_tune = [\"full\", \"qlora\"]\n",
-            "t.toml:3:22: fine_tune must be full or lora, got 'qlora'"},
-           {"name = \"x\"\n[base]\nlora_rank = 0\n[[case]]\n", "t.toml:3:13: 'lora_rank' must be at least 1"},
-           {"name = \"x\"\n[base]\nlora_alpha = 0\n[[case]]\n", "t.toml:3:14: 'lora_alpha' must be positive"},
-           {"name = \"x\"\n[base]\nlora_dropout = 1.0\n[[case]]\n",
-            "t.toml:3:16: 'lora_dropout' must be in [0, 1), got 1"},
-           {"name = \"x\"\n[base]\nlora_targets = \"q,x_proj\"\n[[case]]\n",
-            "t.toml:3:16: lora_targets: unknown target module 'x_proj'"},
-           {"name = \"x\"\n[base]\nlora_targets = \"q,q_proj\"\n[[case]]\n",
-            "t.toml:3:16: lora_targets: 'q_proj' is listed twice"},
-           // Written on a case that trains every weight: a mistake, as the trainer's flags say.
-           {"name = \"x\"\n[[case]]\nfine_tune = \"full\"\nlora_rank = 4\n",
-            "t.toml:4:13: 'lora_rank' sets up LoRA adapters: it goes with fine_tune = \"lora\"; this "
-            "case fine-tunes 'full'"},
-           {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nfine_tune = [\"lora\"]\n",
-            "t.toml:4:1: unknown key 'fine_tune' in [grid]"},
-       }) {
-    EXPECT_NE(error_of(text).find(needle), std::string::npos) << text << "\n" << error_of(text);
-  }
-}
-
-// The built-in finetune suite: full and LoRA, each on one rank (naive) and
-// two (sharded, fused), on the instruction pairs with their validation split
-// evaluated, each case's command saying so.
-TEST(SuiteConfig, TheFinetuneSuiteIsFullAndLoraOnOneAndTwoRanks) {
-  const Suite s = resolve_suite("finetune");
-  EXPECT_EQ(names(s), (std::vector<std::string>{"naive-r1-fused-full", "naive-r1-fused-lora",
-                                                "sharded-r2-fused-full", "sharded-r2-fused-lora"}));
-  PlanContext ctx;
-  ctx.trainscope_binary = "/bin/trainscope";
-  ctx.mpirun = "/usr/bin/mpirun";
-  ctx.slots = 2;
-  const std::string lora_flags =
-      " --fine-tune lora --lora-rank 8 --lora-alpha 16 --lora-dropout 0 --lora-layers 0 "
-      "--lora-targets q_proj,v_proj ";
-  for (const SuiteCase& c : s.cases) {
-    EXPECT_EQ(c.skip_reason, "") << c.name;
-    const LaunchPlan plan = plan_case(s, c, ctx, "/tmp/s.json");
-    const std::string line = shell_join(plan.argv);
-    const bool lora = c.name.ends_with("lora");
-    const bool two = c.ranks == 2;
-    EXPECT_EQ(plan.uses_mpirun, two) << line;
-    EXPECT_NE(line.find(two ? "/usr/bin/mpirun -np 2 " : "/bin/trainscope train "),
-              std::string::npos)
-        << line;
-    EXPECT_NE(line.find(two ? " train --model seed --mode sharded --reduce fused "
-                            : " train --model seed --mode naive --reduce fused "),
-              std::string::npos)
-        << line;
-    EXPECT_EQ(line.find(lora_flags) != std::string::npos, lora) << line;
-    EXPECT_EQ(line.find("--fine-tune") != std::string::npos, lora) << line;  // full: the default
-    for (const char* flag : {" --data builtin:instruct ", " --block 128 ", " --batch 8 ",
-                             " --steps 30 ", " --eval-every 5 "}) {
-      EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
-    }
-    EXPECT_EQ(c.to_json().value("fine_tune", "full"), lora ? "lora" : "full") << c.name;
-  }
-}
-
-// The built-in precision suite: fp32 and bf16 on one rank, then fp32, bf16 and
-// bf16 with bf16 gradients on two; each case's command says so, and a CPU
-// without bf16 GEMMs skips exactly the bf16 cases.
-TEST(SuiteConfig, ThePrecisionSuiteSetsBf16BesideFp32) {
-  const Suite s = resolve_suite("precision");
-  EXPECT_EQ(names(s), (std::vector<std::string>{
-                          "naive-r1-fused", "naive-r1-fused-bf16", "sharded-r2-fused",
-                          "sharded-r2-fused-bf16", "sharded-r2-fused-bf16-comm-bf16"}));
-  PlanContext ctx;
-  ctx.trainscope_binary = "/bin/trainscope";
-  ctx.mpirun = "/usr/bin/mpirun";
-  ctx.slots = 2;
-  const kernels::CpuIsa isa = kernels::detect_cpu_isa();
-  const bool bf16_cpu = isa.avx512_bf16 || isa.amx_bf16;
-  for (const SuiteCase& c : s.cases) {
-    const std::string line = shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv);
-    const bool bf16 = c.name.find("bf16") != std::string::npos;
-    EXPECT_EQ(line.find(" --precision bf16") != std::string::npos, bf16) << line;
-    EXPECT_EQ(line.find(" --comm-dtype bf16") != std::string::npos,
-              c.name.ends_with("comm-bf16"))
-        << line;
-    EXPECT_EQ(c.skip_reason.empty(), bf16_cpu || !bf16) << c.name << ": " << c.skip_reason;
-    for (const char* flag : {" --model seed ", " --data builtin:stories ", " --steps 60 "}) {
-      EXPECT_NE(line.find(flag), std::string::npos) << flag << " in " << line;
-    }
-  }
-}
-
-// A checkpoint to start from names the model; relative to the suite file.
-TEST(SuiteConfig, InitFromACheckpointDirectory) {
-  testing::TempDir dir("suite-init-from");
-  std::filesystem::create_directories(dir / "ckpt/step-00000010");
-  std::ofstream(dir / "ckpt/step-00000010/config.json")
-      << training::to_hf_config(training::model_preset("tiny")).dump();
-  const Suite s = parse_suite("name = \"i\"\n[base]\ninit_from = \"ckpt/step-00000010\"\n"
-                              "fine_tune = \"lora\"\n[[case]]\n[[case]]\nname = \"random\"\n"
-                              "model = \"tiny\"\n",
-                              "t.toml", dir.path());
-  ASSERT_EQ(s.cases.size(), 2u);
-  const std::string step = std::filesystem::weakly_canonical(dir / "ckpt/step-00000010").string();
-  EXPECT_EQ(s.cases[0].train.init_from, step);
-  EXPECT_EQ(s.cases[0].train.model, step);
-  EXPECT_EQ(s.cases[0].to_json()["init_from"], step);
-  EXPECT_EQ(s.cases[1].train.init_from, "");  // a case's model replaces [base]'s checkpoint
-  EXPECT_EQ(s.cases[1].train.model, "tiny");
-  EXPECT_FALSE(s.cases[1].to_json().contains("init_from"));
-  PlanContext ctx;
-  ctx.trainscope_binary = "/bin/trainscope";
-  const std::string line = shell_join(plan_case(s, s.cases[0], ctx, "/tmp/s.json").argv);
-  EXPECT_NE(line.find("/bin/trainscope train --init-from " + step + " --mode naive "),
-            std::string::npos)
-      << line;
-  EXPECT_EQ(line.find("--model"), std::string::npos) << line;  // the trainer refuses both
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[base]\ninit_from = \"nowhere\"\n[[case]]\n",
-            "t.toml:3:13: init_from 'nowhere' is not a directory"},
-           {"name = \"x\"\n[base]\ninit_from = \"ckpt\"\n[[case]]\n", "t.toml:3:13: "},
-           {"name = \"x\"\n[base]\nmodel = \"seed\"\ninit_from = \"ckpt/step-00000010\"\n[[case]]\n",
-            "t.toml:4:13: 'init_from' names the model (its config.json): it does not go with 'model'"},
-       }) {
-    std::string e;
-    try {
-      parse_suite(text, "t.toml", dir.path());
-    } catch (const Error& err) {
-      e = err.what();
-    }
-    EXPECT_NE(e.find(needle), std::string::npos) << text << "\n" << e;
-  }
-}
-
-TEST(Hostfile, ParsesSlotsAndComments) {
-  const auto hosts = parse_hostfile("# cluster\nnode1 slots=4\n\nnode2   # two\nnode3 slots=2 max_slots=8\n", "h");
-  ASSERT_EQ(hosts.size(), 3u);
-  EXPECT_EQ(hosts[0].host, "node1");
-  EXPECT_EQ(hosts[0].slots, 4);
-  EXPECT_EQ(hosts[1].slots, 1);
-  EXPECT_EQ(hosts[2].slots, 2);
-  EXPECT_EQ(hosts[2].max_slots, 8);
-  EXPECT_EQ(hosts[0].max_slots, 0);
-}
-
-// What write_hostfile writes reads back as it was; a slot count given to it
-// replaces every host's (one rank per host), max_slots with it.
-TEST(Hostfile, WrittenHostsReadBackTheSame) {
-  const testing::TempDir dir("hostfile");
-  const auto hosts = parse_hostfile("alice@node1 slots=4 max_slots=8\nnode2\nnode3 slots=2\n", "h");
-  write_hostfile(dir.path() / "all", hosts);
-  const auto back = load_hostfile(dir.path() / "all");
-  ASSERT_EQ(back.size(), 3u);
-  for (std::size_t i = 0; i < hosts.size(); ++i) {
-    EXPECT_EQ(back[i].host, hosts[i].host);
-    EXPECT_EQ(back[i].user, hosts[i].user);
-    EXPECT_EQ(back[i].slots, hosts[i].slots);
-    EXPECT_EQ(back[i].max_slots, hosts[i].max_slots);
-  }
-  write_hostfile(dir.path() / "one-each", hosts, 1);
-  for (const auto& h : load_hostfile(dir.path() / "one-each")) {
-    EXPECT_EQ(h.slots, 1) << h.host;
-    EXPECT_EQ(h.max_slots, 0) << h.host;
-  }
-}
-
-// What mpirun 4.1.4 accepts, as it reads it (checked with --display-allocation).
-TEST(Hostfile, ReadsWhatOpenMpiReads) {
-  const auto hosts = parse_hostfile(
-      "a slots = 4\n"          // spaces around '='
-      "b count=2 // two\n"     // a synonym, the other comment
-      "c max-slots=6\n"        // max_slots alone: as many slots
-      "d\nd\n"                 // once per slot
-      "e slots=2\ne\n"         // a count plus a bare line
-      "f slots=0\n"            // left out
-      "root@g cpu=3 max_slots=5\n",
-      "hosts");
-  ASSERT_EQ(hosts.size(), 6u);
-  const std::vector<std::pair<std::string, int>> want = {{"a", 4}, {"b", 2}, {"c", 6},
-                                                         {"d", 2}, {"e", 3}, {"g", 3}};
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    EXPECT_EQ(hosts[i].host, want[i].first) << i;
-    EXPECT_EQ(hosts[i].slots, want[i].second) << hosts[i].host;
-  }
-  EXPECT_EQ(hosts[2].max_slots, 6);
-  EXPECT_EQ(hosts[5].user, "root");
-  EXPECT_EQ(hosts[5].max_slots, 5);
-  EXPECT_EQ(hosts[0].user, "");
-}
-
-TEST(Hostfile, ErrorsNameFileAndLine) {
-  auto msg = [](const std::string& text) -> std::string {
-    try {
-      parse_hostfile(text, "hosts.txt");
-    } catch (const Error& e) {
-      EXPECT_EQ(e.exit_code(), kExitBadInput);
-      return e.what();
-    }
-    return "(no error)";
-  };
-  auto has = [](const std::string& message, const std::string& part) {
-    return message.find(part) != std::string::npos;
-  };
-  const std::string bad_number = msg("a slots=2\nb slots=zero\n");
-  EXPECT_TRUE(has(bad_number, "hosts.txt:2: slots must be a whole number")) << bad_number;
-  EXPECT_TRUE(has(msg("a slots=-1\n"), "hosts.txt:1: slots must be")) << msg("a slots=-1\n");
-  EXPECT_TRUE(has(msg("a max_slots=1x\n"), "hosts.txt:1: max_slots must be"));
-  const std::string unknown = msg("a\nb cpus=2\n");
-  EXPECT_TRUE(has(unknown, "hosts.txt:2: unexpected 'cpus=2'")) << unknown;
-  const std::string below = msg("a\n\nb slots=3 max_slots=2\n");
-  EXPECT_TRUE(has(below, "hosts.txt:3: host 'b': max_slots=2 is below its 3 slots")) << below;
-  const std::string twice = msg("a slots=2\nb\na slots=3\n");
-  EXPECT_TRUE(has(twice, "hosts.txt:3: host 'a' has its slot count on line 1 already")) << twice;
-  EXPECT_TRUE(has(msg("slots=2 a\n"), "hosts.txt:1: 'slots=2': a line starts with the host name"));
-  EXPECT_TRUE(has(msg("a\n/* old */ b\n"), "hosts.txt:2: /* */ comments are not supported"));
-  EXPECT_TRUE(has(msg("@a\n"), "hosts.txt:1: '@a' is not [user@]host"));
-  EXPECT_TRUE(has(msg("# nothing\n\n"), "hosts.txt: hostfile lists no hosts"));
-  EXPECT_TRUE(has(msg("a slots=0\n"), "no hosts with slots"));
-  EXPECT_THROW(load_hostfile("/nonexistent/hostfile"), Error);
-}
-
 }  // namespace
 }  // namespace trainscope::suites
