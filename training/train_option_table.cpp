@@ -278,7 +278,8 @@ std::vector<TrainOption> state_rows() {
        .help = "Save checkpoints here (safetensors + config.json; with --fine-tune lora PEFT "
                "adapter folders); always at the end",
        .ref = Ref<std::string>([](O& o) -> std::string& { return o.checkpoint_dir; })},
-      {.flag = "--save-every", .help = "Also checkpoint every N steps (0: end only)",
+      {.summary = "save_every", .flag = "--save-every",
+       .help = "Also checkpoint every N steps (0: end only; a resumed run keeps its own)",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.save_every; }),
        .check = Check::kNonNegative},
       {.flag = "--overwrite",

@@ -14,6 +14,7 @@
 #include "training/llama_model.h"
 #include "training/safetensors.h"
 #include "training/trainer.h"
+#include "tests/expect_error.h"
 #include "tests/tiny_training.h"
 
 namespace trainscope::training {
@@ -123,8 +124,68 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
     run_training(fewer, *comm, stdout);
     FAIL() << "a resume beyond --steps was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--steps 2 is below step 4"), std::string::npos) << e.what();
+    // The resumed run saved its end (step 8) where it resumed from.
+    EXPECT_NE(std::string(e.what()).find("--steps 2 is below step 8"), std::string::npos) << e.what();
   }
+  fs::remove_all(dir);
+}
+
+// Issue 25 item 1: a resumed run keeps saving into the directory it resumed
+// from, at the cadence it was saved with unless told otherwise.
+TEST(TrainerTest, AResumedRunKeepsSavingWhereAndAsOftenAsItDid) {
+  auto comm = comm::make_communicator("local");
+  const fs::path dir = temp_dir("resume_saves");
+  TrainOptions first = tiny_options(4);
+  first.checkpoint_dir = dir.string();
+  first.save_every = 2;
+  run_training(first, *comm, stdout);
+  EXPECT_TRUE(fs::exists(dir / "step-00000002"));
+  TrainOptions second = tiny_options(10);
+  second.resume = (dir / "step-00000004").string();
+  const auto resumed = run_training(second, *comm, stdout);
+  ASSERT_EQ(resumed.status, results::RunStatus::kOk) << resumed.error;
+  for (const char* step : {"step-00000006", "step-00000008", "step-00000010"}) {
+    EXPECT_TRUE(fs::exists(dir / step / "model.safetensors")) << step;
+  }
+  EXPECT_EQ(find_checkpoint(dir).step, 10);
+  // Told otherwise: every 3 steps from here (9), and the end (12).
+  TrainOptions third = tiny_options(12);
+  third.resume = dir.string();
+  third.save_every = 3;
+  run_training(third, *comm, stdout);
+  EXPECT_TRUE(fs::exists(dir / "step-00000012"));
+  EXPECT_FALSE(fs::exists(dir / "step-00000011"));
+  fs::remove_all(dir);
+}
+
+// Issue 25 item 9: --save-every with nowhere to save is refused, as
+// --overwrite without --checkpoint-dir is.
+TEST(TrainerTest, SaveEveryWithoutACheckpointDirIsRefused) {
+  auto comm = comm::make_communicator("local");
+  TrainOptions o = tiny_options(4);
+  o.save_every = 2;
+  EXPECT_TRUE(THROWS_BAD_INPUT(run_training(o, *comm, stdout),
+                               "--save-every 2 saves checkpoints, but there is no "
+                               "--checkpoint-dir to save them in"));
+}
+
+// Issue 25 item 11: the weights a run starts from are recorded with an
+// absolute path, so a resume from another directory finds them.
+TEST(TrainerTest, InitFromIsRecordedAbsolute) {
+  auto comm = comm::make_communicator("local");
+  const fs::path dir = temp_dir("init_from_base");
+  TrainOptions base = tiny_options(2);
+  base.checkpoint_dir = dir.string();
+  run_training(base, *comm, stdout);
+  TrainOptions from = tiny_options(2);
+  from.model.clear();
+  from.init_from = fs::relative(dir / "step-00000002", fs::current_path()).string();
+  ASSERT_TRUE(fs::path(from.init_from).is_relative());
+  const auto s = run_training(from, *comm, stdout);
+  ASSERT_EQ(s.status, results::RunStatus::kOk) << s.error;
+  const std::string recorded = s.options["init_from"].get<std::string>();
+  EXPECT_TRUE(fs::path(recorded).is_absolute()) << recorded;
+  EXPECT_TRUE(fs::equivalent(recorded, dir / "step-00000002"));
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <span>
@@ -51,11 +52,14 @@ void choose_model(TrainOptions& options, RunPlan& plan) {
   } else if (!options.resume.empty()) {
     plan.resume = find_checkpoint(options.resume);
     plan.config = plan.resume->config;
+    const json saved = plan.resume->state.value("options", json::object());
     // A LoRA checkpoint holds the adapters; the frozen base is where the run took it from.
-    if (plan.resume->adapters) {
-      options.init_from =
-          plan.resume->state.value("options", json::object()).value("init_from", "");
+    if (plan.resume->adapters) options.init_from = saved.value("init_from", "");
+    // The run goes on saving where it saved, as often, unless told otherwise.
+    if (options.checkpoint_dir.empty()) {
+      options.checkpoint_dir = plan.resume->step_dir.parent_path().string();
     }
+    if (options.save_every == 0) options.save_every = saved.value("save_every", int64_t{0});
   } else {
     plan.config = resolve_model(options.model);
   }
@@ -87,6 +91,11 @@ void check_zero(const TrainOptions& o, int world) {
 }
 
 void check_options(const TrainOptions& o, const ModelConfig& config, int world) {
+  if (o.save_every > 0 && o.checkpoint_dir.empty()) {
+    throw Error(fmt::format("--save-every {} saves checkpoints, but there is no --checkpoint-dir "
+                            "to save them in",
+                            o.save_every));
+  }
   if (o.batch < 0) throw Error(fmt::format("--batch must be positive, got {}", o.batch));
   if (o.block < 2) throw Error(fmt::format("--block must be at least 2, got {}", o.block));
   if (o.block > config.max_seq_len) {
@@ -387,6 +396,10 @@ RunPlan configure_run(RunContext& ctx) {
     plan.threads = o.threads > 0 ? o.threads : default_threads_per_rank();
     plan.options_json = o.to_json();
     plan.options_json["model"] = plan.config.name;
+    // Absolute, so that a resume from another directory finds the weights.
+    if (!o.init_from.empty()) {
+      plan.options_json["init_from"] = std::filesystem::absolute(o.init_from).lexically_normal();
+    }
     if (plan.resume) check_resume(o, plan);
     plan.tokenizer = open_tokenizer(o.tokenizer, plan.config);
     if (ctx.lead) check_outputs(o, plan.resume.has_value());
