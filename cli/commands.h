@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "training/train_options.h"
+
 namespace trainscope::comm {
 class Communicator;
 }
@@ -31,9 +33,10 @@ void add_generate_command(CLI::App& app);
 void add_fuse_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 
-// Error (the flag parser's message) unless `args` are flags `train` accepts:
-// for suites' extra_args, checked before any case runs.
-void check_train_args(const std::vector<std::string>& args);
+// The options `args` give `train` (the flag parser's Error unless they are
+// flags `train` accepts, with values it takes): for suites' extra_args,
+// checked before any case runs.
+training::TrainOptions check_train_args(const std::vector<std::string>& args);
 
 // Thrown by a command that completed and must make trainscope exit with
 // `code` without an error message (monitor passes on its child's status).

@@ -44,11 +44,17 @@ std::string this_command_line() {
 void check_extra_args(const suites::Suite& s) {
   for (const auto& c : s.cases) {
     if (c.kind != suites::CaseKind::kTrain || c.extra_args.empty()) continue;
+    const std::string where = c.extra_args_at.empty()
+                                  ? (s.file.empty() ? s.name : s.file.string())
+                                  : c.extra_args_at;
     try {
-      check_train_args(c.extra_args);
+      const training::TrainOptions given = check_train_args(c.extra_args);
+      if (given.inject_delay && given.inject_delay->rank >= c.ranks) {
+        throw Error(fmt::format("--inject-delay: rank {} is not in this case's {} rank{}",
+                                given.inject_delay->rank, c.ranks, c.ranks == 1 ? "" : "s"));
+      }
     } catch (const Error& e) {
-      throw Error(fmt::format("{}: case '{}': extra_args: {}",
-                              s.file.empty() ? s.name : s.file.string(), c.name, e.what()));
+      throw Error(fmt::format("{}: case '{}': extra_args: {}", where, c.name, e.what()));
     }
   }
 }

@@ -135,7 +135,7 @@ void add_train_command(CLI::App& app) {
   cmd->callback([flags] { run(*flags); });
 }
 
-void check_train_args(const std::vector<std::string>& args) {
+training::TrainOptions check_train_args(const std::vector<std::string>& args) {
   CLI::App app;
   TrainFlags flags;
   add_train_flags(&app, flags);
@@ -146,6 +146,7 @@ void check_train_args(const std::vector<std::string>& args) {
     throw Error(e.what());
   }
   apply_text_flags(flags);
+  return flags.o;
 }
 
 }  // namespace trainscope::cli

@@ -65,6 +65,7 @@ struct SuiteCase {
   std::string tcp_interface; // "": the suite's
   int batch_per_rank = 0;    // > 0: the global batch is this x ranks (weak scaling)
   std::vector<std::string> extra_args;  // appended to the trainscope command
+  std::string extra_args_at;            // "FILE:LINE:COL" of extra_args in the suite, for errors
   SweepSettings sweep;
 
   // Whether `row` is set for this case: given (an optional setting) or not

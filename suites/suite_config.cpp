@@ -197,6 +197,7 @@ const std::vector<Setting>& Parser::settings() {
          if (!a) p.fail(n, "'extra_args' must be an array of strings");
          c.extra_args.clear();
          for (const toml::node& e : *a) c.extra_args.push_back(p.get_string(e, "extra_args[]"));
+         c.extra_args_at = p.at(n.source());
        }},
       {"min_bytes", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.min_bytes = p.get_int(n, "min_bytes", 4, std::numeric_limits<int64_t>::max()); }},
       {"max_bytes", false, false, true, [](P p, SuiteCase& c, N n) { c.sweep.max_bytes = p.get_int(n, "max_bytes", 4, std::numeric_limits<int64_t>::max()); }},

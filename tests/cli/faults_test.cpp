@@ -175,6 +175,14 @@ TEST(FaultsTest, SuiteCasesAreCheckedBeforeAnyRuns) {
             "--no-such-flag"},
            {base + "[[case]]\nmode = \"naive\"\nmodel = \"bad-model.json\"\n",
             "hidden_size"},
+           // Issue 25 item 7: flag values too, with the file's line, and a
+           // straggler rank the case does not have.
+           {base + "[[case]]\nmode = \"naive\"\nextra_args = [\"--inject-delay\", \"1:abc\"]\n",
+            "bad.toml:7:14: case 'naive-r1-fused': extra_args: --inject-delay: the milliseconds"},
+           {base + "[[case]]\nmode = \"sharded\"\nranks = 2\n"
+                   "extra_args = [\"--inject-delay\", \"2:5\"]\n",
+            "bad.toml:8:14: case 'sharded-r2-fused': extra_args: --inject-delay: rank 2 is not "
+            "in this case's 2 ranks"},
        }) {
     const std::string file = dir.write("bad.toml", suite);
     const auto r = run_trainscope("suite run " + shell_quote(file) + " --db " +
