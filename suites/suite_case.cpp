@@ -50,7 +50,14 @@ std::optional<std::string> placement_part(const SuiteCase& c, std::string_view k
 // A training option's name part, "" for none.
 std::string option_part(const SuiteCase& c, const TrainOption& row,
                         const std::set<std::string>& varying) {
-  if (row.name_part == nullptr) return "";
+  // An axis without a part of its own: "key-value" when set, so that the
+  // cases it makes have names of their own.
+  if (row.name_when == training::NameWhen::kNever) return "";
+  if (row.name_part == nullptr) {
+    return row.axis && c.is_set(row)
+               ? fmt::format("{}-{}", row.suite, training::option_text(row, c.train))
+               : "";
+  }
   if (c.kind == CaseKind::kAllReduce) {
     if (row.suite == "mode") return "allreduce";
     if (row.suite == "reduce" || row.suite == "bucket_mb") return "";
@@ -62,6 +69,7 @@ std::string option_part(const SuiteCase& c, const TrainOption& row,
     case training::NameWhen::kWhenSet: named = set; break;
     case training::NameWhen::kWhenVarying: named = varies; break;
     case training::NameWhen::kWhenSetOrVarying: named = set || varies; break;
+    case training::NameWhen::kNever: break;
   }
   return named ? row.name_part(c.train) : "";
 }
@@ -157,7 +165,7 @@ void collapse(SuiteCase& c) {
 std::string generated_case_name(const SuiteCase& c, const std::set<std::string>& varying) {
   std::vector<std::string> keys(kNameOrder.begin(), kNameOrder.end());
   for (const TrainOption& row : training::train_option_table()) {
-    if (!row.suite.empty() && row.name_part != nullptr &&
+    if (!row.suite.empty() && (row.name_part != nullptr || row.axis) &&
         std::find(kNameOrder.begin(), kNameOrder.end(), row.suite) == kNameOrder.end()) {
       keys.emplace_back(row.suite);
     }

@@ -50,6 +50,10 @@ void set_inject_delay(O& o, std::string_view text, std::string_view where) {
   }
 }
 
+std::string in_unit_interval(double v) {
+  return v >= 0 && v < 1 ? std::string() : std::string("must be in [0, 1)");
+}
+
 bool lora_applies(const O& o) { return o.fine_tune == FineTune::kLora; }
 bool bucket_applies(const O& o) { return o.reduce != comm::ReduceStrategy::kPerTensor; }
 
@@ -117,9 +121,15 @@ std::vector<TrainOption> model_rows() {
       {.summary = "weight_decay", .flag = "--weight-decay", .help = "AdamW decoupled weight decay",
        .ref = Ref<double>([](O& o) -> double& { return o.weight_decay; }),
        .check = Check::kNonNegative},
-      {.summary = "beta1", .ref = Ref<double>([](O& o) -> double& { return o.beta1; })},
-      {.summary = "beta2", .ref = Ref<double>([](O& o) -> double& { return o.beta2; })},
-      {.summary = "adam_eps", .ref = Ref<double>([](O& o) -> double& { return o.adam_eps; })},
+      {.summary = "beta1", .flag = "--beta1", .help = "AdamW's first-moment decay",
+       .ref = Ref<double>([](O& o) -> double& { return o.beta1; }), .check = Check::kNonNegative,
+       .suite = "beta1", .bad = in_unit_interval, .axis = true},
+      {.summary = "beta2", .flag = "--beta2", .help = "AdamW's second-moment decay",
+       .ref = Ref<double>([](O& o) -> double& { return o.beta2; }), .check = Check::kNonNegative,
+       .suite = "beta2", .bad = in_unit_interval, .axis = true},
+      {.summary = "adam_eps", .flag = "--adam-eps", .help = "AdamW's epsilon",
+       .ref = Ref<double>([](O& o) -> double& { return o.adam_eps; }), .check = Check::kPositive,
+       .suite = "adam_eps", .min = 0, .axis = true},
       {.summary = "grad_clip", .flag = "--grad-clip",
        .help = "Clip the global gradient norm to this (<= 0: off)",
        .ref = Ref<double>([](O& o) -> double& { return o.grad_clip; }), .check = Check::kFinite},
@@ -312,14 +322,16 @@ std::vector<TrainOption> state_rows() {
       {.summary = "lora.rank", .flag = "--lora-rank", .help = "LoRA rank r",
        .ref = Ref<int>([](O& o) -> int& { return o.lora.rank; }), .suite = "lora_rank",
        .config = "lora.rank", .min = 1, .axis = true, .command = Emit::kAlways,
-       .recorded = Emit::kAlways, .applies = lora_applies},
+       .recorded = Emit::kAlways, .applies = lora_applies,
+       .name_when = NameWhen::kNever},
       {.summary = "lora.alpha", .flag = "--lora-alpha",
        .help = "LoRA alpha; the adapters' scale is alpha / rank",
        .ref = Ref<double>([](O& o) -> double& { return o.lora.alpha; }), .suite = "lora_alpha",
        .config = "lora.alpha",
        .bad = [](double v) { return v > 0 ? std::string() : std::string("must be positive"); },
        .axis = true, .command = Emit::kAlways, .recorded = Emit::kAlways,
-       .applies = lora_applies},
+       .applies = lora_applies,
+       .name_when = NameWhen::kNever},
       {.summary = "lora.dropout", .flag = "--lora-dropout",
        .help = "Dropout on the adapters' input, in training steps",
        .ref = Ref<double>([](O& o) -> double& { return o.lora.dropout; }),
@@ -328,11 +340,13 @@ std::vector<TrainOption> state_rows() {
          return v >= 0 && v < 1 ? std::string() : std::string("must be in [0, 1)");
        },
        .axis = true, .command = Emit::kAlways, .recorded = Emit::kAlways,
-       .applies = lora_applies},
+       .applies = lora_applies,
+       .name_when = NameWhen::kNever},
       {.summary = "lora.layers", .flag = "--lora-layers", .help = "Adapt the last N layers (0: all)",
        .ref = Ref<int>([](O& o) -> int& { return o.lora.layers; }), .suite = "lora_layers",
        .config = "lora.layers", .min = 0, .axis = true, .command = Emit::kAlways,
-       .recorded = Emit::kAlways, .applies = lora_applies},
+       .recorded = Emit::kAlways, .applies = lora_applies,
+       .name_when = NameWhen::kNever},
       {.summary = "lora.targets", .flag = "--lora-targets",
        .help = "Projections that get adapters, comma-separated, from q_proj, k_proj, v_proj, "
                "o_proj, gate_proj, up_proj, down_proj (or q,k,v,o,gate,up,down)",
@@ -348,7 +362,8 @@ std::vector<TrainOption> state_rows() {
                                                             "lora.targets");
                       }},
        .suite = "lora_targets", .config = "lora.targets", .axis = true,
-       .command = Emit::kAlways, .recorded = Emit::kAlways, .applies = lora_applies},
+       .command = Emit::kAlways, .recorded = Emit::kAlways, .applies = lora_applies,
+       .name_when = NameWhen::kNever},
   };
 }
 

@@ -57,8 +57,9 @@ struct TextRef {
 using OptionRef = std::variant<Ref<int>, Ref<int64_t>, Ref<uint64_t>, Ref<double>,
                                Ref<std::string>, Ref<bool>, TextRef>;
 
-// When a generated case name carries an option's part.
-enum class NameWhen { kAlways, kWhenSet, kWhenVarying, kWhenSetOrVarying };
+// When a generated case name carries an option's part; kNever: another
+// option's part names it (the LoRA settings are in fine_tune's "lora-rank16").
+enum class NameWhen { kAlways, kWhenSet, kWhenVarying, kWhenSetOrVarying, kNever };
 
 struct TrainOption {
   std::string_view summary = {};  // path in the summary's options record; "" = not recorded

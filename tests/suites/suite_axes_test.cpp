@@ -368,5 +368,23 @@ TEST(SuiteConfig, InitFromACheckpointDirectory) {
   }
 }
 
+// A training option the table makes a suite key (here AdamW's beta2) is an
+// axis with nothing else written for it: checked, named, passed and recorded.
+TEST(SuiteConfig, AnOptionOfTheTableIsAnAxisByItsRowAlone) {
+  const Suite s = parse_test_suite("name = \"x\"\n[grid]\nbeta2 = [0.95, 0.999]\n");
+  ASSERT_EQ(case_names(s), (std::vector<std::string>{"naive-r1-fused-beta2-0.95",
+                                                     "naive-r1-fused"}));
+  EXPECT_EQ(s.cases[0].train.beta2, 0.95);
+  EXPECT_EQ(s.cases[0].to_json()["beta2"], 0.95);
+  EXPECT_FALSE(s.cases[1].to_json().contains("beta2")) << "the default is not written";
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  const std::string line = shell_join(plan_case(s, s.cases[0], ctx, "/tmp/s.json").argv);
+  EXPECT_NE(line.find(" --beta2 0.95 "), std::string::npos) << line;
+  EXPECT_NE(suite_error("name = \"x\"\n[grid]\nbeta2 = [1.5]\n")
+                .find("t.toml:3:10: 'beta2' must be in [0, 1), got 1.5"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace trainscope::suites
