@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "cli/validators.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/storage.h"
 #include "profiler/clock.h"
 #include "profiler/copy_probe.h"

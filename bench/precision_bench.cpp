@@ -29,9 +29,9 @@
 
 #include "cli/validators.h"
 #include "comm/communicator.h"
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/matmul_bf16.h"
 #include "training/precision.h"
 #include "training/trainer.h"

@@ -26,7 +26,7 @@
 #include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
 #include "training/trainer.h"

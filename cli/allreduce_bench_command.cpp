@@ -12,8 +12,8 @@
 
 #include "cli/commands.h"
 #include "comm/communicator.h"
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "results/records.h"
 #include "suites/allreduce_bench.h"
 

@@ -17,8 +17,8 @@
 
 #include "cli/commands.h"
 #include "cli/validators.h"
-#include "kernels/check.h"
-#include "kernels/atomic_file.h"
+#include "base/check.h"
+#include "base/atomic_file.h"
 #include "report/check/regression_check.h"
 
 namespace trainscope::cli {

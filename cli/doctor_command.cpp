@@ -23,7 +23,7 @@
 
 #include "cli/commands.h"
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
 #include "profiler/process.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/storage.h"
 #include "training/adapters.h"
 #include "training/hf_checkpoint.h"

@@ -19,7 +19,7 @@
 
 #include "cli/commands.h"
 #include "cli/validators.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/storage.h"
 #include "profiler/memory_tracker.h"
 #include "training/adapters.h"

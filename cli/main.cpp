@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 
 #include "cli/commands.h"
 #include "suites/runner.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/monitor.h"
 #include "results/environment.h"
 #include "results/results_db.h"

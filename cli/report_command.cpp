@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
-#include "kernels/check.h"
-#include "kernels/atomic_file.h"
+#include "base/check.h"
+#include "base/atomic_file.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"

@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "comm/communicator.h"
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::cli {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "cli/commands.h"
 #include "cli/validators.h"
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "suites/runner.h"
 #include "suites/suite_config.h"
 

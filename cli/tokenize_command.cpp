@@ -9,7 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/tokenizers/tokenize_lines.h"
 #include "training/tokenizers/tokenizer.h"
 

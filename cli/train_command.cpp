@@ -14,7 +14,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "comm/communicator.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/train_option_table.h"
 #include "training/trainer.h"
 

@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "comm/host_group.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/float16.h"
 
 namespace trainscope::comm {

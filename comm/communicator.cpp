@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 extern char** environ;
 

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::comm {
 

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/clock.h"
 
 namespace trainscope::comm {

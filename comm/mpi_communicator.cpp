@@ -14,7 +14,7 @@
 
 #include "comm/communicator.h"
 #include "comm/host_group.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/float16.h"
 #include "kernels/storage.h"
 

@@ -1,6 +1,6 @@
 // Stand-in when trainscope is built without MPI (TRAINSCOPE_WITH_MPI=OFF).
 #include "comm/communicator.h"
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::comm {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <utility>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::kernels {
 namespace {

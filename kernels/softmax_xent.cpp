@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/float16.h"
 #include "kernels/parallel.h"
 

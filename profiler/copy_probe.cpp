@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/clock.h"
 #include "profiler/stats.h"
 

@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
-#include "kernels/atomic_file.h"
+#include "base/check.h"
+#include "base/atomic_file.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 

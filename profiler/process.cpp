@@ -22,8 +22,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "profiler/clock.h"
 
 extern char** environ;

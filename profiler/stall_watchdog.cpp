@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/trace.h"
 
 namespace trainscope::profiler {

@@ -13,8 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
-#include "kernels/atomic_file.h"
+#include "base/check.h"
+#include "base/atomic_file.h"
 
 namespace trainscope::profiler {
 

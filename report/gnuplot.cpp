@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "profiler/process.h"
 
 namespace trainscope::report {

@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "report/algorithms.h"
 #include "report/answers.h"
 #include "report/charts.h"

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/stats.h"
 
 namespace trainscope::report {

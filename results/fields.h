@@ -50,7 +50,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/json_reader.h"
+#include "base/json_reader.h"
 
 namespace trainscope::results {
 

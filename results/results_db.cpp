@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "profiler/proc_fs.h"
 #include "results/schema.h"
 #include "results/sql_fields.h"

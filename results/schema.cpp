@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "results/machine_limits.h"
 #include "results/records.h"
 #include "results/db_records.h"

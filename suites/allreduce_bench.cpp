@@ -9,7 +9,7 @@
 
 #include "comm/all_reducer.h"
 #include "kernels/storage.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/copy_probe.h"
 
 namespace trainscope::suites {

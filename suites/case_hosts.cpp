@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "report/prediction.h"

@@ -21,8 +21,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::suites {

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "results/allreduce_algorithms.h"

@@ -14,7 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"

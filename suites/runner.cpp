@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "profiler/clock.h"
 #include "profiler/process.h"
 #include "profiler/process_poller.h"

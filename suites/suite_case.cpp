@@ -6,7 +6,7 @@
 #include <array>
 
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "results/allreduce_algorithms.h"
 #include "suites/cpus.h"
 #include "training/model_config.h"

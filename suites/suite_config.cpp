@@ -15,8 +15,8 @@
 #include <toml++/toml.h>
 
 #include "comm/grad_sync.h"
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "results/allreduce_algorithms.h"
 #include "results/link_profiles.h"
 #include "training/data/data_options.h"

@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "profiler/process.h"
 
 namespace trainscope::suites {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 #define THROWS_BAD_INPUT(statement, needle)                                                   \
   [&]() -> ::testing::AssertionResult {                                                       \

@@ -4,9 +4,9 @@
 
 #include <fstream>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "kernels/lora.h"
 #include "training/safetensors.h"
 

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "kernels/atomic_file.h"
-#include "kernels/json_reader.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/json_reader.h"
+#include "base/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "training/adapters.h"

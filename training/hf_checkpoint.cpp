@@ -10,9 +10,9 @@
 #include <system_error>
 #include <vector>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 
 namespace trainscope::training {
 namespace fs = std::filesystem;

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"

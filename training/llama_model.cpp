@@ -10,7 +10,7 @@
 #include <type_traits>
 
 #include "kernels/attention.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/lora.h"

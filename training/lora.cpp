@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 
 namespace trainscope::training {
 using nlohmann::json;

@@ -4,7 +4,7 @@
 #include <numbers>
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 

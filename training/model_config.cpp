@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
-#include "kernels/json_reader.h"
-#include "kernels/check.h"
+#include "base/json_reader.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 

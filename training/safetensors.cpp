@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "kernels/float16.h"
-#include "kernels/json_reader.h"
+#include "base/json_reader.h"
 #include "kernels/storage.h"
 
 namespace trainscope::training {

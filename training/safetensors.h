@@ -4,7 +4,7 @@
 // ParamLayout; on disk F32, F16 or BF16 (pretrained checkpoints ship the
 // latter two), always float in memory.
 //
-// Writes are atomic (kernels/atomic_file.h), so a crash never leaves a
+// Writes are atomic (base/atomic_file.h), so a crash never leaves a
 // half-written file under the final name. Reads check
 // everything against the layout and throw trainscope::Error naming the file
 // and the tensor: unreadable, truncated, bad header, missing or extra tensor,

@@ -7,7 +7,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/model_config.h"
 
 namespace trainscope::training {

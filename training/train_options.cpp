@@ -6,7 +6,7 @@
 #include <cmath>
 #include <system_error>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 

@@ -8,9 +8,9 @@
 #include <cmath>
 #include <set>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "report/report.h"
 #include "results/records.h"
 #include "results/results_db.h"

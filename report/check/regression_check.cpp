@@ -8,7 +8,7 @@
 #include <limits>
 #include <set>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/stats.h"
 #include "report/report.h"
 

@@ -14,7 +14,7 @@
 #include "comm/all_reducer.h"
 #include "comm/communicator.h"
 #include "comm/grad_sync.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/float16.h"
 #include "training/adapters.h"
 #include "training/param_layout.h"

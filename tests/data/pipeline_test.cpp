@@ -8,7 +8,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "kernels/storage.h"
 #include "tests/data/test_util.h"
 #include "tests/tokenizers/test_util.h"

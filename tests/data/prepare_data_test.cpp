@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/data/test_util.h"
 #include "training/data/pipeline.h"
 #include "training/data/records.h"

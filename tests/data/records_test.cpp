@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/data/test_util.h"
 #include "training/data/example_index.h"
 #include "training/data/pipeline.h"

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::fuzz {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/tokenizers/gpt2_tokenizer.h"
 
 namespace trainscope::fuzz {

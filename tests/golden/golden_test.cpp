@@ -20,7 +20,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 #include "report/gnuplot.h"
 #include "report/check/regression_check.h"
 #include "report/report.h"

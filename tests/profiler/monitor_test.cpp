@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/process_poller.h"
 
 namespace trainscope::profiler {

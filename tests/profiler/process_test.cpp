@@ -17,7 +17,7 @@
 #include <string>
 #include <thread>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::profiler {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::profiler {
 namespace {

@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "report/check/regression_check.h"
 #include "suites/suite_config.h"
 #include "tests/report/run_command.h"

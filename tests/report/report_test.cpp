@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"

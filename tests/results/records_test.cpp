@@ -9,8 +9,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "tests/results/sample_records.h"
 
 namespace trainscope::results {

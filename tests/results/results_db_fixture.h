@@ -22,7 +22,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "results/schema.h"
 #include "results/sqlite.h"
 #include "tests/results/sample_records.h"

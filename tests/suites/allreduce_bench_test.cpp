@@ -11,7 +11,7 @@
 #include <fstream>
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "results/figures.h"
 #include "results/records.h"
 #include "tests/run_command.h"

@@ -19,7 +19,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 #include "profiler/process.h"
 #include "report/report.h"
 #include "report/suite_data.h"

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "kernels/blas_core.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "suites/launch_plan.h"
 #include "tests/suites/suite_parse.h"
 #include "tests/temp_dir.h"

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/process.h"
 #include "results/results_db.h"
 #include "suites/runner.h"

@@ -16,8 +16,8 @@
 #include <fstream>
 #include <string>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "results/results_db.h"
 
 namespace trainscope::suites {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "profiler/process.h"
 #include "results/records.h"
 #include "suites/launch_plan.h"

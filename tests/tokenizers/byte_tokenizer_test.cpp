@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 namespace {

@@ -10,7 +10,7 @@
 #include <functional>
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/data/test_util.h"  // TempDir
 
 namespace trainscope::training::testing {

@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "comm/communicator.h"
-#include "kernels/json_reader.h"
+#include "base/json_reader.h"
 #include "tests/expect_error.h"
 #include "tests/temp_dir.h"
 #include "tests/tiny_training.h"

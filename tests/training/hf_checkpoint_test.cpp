@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "comm/communicator.h"
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "tests/expect_error.h"
 #include "tests/temp_dir.h"
 #include "training/llama_model.h"

@@ -11,7 +11,7 @@
 #include <set>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/llama_model.h"
 
 namespace trainscope::training {

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <vector>
 
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 #include "tests/expect_error.h"
 #include "tests/kernels/gradcheck.h"
 #include "tests/temp_dir.h"

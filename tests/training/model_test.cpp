@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "kernels/adamw.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/kernels/gradcheck.h"
 #include "training/llama_model.h"
 #include "tests/tiny_training.h"

@@ -9,7 +9,7 @@
 #include <iterator>
 
 #include "comm/communicator.h"
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/checkpoint.h"
 #include "training/llama_model.h"
 #include "training/safetensors.h"

@@ -5,7 +5,7 @@
 
 #include <fmt/core.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 namespace {

@@ -15,7 +15,7 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/data/example_index.h"
 #include "training/data/records.h"
 #include "training/data/instruct.h"

@@ -10,7 +10,7 @@
 
 #include <fmt/core.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/data/records.h"
 
 namespace trainscope::training {

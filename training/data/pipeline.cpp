@@ -11,7 +11,7 @@
 
 #include <fmt/core.h>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/data/records.h"
 #include "kernels/storage.h"
 #include "training/data/document_source.h"

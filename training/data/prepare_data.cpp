@@ -10,8 +10,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "kernels/atomic_file.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/check.h"
 #include "kernels/storage.h"
 #include "training/data/example_index.h"
 #include "training/data/records.h"

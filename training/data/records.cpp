@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 #include <fmt/core.h>
 
-#include "kernels/check.h"
-#include "kernels/json_reader.h"
+#include "base/check.h"
+#include "base/json_reader.h"
 
 namespace trainscope::training {
 std::vector<ChatMessage> instruction_to_messages(std::string_view instruction,

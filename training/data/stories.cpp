@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/data/shuffle.h"
 
 namespace trainscope::training {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 #include "kernels/cpu_isa.h"
 #include "kernels/matmul_bf16.h"
 #include "profiler/clock.h"

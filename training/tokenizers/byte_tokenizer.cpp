@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 

@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
-#include "kernels/atomic_file.h"
-#include "kernels/json_reader.h"
-#include "kernels/check.h"
+#include "base/atomic_file.h"
+#include "base/json_reader.h"
+#include "base/check.h"
 #include "training/tokenizers/gpt2_pretokenizer.h"
 #include "training/tokenizers/unicode_classes.h"
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope::training {
 

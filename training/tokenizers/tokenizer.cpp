@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "training/tokenizers/byte_tokenizer.h"
 #include "training/tokenizers/gpt2_tokenizer.h"
 

@@ -1,4 +1,4 @@
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <thread>
 
-#include "kernels/check.h"
+#include "base/check.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope {

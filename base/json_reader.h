@@ -16,8 +16,8 @@
 //
 // Thread-safety: a JsonReader only reads the value it refers to, which must
 // outlive it.
-#ifndef TRAINSCOPE_KERNELS_JSON_READER_H_
-#define TRAINSCOPE_KERNELS_JSON_READER_H_
+#ifndef TRAINSCOPE_BASE_JSON_READER_H_
+#define TRAINSCOPE_BASE_JSON_READER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -28,7 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope {
 
@@ -104,4 +104,4 @@ auto JsonReader::rethrow_in(std::string_view where, F&& read) -> decltype(read()
 
 }  // namespace trainscope
 
-#endif  // TRAINSCOPE_KERNELS_JSON_READER_H_
+#endif  // TRAINSCOPE_BASE_JSON_READER_H_

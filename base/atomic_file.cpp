@@ -1,4 +1,4 @@
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <span>
 
@@ -14,7 +14,7 @@
 #include <sstream>
 
 
-#include "kernels/check.h"
+#include "base/check.h"
 
 namespace trainscope {
 

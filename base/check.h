@@ -6,8 +6,8 @@
 //    exits with the code it carries (kBadInput unless said otherwise).
 //  * TS_CHECK(cond) << "...": an internal invariant. Failing one is a bug in
 //    trainscope; it aborts with file:line, like llm.c's *Check and BM_CHECK.
-#ifndef TRAINSCOPE_KERNELS_CHECK_H_
-#define TRAINSCOPE_KERNELS_CHECK_H_
+#ifndef TRAINSCOPE_BASE_CHECK_H_
+#define TRAINSCOPE_BASE_CHECK_H_
 
 #include <cstdio>
 #include <cstdlib>
@@ -64,4 +64,4 @@ struct Voidify {
                                                          #condition)    \
                         .stream()
 
-#endif  // TRAINSCOPE_KERNELS_CHECK_H_
+#endif  // TRAINSCOPE_BASE_CHECK_H_

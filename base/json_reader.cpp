@@ -1,11 +1,11 @@
-#include "kernels/json_reader.h"
+#include "base/json_reader.h"
 
 #include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
 
-#include "kernels/atomic_file.h"
+#include "base/atomic_file.h"
 
 namespace trainscope {
 

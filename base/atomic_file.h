@@ -9,11 +9,11 @@
 //
 // Every summary, checkpoint, trace, report, baseline and CSV trainscope writes
 // goes through here, and the files it reads whole come in through read_file
-// (JSON files through read_json_file, kernels/json_reader.h), so every such
+// (JSON files through read_json_file, base/json_reader.h), so every such
 // error names the file the same way.
 // Thread-safe: concurrent writers use distinct temporaries.
-#ifndef TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
-#define TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
+#ifndef TRAINSCOPE_BASE_ATOMIC_FILE_H_
+#define TRAINSCOPE_BASE_ATOMIC_FILE_H_
 
 #include <filesystem>
 #include <initializer_list>
@@ -73,4 +73,4 @@ class ScopedTempDir {
 
 }  // namespace trainscope
 
-#endif  // TRAINSCOPE_KERNELS_ATOMIC_FILE_H_
+#endif  // TRAINSCOPE_BASE_ATOMIC_FILE_H_
