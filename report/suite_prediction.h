@@ -1,4 +1,4 @@
-// The prediction a report makes for a suite (report/prediction.h applied to
+// The prediction a report makes for a suite (report/analysis/prediction.h applied to
 // its measurements): what N hosts would do on each link, and, for the cases
 // that ran on several (virtual) hosts, the prediction beside what was
 // measured.
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "report/prediction.h"
+#include "report/analysis/prediction.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {

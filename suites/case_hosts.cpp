@@ -10,7 +10,7 @@
 #include "base/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
-#include "report/prediction.h"
+#include "report/analysis/prediction.h"
 #include "results/link_profiles.h"
 #include "results/records.h"
 

@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "profiler/stats.h"
+#include "report/analysis/rank_test.h"
 #include "report/report.h"
 
 namespace trainscope::report {
@@ -38,7 +39,7 @@ struct TimingMetric {
 
 // Whether the U test on samples of these sizes can reach p < alpha at all.
 bool test_can_reach(size_t n_base, size_t n_cur, double alpha) {
-  return profiler::mann_whitney_min_p_value(static_cast<int64_t>(n_base),
+  return mann_whitney_min_p_value(static_cast<int64_t>(n_base),
                                             static_cast<int64_t>(n_cur)) < alpha;
 }
 
@@ -58,13 +59,13 @@ CheckRow timing_row(const std::string& case_name, const TimingMetric& metric,
     row.note = "no samples on one side";
     return row;
   }
-  const auto test = profiler::mann_whitney_u(base, cur);
+  const auto test = mann_whitney_u(base, cur);
   row.p_value = fmt::format("{:.4f}", test.p_value);
   row.note = fmt::format("{} vs {} {}", base.size(), cur.size(), samples);
   if (!test_can_reach(base.size(), cur.size(), o.alpha)) {
     row.verdict = Verdict::kTooFewSamples;
     row.note += fmt::format(": p cannot go below {:.4f} whatever the times (alpha {:g})",
-                            profiler::mann_whitney_min_p_value(static_cast<int64_t>(base.size()),
+                            mann_whitney_min_p_value(static_cast<int64_t>(base.size()),
                                                                static_cast<int64_t>(cur.size())),
                             o.alpha);
     return row;

@@ -15,7 +15,7 @@
 //    then shown without a verdict), every timed call of the sweep's size.
 //  * Too few samples: a timing comparison whose samples are too few for the
 //    test ever to reach p < alpha, whatever the times (3 vs 3 cannot go below
-//    p = 0.1; profiler::mann_whitney_min_p_value), gets Verdict::
+//    p = 0.1; mann_whitney_min_p_value), gets Verdict::
 //    kTooFewSamples. It can detect nothing, so it is neither "ok" nor a
 //    regression, and a gate must not contain one: `trainscope check` exits 2
 //    (bad input: the suite or the baseline cannot be gated) when there are

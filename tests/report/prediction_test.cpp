@@ -1,7 +1,7 @@
 // The N-host performance model on synthetic figures: the ring formula, the
 // link fit, overlap, strong vs weak scaling, the bandwidth for a target
 // efficiency and the best bucket size.
-#include "report/prediction.h"
+#include "report/analysis/prediction.h"
 
 #include <cmath>
 #include <vector>

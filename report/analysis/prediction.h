@@ -20,8 +20,8 @@
 // switch, memory bandwidth) and treats compute as linear in the rows.
 //
 // Thread-safety: pure functions.
-#ifndef TRAINSCOPE_REPORT_PREDICTION_H_
-#define TRAINSCOPE_REPORT_PREDICTION_H_
+#ifndef TRAINSCOPE_REPORT_ANALYSIS_PREDICTION_H_
+#define TRAINSCOPE_REPORT_ANALYSIS_PREDICTION_H_
 
 #include <cstdint>
 #include <optional>
@@ -92,4 +92,4 @@ double best_bucket_bytes(const StepModel& step, const LinkModel& link, int hosts
 
 }  // namespace trainscope::report
 
-#endif  // TRAINSCOPE_REPORT_PREDICTION_H_
+#endif  // TRAINSCOPE_REPORT_ANALYSIS_PREDICTION_H_

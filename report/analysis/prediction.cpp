@@ -1,4 +1,4 @@
-#include "report/prediction.h"
+#include "report/analysis/prediction.h"
 
 #include <algorithm>
 #include <cmath>
