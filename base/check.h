@@ -22,6 +22,9 @@ enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,   // the work ran and failed (NaN loss, failed case, regression)
   kExitBadInput = 2,  // bad flag, file, config, database...
+  // A rank's stall watchdog ended a job that had stopped making progress
+  // (--stall-action abort): mpirun then ends the others.
+  kExitStalled = 3,
 };
 
 class Error : public std::runtime_error {

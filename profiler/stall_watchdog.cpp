@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -159,11 +160,43 @@ void StallWatchdog::check() {
                  s.rank, s.host.c_str(), options_.timeout_s, describe(s).c_str());
     std::fflush(options_.out);
   }
+  if (options_.abort_after_s > 0 && s.stalled) {
+    const double stalled_s = s.collective.empty() ? s.phase_s : s.wait_s;
+    if (stalled_s > options_.abort_after_s) abort_job(s, stalled_s);
+  }
   if (began || Clock::now() >= next_status_) {
     hand_over(s);
     next_status_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(options_.status_interval_s));
   }
+}
+
+void StallWatchdog::abort_job(const RankStatus& s, double stalled_s) {
+  std::string where;
+  if (s.collective.empty()) {
+    where = fmt::format("{}: the others wait for this rank", describe(s));
+  } else {
+    where = fmt::format("waits in {}{} at {}", s.collective,
+                        s.bucket >= 0 ? fmt::format(" (bucket {})", s.bucket) : std::string(),
+                        s.step >= 0 ? fmt::format("step {}", s.step) : "stage " + s.stage);
+    std::string missing = "unknown";
+    if (options_.not_arrived) {
+      try {
+        missing = options_.not_arrived(s);
+      } catch (const std::exception& e) {
+        missing = fmt::format("unknown ({})", e.what());
+      }
+    }
+    where += "; not arrived: " + missing;
+  }
+  std::fprintf(options_.out,
+               "trainscope: rank %d (%s): stalled for %.1f s: %s; ending the job "
+               "(--stall-action abort, exit %d)\n",
+               s.rank, s.host.c_str(), stalled_s, where.c_str(), kExitStalled);
+  std::fflush(options_.out);
+  hand_over(s);
+  std::fflush(nullptr);
+  std::_Exit(kExitStalled);
 }
 
 void StallWatchdog::hand_over(const RankStatus& status) {

@@ -16,7 +16,9 @@
 //    one phase (no phase begun or ended, no wait ended) for more than the
 //    timeout: it is the one the others are waiting for.
 // For each stall (each wait, or each stretch in one phase) it prints one line
-// (describe() of its status) to `out`, once. About every
+// (describe() of its status) to `out`, once; with abort_after_s, a stall that
+// lasts that long ends the process (exit kExitStalled), naming the ranks
+// that have not arrived, so that a hung job ends instead of waiting forever. About every
 // status_interval_s, and at once when it stalls, it hands the rank's status
 // to on_status (the trainer keeps a file of it that the suite runner reads
 // when a job hangs or dies).
@@ -74,6 +76,12 @@ struct StallWatchdogOptions {
   // Must not block for long: the stall check waits for it. Errors it throws
   // are printed once and otherwise ignored.
   std::function<void(const RankStatus&)> on_status;
+  // > 0: a stall that lasts this long (the timeout and a grace period) ends
+  // the process with kExitStalled after one line saying where it waits and,
+  // from `not_arrived` (the ranks it is waiting for, as far as it can see),
+  // who is missing; mpirun then ends the job. 0: never.
+  double abort_after_s = 0;
+  std::function<std::string(const RankStatus&)> not_arrived;
 };
 
 class StallWatchdog {
@@ -115,6 +123,7 @@ class StallWatchdog {
   void release(int slot);
   void check();  // every poll, on the periodic thread
   void hand_over(const RankStatus& status);
+  [[noreturn]] void abort_job(const RankStatus& status, double stalled_s);
 
   const StallWatchdogOptions options_;
   LivePosition position_;

@@ -253,10 +253,28 @@ std::string ranks_last_seen(const fs::path& status_dir, int ranks) {
   return any ? text : "";
 }
 
-std::string job_problem(const JobOutcome& job, double timeout_s) {
+// A stalled job (--stall-action abort) ended by a rank's watchdog: the first
+// watchdog line that names the ranks not arrived, else any of them.
+std::string stall_problem(const fs::path& stderr_path) {
+  std::ifstream in(stderr_path);
+  std::string first, line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("trainscope: rank ");
+    if (at == std::string::npos || line.find("; ending the job") == std::string::npos) continue;
+    std::string said = line.substr(at + std::string("trainscope: ").size());
+    if (said.find("not arrived: ") != std::string::npos) return "stalled: " + said;
+    if (first.empty()) first = said;
+  }
+  return first.empty() ? fmt::format("stalled: a rank's watchdog ended the job (exit {})",
+                                     static_cast<int>(kExitStalled))
+                       : "stalled: " + first;
+}
+
+std::string job_problem(const JobOutcome& job, double timeout_s, const fs::path& stderr_path) {
   if (job.run.interrupted) return "interrupted";
   if (job.run.timed_out) return fmt::format("timed out after {:g} s (killed)", timeout_s);
   if (!job.start_error.empty()) return job.start_error;
+  if (job.run.exit_code == kExitStalled) return stall_problem(stderr_path);
   if (job.run.exit_code != 0) return fmt::format("exit code {}", job.run.exit_code);
   return "";
 }
@@ -280,9 +298,9 @@ void label_sweep_rows(const SuiteCase& c, Ingested& in) {
 // Whatever the job wrote is read even when it failed: a NaN loss still
 // writes a summary. A killed job's files are not trusted.
 Ingested ingest(const SuiteCase& c, const JobOutcome& job, const fs::path& output,
-                double timeout_s) {
+                const fs::path& stderr_path, double timeout_s) {
   Ingested in;
-  in.problem = job_problem(job, timeout_s);
+  in.problem = job_problem(job, timeout_s, stderr_path);
   const bool train = c.kind == CaseKind::kTrain;
   if (train && !in.problem.empty()) in.last_seen = ranks_last_seen(status_dir_for(output), c.ranks);
   if (job.run.interrupted || job.run.timed_out) return in;
@@ -455,7 +473,7 @@ RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
                                  options_.poll_interval_s, signals_);
   out.seconds = seconds_since(start);
   db_.add_poller_samples(out.row.id, job.samples);
-  record(out, job, ingest(c, job, output, timeout_s), stderr_path);
+  record(out, job, ingest(c, job, output, stderr_path, timeout_s), stderr_path);
   if (job.run.interrupted) {
     result_.interrupted = true;
   } else {

@@ -378,6 +378,9 @@ SuiteCase Parser::read_base(const toml::table& root) const {
   base.kind = kind_;
   base.train.model = "seed";
   base.train.steps = 10;
+  // A suite's stalled job ends itself, naming the missing rank, rather than
+  // waiting out the case's timeout.
+  base.train.stall_action = training::StallAction::kAbort;
   base.ranks = 0;  // unless given: one per host
   const toml::node* base_node = root.get("base");
   if (!base_node) return base;

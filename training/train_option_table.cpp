@@ -24,6 +24,7 @@ constexpr std::string_view kSchedules[] = {"constant", "cosine"};
 constexpr std::string_view kBatchings[] = {"pad", "pack"};
 constexpr std::string_view kDataModes[] = {"naive", "duplicated", "sharded"};
 constexpr std::string_view kShards[] = {"strided", "contiguous"};
+constexpr std::string_view kStallActions[] = {"warn", "abort"};
 
 // An enumeration's TextRef from its field, name and parse functions.
 #define TS_ENUM_REF(field, name_of, parse, choices)                                   \
@@ -390,6 +391,18 @@ std::vector<TrainOption> output_rows() {
                "prints, once, where it is: step, phase, collective, bucket and wait",
        .ref = Ref<double>([](O& o) -> double& { return o.stall_timeout_s; }),
        .check = Check::kPositive},
+      {.summary = "stall_action", .flag = "--stall-action",
+       .help = "After --stall-timeout: warn (say where this rank is) or abort (also end the "
+               "job once the stall outlasts the grace period, every rank naming the collective "
+               "it waits in and the ranks that have not arrived; exit 3). Suites use abort",
+       .ref = TS_ENUM_REF(stall_action, stall_action_name, parse_stall_action, kStallActions),
+       .suite = "stall_action", .axis = true, .recorded = Emit::kNever,
+       .name_when = NameWhen::kNever},
+      {.summary = "stall_grace_s", .flag = "--stall-grace",
+       .help = "Seconds a stall may last beyond --stall-timeout before --stall-action abort ends "
+               "the job (0: as long as --stall-timeout)",
+       .ref = Ref<double>([](O& o) -> double& { return o.stall_grace_s; }),
+       .check = Check::kNonNegative},
       {.summary = "inject_delay", .flag = "--inject-delay",
        .help = "RANK:MS: rank RANK sleeps MS milliseconds in its forward phase every step, a "
                "straggler for tests and demos (e.g. 1:50)",

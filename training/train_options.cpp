@@ -20,6 +20,14 @@ FineTune parse_fine_tune(std::string_view name, std::string_view what) {
   throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
 }
 
+std::string_view stall_action_name(StallAction a) { return a == StallAction::kAbort ? "abort" : "warn"; }
+
+StallAction parse_stall_action(std::string_view name, std::string_view what) {
+  if (name == "warn") return StallAction::kWarn;
+  if (name == "abort") return StallAction::kAbort;
+  throw Error(fmt::format("{}: unknown stall action '{}' (expected warn, abort)", what, name));
+}
+
 InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag) {
   auto bad = [&](std::string_view what) {
     return Error(fmt::format("{}: {}, got '{}' (expected RANK:MS, e.g. 1:50)", flag, what, text));

@@ -37,6 +37,13 @@ std::string_view fine_tune_name(FineTune f);
 // Error naming `what` (the flag, or a suite's key) otherwise.
 FineTune parse_fine_tune(std::string_view name, std::string_view what = "--fine-tune");
 
+// What a rank does when a collective (or a phase outside one) has waited
+// beyond --stall-timeout: say where it is, or also end the job after the
+// grace period (exit kExitStalled), naming the ranks that have not arrived.
+enum class StallAction { kWarn, kAbort };
+std::string_view stall_action_name(StallAction a);
+StallAction parse_stall_action(std::string_view name, std::string_view what = "--stall-action");
+
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path
   int batch = 0;               // global batch (rows); 0 = the preset's default
@@ -85,6 +92,8 @@ struct TrainOptions {
   std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
   std::string status_dir;      // each rank keeps its RankStatus here; empty: none
   double stall_timeout_s = 60; // the watchdog's limit on a wait (profiler/stall_watchdog.h)
+  StallAction stall_action = StallAction::kWarn;
+  double stall_grace_s = 0;    // kAbort: how long after the timeout; 0: the timeout again
   std::optional<InjectedDelay> inject_delay;
   int64_t log_every = 1;       // progress line every N steps (rank 0)
   bool quiet = false;

@@ -11,6 +11,7 @@
 #include "training/run/report.h"
 #include "training/run/run_context.h"
 #include "training/run/setup.h"
+#include "training/run/stall.h"
 #include "training/run/step.h"
 #include "training/run/training_state.h"
 
@@ -56,32 +57,6 @@ class TrainingRun {
   results::RunSummary summary_;
   RunReport report_;
 };
-
-}  // namespace
-
-
-namespace {
-
-// With --status-dir (made here; the ranks agree on whether they could), the
-// watchdog keeps this rank's status file current.
-profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
-                                                comm::Communicator& comm) {
-  profiler::StallWatchdogOptions watch;
-  watch.rank = comm.rank();
-  watch.host = comm.host();
-  watch.timeout_s = options.stall_timeout_s;
-  if (options.status_dir.empty()) return watch;
-  comm::run_collectively(comm, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(options.status_dir, ec);
-    if (ec) throw Error(fmt::format("--status-dir {}: {}", options.status_dir, ec.message()));
-  });
-  watch.on_status = [path = results::rank_status_path(options.status_dir, comm.rank())](
-                        const profiler::RankStatus& status) {
-    results::save_rank_status(status, path);
-  };
-  return watch;
-}
 
 }  // namespace
 

@@ -91,9 +91,37 @@ TEST_F(DiagnosisTest, ASlowRankIsNamedInTheReportAndEvenRanksAreNot) {
   EXPECT_GE(slow.straggler_s, 0.040);
 }
 
+// Issue 25 item 14: under a suite a stalled job ends itself once the stall
+// has outlasted --stall-timeout and the grace after it: every rank names the
+// collective it waits in and the rank that has not arrived, and exits 3; the
+// runner records the case as stalled, naming that rank, long before the case's
+// own timeout.
+TEST_F(DiagnosisTest, AStalledJobEndsItselfNamingTheRankThatDidNotArrive) {
+  const auto start = std::chrono::steady_clock::now();
+  const SuiteResult r = run(std::string("name = \"hang\"\ntimeout_s = 60\n") + kBase +
+                            "steps = 4\n[[case]]\nname = \"hung\"\ntimeout_s = 30\n"
+                            "extra_args = [\"--inject-delay\", \"1:60000\", \"--stall-timeout\", "
+                            "\"1\"]\n");
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(r.runs.size(), 1u);
+  const std::string& error = r.runs[0].row.error;
+  EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
+  EXPECT_EQ(error.find("stalled: rank 0 ("), 0u) << error;
+  EXPECT_NE(error.find("waits in all_reduce fused (bucket 0) at step 0; not arrived: rank 1 ("),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("--stall-action abort"), std::string::npos) << error;
+  EXPECT_LT(elapsed, 20) << "ended by the watchdog (about 2 s), not the case's timeout";
+  // Rank 1 says it is the one the others wait for.
+  EXPECT_NE(error.find("trainscope: rank 1 ("), std::string::npos) << error;
+}
+
+// --stall-action warn: the watchdogs only say where they are; the case's
+// timeout ends the job.
 TEST_F(DiagnosisTest, AHungRankIsFoundByTheWatchdogAndTheRunnersRecord) {
   const SuiteResult r = run(std::string("name = \"hang\"\ntimeout_s = 60\n") + kBase +
                             "steps = 4\n[[case]]\nname = \"hung\"\ntimeout_s = 8\n"
+                            "stall_action = \"warn\"\n"
                             "extra_args = [\"--inject-delay\", \"1:60000\", \"--stall-timeout\", "
                             "\"1\"]\n");
   ASSERT_EQ(r.runs.size(), 1u);

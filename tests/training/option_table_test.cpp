@@ -44,7 +44,7 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
                       "comm_dtype", "data", "eval_every", "fine_tune", "grad_clip", "init_from",
                       "inject_delay", "lora", "lr", "lr_warmup", "min_lr", "mode", "model",
                       "precision", "reduce", "save_every", "schedule", "seed", "shard",
-                      "stall_timeout_s",
+                      "stall_action", "stall_grace_s", "stall_timeout_s",
                       "steps", "tokenizer", "val_batches", "warmup_steps", "weight_decay",
                       "zero"}));
   EXPECT_TRUE(r["lora"].is_null()) << "no adapters under full fine-tuning";
