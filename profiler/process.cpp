@@ -367,9 +367,12 @@ void ChildProcess::signal_tree(std::span<const pid_t> descendants, int sig) cons
 }
 
 int ChildProcess::kill_tree(std::span<const pid_t> descendants, double grace_seconds) {
-  signal_tree(descendants, SIGTERM);
+  // The group only: mpirun stops its ranks and then removes their segments
+  // and its session directory, which it cannot do for ranks killed under it.
+  signal_tree({}, SIGTERM);
   wait_for(grace_seconds);
-  // Also when the child went quickly: descendants may have ignored SIGTERM.
+  // Also when the child went quickly: descendants that left its group, or
+  // ignored SIGTERM, would outlive it.
   signal_tree(descendants, SIGKILL);
   return wait();
 }
@@ -479,6 +482,7 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
                        seconds_since(start) >= *options.timeout_seconds;
     if (result.interrupted || result.timed_out) {
       poll_tree();  // the processes to stop, as they are now
+      if (options.before_kill) options.before_kill(poller);
       if (child != nullptr) result.exit_code = child->kill_tree(pids_of(poller.last_poll()));
       break;
     }

@@ -14,9 +14,12 @@
 //  * spawn() reports a failed exec to the caller as an Error (127 when the
 //    file or its interpreter does not exist, else 126), never as a child
 //    that silently exits 127.
-//  * Stopping a tree is SIGTERM, a grace period, then SIGKILL, then reaping,
-//    to the child's process group (when it has its own) and to every
-//    descendant the caller names: mpirun's children may leave its group.
+//  * Stopping a tree is SIGTERM to the child's process group (when it has
+//    its own, else to the child), a grace period, then SIGKILL to that group
+//    and to every descendant the caller names (mpirun's children leave its
+//    group), then reaping. The descendants get no SIGTERM of ours: a
+//    launcher stops its own children, and only then cleans up after them
+//    (mpirun's ranks killed under it leave their shared memory behind).
 //
 // Waiting does not sleep in slices: a ChildProcess holds a pidfd that
 // becomes readable when the child exits (so wait_for() needs no process-wide
@@ -95,9 +98,9 @@ class ChildProcess {
   std::optional<int> wait_for(double timeout_seconds);
   int wait();
 
-  // SIGTERM to the child's group (or the child) and to `descendants`; then,
-  // once the child has exited or `grace_seconds` have passed, SIGKILL to all
-  // of them; returns the child's exit code once it is reaped.
+  // SIGTERM to the child's group (or the child); then, once the child has
+  // exited or `grace_seconds` have passed, SIGKILL to the group and to
+  // `descendants`; returns the child's exit code once it is reaped.
   int kill_tree(std::span<const pid_t> descendants, double grace_seconds = kKillGraceSeconds);
 
  private:
@@ -186,6 +189,9 @@ struct SuperviseOptions {
   // After every poll, with the seconds since supervise() began. Returning
   // false ends supervision (e.g. the followed process is gone).
   std::function<bool(const ProcessPoller& poller, double elapsed_seconds)> on_poll;
+  // Before a timeout or an interrupt kills the tree, with the fresh poll of
+  // the processes about to be stopped (to note what they leave behind).
+  std::function<void(const ProcessPoller& poller)> before_kill;
 };
 
 struct SuperviseResult {
