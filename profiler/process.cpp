@@ -423,6 +423,8 @@ DeferredSignals::~DeferredSignals() {
   if (const int sig = g_deferred_signal.exchange(0); sig != 0) ::raise(sig);
 }
 
+int DeferredSignals::pending() const { return g_deferred_signal.load(); }
+
 SignalGuard::SignalGuard(SignalPolicy policy) {
   TS_CHECK(!g_guard_active.exchange(true)) << "one SignalGuard at a time";
   TS_CHECK(::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) << std::strerror(errno);

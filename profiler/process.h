@@ -170,14 +170,20 @@ class SignalGuard {
 // Holds SIGINT, SIGTERM and SIGHUP for its lifetime: one that arrives is
 // delivered, to the handler in place before, only when the scope ends. For
 // work that must not be cut in half (a checkpoint save): Ctrl-C then stops
-// the process right after it, not in the middle. Any thread may receive the
-// signal; one DeferredSignals at a time.
+// the process right after it, not in the middle. Work that can be undone
+// instead (a new output that is still a temporary) asks pending() between
+// its steps, removes what it wrote and leaves the scope: the signal then
+// takes effect. Any thread may receive the signal; one DeferredSignals at a
+// time.
 class DeferredSignals {
  public:
   DeferredSignals();
   ~DeferredSignals();
   DeferredSignals(const DeferredSignals&) = delete;
   DeferredSignals& operator=(const DeferredSignals&) = delete;
+
+  // The first signal held so far, 0 for none.
+  int pending() const;
 
  private:
   struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};

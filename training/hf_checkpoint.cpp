@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -13,6 +14,8 @@
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "kernels/json_reader.h"
+#include "profiler/proc_fs.h"
+#include "profiler/process.h"
 
 namespace trainscope::training {
 namespace fs = std::filesystem;
@@ -101,35 +104,80 @@ void load_hf_weights(const fs::path& dir, const ParamLayout& layout, std::span<f
   }
 }
 
+namespace {
+
+// Where a save into `dir` by process `pid` writes first: a hidden sibling.
+fs::path temporary_for(const fs::path& dir, pid_t pid) {
+  return dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), pid);
+}
+
+// Removes the temporaries of saves into `dir` whose writer is gone (SIGKILL,
+// a crash); a live process's is its own.
+void remove_dead_writers_temporaries(const fs::path& dir) {
+  const std::string prefix = fmt::format(".{}.tmp-", dir.filename().string());
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir.parent_path().empty() ? "." : dir.parent_path(), ec)) {
+    const std::string name = e.path().filename().string();
+    pid_t writer = 0;
+    if (name.starts_with(prefix) &&
+        profiler::parse_pid(std::string_view(name).substr(prefix.size()), &writer) &&
+        !profiler::process_alive(writer)) {
+      fs::remove_all(e.path(), ec);
+    }
+  }
+}
+
+// The files of the checkpoint, written into `tmp`; `stop` is asked between
+// files (and throws to abandon the save).
+void write_checkpoint_files(const fs::path& tmp, const ModelConfig& config,
+                            const ParamLayout& layout, std::span<const float> params,
+                            const HfSaveOptions& o, const std::function<void()>& stop) {
+  const int n = static_cast<int>(layout.tensors().size());
+  write_file_atomically(tmp / "config.json", to_hf_config(config).dump(2) + "\n");
+  const std::map<std::string, std::string> meta = {{"format", "pt"}};
+  if (o.shards == 1) {
+    save_safetensors(tmp / kSingleFile, layout, params, meta, o.dtype);
+    return;
+  }
+  json weight_map = json::object();
+  for (int s = 0; s < o.shards; ++s) {
+    stop();
+    const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, o.shards);
+    std::vector<int> mine;
+    for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
+      mine.push_back(i);
+      weight_map[layout.tensors()[i].name] = file;
+    }
+    save_safetensors(tmp / file, layout, params, meta, o.dtype, mine);
+  }
+  const int64_t bytes = layout.total() * (o.dtype == Dtype::kF32 ? 4 : 2);
+  write_file_atomically(tmp / kIndexFile,
+                        json{{"metadata", {{"total_size", bytes}}}, {"weight_map", weight_map}}
+                                .dump(2) + "\n");
+}
+
+}  // namespace
+
 void save_hf_checkpoint(const fs::path& dir, const ModelConfig& config, const ParamLayout& layout,
                         std::span<const float> params, const HfSaveOptions& o) {
   const int n = static_cast<int>(layout.tensors().size());
   TS_CHECK(o.shards >= 1 && o.shards <= n) << o.shards << " shards for " << n << " tensors";
   if (fs::exists(dir)) throw Error(fmt::format("{} exists: a checkpoint goes into a new directory", dir.string()));
-  const fs::path tmp = dir.parent_path() / fmt::format(".{}.tmp-{}", dir.filename().string(), ::getpid());
+  remove_dead_writers_temporaries(dir);
+  const fs::path tmp = temporary_for(dir, ::getpid());
+  // SIGINT/SIGTERM/SIGHUP while the temporary exists: it is removed first,
+  // then the signal takes effect (as the scope ends).
+  const profiler::DeferredSignals hold_signals;
+  auto stop_if_signalled = [&] {
+    if (const int sig = hold_signals.pending(); sig != 0) {
+      throw Error(fmt::format("{}: interrupted by signal {}", dir.string(), sig), 128 + sig);
+    }
+  };
   fs::remove_all(tmp);
   fs::create_directories(tmp);
   try {
-    write_file_atomically(tmp / "config.json", to_hf_config(config).dump(2) + "\n");
-    const std::map<std::string, std::string> meta = {{"format", "pt"}};
-    if (o.shards == 1) {
-      save_safetensors(tmp / kSingleFile, layout, params, meta, o.dtype);
-    } else {
-      json weight_map = json::object();
-      for (int s = 0; s < o.shards; ++s) {
-        const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, o.shards);
-        std::vector<int> mine;
-        for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
-          mine.push_back(i);
-          weight_map[layout.tensors()[i].name] = file;
-        }
-        save_safetensors(tmp / file, layout, params, meta, o.dtype, mine);
-      }
-      const int64_t bytes = layout.total() * (o.dtype == Dtype::kF32 ? 4 : 2);
-      write_file_atomically(tmp / kIndexFile,
-                            json{{"metadata", {{"total_size", bytes}}}, {"weight_map", weight_map}}
-                                    .dump(2) + "\n");
-    }
+    write_checkpoint_files(tmp, config, layout, params, o, stop_if_signalled);
+    stop_if_signalled();
     fs::rename(tmp, dir);
   } catch (...) {
     std::error_code ec;

@@ -35,8 +35,11 @@ struct HfSaveOptions {
 };
 
 // Writes config.json and the weights into `dir`, which must not exist yet:
-// everything goes to a temporary sibling first and is renamed into place,
-// so no reader ever sees half a checkpoint.
+// everything goes to a temporary sibling first (.DIR.tmp-PID) and is renamed
+// into place, so no reader ever sees half a checkpoint. SIGINT, SIGTERM or
+// SIGHUP during the save removes the temporary (between files), then takes
+// effect; the temporaries of earlier saves into `dir` whose process is gone
+// (SIGKILL) are removed first.
 void save_hf_checkpoint(const std::filesystem::path& dir, const ModelConfig& config,
                         const ParamLayout& layout, std::span<const float> params,
                         const HfSaveOptions& options = {});

@@ -1,0 +1,111 @@
+// `trainscope fuse` end to end against issue 25's faults: a signal in the
+// middle of writing leaves nothing behind, and a later fuse removes what a
+// killed one left.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "kernels/storage.h"
+#include "profiler/process.h"
+#include "tests/run_command.h"
+#include "tests/temp_dir.h"
+#include "training/adapters.h"
+#include "training/hf_checkpoint.h"
+
+namespace trainscope {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_trainscope;
+using testing::shell_quote;
+
+#define EXPECT_CONTAINS(haystack, needle) \
+  EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
+
+// A Hugging Face base of `config` with zero weights at dir/base, and PEFT
+// adapters for it (q and v, rank 8) at dir/adapters.
+void write_base_and_adapters(const fs::path& dir, const training::ModelConfig& config,
+                             const training::HfSaveOptions& save = {}) {
+  const training::ParamLayout layout(config);
+  kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
+  training::save_hf_checkpoint(dir / "base", config, layout, params.span(), save);
+  const training::LoraConfig lora;
+  kernels::Buffer<float> adapters(training::LoraLayout(config, lora).total(),
+                                  kernels::MemoryCategory::kParameters);
+  fs::create_directories(dir / "adapters");
+  training::write_adapter_files(dir / "adapters", config, lora, adapters.span(),
+                                (dir / "base").string());
+}
+
+std::string fuse_args(const fs::path& dir, const std::string& extra = "") {
+  return "fuse --model " + shell_quote((dir / "base").string()) + " --adapters " +
+         shell_quote((dir / "adapters").string()) + " --out " +
+         shell_quote((dir / "fz").string()) + extra;
+}
+
+// The names in `dir` that start with `prefix`.
+std::vector<std::string> entries_starting(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().starts_with(prefix)) names.push_back(e.path().filename());
+  }
+  return names;
+}
+
+// Item 2: SIGINT or SIGTERM while fuse writes a seed-size model (109 MB, 4
+// shards) leaves neither the output nor its hidden temporary; the process
+// still ends by that signal.
+TEST(FuseCommandTest, ASignalWhileWritingLeavesNothingBehind) {
+  testing::TempDir dir("fuse");
+  write_base_and_adapters(dir.path(), training::model_preset("seed"));
+  for (const int sig : {SIGINT, SIGTERM}) {
+    profiler::SpawnOptions spawn;
+    spawn.argv = {testing::trainscope_binary(), "fuse", "--model", dir.file("base"),
+                  "--adapters", dir.file("adapters"), "--out", dir.file("fz"), "--shards", "4"};
+    spawn.stdout_file = dir / "stdout";
+    spawn.stderr_file = dir / "stderr";
+    profiler::ChildProcess fuse = profiler::spawn(spawn);
+    const fs::path tmp = dir / fmt::format(".fz.tmp-{}", fuse.pid());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!fs::exists(tmp) && !fuse.try_wait() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    }
+    ASSERT_TRUE(fs::exists(tmp)) << "fuse never began writing: " << dir.read("stderr");
+    ::kill(fuse.pid(), sig);
+    const std::optional<int> code = fuse.wait_for(30);
+    ASSERT_TRUE(code.has_value()) << "fuse did not stop";
+    EXPECT_EQ(*code, 128 + sig) << dir.read("stderr");
+    EXPECT_EQ(entries_starting(dir.path(), ".fz"), std::vector<std::string>{}) << strsignal(sig);
+    EXPECT_FALSE(fs::exists(dir / "fz")) << strsignal(sig);
+  }
+}
+
+// Item 2: a temporary whose writer is gone (SIGKILL) is removed by the next
+// fuse to the same output; a live writer's is not.
+TEST(FuseCommandTest, TheNextFuseRemovesTheTemporaryOfADeadOne) {
+  testing::TempDir dir("fuse");
+  write_base_and_adapters(dir.path(), training::model_preset("tiny"));
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  const std::string stale = fmt::format(".fz.tmp-{}", dead);
+  const std::string live = fmt::format(".fz.tmp-{}", ::getpid());
+  fs::create_directories(dir / stale);
+  fs::create_directories(dir / live);
+  dir.write(stale + "/model-00001-of-00004.safetensors", "half a shard");
+  const auto r = run_trainscope(fuse_args(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(fs::exists(dir / stale));
+  EXPECT_TRUE(fs::exists(dir / live)) << "another live process's temporary was removed";
+}
+
+}  // namespace
+}  // namespace trainscope
