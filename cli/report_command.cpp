@@ -6,6 +6,7 @@
 //
 // The logic lives in report/report.h; this file only maps flags.
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "cli/commands.h"
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
+#include "profiler/process.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"
@@ -66,7 +68,14 @@ void add_report_command(CLI::App& app) {
       std::fputs(report::render_markdown(suites).c_str(), stdout);
       return;
     }
-    auto html = report::render_html(suites, report::find_gnuplot());
+    // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
+    const profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
+    auto html = report::render_html(suites, {.gnuplot = report::find_gnuplot(), .signals = &signals});
+    if (signals.interrupted()) {
+      throw Error(fmt::format("interrupted by SIG{}: {} not written",
+                              sigabbrev_np(signals.interrupt_signal()), flags->out),
+                  128 + signals.interrupt_signal());
+    }
     for (const auto& note : html.notes) std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
     write_file_atomically(flags->out, html.html);
     std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),

@@ -126,17 +126,20 @@ ChildProcess spawn(const SpawnOptions& options);
 // What run_to_completion() saw.
 struct CompletedRun {
   int exit_code = 0;
-  bool timed_out = false;  // killed (with its tree) after the timeout
+  bool timed_out = false;    // killed (with its tree) after the timeout
+  bool interrupted = false;  // killed (with its tree) on the guard's SIGINT/SIGTERM
   std::string out, err;    // everything the child wrote to stdout and stderr
 };
 
 // Runs options.argv to its end with stdin from /dev/null and its stdout and
 // stderr captured (through files in a private temporary directory: options'
 // stream files are ignored). One that outlives `timeout_seconds` is stopped
-// with kill_tree(), its descendants included, and reported timed_out. For
-// short helper programs (scripts, probes), not jobs to supervise. Throws as
-// spawn() does.
-CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds);
+// with kill_tree(), its descendants included, and reported timed_out; with
+// `signals`, so is one running when the guard records SIGINT or SIGTERM
+// (interrupted; nothing is started once it has). For short helper programs
+// (scripts, probes, gnuplot), not jobs to supervise. Throws as spawn() does.
+CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds,
+                               const SignalGuard* signals = nullptr);
 
 // What a SignalGuard does with SIGINT and SIGTERM.
 enum class SignalPolicy {
@@ -160,8 +163,10 @@ class SignalGuard {
 
   // kForwardToChild: the child to forward to from now on.
   void forward_to(pid_t child);
-  // kRecordInterrupt: whether SIGINT or SIGTERM has arrived.
+  // kRecordInterrupt: whether SIGINT or SIGTERM has arrived, and which
+  // came first (0 for none).
   bool interrupted() const;
+  int interrupt_signal() const;
 
  private:
   struct sigaction old_int_ {}, old_term_ {}, old_chld_ {};
