@@ -33,6 +33,12 @@ void run(const FuseFlags& f) {
   }
   const training::ModelConfig config = training::read_hf_config(f.model);
   const training::ParamLayout layout(config);
+  // Each shard holds whole tensors, and none is empty.
+  if (const int tensors = static_cast<int>(layout.tensors().size()); f.shards > tensors) {
+    throw Error(fmt::format("--shards {}: at most {}, the number of tensors of {} (a shard holds "
+                            "whole tensors)",
+                            f.shards, tensors, f.model));
+  }
   kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
   training::load_hf_weights(f.model, layout, params.span());
   const training::LoadedAdapters a =

@@ -107,5 +107,18 @@ TEST(FuseCommandTest, TheNextFuseRemovesTheTemporaryOfADeadOne) {
   EXPECT_TRUE(fs::exists(dir / live)) << "another live process's temporary was removed";
 }
 
+// Item 5: more shards than tensors is bad input naming the limit, not an
+// abort; nothing is written.
+TEST(FuseCommandTest, MoreShardsThanTensorsIsBadInput) {
+  testing::TempDir dir("fuse");
+  write_base_and_adapters(dir.path(), training::model_preset("tiny"));  // 21 tensors
+  const auto r = run_trainscope(fuse_args(dir.path(), " --shards 1000"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--shards 1000: at most 21");
+  EXPECT_EQ(entries_starting(dir.path(), ".fz"), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(dir / "fz"));
+  EXPECT_EQ(run_trainscope(fuse_args(dir.path(), " --shards 21")).exit_code, 0);
+}
+
 }  // namespace
 }  // namespace trainscope
