@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "kernels/check.h"
 #include "kernels/atomic_file.h"
 #include "profiler/process.h"
@@ -46,7 +47,7 @@ void add_report_command(CLI::App& app) {
       "links, busbw vs message size, Amdahl fit) as inline SVG; the page needs no network.\n"
       "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
       "only.");
-  sub->add_option("--db", flags->db, "Results database to read")->required();
+  sub->add_option("--db", flags->db, "Results database to read")->required()->check(kDbFile);
   sub->add_option("--suite", flags->suite,
                   "Suite to report: latest, all, or a suite id")
       ->capture_default_str();

@@ -3,6 +3,8 @@
 // interrupted saves...), and checks the exit code scripts rely on (0 ok,
 // 1 the work failed, 2 bad input), that the message names the culprit, and
 // that nothing is lost or left half-written.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -202,6 +204,33 @@ TEST(FaultsTest, RanksWithDifferentThreadCountsStayIdentical) {
       train + " --threads 1 : -np 1 " + train + " --threads 2");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("parameters different"), std::string::npos) << r.output;
+}
+
+// Item 8 (issue 25): --db naming a device node or a FIFO is refused before
+// any work, as bad input naming the flag and the file; SQLite never opens it
+// (it would write NODE-journal beside it, or block on the FIFO). The device
+// is one this test makes (mknod needs root; the FIFO does not).
+TEST(FaultsTest, ADbThatIsNotARegularFileIsRefusedUpFront) {
+  testing::TempDir dir("faults");
+  std::vector<std::pair<std::string, std::string>> nodes;
+  if (::mkfifo(dir.file("fifo").c_str(), 0600) == 0) nodes.emplace_back("fifo", "a FIFO");
+  if (::mknod(dir.file("null").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+    nodes.emplace_back("null", "a character device");
+  }
+  ASSERT_FALSE(nodes.empty()) << "neither a FIFO nor a device node could be made";
+  for (const auto& [name, kind] : nodes) {
+    for (const char* command :
+         {"doctor --skip-mpi --db ", "suite run smoke --no-limits --db ", "report --db ",
+          "check --baseline b.json --db ", "monitor --pid 1 --db "}) {
+      // A FIFO would block the open before the fix: 20 s at most.
+      const auto r = testing::run_shell("timeout 20 " + shell_quote(testing::trainscope_binary()) +
+                                        " " + command + shell_quote(dir.file(name)));
+      EXPECT_EQ(r.exit_code, 2) << command << name << "\n" << r.output;
+      EXPECT_CONTAINS(r.output, "--db: " + dir.file(name) + " is " + kind);
+      EXPECT_EQ(r.output.find("sgemm"), std::string::npos) << "it measured first:\n" << r.output;
+    }
+    EXPECT_FALSE(fs::exists(dir.file(name) + "-journal"));
+  }
 }
 
 }  // namespace
