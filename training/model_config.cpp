@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 
 #include "kernels/json_reader.h"
 #include "kernels/check.h"
+#include "training/model_size.h"
 
 namespace trainscope::training {
 namespace {
@@ -34,6 +37,35 @@ const std::vector<ModelConfig>& presets() {
       make("tiny", 2, 32, 4, 64, 260, 64, 4, 32),
   };
   return kPresets;
+}
+
+// The weights against the machine's memory, named by the fields that make
+// the largest part of them: that is the field to fix.
+void check_weight_bytes(const ModelConfig& c, const std::string& source) {
+  const double C = c.dim, L = c.n_layers, D = c.head_dim();
+  struct Part {
+    std::string fields;
+    double bytes;
+    const char* what;
+  };
+  const Part parts[] = {
+      {fmt::format("vocab_size {} x hidden_size {}", c.vocab_size, c.dim),
+       static_cast<double>(c.vocab_size) * C * (c.tie_embeddings ? 1 : 2) * 4,
+       c.tie_embeddings ? "the token embedding, 4 bytes a weight"
+                        : "the token embedding and the output projection, 4 bytes a weight"},
+      {fmt::format("intermediate_size {} x hidden_size {} x num_hidden_layers {}", c.mlp_dim, c.dim,
+                   c.n_layers),
+       3.0 * c.mlp_dim * C * L * 4, "the MLP weights, 4 bytes each"},
+      {fmt::format("num_attention_heads {} x head_dim {} x hidden_size {} x num_hidden_layers {}",
+                   c.n_heads, c.head_dim(), c.dim, c.n_layers),
+       2.0 * (c.n_heads + c.kv_heads()) * D * C * L * 4, "the attention weights, 4 bytes each"},
+  };
+  double total = (2 * L + 1) * C * 4;  // the norms
+  for (const Part& p : parts) total += p.bytes;
+  const Part& largest = *std::max_element(
+      std::begin(parts), std::end(parts), [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
+  check_fits_in_memory(source + ": " + largest.fields, largest.bytes, largest.what);
+  check_fits_in_memory(source + ": the parameters", total, "every weight, 4 bytes each");
 }
 
 }  // namespace
@@ -65,6 +97,7 @@ void ModelConfig::validate(const std::string& source) const {
   }
   if (!(rope_theta > 0)) throw Error(fmt::format("{}: rope_theta must be positive", source));
   if (!(norm_eps > 0)) throw Error(fmt::format("{}: norm_eps must be positive", source));
+  check_weight_bytes(*this, source);
 }
 
 std::vector<std::string> model_preset_names() {

@@ -233,5 +233,21 @@ TEST(FaultsTest, ADbThatIsNotARegularFileIsRefusedUpFront) {
   }
 }
 
+// Item 10 (issue 25): a vocabulary or a LoRA rank beyond the machine is bad
+// input naming the field and the bytes, found before anything is allocated.
+TEST(FaultsTest, HugeSizesAreBadInputNamingTheFieldAndTheBytes) {
+  testing::TempDir dir("faults");
+  dir.write("config.json",
+            R"({"hidden_size":4096,"intermediate_size":64,"num_attention_heads":4,)"
+            R"("num_hidden_layers":2,"vocab_size":2147483647,"max_position_embeddings":64})");
+  auto r = run_trainscope("train --threads 1 --quiet --steps 1 --init-from " +
+                          shell_quote(dir.path().string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "vocab_size 2147483647 x hidden_size 4096 needs 70368744144896 bytes");
+  r = run_trainscope(train_args("--steps 1 --fine-tune lora --lora-rank 2147483647"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--lora-rank 2147483647: above 32");
+}
+
 }  // namespace
 }  // namespace trainscope
