@@ -71,7 +71,8 @@ void add_report_command(CLI::App& app) {
     }
     // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
     const profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
-    auto html = report::render_html(suites, {.gnuplot = report::find_gnuplot(), .signals = &signals});
+    auto html =
+        report::render_html(suites, {.gnuplot = report::find_gnuplot(), .signals = &signals});
     if (signals.interrupted()) {
       throw Error(fmt::format("interrupted by SIG{}: {} not written",
                               sigabbrev_np(signals.interrupt_signal()), flags->out),

@@ -116,7 +116,8 @@ fs::path temporary_for(const fs::path& dir, pid_t pid) {
 void remove_dead_writers_temporaries(const fs::path& dir) {
   const std::string prefix = fmt::format(".{}.tmp-", dir.filename().string());
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir.parent_path().empty() ? "." : dir.parent_path(), ec)) {
+  const fs::path parent = dir.parent_path().empty() ? "." : dir.parent_path();
+  for (const auto& e : fs::directory_iterator(parent, ec)) {
     const std::string name = e.path().filename().string();
     pid_t writer = 0;
     if (name.starts_with(prefix) &&

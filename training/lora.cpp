@@ -116,9 +116,11 @@ void LoraConfig::check_rank(const ModelConfig& model) const {
   if (rank > limit) {
     throw Error(fmt::format("--lora-rank {}: above {}, the smallest dimension of the adapted "
                             "projections ({} is [{}, {}]): a larger rank adds nothing",
-                            rank, limit, smallest->name, smallest->out(model), smallest->in(model)));
+                            rank, limit, smallest->name, smallest->out(model),
+                            smallest->in(model)));
   }
-  check_fits_in_memory(fmt::format("--lora-rank {}", rank), bytes, "the adapters, 4 bytes a weight");
+  check_fits_in_memory(fmt::format("--lora-rank {}", rank), bytes,
+                       "the adapters, 4 bytes a weight");
 }
 
 LoraLayout::LoraLayout(const ModelConfig& model, const LoraConfig& lora)

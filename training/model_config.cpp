@@ -62,8 +62,9 @@ void check_weight_bytes(const ModelConfig& c, const std::string& source) {
   };
   double total = (2 * L + 1) * C * 4;  // the norms
   for (const Part& p : parts) total += p.bytes;
-  const Part& largest = *std::max_element(
-      std::begin(parts), std::end(parts), [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
+  const Part& largest =
+      *std::max_element(std::begin(parts), std::end(parts),
+                        [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
   check_fits_in_memory(source + ": " + largest.fields, largest.bytes, largest.what);
   check_fits_in_memory(source + ": the parameters", total, "every weight, 4 bytes each");
 }

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/expect_error.h"
+#include "training/llama_model.h"
 #include "training/lora.h"
 #include "training/model_config.h"
 
@@ -40,6 +41,18 @@ TEST(ModelSizeTest, ALoraRankAboveTheSmallestAdaptedDimensionIsAnError) {
                                "projections"));
   lora.rank = 2147483647;
   EXPECT_TRUE(THROWS_BAD_INPUT(lora.validate(tiny), "--lora-rank 2147483647: above 32"));
+}
+
+// Weights that fit can still have activations that do not: a vocabulary of
+// a million at 64M tokens a batch is 256 TB of logits, refused before any
+// of the model is allocated.
+TEST(ModelSizeTest, ActivationsBeyondTheMachinesMemoryAreRefusedBeforeAllocating) {
+  ModelConfig c = model_preset("tiny");
+  c.dim = 8;
+  c.mlp_dim = 16;
+  c.vocab_size = 1'000'000;
+  EXPECT_TRUE(THROWS_BAD_INPUT((LlamaModel<float>(c, 1'000'000, 64)),
+                               "1000000 rows x 64 tokens (vocab_size 1000000) needs"));
 }
 
 }  // namespace
