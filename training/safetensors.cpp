@@ -186,6 +186,24 @@ void save_safetensors(const fs::path& path, const TensorTable& layout,
   write_file_atomically(path, pieces);
 }
 
+std::map<std::string, TensorInfo> read_safetensors_header(const fs::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}", name));
+  const Header header = read_header(in, name);
+  std::map<std::string, TensorInfo> tensors;
+  JsonReader::rethrow_in(name, [&] {
+    const JsonReader r(header.entries);
+    r.require_object();
+    for (const auto& [key, value] : header.entries.items()) {
+      if (key == "__metadata__") continue;
+      tensors[key] = {header_dtype(r[key]["dtype"].get<std::string>(), key),
+                      int_list(r[key]["shape"])};
+    }
+  });
+  return tensors;
+}
+
 std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layout,
                                   std::span<float> arena) {
   TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());

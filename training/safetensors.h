@@ -37,6 +37,15 @@ void save_safetensors(const std::filesystem::path& path, const TensorTable& layo
                       const std::map<std::string, std::string>& metadata = {},
                       Dtype dtype = Dtype::kF32, std::span<const int> only = {});
 
+// What a file holds, read from its header alone: each tensor's dtype and
+// shape by name (the metadata left out). Error naming the file when the
+// header cannot be read or a tensor has a dtype other than these three.
+struct TensorInfo {
+  Dtype dtype = Dtype::kF32;
+  std::vector<int64_t> shape;
+};
+std::map<std::string, TensorInfo> read_safetensors_header(const std::filesystem::path& path);
+
 // Fills `arena` (layout.total() floats) from the file, which must hold every
 // tensor of the layout.
 void load_safetensors(const std::filesystem::path& path, const TensorTable& layout,
