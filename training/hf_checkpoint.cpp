@@ -14,6 +14,7 @@
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "kernels/json_reader.h"
+#include "kernels/quote.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 
@@ -38,8 +39,8 @@ std::map<std::string, std::string> read_weight_map(const fs::path& index) {
     for (const auto& [name, file] : j.at("weight_map").items()) {
       const std::string shard = weights[name].get<std::string>();
       if (shard.empty() || shard.find('/') != std::string::npos || shard == "." || shard == "..") {
-        throw Error(fmt::format("weight_map.{}: shard '{}' is not a file name in the directory",
-                                name, shard));
+        throw Error(fmt::format("weight_map.{}: shard {} is not a file name in the directory",
+                                terminal_safe(name), quoted_for_terminal(shard)));
       }
       map[name] = shard;
     }
@@ -57,15 +58,16 @@ void load_sharded(const fs::path& dir, const ParamLayout& layout, std::span<floa
   for (const auto& [shard, names] : by_shard) {
     const fs::path file = dir / shard;
     if (!fs::exists(file)) {
-      throw Error(fmt::format("{}: shard {} (named by {}) does not exist", dir.string(), shard,
-                              kIndexFile));
+      throw Error(fmt::format("{}: shard {} (named by {}) does not exist", dir.string(),
+                              terminal_safe(shard), kIndexFile));
     }
     for (int index : read_safetensors(file, layout, params)) {
       const std::string& name = layout.tensors()[index].name;
       const auto where = map.find(name);
       if (where == map.end() || where->second != shard) {
         throw Error(fmt::format("{}: tensor '{}' is in {}, but {} puts it in {}", dir.string(), name,
-                                shard, kIndexFile, where == map.end() ? "no shard" : where->second));
+                                terminal_safe(shard), kIndexFile,
+                                where == map.end() ? "no shard" : terminal_safe(where->second)));
       }
       found->push_back(index);
     }

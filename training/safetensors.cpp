@@ -15,6 +15,7 @@
 #include "kernels/check.h"
 #include "kernels/float16.h"
 #include "kernels/json_reader.h"
+#include "kernels/quote.h"
 #include "kernels/storage.h"
 
 namespace trainscope::training {
@@ -41,7 +42,8 @@ Dtype header_dtype(std::string_view name, const std::string& tensor) {
   for (int i = 0; i < 3; ++i) {
     if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
   }
-  throw Error(fmt::format("tensor '{}' has dtype {}; F32, F16 and BF16 are read", tensor, name));
+  throw Error(fmt::format("tensor {} has dtype {}; F32, F16 and BF16 are read",
+                          quoted_for_terminal(tensor), terminal_safe(name)));
 }
 
 // The byte range [begin, end) of the data section that holds tensor `t`,
@@ -219,7 +221,8 @@ std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layou
     std::vector<std::tuple<int64_t, int64_t, Dtype, int>> ranges;
     for (const auto& [key, value] : header.entries.items()) {
       if (key != "__metadata__" && !skipped_buffer(key) && layout.find(key) < 0) {
-        throw Error(fmt::format("unexpected tensor '{}' (not part of this model config)", key));
+        throw Error(fmt::format("unexpected tensor {} (not part of this model config)",
+                                quoted_for_terminal(key)));
       }
     }
     for (int index = 0; index < static_cast<int>(layout.tensors().size()); ++index) {

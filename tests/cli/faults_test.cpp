@@ -19,6 +19,7 @@
 #include "results/results_db.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/terminal_safe.h"
 
 namespace trainscope {
 namespace {
@@ -247,6 +248,41 @@ TEST(FaultsTest, HugeSizesAreBadInputNamingTheFieldAndTheBytes) {
   r = run_trainscope(train_args("--steps 1 --fine-tune lora --lora-rank 2147483647"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_CONTAINS(r.output, "--lora-rank 2147483647: above 32");
+}
+
+// A safetensors file whose header is `header` and data 4 zero bytes.
+std::string safetensors_with_header(const std::string& header) {
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return file + header + std::string(4, '\0');
+}
+
+// Item 13 (issue 25): what an input file holds is quoted escaped in errors:
+// a config that is not JSON, a tensor name in a safetensors header, names
+// in a checkpoint's index.
+TEST(FaultsTest, JsonAndSafetensorsContentIsQuotedEscaped) {
+  testing::TempDir dir("faults");
+  const std::string not_json = dir.write("bad.json", "{\"hidden_size\": \xff\xc2\x9b\x1b[2J}");
+  const std::string config =
+      R"({"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,)"
+      R"( "num_hidden_layers": 2, "vocab_size": 300, "max_position_embeddings": 64})";
+  fs::create_directories(dir / "one");
+  dir.write("one/config.json", config);
+  dir.write("one/model.safetensors",
+            safetensors_with_header(
+                R"({"\u001b[2Jevil\u0007":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})"));
+  fs::create_directories(dir / "index");
+  dir.write("index/config.json", config);
+  dir.write("index/model.safetensors.index.json",
+            R"({"weight_map": {"\u001b]0;x\u0007": "\u009b2J"}})");
+  for (const std::string& args :
+       {"train --steps 1 --model " + shell_quote(not_json),
+        "generate --prompt x --model " + shell_quote(dir.file("one")),
+        "generate --prompt x --model " + shell_quote(dir.file("index"))}) {
+    const auto r = run_trainscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(testing::terminal_unsafe(r.output), "") << args;
+  }
 }
 
 }  // namespace
