@@ -178,17 +178,28 @@ void read_trainscope_defaults(const JsonReader& t, ModelConfig& c) {
   }
 }
 
+// transformers' LlamaConfig defaults (configuration_llama.py): what a
+// config.json that leaves a field out means to from_pretrained. Also
+// hidden_act "silu", num_key_value_heads = num_attention_heads, head_dim =
+// hidden_size / num_attention_heads, tie_word_embeddings false.
+constexpr int kLlamaVocab = 32000, kLlamaHidden = 4096, kLlamaIntermediate = 11008,
+              kLlamaLayers = 32, kLlamaHeads = 32, kLlamaPositions = 2048, kLlamaBos = 1,
+              kLlamaEos = 2;
+constexpr float kLlamaRmsNormEps = 1e-6f, kLlamaRopeTheta = 10000.0f;
+
 ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   r.require_object();
   reject_unsupported(r);
   ModelConfig c;
   c.name = source;
-  c.dim = r["hidden_size"].get<int>();
-  c.mlp_dim = r["intermediate_size"].get<int>();
-  c.n_heads = r["num_attention_heads"].get<int>();
-  c.n_layers = r["num_hidden_layers"].get<int>();
-  c.vocab_size = r["vocab_size"].get<int>();
-  c.max_seq_len = r["max_position_embeddings"].get<int>();
+  c.dim = r.get_or<int>("hidden_size", kLlamaHidden);
+  c.mlp_dim = r.get_or<int>("intermediate_size", kLlamaIntermediate);
+  c.n_heads = r.get_or<int>("num_attention_heads", kLlamaHeads);
+  c.n_layers = r.get_or<int>("num_hidden_layers", kLlamaLayers);
+  c.vocab_size = r.get_or<int>("vocab_size", kLlamaVocab);
+  c.max_seq_len = r.get_or<int>("max_position_embeddings", kLlamaPositions);
+  c.bos_token_id = r.get_or<int>("bos_token_id", kLlamaBos);
+  c.eos_token_id = r.get_or<int>("eos_token_id", kLlamaEos);
   // Given, they must mean something: 0 would silently fall back to the defaults.
   c.n_kv_heads = r.get_or<int>("num_key_value_heads", c.n_heads);
   if (c.n_kv_heads <= 0) {
@@ -199,8 +210,8 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
     if (c.head_dims <= 0) throw Error(fmt::format("head_dim must be positive, got {}", c.head_dims));
   }
   c.tie_embeddings = r.get_or<bool>("tie_word_embeddings", false);
-  c.rope_theta = r.get_or<float>("rope_theta", c.rope_theta);
-  c.norm_eps = r.get_or<float>("rms_norm_eps", c.norm_eps);
+  c.rope_theta = r.get_or<float>("rope_theta", kLlamaRopeTheta);
+  c.norm_eps = r.get_or<float>("rms_norm_eps", kLlamaRmsNormEps);
   if (auto t = r.find("trainscope")) {
     read_trainscope_defaults(*t, c);
   } else {
