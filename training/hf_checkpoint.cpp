@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <system_error>
@@ -130,36 +131,84 @@ void remove_dead_writers_temporaries(const fs::path& dir) {
   }
 }
 
+// The file of every tensor: `o.weight_map`, or `o.shards` even parts in
+// layout order.
+std::map<std::string, std::string> files_of_tensors(const ParamLayout& layout,
+                                                    const HfSaveOptions& o) {
+  const int n = static_cast<int>(layout.tensors().size());
+  std::map<std::string, std::string> files;
+  for (int s = 0; s < o.shards; ++s) {
+    const std::string file = o.shards == 1 ? std::string(kSingleFile)
+                                           : fmt::format("model-{:05d}-of-{:05d}.safetensors",
+                                                         s + 1, o.shards);
+    for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
+      const std::string& name = layout.tensors()[i].name;
+      if (o.weight_map.empty()) {
+        files[name] = file;
+        continue;
+      }
+      const auto it = o.weight_map.find(name);
+      TS_CHECK(it != o.weight_map.end()) << "no file for " << name;
+      files[name] = it->second;
+    }
+  }
+  return files;
+}
+
 // The files of the checkpoint, written into `tmp`; `stop` is asked between
 // files (and throws to abandon the save).
 void write_checkpoint_files(const fs::path& tmp, const ModelConfig& config,
                             const ParamLayout& layout, std::span<const float> params,
                             const HfSaveOptions& o, const std::function<void()>& stop) {
-  const int n = static_cast<int>(layout.tensors().size());
-  write_file_atomically(tmp / "config.json", to_hf_config(config).dump(2) + "\n");
-  const std::map<std::string, std::string> meta = {{"format", "pt"}};
-  if (o.shards == 1) {
-    save_safetensors(tmp / kSingleFile, layout, params, meta, o.dtype);
-    return;
+  json fields = o.config_fields.is_object() ? o.config_fields : to_hf_config(config);
+  fields["torch_dtype"] = torch_dtype_name(o.dtype);
+  write_file_atomically(tmp / "config.json", fields.dump(2) + "\n");
+  const std::map<std::string, std::string> files = files_of_tensors(layout, o);
+  std::map<std::string, std::vector<int>> by_file;  // in layout order within each file
+  for (int i = 0; i < static_cast<int>(layout.tensors().size()); ++i) {
+    by_file[files.at(layout.tensors()[i].name)].push_back(i);
   }
-  json weight_map = json::object();
-  for (int s = 0; s < o.shards; ++s) {
+  const std::map<std::string, std::string> meta = {{"format", "pt"}};
+  for (const auto& [file, mine] : by_file) {
     stop();
-    const std::string file = fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, o.shards);
-    std::vector<int> mine;
-    for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
-      mine.push_back(i);
-      weight_map[layout.tensors()[i].name] = file;
-    }
     save_safetensors(tmp / file, layout, params, meta, o.dtype, mine);
   }
+  if (by_file.size() == 1 && by_file.begin()->first == kSingleFile) return;
   const int64_t bytes = layout.total() * (o.dtype == Dtype::kF32 ? 4 : 2);
   write_file_atomically(tmp / kIndexFile,
-                        json{{"metadata", {{"total_size", bytes}}}, {"weight_map", weight_map}}
+                        json{{"metadata", {{"total_size", bytes}}}, {"weight_map", files}}
                                 .dump(2) + "\n");
 }
 
 }  // namespace
+
+std::string_view torch_dtype_name(Dtype dtype) {
+  switch (dtype) {
+    case Dtype::kF16: return "float16";
+    case Dtype::kBF16: return "bfloat16";
+    default: return "float32";
+  }
+}
+
+HfStorage read_hf_storage(const fs::path& dir) {
+  HfStorage storage;
+  if (fs::exists(dir / kIndexFile)) {
+    storage.weight_map = read_weight_map(dir / kIndexFile);
+  } else {
+    for (const auto& [name, info] : read_safetensors_header(dir / kSingleFile)) {
+      storage.weight_map[name] = kSingleFile;
+    }
+  }
+  std::set<std::string> files;
+  std::set<Dtype> dtypes;
+  for (const auto& [name, file] : storage.weight_map) files.insert(file);
+  for (const std::string& file : files) {
+    for (const auto& [name, info] : read_safetensors_header(dir / file)) dtypes.insert(info.dtype);
+  }
+  storage.files = static_cast<int>(files.size());
+  storage.dtype = dtypes.size() == 1 ? *dtypes.begin() : Dtype::kF32;
+  return storage;
+}
 
 void save_hf_checkpoint(const fs::path& dir, const ModelConfig& config, const ParamLayout& layout,
                         std::span<const float> params, const HfSaveOptions& o) {

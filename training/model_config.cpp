@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <iterator>
 
@@ -124,8 +125,14 @@ ModelConfig resolve_model(const std::string& preset_or_path) {
   return from_hf_config(read_json_file(path), path.string());
 }
 
+namespace {
+// A float as the shortest decimal that reads back as it (1e-05, not the
+// double nearest it, 9.999999747378752e-06), for JSON's doubles.
+double shortest(float f) { return std::strtod(fmt::format("{}", f).c_str(), nullptr); }
+}  // namespace
+
 nlohmann::json to_hf_config(const ModelConfig& c) {
-  return {
+  nlohmann::json j = {
       {"architectures", {"LlamaForCausalLM"}},
       {"model_type", "llama"},
       {"hidden_size", c.dim},
@@ -136,8 +143,8 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"num_hidden_layers", c.n_layers},
       {"vocab_size", c.vocab_size},
       {"max_position_embeddings", c.max_seq_len},
-      {"rope_theta", c.rope_theta},
-      {"rms_norm_eps", c.norm_eps},
+      {"rope_theta", shortest(c.rope_theta)},
+      {"rms_norm_eps", shortest(c.norm_eps)},
       {"hidden_act", "silu"},
       {"attention_bias", false},
       {"mlp_bias", false},
@@ -146,6 +153,9 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"trainscope", {{"preset", c.name}, {"default_batch", c.default_batch},
                       {"default_block", c.default_block}}},
   };
+  if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
+  if (c.eos_token_id) j["eos_token_id"] = *c.eos_token_id;
+  return j;
 }
 
 namespace {

@@ -7,11 +7,14 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <utility>
 #include <string>
 #include <thread>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "kernels/storage.h"
 #include "profiler/process.h"
@@ -19,6 +22,7 @@
 #include "tests/temp_dir.h"
 #include "training/adapters.h"
 #include "training/hf_checkpoint.h"
+#include "training/safetensors.h"
 
 namespace trainscope {
 namespace {
@@ -118,6 +122,73 @@ TEST(FuseCommandTest, MoreShardsThanTensorsIsBadInput) {
   EXPECT_EQ(entries_starting(dir.path(), ".fz"), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(dir / "fz"));
   EXPECT_EQ(run_trainscope(fuse_args(dir.path(), " --shards 21")).exit_code, 0);
+}
+
+// The tensors of a checkpoint directory: name -> (file, dtype).
+std::map<std::string, std::pair<std::string, training::Dtype>> stored_tensors(const fs::path& dir) {
+  std::map<std::string, std::pair<std::string, training::Dtype>> out;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().extension() != ".safetensors") continue;
+    for (const auto& [name, info] : training::read_safetensors_header(e.path())) {
+      out[name] = {e.path().filename().string(), info.dtype};
+    }
+  }
+  return out;
+}
+
+// Item 16: by default the fused checkpoint is stored as its base is (dtype,
+// files, which tensor in which file), and its config.json is the base's,
+// every field kept, with the true dtype and floats in their shortest form.
+TEST(FuseCommandTest, TheOutputKeepsTheBasesDtypeShardsAndConfigFields) {
+  testing::TempDir dir("fuse");
+  const training::ModelConfig tiny = training::model_preset("tiny");
+  write_base_and_adapters(dir.path(), tiny, {.dtype = training::Dtype::kBF16, .shards = 3});
+  nlohmann::json base_config = nlohmann::json::parse(dir.read("base/config.json"));
+  base_config["transformers_version"] = "4.40.0";
+  base_config["bos_token_id"] = 7;
+  base_config["eos_token_id"] = 8;
+  base_config["rms_norm_eps"] = 1e-05;
+  base_config["torch_dtype"] = "bfloat16";
+  dir.write("base/config.json", base_config.dump(2));
+  const auto r = run_trainscope(fuse_args(dir.path()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(stored_tensors(dir / "fz"), stored_tensors(dir / "base"));
+  const std::string text = dir.read("fz/config.json");
+  const nlohmann::json fused = nlohmann::json::parse(text);
+  for (const auto& [key, value] : base_config.items()) EXPECT_EQ(fused[key], value) << key;
+  EXPECT_NE(text.find("\"rms_norm_eps\": 1e-05"), std::string::npos) << text;
+  // Told otherwise: one F32 file, and config.json says so.
+  const auto f32 = run_trainscope("fuse --model " + dir.file("base") + " --adapters " +
+                                  dir.file("adapters") + " --out " + dir.file("f32") +
+                                  " --dtype F32 --shards 1");
+  ASSERT_EQ(f32.exit_code, 0) << f32.output;
+  const auto tensors = stored_tensors(dir / "f32");
+  EXPECT_EQ(tensors.size(), 21u);
+  for (const auto& [name, where] : tensors) {
+    EXPECT_EQ(where, std::make_pair(std::string("model.safetensors"), training::Dtype::kF32))
+        << name;
+  }
+  EXPECT_EQ(nlohmann::json::parse(dir.read("f32/config.json"))["torch_dtype"], "float32");
+}
+
+// Item 16: a checkpoint's config.json says the dtype of its weights, prints
+// floats as short as they round-trip, and keeps the special tokens.
+TEST(FuseCommandTest, WrittenConfigsSayTheTrueDtypeAndShortFloats) {
+  testing::TempDir dir("fuse");
+  training::ModelConfig tiny = training::model_preset("tiny");
+  tiny.bos_token_id = 1;
+  tiny.eos_token_id = 2;
+  const training::ParamLayout layout(tiny);
+  kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
+  training::save_hf_checkpoint(dir / "bf16", tiny, layout, params.span(),
+                               {.dtype = training::Dtype::kBF16});
+  const std::string text = dir.read("bf16/config.json");
+  const nlohmann::json j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["torch_dtype"], "bfloat16");
+  EXPECT_EQ(j["bos_token_id"], 1);
+  EXPECT_EQ(j["eos_token_id"], 2);
+  EXPECT_NE(text.find("\"rms_norm_eps\": 1e-05"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"rope_theta\": 10000.0"), std::string::npos) << text;
 }
 
 }  // namespace
