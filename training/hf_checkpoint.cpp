@@ -4,6 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <set>
@@ -75,6 +80,40 @@ void load_sharded(const fs::path& dir, const ParamLayout& layout, std::span<floa
   }
 }
 
+// A tied model whose files also hold lm_head.weight (some exporters write
+// it): transformers ties it to the embedding and ignores the file's, and so
+// does trainscope; one that differs is said, once per job, not refused.
+void check_tied_head(const fs::path& dir, const ParamLayout& layout,
+                     std::span<const float> params) {
+  const int e = layout.find("model.embed_tokens.weight");
+  if (layout.find("lm_head.weight") >= 0 || e < 0) return;
+  const TensorSpec& embed = layout.tensors()[e];
+  fs::path file = dir / kSingleFile;
+  if (fs::exists(dir / kIndexFile)) {
+    const auto map = read_weight_map(dir / kIndexFile);
+    const auto it = map.find("lm_head.weight");
+    if (it == map.end()) return;
+    file = dir / it->second;
+  }
+  const std::vector<float> head = read_safetensors_tensor(file, "lm_head.weight", embed.shape);
+  if (head.empty()) return;
+  const float* ours = params.data() + embed.offset;
+  double largest = 0;
+  for (std::size_t i = 0; i < head.size(); ++i) {
+    largest = std::max(largest, std::fabs(static_cast<double>(head[i]) - ours[i]));
+  }
+  if (largest == 0) return;
+  // Every rank of an mpirun job loads the same files: rank 0 says it.
+  const char* rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  if (rank != nullptr && std::strcmp(rank, "0") != 0) return;
+  std::fprintf(stderr,
+               "trainscope: warning: %s: the model ties its output projection to its embedding "
+               "(tie_word_embeddings), but %s's lm_head.weight differs from "
+               "model.embed_tokens.weight (by up to %g): the embedding is used, as transformers "
+               "does\n",
+               dir.string().c_str(), file.filename().string().c_str(), largest);
+}
+
 }  // namespace
 
 ModelConfig read_hf_config(const fs::path& dir) {
@@ -105,6 +144,7 @@ void load_hf_weights(const fs::path& dir, const ParamLayout& layout, std::span<f
       throw Error(fmt::format("{}: missing tensor '{}'", dir.string(), layout.tensors()[i].name));
     }
   }
+  check_tied_head(dir, layout, params);
 }
 
 namespace {
