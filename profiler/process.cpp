@@ -25,6 +25,7 @@
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/clock.h"
+#include "profiler/mpi_leftovers.h"
 
 extern char** environ;
 
@@ -501,8 +502,10 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
                        seconds_since(start) >= *options.timeout_seconds;
     if (result.interrupted || result.timed_out) {
       poll_tree();  // the processes to stop, as they are now
-      if (options.before_kill) options.before_kill(poller);
+      const MpiJobFiles leftovers =
+          options.remove_mpi_leftovers ? find_mpi_job_files(poller.last_poll()) : MpiJobFiles{};
       if (child != nullptr) result.exit_code = child->kill_tree(pids_of(poller.last_poll()));
+      remove_mpi_job_files(leftovers);
       break;
     }
     if (seconds_since(start) >= next_poll) {

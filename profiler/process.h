@@ -200,9 +200,10 @@ struct SuperviseOptions {
   // After every poll, with the seconds since supervise() began. Returning
   // false ends supervision (e.g. the followed process is gone).
   std::function<bool(const ProcessPoller& poller, double elapsed_seconds)> on_poll;
-  // Before a timeout or an interrupt kills the tree, with the fresh poll of
-  // the processes about to be stopped (to note what they leave behind).
-  std::function<void(const ProcessPoller& poller)> before_kill;
+  // The tree is an MPI job: when a timeout or an interrupt kills it, what
+  // Open MPI had no time to clean up is removed (noted from the processes
+  // just before the kill; profiler/mpi_leftovers.h).
+  bool remove_mpi_leftovers = false;
 };
 
 struct SuperviseResult {

@@ -15,7 +15,6 @@
 #include "kernels/atomic_file.h"
 #include "kernels/check.h"
 #include "profiler/clock.h"
-#include "profiler/mpi_leftovers.h"
 #include "profiler/process.h"
 #include "profiler/process_poller.h"
 #include "profiler/stall_watchdog.h"
@@ -123,14 +122,8 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
     if (!polled.last_poll().empty()) outcome.peak_rss_bytes = std::max(outcome.peak_rss_bytes, sum);
     return true;
   };
-  // A job killed before mpirun could clean up leaves its ranks' segments in
-  // /dev/shm and its session directory: noted while it runs, removed after.
-  profiler::MpiJobFiles leftovers;
-  supervise_options.before_kill = [&leftovers](const profiler::ProcessPoller& polled) {
-    leftovers = profiler::find_mpi_job_files(polled.last_poll());
-  };
+  supervise_options.remove_mpi_leftovers = true;  // a killed job's segments, session directory
   outcome.run = profiler::supervise(&*job, poller, signals, supervise_options);
-  profiler::remove_mpi_job_files(leftovers);
   outcome.samples = poller.samples();
   return outcome;
 }
