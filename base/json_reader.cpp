@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/atomic_file.h"
+#include "base/quote.h"
 
 namespace trainscope {
 
@@ -16,7 +17,7 @@ json parse_json(std::string_view text, std::string_view where) {
     return json::parse(text);
   } catch (const json::exception& e) {
     // parse_error, or out_of_range for a number beyond a double ("1e400").
-    throw Error(fmt::format("{}: not valid JSON: {}", where, e.what()));
+    throw Error(fmt::format("{}: not valid JSON: {}", where, terminal_safe(e.what())));
   }
 }
 
@@ -29,7 +30,7 @@ JsonReader::JsonReader(const json& value, std::string path)
 
 void JsonReader::fail(std::string_view what) const {
   if (path_.empty()) throw Error(fmt::format("the top level {}", what));
-  throw Error(fmt::format("field '{}' {}", path_, what));
+  throw Error(fmt::format("field {} {}", quoted_for_terminal(path_), what));
 }
 
 std::string JsonReader::child(std::string_view key) const {
@@ -47,7 +48,9 @@ void JsonReader::require_array() const {
 JsonReader JsonReader::operator[](std::string_view key) const {
   require_object();
   const auto it = value_.find(key);
-  if (it == value_.end()) throw Error(fmt::format("missing required field '{}'", child(key)));
+  if (it == value_.end()) {
+    throw Error(fmt::format("missing required field {}", quoted_for_terminal(child(key))));
+  }
   return JsonReader(*it, child(key));
 }
 

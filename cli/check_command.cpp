@@ -63,7 +63,9 @@ void add_check_command(CLI::App& app) {
       "--save-baseline writes a baseline JSON (schema trainscope.baseline/1: per case the\n"
       "configuration, timing samples and deterministic figures, plus a \"ratios\" list of\n"
       "rule strings and the --threshold, which every later check applies) instead of checking.");
-  sub->add_option("--db", flags->db, "Results database holding the current suite")->required();
+  sub->add_option("--db", flags->db, "Results database holding the current suite")
+      ->required()
+      ->check(kDbFile);
   sub->add_option("--suite", flags->suite, "Current suite: latest or a suite id")
       ->capture_default_str();
   sub->add_option("--baseline", flags->baseline,

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "kernels/blas_core.h"
 #include "base/check.h"
 #include "kernels/matmul_bf16.h"
@@ -300,7 +301,8 @@ void add_doctor_command(CLI::App& app) {
   cmd->add_option("--db", f->db,
                   "Also store the measured limits (sgemm GFLOP/s at the seed shapes, memcpy "
                   "GB/s) in this results database, created if missing: reports of suites run "
-                  "with --no-limits on this host fall back on them");
+                  "with --no-limits on this host fall back on them")
+      ->check(kDbFile);
   cmd->add_flag("--sgemm-only", f->sgemm_only, "Internal: print one sgemm GFLOP/s figure")
       ->group("");
   cmd->callback([f] { run(*f); });

@@ -59,6 +59,38 @@ std::string prompt_text(const GenerateFlags& f) {
   return text + training::chat_header("assistant");
 }
 
+// The first tensor holding a NaN or an infinity, with how many of its
+// values are; "" when every weight is finite.
+std::string first_non_finite_weight(const training::ParamLayout& layout,
+                                    std::span<const float> params) {
+  for (const training::TensorSpec& t : layout.tensors()) {
+    const auto values = params.subspan(static_cast<std::size_t>(t.offset),
+                                       static_cast<std::size_t>(t.numel));
+    const auto bad = std::count_if(values.begin(), values.end(),
+                                   [](float v) { return !std::isfinite(v); });
+    if (bad > 0) return fmt::format("'{}' ({} of {} values)", t.name, bad, t.numel);
+  }
+  return "";
+}
+
+// Error (the work failed) unless the logits after step `step` (1-based: the
+// step-th token fed) are finite: sampling from them would print garbage.
+void check_logits(std::span<const float> logits, int step, std::size_t prompt_tokens,
+                  const training::ParamLayout& layout, std::span<const float> params) {
+  if (std::all_of(logits.begin(), logits.end(), [](float v) { return std::isfinite(v); })) return;
+  const bool nan = std::any_of(logits.begin(), logits.end(), [](float v) { return std::isnan(v); });
+  const std::string token =
+      static_cast<std::size_t>(step) <= prompt_tokens
+          ? fmt::format("prompt token {} of {}", step, prompt_tokens)
+          : fmt::format("generated token {}", static_cast<std::size_t>(step) - prompt_tokens);
+  const std::string weight = first_non_finite_weight(layout, params);
+  throw Error(fmt::format("non-finite logits ({}) at step {} ({}): {}", nan ? "NaN" : "inf", step,
+                          token,
+                          weight.empty() ? "every weight is finite, the activations overflowed"
+                                         : "first non-finite weight: " + weight),
+              kExitFailure);
+}
+
 void run(GenerateFlags f) {
   const training::ModelConfig config = training::read_hf_config(f.model);
   const training::ParamLayout layout(config);
@@ -93,7 +125,13 @@ void run(GenerateFlags f) {
 
   const auto start = std::chrono::steady_clock::now();
   const float* logits = nullptr;
-  for (int32_t id : prompt) logits = decoder.step(id);
+  int steps = 0;
+  auto feed = [&](int32_t id) {
+    logits = decoder.step(id);
+    check_logits({logits, static_cast<std::size_t>(decoder.logit_rows())}, ++steps, prompt.size(),
+                 layout, params.span());
+  };
+  for (int32_t id : prompt) feed(id);
   const double prompt_s = seconds(start);
   const auto gen_start = std::chrono::steady_clock::now();
   int generated = 0;
@@ -106,7 +144,7 @@ void run(GenerateFlags f) {
     const std::string piece = tokenizer->decode(std::vector<int32_t>{next});
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
-    if (generated < f.max_tokens) logits = decoder.step(next);
+    if (generated < f.max_tokens) feed(next);
   }
   const double gen_s = seconds(gen_start);
   const profiler::ProcessMemory process = profiler::self_process_memory(false);

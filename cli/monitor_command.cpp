@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "suites/runner.h"
 #include "base/check.h"
 #include "profiler/monitor.h"
@@ -93,7 +94,8 @@ void add_monitor_command(CLI::App& app) {
   sub->add_option("--db", flags->db,
                   "Also record the samples in this results database (SQLite, created if "
                   "missing): a suite named 'monitor' with one run whose case is the command, "
-                  "status ok (exit 0) or failed, and every sample in poller_samples");
+                  "status ok (exit 0) or failed, and every sample in poller_samples")
+      ->check(kDbFile);
   sub->add_option("--display", flags->display,
                   "Progress output: auto (live if stdout is a terminal, else plain), live "
                   "(redrawn in place), plain (one line per --plain-every), none")

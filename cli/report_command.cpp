@@ -6,6 +6,7 @@
 //
 // The logic lives in report/report.h; this file only maps flags.
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,8 +14,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "base/check.h"
 #include "base/atomic_file.h"
+#include "profiler/process.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"
@@ -44,7 +47,7 @@ void add_report_command(CLI::App& app) {
       "links, busbw vs message size, Amdahl fit) as inline SVG; the page needs no network.\n"
       "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
       "only.");
-  sub->add_option("--db", flags->db, "Results database to read")->required();
+  sub->add_option("--db", flags->db, "Results database to read")->required()->check(kDbFile);
   sub->add_option("--suite", flags->suite,
                   "Suite to report: latest, all, or a suite id")
       ->capture_default_str();
@@ -66,7 +69,15 @@ void add_report_command(CLI::App& app) {
       std::fputs(report::render_markdown(suites).c_str(), stdout);
       return;
     }
-    auto html = report::render_html(suites, report::find_gnuplot());
+    // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
+    const profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
+    auto html =
+        report::render_html(suites, {.gnuplot = report::find_gnuplot(), .signals = &signals});
+    if (signals.interrupted()) {
+      throw Error(fmt::format("interrupted by SIG{}: {} not written",
+                              sigabbrev_np(signals.interrupt_signal()), flags->out),
+                  128 + signals.interrupt_signal());
+    }
     for (const auto& note : html.notes) std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
     write_file_atomically(flags->out, html.html);
     std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),

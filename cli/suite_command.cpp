@@ -110,7 +110,8 @@ void add_suite_command(CLI::App& app) {
                                      "to a suite .toml file")
       ->required();
   run->add_option("--db", f->db, "Results database (SQLite), created if missing")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kDbFile);
   run->add_option("--hostfile", f->hostfile,
                   "Open MPI hostfile (`host slots=N` lines, # comments) passed to mpirun; its "
                   "slots decide --oversubscribe. Default: this machine only");

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "results/results_db.h"
 
 namespace trainscope::cli {
 
@@ -47,6 +48,11 @@ inline CLI::Validator strictly_between(double low, double high) {
                      fmt::format("({},{})", low, high),
                      [low, high](double x) { return x > low && x < high; });
 }
+
+// A results database path (--db): a regular file or nothing yet, never a
+// device or FIFO (results::db_file_problem), refused before any work.
+inline const CLI::Validator kDbFile = CLI::Validator(
+    [](std::string& path) { return results::db_file_problem(path); }, "DB");
 
 // Parses a tool's flags. Returns the code to exit with now, after --help (0)
 // or a bad flag (2, the message and the usage printed), as `trainscope` does:

@@ -25,6 +25,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "profiler/clock.h"
+#include "profiler/mpi_leftovers.h"
 
 extern char** environ;
 
@@ -176,7 +177,7 @@ void set_child_attributes(posix_spawnattr_t* attributes, bool own_process_group)
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handlers need lock-free atomics");
 std::atomic<bool> g_guard_active{false};
 std::atomic<int> g_policy{0};             // a SignalPolicy
-std::atomic<bool> g_interrupted{false};   // kRecordInterrupt
+std::atomic<int> g_interrupt_signal{0};  // kRecordInterrupt: the first one, 0 for none
 std::atomic<int> g_forward_pid{0};        // kForwardToChild
 std::atomic<int> g_pending_signal{0};     // kForwardToChild, before forward_to()
 int g_wake_pipe[2] = {-1, -1};
@@ -209,7 +210,8 @@ void forward_signal(int sig) {
 void on_terminate(int sig, siginfo_t* info, void*) {
   const int saved_errno = errno;
   if (g_policy.load() == static_cast<int>(SignalPolicy::kRecordInterrupt)) {
-    g_interrupted.store(true);
+    int none = 0;
+    g_interrupt_signal.compare_exchange_strong(none, sig);
   } else if (info->si_code == SI_USER || info->si_code == SI_QUEUE) {
     forward_signal(sig);
   }
@@ -367,24 +369,41 @@ void ChildProcess::signal_tree(std::span<const pid_t> descendants, int sig) cons
 }
 
 int ChildProcess::kill_tree(std::span<const pid_t> descendants, double grace_seconds) {
-  signal_tree(descendants, SIGTERM);
+  // The group only: mpirun stops its ranks and then removes their segments
+  // and its session directory, which it cannot do for ranks killed under it.
+  signal_tree({}, SIGTERM);
   wait_for(grace_seconds);
-  // Also when the child went quickly: descendants may have ignored SIGTERM.
+  // Also when the child went quickly: descendants that left its group, or
+  // ignored SIGTERM, would outlive it.
   signal_tree(descendants, SIGKILL);
   return wait();
 }
 
-CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds) {
+CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds,
+                               const SignalGuard* signals) {
+  CompletedRun run;
+  if (signals != nullptr && signals->interrupted()) {
+    run.interrupted = true;  // nothing started, nothing to stop
+    return run;
+  }
   const ScopedTempDir dir("trainscope-run");
   options.stdin_file = "/dev/null";
   options.stdout_file = dir.path() / "stdout";
   options.stderr_file = dir.path() / "stderr";
   ChildProcess child = spawn(options);
-  CompletedRun run;
-  if (const std::optional<int> code = child.wait_for(timeout_seconds)) {
+  ProcessPoller tree(child.pid(), {.read_pss = false});  // only its pids are needed
+  if (signals != nullptr) {
+    // supervise() wakes on the guard's signals as on the child's exit.
+    SuperviseOptions supervise_options;
+    supervise_options.poll_interval_seconds = std::max(timeout_seconds, 0.01);  // only to kill
+    supervise_options.timeout_seconds = timeout_seconds;
+    const SuperviseResult r = supervise(&child, tree, *signals, supervise_options);
+    run.exit_code = r.exit_code;
+    run.timed_out = r.timed_out;
+    run.interrupted = r.interrupted;
+  } else if (const std::optional<int> code = child.wait_for(timeout_seconds)) {
     run.exit_code = *code;
   } else {
-    ProcessPoller tree(child.pid(), {.read_pss = false});  // only its pids are needed
     run.exit_code = child.kill_tree(pids_of(tree.poll()));
     run.timed_out = true;
   }
@@ -420,11 +439,13 @@ DeferredSignals::~DeferredSignals() {
   if (const int sig = g_deferred_signal.exchange(0); sig != 0) ::raise(sig);
 }
 
+int DeferredSignals::pending() const { return g_deferred_signal.load(); }
+
 SignalGuard::SignalGuard(SignalPolicy policy) {
   TS_CHECK(!g_guard_active.exchange(true)) << "one SignalGuard at a time";
   TS_CHECK(::pipe2(g_wake_pipe, O_CLOEXEC | O_NONBLOCK) == 0) << std::strerror(errno);
   g_policy = static_cast<int>(policy);
-  g_interrupted = false;
+  g_interrupt_signal = 0;
   g_forward_pid = 0;
   g_pending_signal = 0;
   struct sigaction terminate {};
@@ -456,7 +477,9 @@ void SignalGuard::forward_to(pid_t child) {
   if (const int pending = g_pending_signal.exchange(0); pending != 0) ::kill(child, pending);
 }
 
-bool SignalGuard::interrupted() const { return g_interrupted.load(); }
+bool SignalGuard::interrupted() const { return g_interrupt_signal.load() != 0; }
+
+int SignalGuard::interrupt_signal() const { return g_interrupt_signal.load(); }
 
 SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const SignalGuard& signals,
                           const SuperviseOptions& options) {
@@ -479,7 +502,10 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
                        seconds_since(start) >= *options.timeout_seconds;
     if (result.interrupted || result.timed_out) {
       poll_tree();  // the processes to stop, as they are now
+      const MpiJobFiles leftovers =
+          options.remove_mpi_leftovers ? find_mpi_job_files(poller.last_poll()) : MpiJobFiles{};
       if (child != nullptr) result.exit_code = child->kill_tree(pids_of(poller.last_poll()));
+      remove_mpi_job_files(leftovers);
       break;
     }
     if (seconds_since(start) >= next_poll) {

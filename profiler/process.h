@@ -14,9 +14,12 @@
 //  * spawn() reports a failed exec to the caller as an Error (127 when the
 //    file or its interpreter does not exist, else 126), never as a child
 //    that silently exits 127.
-//  * Stopping a tree is SIGTERM, a grace period, then SIGKILL, then reaping,
-//    to the child's process group (when it has its own) and to every
-//    descendant the caller names: mpirun's children may leave its group.
+//  * Stopping a tree is SIGTERM to the child's process group (when it has
+//    its own, else to the child), a grace period, then SIGKILL to that group
+//    and to every descendant the caller names (mpirun's children leave its
+//    group), then reaping. The descendants get no SIGTERM of ours: a
+//    launcher stops its own children, and only then cleans up after them
+//    (mpirun's ranks killed under it leave their shared memory behind).
 //
 // Waiting does not sleep in slices: a ChildProcess holds a pidfd that
 // becomes readable when the child exits (so wait_for() needs no process-wide
@@ -95,9 +98,9 @@ class ChildProcess {
   std::optional<int> wait_for(double timeout_seconds);
   int wait();
 
-  // SIGTERM to the child's group (or the child) and to `descendants`; then,
-  // once the child has exited or `grace_seconds` have passed, SIGKILL to all
-  // of them; returns the child's exit code once it is reaped.
+  // SIGTERM to the child's group (or the child); then, once the child has
+  // exited or `grace_seconds` have passed, SIGKILL to the group and to
+  // `descendants`; returns the child's exit code once it is reaped.
   int kill_tree(std::span<const pid_t> descendants, double grace_seconds = kKillGraceSeconds);
 
  private:
@@ -123,17 +126,20 @@ ChildProcess spawn(const SpawnOptions& options);
 // What run_to_completion() saw.
 struct CompletedRun {
   int exit_code = 0;
-  bool timed_out = false;  // killed (with its tree) after the timeout
+  bool timed_out = false;    // killed (with its tree) after the timeout
+  bool interrupted = false;  // killed (with its tree) on the guard's SIGINT/SIGTERM
   std::string out, err;    // everything the child wrote to stdout and stderr
 };
 
 // Runs options.argv to its end with stdin from /dev/null and its stdout and
 // stderr captured (through files in a private temporary directory: options'
 // stream files are ignored). One that outlives `timeout_seconds` is stopped
-// with kill_tree(), its descendants included, and reported timed_out. For
-// short helper programs (scripts, probes), not jobs to supervise. Throws as
-// spawn() does.
-CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds);
+// with kill_tree(), its descendants included, and reported timed_out; with
+// `signals`, so is one running when the guard records SIGINT or SIGTERM
+// (interrupted; nothing is started once it has). For short helper programs
+// (scripts, probes, gnuplot), not jobs to supervise. Throws as spawn() does.
+CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds,
+                               const SignalGuard* signals = nullptr);
 
 // What a SignalGuard does with SIGINT and SIGTERM.
 enum class SignalPolicy {
@@ -157,8 +163,10 @@ class SignalGuard {
 
   // kForwardToChild: the child to forward to from now on.
   void forward_to(pid_t child);
-  // kRecordInterrupt: whether SIGINT or SIGTERM has arrived.
+  // kRecordInterrupt: whether SIGINT or SIGTERM has arrived, and which
+  // came first (0 for none).
   bool interrupted() const;
+  int interrupt_signal() const;
 
  private:
   struct sigaction old_int_ {}, old_term_ {}, old_chld_ {};
@@ -167,14 +175,20 @@ class SignalGuard {
 // Holds SIGINT, SIGTERM and SIGHUP for its lifetime: one that arrives is
 // delivered, to the handler in place before, only when the scope ends. For
 // work that must not be cut in half (a checkpoint save): Ctrl-C then stops
-// the process right after it, not in the middle. Any thread may receive the
-// signal; one DeferredSignals at a time.
+// the process right after it, not in the middle. Work that can be undone
+// instead (a new output that is still a temporary) asks pending() between
+// its steps, removes what it wrote and leaves the scope: the signal then
+// takes effect. Any thread may receive the signal; one DeferredSignals at a
+// time.
 class DeferredSignals {
  public:
   DeferredSignals();
   ~DeferredSignals();
   DeferredSignals(const DeferredSignals&) = delete;
   DeferredSignals& operator=(const DeferredSignals&) = delete;
+
+  // The first signal held so far, 0 for none.
+  int pending() const;
 
  private:
   struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};
@@ -186,6 +200,10 @@ struct SuperviseOptions {
   // After every poll, with the seconds since supervise() began. Returning
   // false ends supervision (e.g. the followed process is gone).
   std::function<bool(const ProcessPoller& poller, double elapsed_seconds)> on_poll;
+  // The tree is an MPI job: when a timeout or an interrupt kills it, what
+  // Open MPI had no time to clean up is removed (noted from the processes
+  // just before the kill; profiler/mpi_leftovers.h).
+  bool remove_mpi_leftovers = false;
 };
 
 struct SuperviseResult {

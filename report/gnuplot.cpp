@@ -1,6 +1,7 @@
 #include "report/gnuplot.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -50,7 +51,7 @@ std::string gnuplot_quote(std::string_view text) {
 }
 
 std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
-                       double timeout_seconds) {
+                       double timeout_seconds, const profiler::SignalGuard* signals) {
   ScopedTempDir dir("trainscope-chart");
   for (const auto& d : chart.data) write_text(dir.path() / d.name, d.content);
   std::string script = fmt::format(
@@ -71,15 +72,22 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
   options.own_process_group = true;  // whatever gnuplot starts dies with it
   profiler::CompletedRun run;
   try {
-    run = profiler::run_to_completion(options, timeout_seconds);
+    run = profiler::run_to_completion(options, timeout_seconds, signals);
   } catch (const Error& e) {
     throw Error(fmt::format("chart '{}': cannot run gnuplot: {}", chart.id, e.what()),
                 kExitFailure);
   }
+  if (run.interrupted) {
+    const int sig = signals->interrupt_signal();
+    throw GnuplotInterrupted(fmt::format("chart '{}': interrupted by SIG{} (gnuplot stopped)",
+                                         chart.id, sigabbrev_np(sig)),
+                             128 + sig);
+  }
   if (run.timed_out) {
-    throw Error(fmt::format("chart '{}': gnuplot ({}) did not finish within {:g} s (killed)",
-                            chart.id, gnuplot, timeout_seconds),
-                kExitFailure);
+    throw GnuplotTimeout(fmt::format("chart '{}': gnuplot ({}) did not finish within {:g} s "
+                                     "(killed)",
+                                     chart.id, gnuplot, timeout_seconds),
+                         kExitFailure);
   }
   const std::string& messages = run.err;
   if (run.exit_code != 0) {

@@ -21,6 +21,12 @@
 #include <string_view>
 #include <vector>
 
+#include "base/check.h"
+
+namespace trainscope::profiler {
+class SignalGuard;
+}  // namespace trainscope::profiler
+
 namespace trainscope::report {
 
 struct DataFile {
@@ -43,13 +49,29 @@ std::optional<std::string> find_gnuplot();
 // A chart takes gnuplot well under a second; one minute means it hangs.
 inline constexpr double kGnuplotTimeoutSeconds = 60;
 
+// render_svg's Error when gnuplot did not finish within the timeout (it was
+// killed): a gnuplot that hangs on one chart will hang on the next.
+class GnuplotTimeout : public Error {
+ public:
+  using Error::Error;
+};
+// render_svg's Error when the guard's SIGINT or SIGTERM stopped gnuplot (or
+// came before it started); its exit code is 128 + the signal.
+class GnuplotInterrupted : public Error {
+ public:
+  using Error::Error;
+};
+
 // Renders the chart and returns the <svg> element (the XML prolog and
 // DOCTYPE gnuplot writes are dropped so it can be inlined in HTML). Throws
 // trainscope::Error (exit code 1) naming the chart id, with gnuplot's
-// messages, when gnuplot cannot start, fails or does not finish within
-// `timeout_seconds`.
+// messages, when gnuplot cannot start or fails; GnuplotTimeout when it does
+// not finish within `timeout_seconds`; GnuplotInterrupted when `signals`
+// (may be null) records SIGINT or SIGTERM. gnuplot and its directory are
+// gone when it returns or throws.
 std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
-                       double timeout_seconds = kGnuplotTimeoutSeconds);
+                       double timeout_seconds = kGnuplotTimeoutSeconds,
+                       const profiler::SignalGuard* signals = nullptr);
 
 // A gnuplot single-quoted string literal for arbitrary text: quotes doubled,
 // control characters replaced by spaces. Use with `set termoption

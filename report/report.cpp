@@ -252,8 +252,49 @@ Table kernels_table(const SuiteData& suite) {
   return t;
 }
 
-std::string suite_html(const SuiteData& suite, const std::optional<std::string>& gnuplot,
-                       HtmlReport& report) {
+// The charts of every suite, drawn in order. After one gnuplot timed out
+// the rest are counted, not drawn: a gnuplot that hangs on one chart hangs on
+// each, and 60 s a chart made one database cost minutes.
+struct ChartRun {
+  const ChartOptions& options;
+  std::string timeout;  // the chart that timed out, once one has
+  int left_out = 0;
+};
+
+// The suite's charts, each as a <figure>; a chart gnuplot fails on is a
+// visible error and a note. GnuplotInterrupted goes through.
+std::string charts_html(const SuiteData& suite, const Comparison& cmp, ChartRun& run,
+                        HtmlReport& report) {
+  const std::vector<ChartSpec> charts = suite_charts(suite, cmp);
+  std::string out;
+  std::size_t tried = 0;
+  for (; tried < charts.size() && run.timeout.empty(); ++tried) {
+    const ChartSpec& chart = charts[tried];
+    out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
+                       suite.suite.id, chart.id, html_escape(chart.title));
+    try {
+      out += render_svg(*run.options.gnuplot, chart, run.options.timeout_seconds,
+                        run.options.signals);
+      ++report.charts;
+    } catch (const GnuplotInterrupted&) {
+      throw;
+    } catch (const Error& e) {
+      const std::string what = fmt::format("suite {}: {}", suite.suite.id, e.what());
+      if (dynamic_cast<const GnuplotTimeout*>(&e) != nullptr) run.timeout = what;
+      else report.notes.push_back(what);
+      out += fmt::format("<p class=\"error\">{}</p>", html_escape(e.what()));
+    }
+    out += "</figure>\n";
+  }
+  if (const std::size_t left = charts.size() - tried; left > 0) {
+    run.left_out += static_cast<int>(left);
+    out += fmt::format("<p class=\"error\">{} chart(s) left out: {}</p>\n", left,
+                       html_escape(run.timeout));
+  }
+  return out;
+}
+
+std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& report) {
   const auto& info = suite.suite.info;
   std::string out = fmt::format("<section class=\"suite\" id=\"suite-{}\">\n<h2>Suite {} (id {})</h2>\n",
                                 suite.suite.id, html_escape(info.name), suite.suite.id);
@@ -292,20 +333,7 @@ std::string suite_html(const SuiteData& suite, const std::optional<std::string>&
   if (const std::string note = no_limits_note(suite); !note.empty()) {
     out += "<p class=\"meta\">" + html_escape(note) + "</p>\n";
   }
-  if (gnuplot) {
-    for (const auto& chart : suite_charts(suite, cmp)) {
-      out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
-                         suite.suite.id, chart.id, html_escape(chart.title));
-      try {
-        out += render_svg(*gnuplot, chart);
-        ++report.charts;
-      } catch (const Error& e) {
-        report.notes.push_back(fmt::format("suite {}: {}", suite.suite.id, e.what()));
-        out += fmt::format("<p class=\"error\">{}</p>", html_escape(e.what()));
-      }
-      out += "</figure>\n";
-    }
-  }
+  if (charts.options.gnuplot) out += charts_html(suite, cmp, charts, report);
   return out + "</section>\n";
 }
 
@@ -350,12 +378,17 @@ std::string format_number(double v, int precision) {
   return fmt::format("{:.{}f}", v, precision);
 }
 
-HtmlReport render_html(const std::vector<SuiteData>& suites,
-                       const std::optional<std::string>& gnuplot) {
+HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions& charts) {
   HtmlReport report;
   std::string body;
-  for (const auto& s : suites) body += suite_html(s, gnuplot, report);
-  if (!gnuplot) {
+  ChartRun run{charts, {}, 0};
+  for (const auto& s : suites) body += suite_html(s, run, report);
+  if (!run.timeout.empty()) {
+    report.notes.push_back(fmt::format("{}; the other {} charts are left out (a gnuplot that "
+                                       "hangs on one chart hangs on each)",
+                                       run.timeout, run.left_out));
+  }
+  if (!charts.gnuplot) {
     report.notes.insert(report.notes.begin(),
                         "gnuplot not found on PATH (install gnuplot-nox, see "
                         "scripts/install-deps.sh): the report has tables only, no charts");

@@ -9,7 +9,9 @@
 //
 // Without gnuplot the HTML report still has every table and says, at the
 // top, why it has no charts. A chart gnuplot fails on is replaced by a
-// visible error naming the chart; the rest of the report is kept.
+// visible error naming the chart; the rest of the report is kept. Once one
+// chart has timed out the remaining charts are left out, and the report says
+// so: a gnuplot that hangs on one chart hangs on each.
 //
 // Thread-safety: pure functions (render_html runs gnuplot subprocesses).
 #ifndef TRAINSCOPE_REPORT_REPORT_H_
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "kernels/storage.h"
+#include "report/gnuplot.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {
@@ -31,9 +34,21 @@ struct HtmlReport {
   std::vector<std::string> notes;  // no gnuplot, charts that failed (also in the page)
 };
 
+// How the HTML report draws its charts.
+struct ChartOptions {
+  std::optional<std::string> gnuplot;  // find_gnuplot(); std::nullopt: tables only
+  double timeout_seconds = kGnuplotTimeoutSeconds;  // per chart
+  // SIGINT/SIGTERM recorded by this guard stop the running gnuplot and the
+  // report (GnuplotInterrupted); null: signals act as they would anyway.
+  const profiler::SignalGuard* signals = nullptr;
+};
+
+HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions& charts);
 // `gnuplot`: program path from find_gnuplot(), or std::nullopt for tables only.
-HtmlReport render_html(const std::vector<SuiteData>& suites,
-                       const std::optional<std::string>& gnuplot);
+inline HtmlReport render_html(const std::vector<SuiteData>& suites,
+                              const std::optional<std::string>& gnuplot) {
+  return render_html(suites, ChartOptions{.gnuplot = gnuplot});
+}
 
 std::string render_markdown(const std::vector<SuiteData>& suites);
 

@@ -138,7 +138,31 @@ ResultsDb::ResultsDb(ResultsDb&&) noexcept = default;
 ResultsDb& ResultsDb::operator=(ResultsDb&&) noexcept = default;
 ResultsDb::~ResultsDb() = default;
 
+std::string db_file_problem(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);  // follows symlinks
+  const char* kind = fs::is_fifo(status)               ? "a FIFO (named pipe)"
+                     : fs::is_character_file(status)   ? "a character device"
+                     : fs::is_block_file(status)       ? "a block device"
+                     : fs::is_socket(status)           ? "a socket"
+                     : fs::is_directory(status)        ? "a directory"
+                                                       : nullptr;
+  if (kind == nullptr) return "";
+  return fmt::format("{} is {}: a results database must be a regular file (SQLite writes "
+                     "its journal beside it and reads it by offset)",
+                     path.string(), kind);
+}
+
+namespace {
+void refuse_special_file(const fs::path& path) {
+  if (const std::string why = db_file_problem(path); !why.empty()) {
+    throw Error("results database " + why);
+  }
+}
+}  // namespace
+
 ResultsDb ResultsDb::open_for_writing(const fs::path& path, DbOptions options) {
+  refuse_special_file(path);
   auto db = std::make_unique<Connection>(path, Connection::Mode::kReadWrite,
                                          options.busy_timeout_ms);
   // First touch of the file: refuses garbage and newer schemas before any
@@ -159,6 +183,7 @@ ResultsDb ResultsDb::open_for_writing(const fs::path& path, DbOptions options) {
 }
 
 ResultsDb ResultsDb::open_for_reading(const fs::path& path, DbOptions options) {
+  refuse_special_file(path);
   auto db = std::make_unique<Connection>(path, Connection::Mode::kReadOnly,
                                          options.busy_timeout_ms);
   check_schema_compatible(*db);

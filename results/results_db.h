@@ -69,6 +69,14 @@ struct DbOptions {
   int busy_timeout_ms = 5000;
 };
 
+// "" when `path` can hold a results database: a regular file (or a symlink
+// to one) or nothing yet; else why not, after the path ("is a FIFO: ...").
+// SQLite writes PATH-journal and PATH-wal beside the file and reads it by
+// offset, so a device node or a FIFO is never opened: /dev/null would get a
+// /dev/null-journal, a FIFO would block. Checked by open_for_*() (Error,
+// bad input) and by the --db flags before any work.
+std::string db_file_problem(const std::filesystem::path& path);
+
 class ResultsDb {
  public:
   // Opens (creating if needed) and migrates to the current schema.

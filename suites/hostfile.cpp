@@ -23,6 +23,7 @@
 
 #include "base/atomic_file.h"
 #include "base/check.h"
+#include "base/quote.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::suites {
@@ -91,15 +92,25 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
     }
     std::string host = words[0];
     if (host.find('=') != std::string::npos || is_slots_word(host) || is_max_slots_word(host)) {
-      throw fail(fmt::format("'{}': a line starts with the host name, e.g. 'node1 slots=4'", host));
+      throw fail(fmt::format("{}: a line starts with the host name, e.g. 'node1 slots=4'",
+                             quoted_for_terminal(host)));
     }
     std::string user;
     if (const auto at = host.find('@'); at != std::string::npos) {
       user = host.substr(0, at);
       host = host.substr(at + 1);
       if (user.empty() || host.empty() || host.find('@') != std::string::npos) {
-        throw fail(fmt::format("'{}' is not [user@]host", words[0]));
+        throw fail(fmt::format("{} is not [user@]host", quoted_for_terminal(words[0])));
       }
+    }
+    // Host and user names are printable ASCII (DNS, /etc/hosts, ssh): other
+    // bytes mean the file is not a hostfile, and must not reach a terminal.
+    const auto not_name_char = [](char c) {
+      return static_cast<unsigned char>(c) <= ' ' || static_cast<unsigned char>(c) >= 0x7f;
+    };
+    if (std::any_of(words[0].begin(), words[0].end(), not_name_char)) {
+      throw fail(fmt::format("{} is not a host name (printable ASCII only)",
+                             quoted_for_terminal(words[0])));
     }
     auto [it, added] = index.try_emplace(host, hosts.size());
     if (added) hosts.push_back({HostEntry{host, 0, 0, user}});
@@ -110,21 +121,22 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
       const auto eq = word.find('=');
       const std::string key = word.substr(0, eq);
       if (eq == std::string::npos || (!is_slots_word(key) && !is_max_slots_word(key))) {
-        throw fail(fmt::format("unexpected '{}' after host '{}' (expected slots=N or max_slots=N)",
-                               word, host));
+        throw fail(fmt::format("unexpected {} after host {} (expected slots=N or max_slots=N)",
+                               quoted_for_terminal(word), quoted_for_terminal(host)));
       }
       const std::string value = word.substr(eq + 1);
       char* end = nullptr;
       const long n = std::strtol(value.c_str(), &end, 10);
       if (value.empty() || *end != '\0' || value[0] == '-' || value[0] == '+' || n > kMaxSlots) {
-        throw fail(fmt::format("{} must be a whole number 0..{}, got '{}'", key, kMaxSlots, value));
+        throw fail(fmt::format("{} must be a whole number 0..{}, got {}", key, kMaxSlots,
+                               quoted_for_terminal(value)));
       }
       if (is_slots_word(key)) {
         if (h.slots_line != 0 && h.slots_line != line_no) {
           throw fail(
-              fmt::format("host '{}' has its slot count on line {} already (Open MPI refuses "
+              fmt::format("host {} has its slot count on line {} already (Open MPI refuses "
                           "two): give it once, or list the host once per slot",
-                          host, h.slots_line));
+                          quoted_for_terminal(host), h.slots_line));
         }
         h.entry.slots = static_cast<int>(n);
         h.slots_line = line_no;
@@ -143,8 +155,9 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
     if (h.slots_line == 0 && h.bare_lines == 0) e.slots = e.max_slots;  // max_slots alone
     e.slots += h.bare_lines;
     if (h.max_slots_line != 0 && e.max_slots < e.slots) {
-      throw Error(fmt::format("{}:{}: host '{}': max_slots={} is below its {} slots", source_name,
-                              h.max_slots_line, e.host, e.max_slots, e.slots));
+      throw Error(fmt::format("{}:{}: host {}: max_slots={} is below its {} slots", source_name,
+                              h.max_slots_line, quoted_for_terminal(e.host), e.max_slots,
+                              e.slots));
     }
     if (e.slots > 0) out.push_back(e);
   }

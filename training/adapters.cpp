@@ -1,8 +1,14 @@
 #include "training/adapters.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstring>
 #include <fstream>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "base/atomic_file.h"
 #include "base/check.h"
@@ -40,6 +46,69 @@ fs::path adapter_folder(const fs::path& path) {
 }
 }  // namespace
 
+namespace {
+
+// The projection a PEFT tensor name adapts ("...self_attn.q_proj.lora_A.weight"),
+// and its rank (A is [r, in], B [out, r]); nullopt for other names.
+std::optional<std::pair<LoraTarget, int64_t>> adapter_of(const std::string& name,
+                                                         const std::vector<int64_t>& shape) {
+  for (const char* kind : {".lora_A.weight", ".lora_B.weight"}) {
+    if (!name.ends_with(kind) || shape.size() != 2) continue;
+    const std::string stem = name.substr(0, name.size() - std::strlen(kind));
+    const std::string module = stem.substr(stem.rfind('.') + 1);
+    for (int t = 0; t < kLoraTargets; ++t) {
+      if (lora_target_name(static_cast<LoraTarget>(t)) == module) {
+        return std::pair{static_cast<LoraTarget>(t), kind[6] == 'A' ? shape[0] : shape[1]};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// The folder against itself, before it is held against the base: its
+// tensors must have the rank and adapt the modules its config names, or
+// whatever follows would blame the base model for the folder's own fault.
+void check_folder_agrees(const fs::path& dir, const LoraConfig& config) {
+  std::vector<LoraTarget> held;
+  for (const auto& [name, info] : read_safetensors_header(dir / kAdapterWeightsFile)) {
+    const auto adapter = adapter_of(name, info.shape);
+    if (!adapter) continue;
+    if (adapter->second != config.rank) {
+      throw Error(fmt::format("--adapters {}: {} says r {}, but {} holds rank-{} adapters ('{}' "
+                              "is [{}]): the folder disagrees with itself",
+                              dir.string(), kAdapterConfigFile, config.rank, kAdapterWeightsFile,
+                              adapter->second, name, fmt::join(info.shape, ", ")));
+    }
+    if (std::find(held.begin(), held.end(), adapter->first) == held.end()) {
+      held.push_back(adapter->first);
+    }
+  }
+  std::sort(held.begin(), held.end());
+  std::vector<LoraTarget> unnamed, missing;
+  for (LoraTarget t : held) {
+    if (std::find(config.targets.begin(), config.targets.end(), t) == config.targets.end()) {
+      unnamed.push_back(t);
+    }
+  }
+  for (LoraTarget t : config.targets) {
+    if (std::find(held.begin(), held.end(), t) == held.end()) missing.push_back(t);
+  }
+  if (!unnamed.empty()) {
+    throw Error(fmt::format("--adapters {}: {} holds {} adapters, which {}'s target_modules ({}) "
+                            "does not name: the folder disagrees with itself",
+                            dir.string(), kAdapterWeightsFile, lora_targets_list(unnamed),
+                            kAdapterConfigFile, lora_targets_list(config.targets)));
+  }
+  if (!missing.empty()) {
+    throw Error(fmt::format("--adapters {}: {}'s target_modules names {}, but {} holds no such "
+                            "adapters: the folder disagrees with itself",
+                            dir.string(), kAdapterConfigFile, lora_targets_list(missing),
+                            kAdapterWeightsFile));
+  }
+}
+
+}  // namespace
+
 LoadedAdapters load_adapters(const fs::path& path, const ModelConfig& model) {
   LoadedAdapters a;
   a.dir = adapter_folder(path);
@@ -51,6 +120,7 @@ LoadedAdapters load_adapters(const fs::path& path, const ModelConfig& model) {
   if (!fs::exists(weights_file)) {
     throw Error(fmt::format("--adapters {}: {} is missing", a.dir.string(), kAdapterWeightsFile));
   }
+  check_folder_agrees(a.dir, a.config);
   try {
     load_safetensors(weights_file, layout, a.weights.span());
   } catch (const Error& e) {

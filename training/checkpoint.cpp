@@ -10,6 +10,7 @@
 #include "base/atomic_file.h"
 #include "base/json_reader.h"
 #include "base/check.h"
+#include "base/quote.h"
 #include "profiler/proc_fs.h"
 #include "profiler/process.h"
 #include "training/adapters.h"
@@ -117,6 +118,11 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
     std::string name;
     std::getline(in, name);
     if (name.empty()) throw Error(fmt::format("{} is empty", (path / "latest").string()));
+    if (!fs::is_directory(path / name)) {
+      throw Error(fmt::format("{} names {}, which is not a step directory in {}",
+                              (path / "latest").string(), quoted_for_terminal(name),
+                              path.string()));
+    }
     step_dir = path / name;
   }
   if (!fs::exists(step_dir / "trainer_state.json")) {

@@ -20,6 +20,7 @@
 #include "kernels/rope.h"
 #include "kernels/softmax_xent.h"
 #include "kernels/swiglu.h"
+#include "training/model_size.h"
 
 namespace trainscope::training {
 namespace k = trainscope::kernels;
@@ -99,6 +100,25 @@ int64_t LlamaModel<T>::trainable_count(const ModelConfig& config,
 }
 
 template <typename T>
+void LlamaModel<T>::check_memory(int rows, int seq_len, bool own_gradients) const {
+  const double bytes_each = sizeof(T);
+  const double weights = static_cast<double>(layout_.total()) * bytes_each;
+  const double grads =
+      own_gradients ? static_cast<double>(trainable_count(config_, lora_)) * bytes_each : 0;
+  const double logits = double{1} * rows * seq_len * config_.vocab_size * bytes_each;
+  const double acts =
+      static_cast<double>(activation_elements(config_, rows, seq_len)) * bytes_each +
+      static_cast<double>(workspace_elements(config_, rows, seq_len, threads_)) * bytes_each;
+  check_fits_in_memory(
+      fmt::format("{}: {} rows x {} tokens (vocab_size {})", config_.name, rows, seq_len,
+                  config_.vocab_size),
+      weights + grads + acts,
+      fmt::format("weights {}, gradients {}, activations and workspace {} of which the logits {}",
+                  k::format_bytes(weights), k::format_bytes(grads), k::format_bytes(acts),
+                  k::format_bytes(logits)));
+}
+
+template <typename T>
 LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
                           std::span<T> grad_storage, const std::optional<LoraConfig>& lora,
                           Precision precision)
@@ -112,6 +132,7 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
                             config.max_seq_len, config.name));
   }
   threads_ = omp_get_max_threads();
+  check_memory(rows, seq_len, grad_storage.empty());
   const int64_t C = config.dim;
   params_ = k::Buffer<T>(layout_.total(), MemoryCategory::kParameters);
   if (lora_) lora_layout_.emplace(config_, *lora_);

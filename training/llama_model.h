@@ -144,6 +144,10 @@ class LlamaModel {
                             const std::optional<LoraConfig>& lora = std::nullopt);
 
  private:
+  // Error (bad input) before anything is allocated when the weights, the
+  // gradients (if the model owns them) and the activations of `rows` x
+  // `seq_len` exceed the machine's memory (training/model_size.h).
+  void check_memory(int rows, int seq_len, bool own_gradients) const;
   void embed_and_check(const int32_t* inputs);
   void run_layers();
   void layer_backward(int l, const std::function<void(int64_t)>& ready);

@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 #include "base/json_reader.h"
+#include "training/model_size.h"
 
 namespace trainscope::training {
 using nlohmann::json;
@@ -94,6 +95,32 @@ void LoraConfig::validate(const ModelConfig& model) const {
                             model.n_layers));
   }
   if (targets.empty()) throw Error("--lora-targets: no target module given");
+  check_rank(model);
+}
+
+void LoraConfig::check_rank(const ModelConfig& model) const {
+  // A rank at the smallest dimension already spans every update of that
+  // projection; above it A and B only grow.
+  const TargetSpec* smallest = nullptr;
+  double bytes = 0;
+  for (LoraTarget t : targets) {
+    const TargetSpec& s = spec(t);
+    if (smallest == nullptr || std::min(s.in(model), s.out(model)) <
+                                   std::min(smallest->in(model), smallest->out(model))) {
+      smallest = &s;
+    }
+    bytes += (static_cast<double>(s.in(model)) + s.out(model)) * rank * 4 *
+             (model.n_layers - first_layer(model));
+  }
+  const int limit = std::min(smallest->in(model), smallest->out(model));
+  if (rank > limit) {
+    throw Error(fmt::format("--lora-rank {}: above {}, the smallest dimension of the adapted "
+                            "projections ({} is [{}, {}]): a larger rank adds nothing",
+                            rank, limit, smallest->name, smallest->out(model),
+                            smallest->in(model)));
+  }
+  check_fits_in_memory(fmt::format("--lora-rank {}", rank), bytes,
+                       "the adapters, 4 bytes a weight");
 }
 
 LoraLayout::LoraLayout(const ModelConfig& model, const LoraConfig& lora)

@@ -47,9 +47,14 @@ struct LoraConfig {
   double scale() const { return alpha / rank; }
   // The first adapted block (blocks below it need no backward at all).
   int first_layer(const ModelConfig& model) const;
-  // Error naming the flag (`--lora-rank`...) for what cannot be built.
+  // Error naming the flag (`--lora-rank`...) for what cannot be built: a
+  // rank above the smallest dimension of an adapted projection, or adapters
+  // beyond the machine's memory, included.
   void validate(const ModelConfig& model) const;
   bool operator==(const LoraConfig&) const = default;
+
+ private:
+  void check_rank(const ModelConfig& model) const;
 };
 
 // One adapted projection.

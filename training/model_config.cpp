@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <iterator>
 
 #include "base/json_reader.h"
 #include "base/check.h"
+#include "training/model_size.h"
 
 namespace trainscope::training {
 namespace {
@@ -34,6 +38,36 @@ const std::vector<ModelConfig>& presets() {
       make("tiny", 2, 32, 4, 64, 260, 64, 4, 32),
   };
   return kPresets;
+}
+
+// The weights against the machine's memory, named by the fields that make
+// the largest part of them: that is the field to fix.
+void check_weight_bytes(const ModelConfig& c, const std::string& source) {
+  const double C = c.dim, L = c.n_layers, D = c.head_dim();
+  struct Part {
+    std::string fields;
+    double bytes;
+    const char* what;
+  };
+  const Part parts[] = {
+      {fmt::format("vocab_size {} x hidden_size {}", c.vocab_size, c.dim),
+       static_cast<double>(c.vocab_size) * C * (c.tie_embeddings ? 1 : 2) * 4,
+       c.tie_embeddings ? "the token embedding, 4 bytes a weight"
+                        : "the token embedding and the output projection, 4 bytes a weight"},
+      {fmt::format("intermediate_size {} x hidden_size {} x num_hidden_layers {}", c.mlp_dim, c.dim,
+                   c.n_layers),
+       3.0 * c.mlp_dim * C * L * 4, "the MLP weights, 4 bytes each"},
+      {fmt::format("num_attention_heads {} x head_dim {} x hidden_size {} x num_hidden_layers {}",
+                   c.n_heads, c.head_dim(), c.dim, c.n_layers),
+       2.0 * (c.n_heads + c.kv_heads()) * D * C * L * 4, "the attention weights, 4 bytes each"},
+  };
+  double total = (2 * L + 1) * C * 4;  // the norms
+  for (const Part& p : parts) total += p.bytes;
+  const Part& largest =
+      *std::max_element(std::begin(parts), std::end(parts),
+                        [](const Part& a, const Part& b) { return a.bytes < b.bytes; });
+  check_fits_in_memory(source + ": " + largest.fields, largest.bytes, largest.what);
+  check_fits_in_memory(source + ": the parameters", total, "every weight, 4 bytes each");
 }
 
 }  // namespace
@@ -65,6 +99,7 @@ void ModelConfig::validate(const std::string& source) const {
   }
   if (!(rope_theta > 0)) throw Error(fmt::format("{}: rope_theta must be positive", source));
   if (!(norm_eps > 0)) throw Error(fmt::format("{}: norm_eps must be positive", source));
+  check_weight_bytes(*this, source);
 }
 
 std::vector<std::string> model_preset_names() {
@@ -90,8 +125,14 @@ ModelConfig resolve_model(const std::string& preset_or_path) {
   return from_hf_config(read_json_file(path), path.string());
 }
 
+namespace {
+// A float as the shortest decimal that reads back as it (1e-05, not the
+// double nearest it, 9.999999747378752e-06), for JSON's doubles.
+double shortest(float f) { return std::strtod(fmt::format("{}", f).c_str(), nullptr); }
+}  // namespace
+
 nlohmann::json to_hf_config(const ModelConfig& c) {
-  return {
+  nlohmann::json j = {
       {"architectures", {"LlamaForCausalLM"}},
       {"model_type", "llama"},
       {"hidden_size", c.dim},
@@ -102,8 +143,8 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"num_hidden_layers", c.n_layers},
       {"vocab_size", c.vocab_size},
       {"max_position_embeddings", c.max_seq_len},
-      {"rope_theta", c.rope_theta},
-      {"rms_norm_eps", c.norm_eps},
+      {"rope_theta", shortest(c.rope_theta)},
+      {"rms_norm_eps", shortest(c.norm_eps)},
       {"hidden_act", "silu"},
       {"attention_bias", false},
       {"mlp_bias", false},
@@ -112,6 +153,9 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"trainscope", {{"preset", c.name}, {"default_batch", c.default_batch},
                       {"default_block", c.default_block}}},
   };
+  if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
+  if (c.eos_token_id) j["eos_token_id"] = *c.eos_token_id;
+  return j;
 }
 
 namespace {
@@ -144,17 +188,28 @@ void read_trainscope_defaults(const JsonReader& t, ModelConfig& c) {
   }
 }
 
+// transformers' LlamaConfig defaults (configuration_llama.py): what a
+// config.json that leaves a field out means to from_pretrained. Also
+// hidden_act "silu", num_key_value_heads = num_attention_heads, head_dim =
+// hidden_size / num_attention_heads, tie_word_embeddings false.
+constexpr int kLlamaVocab = 32000, kLlamaHidden = 4096, kLlamaIntermediate = 11008,
+              kLlamaLayers = 32, kLlamaHeads = 32, kLlamaPositions = 2048, kLlamaBos = 1,
+              kLlamaEos = 2;
+constexpr float kLlamaRmsNormEps = 1e-6f, kLlamaRopeTheta = 10000.0f;
+
 ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   r.require_object();
   reject_unsupported(r);
   ModelConfig c;
   c.name = source;
-  c.dim = r["hidden_size"].get<int>();
-  c.mlp_dim = r["intermediate_size"].get<int>();
-  c.n_heads = r["num_attention_heads"].get<int>();
-  c.n_layers = r["num_hidden_layers"].get<int>();
-  c.vocab_size = r["vocab_size"].get<int>();
-  c.max_seq_len = r["max_position_embeddings"].get<int>();
+  c.dim = r.get_or<int>("hidden_size", kLlamaHidden);
+  c.mlp_dim = r.get_or<int>("intermediate_size", kLlamaIntermediate);
+  c.n_heads = r.get_or<int>("num_attention_heads", kLlamaHeads);
+  c.n_layers = r.get_or<int>("num_hidden_layers", kLlamaLayers);
+  c.vocab_size = r.get_or<int>("vocab_size", kLlamaVocab);
+  c.max_seq_len = r.get_or<int>("max_position_embeddings", kLlamaPositions);
+  c.bos_token_id = r.get_or<int>("bos_token_id", kLlamaBos);
+  c.eos_token_id = r.get_or<int>("eos_token_id", kLlamaEos);
   // Given, they must mean something: 0 would silently fall back to the defaults.
   c.n_kv_heads = r.get_or<int>("num_key_value_heads", c.n_heads);
   if (c.n_kv_heads <= 0) {
@@ -165,8 +220,8 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
     if (c.head_dims <= 0) throw Error(fmt::format("head_dim must be positive, got {}", c.head_dims));
   }
   c.tie_embeddings = r.get_or<bool>("tie_word_embeddings", false);
-  c.rope_theta = r.get_or<float>("rope_theta", c.rope_theta);
-  c.norm_eps = r.get_or<float>("rms_norm_eps", c.norm_eps);
+  c.rope_theta = r.get_or<float>("rope_theta", kLlamaRopeTheta);
+  c.norm_eps = r.get_or<float>("rms_norm_eps", kLlamaRmsNormEps);
   if (auto t = r.find("trainscope")) {
     read_trainscope_defaults(*t, c);
   } else {

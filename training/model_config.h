@@ -7,6 +7,7 @@
 #define TRAINSCOPE_TRAINING_MODEL_CONFIG_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,10 @@ struct ModelConfig {
   int max_seq_len = 512;        // longest block (tokens per example) the model accepts
   float rope_theta = 10000.0f;  // rotary base
   float norm_eps = 1e-5f;       // RMSNorm epsilon
+  // The special tokens a Hugging Face config names (LlamaConfig: 1 and 2
+  // when absent), written back as read; unset for the presets, whose
+  // tokenizers bring their own. Not used by trainscope itself.
+  std::optional<int> bos_token_id, eos_token_id;
   // Run defaults that come with a preset (not part of the architecture).
   int default_batch = 4;
   int default_block = 512;

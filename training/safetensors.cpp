@@ -15,6 +15,7 @@
 #include "base/check.h"
 #include "kernels/float16.h"
 #include "base/json_reader.h"
+#include "base/quote.h"
 #include "kernels/storage.h"
 
 namespace trainscope::training {
@@ -41,7 +42,8 @@ Dtype header_dtype(std::string_view name, const std::string& tensor) {
   for (int i = 0; i < 3; ++i) {
     if (kDtypeNames[i] == name) return static_cast<Dtype>(i);
   }
-  throw Error(fmt::format("tensor '{}' has dtype {}; F32, F16 and BF16 are read", tensor, name));
+  throw Error(fmt::format("tensor {} has dtype {}; F32, F16 and BF16 are read",
+                          quoted_for_terminal(tensor), terminal_safe(name)));
 }
 
 // The byte range [begin, end) of the data section that holds tensor `t`,
@@ -136,6 +138,12 @@ Header read_header(std::ifstream& in, const std::string& name) {
 
 bool skipped_buffer(const std::string& key) { return key.ends_with(".rotary_emb.inv_freq"); }
 
+// lm_head.weight beside a tied embedding: read apart (load_hf_weights).
+bool tied_head(const TensorTable& layout, const std::string& key) {
+  return key == "lm_head.weight" && layout.find(key) < 0 &&
+         layout.find("model.embed_tokens.weight") >= 0;
+}
+
 }  // namespace
 
 std::string_view dtype_name(Dtype d) { return kDtypeNames[static_cast<int>(d)]; }
@@ -186,6 +194,50 @@ void save_safetensors(const fs::path& path, const TensorTable& layout,
   write_file_atomically(path, pieces);
 }
 
+std::map<std::string, TensorInfo> read_safetensors_header(const fs::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}", name));
+  const Header header = read_header(in, name);
+  std::map<std::string, TensorInfo> tensors;
+  JsonReader::rethrow_in(name, [&] {
+    const JsonReader r(header.entries);
+    r.require_object();
+    for (const auto& [key, value] : header.entries.items()) {
+      if (key == "__metadata__") continue;
+      tensors[key] = {header_dtype(r[key]["dtype"].get<std::string>(), key),
+                      int_list(r[key]["shape"])};
+    }
+  });
+  return tensors;
+}
+
+std::vector<float> read_safetensors_tensor(const fs::path& path, const std::string& name,
+                                           const std::vector<int64_t>& shape) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("cannot read {}", path.string()));
+  const Header header = read_header(in, path.string());
+  TensorSpec t{name, shape, 0, 1};
+  for (int64_t d : shape) t.numel *= d;
+  std::vector<float> out;
+  JsonReader::rethrow_in(path.string(), [&] {
+    const JsonReader r(header.entries);
+    r.require_object();
+    if (!r.contains(name)) return;
+    const auto [begin, end, dtype] = data_range(r[name], t);
+    if (end > header.data_size) throw Error(fmt::format("truncated: tensor '{}'", name));
+    std::string bytes(static_cast<std::size_t>(end - begin), '\0');
+    in.seekg(header.data_start + begin);
+    if (!in.read(bytes.data(), end - begin)) {
+      throw Error(fmt::format("read failed for tensor '{}'", name));
+    }
+    out.resize(static_cast<std::size_t>(t.numel));
+    if (dtype == Dtype::kF32) std::memcpy(out.data(), bytes.data(), bytes.size());
+    else decode(bytes, dtype, out.data());
+  });
+  return out;
+}
+
 std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layout,
                                   std::span<float> arena) {
   TS_CHECK(static_cast<int64_t>(arena.size()) == layout.total());
@@ -200,8 +252,10 @@ std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layou
     // Where each tensor's bytes are; two tensors may not share any.
     std::vector<std::tuple<int64_t, int64_t, Dtype, int>> ranges;
     for (const auto& [key, value] : header.entries.items()) {
-      if (key != "__metadata__" && !skipped_buffer(key) && layout.find(key) < 0) {
-        throw Error(fmt::format("unexpected tensor '{}' (not part of this model config)", key));
+      if (key != "__metadata__" && !skipped_buffer(key) && !tied_head(layout, key) &&
+          layout.find(key) < 0) {
+        throw Error(fmt::format("unexpected tensor {} (not part of this model config)",
+                                quoted_for_terminal(key)));
       }
     }
     for (int index = 0; index < static_cast<int>(layout.tensors().size()); ++index) {

@@ -37,6 +37,22 @@ void save_safetensors(const std::filesystem::path& path, const TensorTable& layo
                       const std::map<std::string, std::string>& metadata = {},
                       Dtype dtype = Dtype::kF32, std::span<const int> only = {});
 
+// What a file holds, read from its header alone: each tensor's dtype and
+// shape by name (the metadata left out). Error naming the file when the
+// header cannot be read or a tensor has a dtype other than these three.
+struct TensorInfo {
+  Dtype dtype = Dtype::kF32;
+  std::vector<int64_t> shape;
+};
+std::map<std::string, TensorInfo> read_safetensors_header(const std::filesystem::path& path);
+
+// One tensor of the file as floats, its shape checked against `shape`
+// (Error naming the file and the tensor otherwise); empty when the file does
+// not hold it. For tensors outside a layout (a tied model's lm_head.weight).
+std::vector<float> read_safetensors_tensor(const std::filesystem::path& path,
+                                           const std::string& name,
+                                           const std::vector<int64_t>& shape);
+
 // Fills `arena` (layout.total() floats) from the file, which must hold every
 // tensor of the layout.
 void load_safetensors(const std::filesystem::path& path, const TensorTable& layout,
@@ -45,7 +61,9 @@ void load_safetensors(const std::filesystem::path& path, const TensorTable& layo
 // Reads the layout's tensors that the file holds (one shard of a checkpoint)
 // into `arena`; returns their layout indices. A tensor the layout does not
 // have is an error, except the rotary tables some exporters save
-// (`*.rotary_emb.inv_freq`), which the model computes itself.
+// (`*.rotary_emb.inv_freq`), which the model computes itself, and the
+// lm_head.weight some write beside a tied embedding (the layout has the
+// embedding and no head), which read_safetensors_tensor reads.
 std::vector<int> read_safetensors(const std::filesystem::path& path, const TensorTable& layout,
                                   std::span<float> arena);
 

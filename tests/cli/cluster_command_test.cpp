@@ -4,12 +4,14 @@
 // root).
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/terminal_safe.h"
 
 namespace trainscope {
 namespace {
@@ -57,6 +59,25 @@ TEST(ClusterCheckCommandTest, BadInputIsExitCode2NamingWhatIsWrong) {
     const auto r = run_trainscope(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_TRUE(has(r.output, message)) << args << "\n" << r.output;
+  }
+}
+
+// Issue 25 item 13: a hostfile of random bytes, escape sequences included,
+// is bad input whose message quotes the file escaped: nothing of it reaches
+// the terminal raw. The bytes are seeded, so a failure repeats.
+TEST(ClusterCheckCommandTest, AHostfileOfRandomBytesIsQuotedEscaped) {
+  const TempDir dir("cluster");
+  std::mt19937 rng(25);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::string bytes = trial == 0 ? "node\x1b[2J\x07\xc2\x9b" "31m slots=1\n" : "";
+    for (int i = 0; i < 300; ++i) bytes += static_cast<char>(rng() & 0xff);
+    const std::string hosts = dir.write("hosts", bytes);
+    const auto r = run_trainscope("cluster check --hostfile " + hosts);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_EQ(testing::terminal_unsafe(r.output), "") << "trial " << trial;
+    if (trial == 0) {
+      EXPECT_TRUE(has(r.output, "node\\x1b[2J\\x07\\u009b31m")) << r.output;
+    }
   }
 }
 

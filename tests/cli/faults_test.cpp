@@ -3,6 +3,8 @@
 // interrupted saves...), and checks the exit code scripts rely on (0 ok,
 // 1 the work failed, 2 bad input), that the message names the culprit, and
 // that nothing is lost or left half-written.
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "results/results_db.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "tests/terminal_safe.h"
 
 namespace trainscope {
 namespace {
@@ -210,6 +213,84 @@ TEST(FaultsTest, RanksWithDifferentThreadCountsStayIdentical) {
       train + " --threads 1 : -np 1 " + train + " --threads 2");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("parameters different"), std::string::npos) << r.output;
+}
+
+// Item 8 (issue 25): --db naming a device node or a FIFO is refused before
+// any work, as bad input naming the flag and the file; SQLite never opens it
+// (it would write NODE-journal beside it, or block on the FIFO). The device
+// is one this test makes (mknod needs root; the FIFO does not).
+TEST(FaultsTest, ADbThatIsNotARegularFileIsRefusedUpFront) {
+  testing::TempDir dir("faults");
+  std::vector<std::pair<std::string, std::string>> nodes;
+  if (::mkfifo(dir.file("fifo").c_str(), 0600) == 0) nodes.emplace_back("fifo", "a FIFO");
+  if (::mknod(dir.file("null").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0) {
+    nodes.emplace_back("null", "a character device");
+  }
+  ASSERT_FALSE(nodes.empty()) << "neither a FIFO nor a device node could be made";
+  for (const auto& [name, kind] : nodes) {
+    for (const char* command :
+         {"doctor --skip-mpi --db ", "suite run smoke --no-limits --db ", "report --db ",
+          "check --baseline b.json --db ", "monitor --pid 1 --db "}) {
+      // A FIFO would block the open before the fix: 20 s at most.
+      const auto r = testing::run_shell("timeout 20 " + shell_quote(testing::trainscope_binary()) +
+                                        " " + command + shell_quote(dir.file(name)));
+      EXPECT_EQ(r.exit_code, 2) << command << name << "\n" << r.output;
+      EXPECT_CONTAINS(r.output, "--db: " + dir.file(name) + " is " + kind);
+      EXPECT_EQ(r.output.find("sgemm"), std::string::npos) << "it measured first:\n" << r.output;
+    }
+    EXPECT_FALSE(fs::exists(dir.file(name) + "-journal"));
+  }
+}
+
+// Item 10 (issue 25): a vocabulary or a LoRA rank beyond the machine is bad
+// input naming the field and the bytes, found before anything is allocated.
+TEST(FaultsTest, HugeSizesAreBadInputNamingTheFieldAndTheBytes) {
+  testing::TempDir dir("faults");
+  dir.write("config.json",
+            R"({"hidden_size":4096,"intermediate_size":64,"num_attention_heads":4,)"
+            R"("num_hidden_layers":2,"vocab_size":2147483647,"max_position_embeddings":64})");
+  auto r = run_trainscope("train --threads 1 --quiet --steps 1 --init-from " +
+                          shell_quote(dir.path().string()));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "vocab_size 2147483647 x hidden_size 4096 needs 70368744144896 bytes");
+  r = run_trainscope(train_args("--steps 1 --fine-tune lora --lora-rank 2147483647"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--lora-rank 2147483647: above 32");
+}
+
+// A safetensors file whose header is `header` and data 4 zero bytes.
+std::string safetensors_with_header(const std::string& header) {
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return file + header + std::string(4, '\0');
+}
+
+// Item 13 (issue 25): what an input file holds is quoted escaped in errors:
+// a config that is not JSON, a tensor name in a safetensors header, names
+// in a checkpoint's index.
+TEST(FaultsTest, JsonAndSafetensorsContentIsQuotedEscaped) {
+  testing::TempDir dir("faults");
+  const std::string not_json = dir.write("bad.json", "{\"hidden_size\": \xff\xc2\x9b\x1b[2J}");
+  const std::string config =
+      R"({"hidden_size": 32, "intermediate_size": 64, "num_attention_heads": 4,)"
+      R"( "num_hidden_layers": 2, "vocab_size": 300, "max_position_embeddings": 64})";
+  fs::create_directories(dir / "one");
+  dir.write("one/config.json", config);
+  dir.write("one/model.safetensors",
+            safetensors_with_header(
+                R"({"\u001b[2Jevil\u0007":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})"));
+  fs::create_directories(dir / "index");
+  dir.write("index/config.json", config);
+  dir.write("index/model.safetensors.index.json",
+            R"({"weight_map": {"\u001b]0;x\u0007": "\u009b2J"}})");
+  for (const std::string& args :
+       {"train --steps 1 --model " + shell_quote(not_json),
+        "generate --prompt x --model " + shell_quote(dir.file("one")),
+        "generate --prompt x --model " + shell_quote(dir.file("index"))}) {
+    const auto r = run_trainscope(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(testing::terminal_unsafe(r.output), "") << args;
+  }
 }
 
 }  // namespace

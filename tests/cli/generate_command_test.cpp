@@ -4,12 +4,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "kernels/storage.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
+#include "training/hf_checkpoint.h"
 
 namespace trainscope {
 namespace {
@@ -125,6 +129,27 @@ TEST_F(GenerateCommandTest, AdaptersAndTheirFusedCheckpointGenerateAlike) {
   EXPECT_EQ(other.exit_code, 2) << other.output;
   EXPECT_NE(other.output.find("another base model"), std::string::npos) << other.output;
   EXPECT_FALSE(fs::exists(dir_ / "f2")) << "nothing written";
+}
+
+// Item 6: a NaN weight makes the logits NaN. That is a failure (exit 1)
+// naming the step and the first non-finite tensor, not text of NUL bytes.
+TEST(GenerateFaultsTest, NonFiniteLogitsExitOneNamingTheStepAndTheTensor) {
+  testing::TempDir dir("generate");
+  const training::ModelConfig config = training::model_preset("tiny");
+  const training::ParamLayout layout(config);
+  kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
+  const auto& norm = layout.tensors()[layout.find("model.layers.1.input_layernorm.weight")];
+  std::fill_n(params.data() + norm.offset, norm.numel, std::nanf(""));
+  training::save_hf_checkpoint(dir / "nan", config, layout, params.span());
+  const auto r = run_trainscope("generate --model " + dir.file("nan") +
+                                " --prompt hello --max-tokens 8 --temp 0");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("non-finite logits (NaN) at step 1 (prompt token 1 of 5)"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("first non-finite weight: 'model.layers.1.input_layernorm.weight' "
+                          "(32 of 32 values)"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\0'), std::string::npos) << "NUL bytes printed";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Report library: comparison figures, the Amdahl fit, charts drawn by
 // gnuplot, tables without gnuplot, HTML and Markdown escaping.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,16 +11,20 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "base/check.h"
+#include "profiler/process.h"
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"
+#include "tests/report/run_command.h"
 #include "tests/report/suite_builder.h"
 
 namespace trainscope::report {
@@ -401,6 +406,100 @@ TEST_F(ReportTest, AHungGnuplotIsKilledAndItsChartDirectoryRemoved) {
   std::ifstream(pid_file) >> pid;
   ASSERT_GT(pid, 0);
   EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid))) << "the hung gnuplot still runs";
+}
+
+// TMPDIR set to `dir` for a scope (chart and run directories go there, so a
+// test sees what is left), restored afterwards.
+class ScopedTmpdirEnv {
+ public:
+  explicit ScopedTmpdirEnv(const fs::path& dir) {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    fs::create_directories(dir);
+    ::setenv("TMPDIR", dir.c_str(), 1);
+  }
+  ~ScopedTmpdirEnv() {
+    if (old_) ::setenv("TMPDIR", old_->c_str(), 1);
+    else ::unsetenv("TMPDIR");
+  }
+  ScopedTmpdirEnv(const ScopedTmpdirEnv&) = delete;
+  ScopedTmpdirEnv& operator=(const ScopedTmpdirEnv&) = delete;
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// A "gnuplot" that says it started (its pid in `pid_file`, one line per call
+// in `calls`) and never finishes.
+fs::path write_hung_gnuplot(const fs::path& dir) {
+  const fs::path fake = dir / "gnuplot";
+  std::ofstream(fake) << "#!/bin/sh\necho $$ >> " << (dir / "calls").string() << "\necho $$ > "
+                      << (dir / "pid.tmp").string() << "\nmv " << (dir / "pid.tmp").string() << " "
+                      << (dir / "gnuplot.pid").string() << "\nexec sleep 100\n";
+  fs::permissions(fake, fs::perms::owner_all);
+  return fake;
+}
+
+// Item 4: one hung gnuplot costs one timeout, not one per chart: the
+// remaining charts are left out, and the report says so.
+TEST_F(ReportTest, AfterAGnuplotTimeoutTheRemainingChartsAreLeftOut) {
+  const SuiteData suite = load(reductions_suite());
+  const fs::path fake = write_hung_gnuplot(dir_);
+  const ScopedTmpdirEnv tmpdir(dir_ / "tmp");
+  const auto start = std::chrono::steady_clock::now();
+  const HtmlReport report =
+      render_html({suite}, ChartOptions{.gnuplot = fake.string(), .timeout_seconds = 0.3});
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream calls(dir_ / "calls");
+  EXPECT_EQ(std::count(std::istreambuf_iterator<char>(calls), {}, '\n'), 1) << "gnuplot calls";
+  EXPECT_LT(seconds, 2.5);
+  EXPECT_EQ(report.charts, 0);
+  const std::string notes = fmt::format("{}", fmt::join(report.notes, "\n"));
+  EXPECT_NE(notes.find("chart 'phases': gnuplot"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("did not finish within 0.3 s"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("the other 10 charts are left out"), std::string::npos) << notes;
+  EXPECT_NE(report.html.find("the other 10 charts are left out"), std::string::npos);
+  EXPECT_TRUE(fs::is_empty(dir_ / "tmp"));
+}
+
+// Item 4: SIGINT or SIGTERM to `report` while gnuplot runs stops gnuplot and
+// removes the chart's and the run's temporary directories; the report ends
+// by the signal's exit code, with no output file.
+TEST_F(ReportTest, ASignalWhileGnuplotRunsLeavesNoTemporariesAndNoGnuplot) {
+  build_suite_db(dir_ / "r.db", reductions_suite());
+  const fs::path fake = write_hung_gnuplot(dir_);
+  for (const int sig : {SIGINT, SIGTERM}) {
+    fs::remove(dir_ / "gnuplot.pid");
+    profiler::SpawnOptions spawn;
+    spawn.argv = {testing::trainscope_binary(), "report", "--db", (dir_ / "r.db").string(),
+                  "--out", (dir_ / "r.html").string()};
+    spawn.env = {"TMPDIR=" + (dir_ / "tmp").string(), "TRAINSCOPE_GNUPLOT=" + fake.string()};
+    spawn.stdout_file = dir_ / "out";
+    spawn.stderr_file = dir_ / "err";
+    fs::create_directories(dir_ / "tmp");
+    profiler::ChildProcess report = profiler::spawn(spawn);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!fs::exists(dir_ / "gnuplot.pid") && !report.try_wait() &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(fs::exists(dir_ / "gnuplot.pid")) << "gnuplot never ran";
+    pid_t gnuplot = 0;
+    std::ifstream(dir_ / "gnuplot.pid") >> gnuplot;
+    ::kill(report.pid(), sig);
+    const std::optional<int> code = report.wait_for(20);
+    ASSERT_TRUE(code.has_value()) << "report did not stop";
+    EXPECT_EQ(*code, 128 + sig);
+    for (int i = 0; i < 500 && fs::exists(fmt::format("/proc/{}", gnuplot)); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_FALSE(fs::exists(fmt::format("/proc/{}", gnuplot))) << "gnuplot still runs";
+    if (fs::exists(fmt::format("/proc/{}", gnuplot))) ::kill(gnuplot, SIGKILL);
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir_ / "tmp")) left.push_back(e.path().filename());
+    EXPECT_EQ(left, std::vector<std::string>{}) << strsignal(sig);
+    EXPECT_FALSE(fs::exists(dir_ / "r.html"));
+  }
 }
 
 TEST(GnuplotQuoteTest, QuotesAreDoubledAndControlCharactersDropped) {

@@ -4,12 +4,15 @@
 // say where they wait and the runner record where every rank was; a job
 // killed mid-run leaves each rank's streamed trace as valid JSON.
 #include <signal.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -20,7 +23,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/atomic_file.h"
+#include "profiler/proc_fs.h"
 #include "profiler/process.h"
+#include "profiler/process_poller.h"
 #include "report/report.h"
 #include "report/suite_data.h"
 #include "results/records.h"
@@ -150,6 +155,70 @@ TEST_F(DiagnosisTest, AHungRankIsFoundByTheWatchdogAndTheRunnersRecord) {
                              "waiting "),
             std::string::npos)
       << stderr_text;
+}
+
+// The shared-memory segments a process has mapped (Open MPI's
+// /dev/shm/vader_segment.* of itself and of the peers it talked to).
+std::set<std::string> mapped_segments(pid_t pid) {
+  std::set<std::string> out;
+  std::string maps;
+  if (profiler::read_small_file(fmt::format("/proc/{}/maps", pid).c_str(), &maps) != 0) return out;
+  std::istringstream in(maps);
+  for (std::string line; std::getline(in, line);) {
+    if (const size_t at = line.find("/dev/shm/vader_segment."); at != std::string::npos) {
+      out.insert(line.substr(at));
+    }
+  }
+  return out;
+}
+
+// Issue 25 item 3: a case killed at its timeout leaves nothing of Open MPI
+// behind: neither its ranks' segments in /dev/shm nor mpirun's session
+// directory, even when mpirun cannot clean up within the grace (stopped
+// here, as a loaded machine or a launcher stuck on a dead host would be):
+// the runner removes what is left. mpirun is a wrapper that says its pid, so
+// that the test names this job's files and no other job's.
+TEST_F(DiagnosisTest, ACaseKilledAtItsTimeoutLeavesNoSegmentsOrSessionDirectory) {
+  const fs::path pid_file = dir_ / "mpirun.pid";
+  const std::string wrapper = dir_.write(
+      "mpirun.sh", "#!/bin/sh\ncase \"$*\" in *' train '*) echo $$ > " + pid_file.string() +
+                       ".tmp; mv " + pid_file.string() + ".tmp " + pid_file.string() + ";; esac\n"
+                       "exec mpirun \"$@\"\n");
+  fs::permissions(wrapper, fs::perms::owner_all);
+  options_.mpirun = wrapper;
+  options_.measure_limits = false;
+  std::optional<SuiteResult> result;
+  std::thread runner([&] {
+    result = run(std::string("name = \"hang\"\ntimeout_s = 60\n") + kBase +
+                 "steps = 4\n[[case]]\nname = \"hung\"\ntimeout_s = 4\n"
+                 "extra_args = [\"--inject-delay\", \"1:60000\"]\n");
+  });
+  // While the case hangs: the job's mpirun and the segments its ranks map.
+  pid_t mpirun = 0;
+  std::set<std::string> segments;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (segments.size() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (mpirun == 0 && fs::exists(pid_file)) mpirun = std::stoi(read_file(pid_file));
+    if (mpirun == 0) continue;
+    profiler::ProcessPoller tree(mpirun, {.read_pss = false});
+    for (const auto& p : tree.poll()) {
+      for (const std::string& s : mapped_segments(p.pid)) segments.insert(s);
+    }
+  }
+  if (mpirun != 0) ::kill(mpirun, SIGSTOP);
+  runner.join();
+  ASSERT_NE(mpirun, 0) << "the wrapper never ran mpirun";
+  ASSERT_EQ(segments.size(), 2u) << "each rank maps its own segment";
+  ASSERT_TRUE(result.has_value());
+  ASSERT_EQ(result->runs.size(), 1u);
+  EXPECT_NE(result->runs[0].row.error.find("timed out after 4 s (killed)"), std::string::npos)
+      << result->runs[0].row.error;
+  for (const std::string& s : segments) EXPECT_FALSE(fs::exists(s)) << s << " was left behind";
+  const fs::path sessions =
+      fs::temp_directory_path() / fmt::format("ompi.{}.{}", profiler::host_name(), ::getuid());
+  const fs::path session = sessions / fmt::format("pid.{}", mpirun);
+  EXPECT_FALSE(fs::exists(session)) << session << " was left behind";
 }
 
 // The trace events of `path` when it is a whole JSON document with events of

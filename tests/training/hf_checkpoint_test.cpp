@@ -5,9 +5,11 @@
 // them.
 #include "training/hf_checkpoint.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -181,6 +183,47 @@ TEST(DtypeFlagTest, AnyCaseIsReadAndOtherValuesNameTheFlag) {
   EXPECT_TRUE(THROWS_BAD_INPUT(parse_dtype("XYZ", "--dtype"),
                                "--dtype must be F32, F16 or BF16, got 'XYZ'"));
   EXPECT_TRUE(THROWS_BAD_INPUT(parse_dtype("", "--dtype"), "got ''"));
+}
+
+// Issue 25 item 17: a tied model whose files also hold lm_head.weight (as
+// some exporters write) loads, as transformers loads it: silently when it
+// equals the embedding, with a warning naming both when it does not; the
+// embedding is what the model uses. In one file and across shards.
+TEST_F(HfCheckpointTest, ATiedModelsFilesMayAlsoHoldTheHead) {
+  ModelConfig untied = config_;
+  untied.tie_embeddings = false;
+  ModelConfig tied = config_;
+  tied.tie_embeddings = true;
+  const ParamLayout with_head(untied), layout(tied);
+  std::vector<float> weights(static_cast<std::size_t>(with_head.total()));
+  for (std::size_t i = 0; i < weights.size(); ++i) weights[i] = static_cast<float>(i % 97) / 97;
+  const TensorSpec& embed = with_head.tensors()[with_head.find("model.embed_tokens.weight")];
+  const TensorSpec& head = with_head.tensors()[with_head.find("lm_head.weight")];
+  std::copy_n(weights.begin() + embed.offset, embed.numel, weights.begin() + head.offset);
+  for (const int shards : {1, 2}) {
+    const fs::path same = dir_ / fmt::format("same{}", shards);
+    const fs::path other = dir_ / fmt::format("other{}", shards);
+    save_hf_checkpoint(same, untied, with_head, weights, {.shards = shards});
+    std::ofstream(same / "config.json") << to_hf_config(tied).dump(2);
+    std::vector<float> arena(static_cast<std::size_t>(layout.total()), -1.0f);
+    ::testing::internal::CaptureStderr();
+    load_hf_weights(same, layout, arena);
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << shards;
+    EXPECT_TRUE(std::equal(arena.begin(), arena.begin() + embed.numel,
+                           weights.begin() + embed.offset));
+    std::vector<float> differs = weights;
+    differs[static_cast<std::size_t>(head.offset)] += 1.0f;
+    save_hf_checkpoint(other, untied, with_head, differs, {.shards = shards});
+    std::ofstream(other / "config.json") << to_hf_config(tied).dump(2);
+    ::testing::internal::CaptureStderr();
+    load_hf_weights(other, layout, arena);
+    const std::string warning = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(warning.find("trainscope: warning: " + other.string()), std::string::npos) << warning;
+    EXPECT_NE(warning.find("lm_head.weight differs from model.embed_tokens.weight"),
+              std::string::npos) << warning;
+    EXPECT_NE(warning.find("the embedding is used"), std::string::npos) << warning;
+    EXPECT_EQ(arena[0], weights[static_cast<std::size_t>(embed.offset)]);
+  }
 }
 
 TEST_F(HfCheckpointTest, TrainingStartsFromPretrainedWeights) {

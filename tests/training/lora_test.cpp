@@ -250,6 +250,44 @@ TEST_F(AdapterFilesTest, AdaptersForAnotherBaseAreRefusedByName) {
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "adapter_model.safetensors is missing"));
 }
 
+// Issue 25 item 12: a folder whose adapter_config.json disagrees with its
+// own tensors is refused as such, not blamed on another base model.
+TEST_F(AdapterFilesTest, AFolderThatDisagreesWithItselfSaysSo) {
+  const ModelConfig c = small_config();
+  const LoraConfig lora = every_target(3);
+  const LoraLayout layout(c, lora);
+  const std::vector<float> w(static_cast<std::size_t>(layout.total()), 0.5f);
+  write_adapter_files(dir_.path(), c, lora, w, "base");
+  const fs::path config_file = dir_.path() / kAdapterConfigFile;
+  const nlohmann::json written = read_json_file(config_file);
+  auto rewrite = [&](const char* key, nlohmann::json value) {
+    nlohmann::json j = written;
+    j[key] = std::move(value);
+    std::ofstream(config_file) << j.dump(2);
+  };
+  auto expect = [&](const std::string& needle) {
+    try {
+      load_adapters(dir_.path(), c);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(e.exit_code(), kExitBadInput);
+      EXPECT_NE(what.find(needle), std::string::npos) << what;
+      EXPECT_NE(what.find("disagrees with itself"), std::string::npos) << what;
+      EXPECT_EQ(what.find("another base model"), std::string::npos) << what;
+    }
+  };
+  rewrite("r", 2);
+  expect("adapter_config.json says r 2, but adapter_model.safetensors holds rank-3 adapters");
+  nlohmann::json six = written["target_modules"];
+  six.erase(std::find(six.begin(), six.end(), "v_proj"));
+  rewrite("target_modules", six);
+  expect("adapter_model.safetensors holds v_proj adapters");
+  rewrite("target_modules", {"q_proj"});
+  expect("adapter_model.safetensors holds k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj "
+         "adapters, which adapter_config.json's target_modules (q_proj) does not name");
+}
+
 TEST_F(AdapterFilesTest, ConfigsPeftCouldWriteButWeCannotApplyAreRefused) {
   const ModelConfig c = small_config();
   auto refuse = [&](nlohmann::json j, const std::string& needle) {

@@ -14,6 +14,7 @@
 #include "base/atomic_file.h"
 #include "base/json_reader.h"
 #include "base/check.h"
+#include "base/quote.h"
 #include "training/tokenizers/gpt2_pretokenizer.h"
 #include "training/tokenizers/unicode_classes.h"
 
@@ -101,18 +102,18 @@ std::vector<std::string> vocab_from_json(const Json& vocab, const std::string& s
   std::vector<bool> seen(n, false);
   for (const auto& [token, id_json] : vocab.items()) {
     if (!id_json.is_number_integer()) {
-      throw Error(fmt::format("{}: token \"{}\" has id {}, expected an integer", source, token,
-                              id_json.dump()));
+      throw Error(fmt::format("{}: token \"{}\" has id {}, expected an integer", source,
+                              terminal_safe(token), terminal_safe(id_json.dump())));
     }
     const int64_t id = id_json.get<int64_t>();
     if (id < 0 || id >= static_cast<int64_t>(n)) {
       throw Error(fmt::format("{}: token \"{}\" has id {}, outside [0, {}) (the {} ids must be "
                               "0..{})",
-                              source, token, id, n, n, n - 1));
+                              source, terminal_safe(token), id, n, n, n - 1));
     }
     if (seen[id]) {
       throw Error(fmt::format("{}: tokens \"{}\" and \"{}\" both have id {}", source,
-                              tokens[id], token, id));
+                              terminal_safe(tokens[id]), terminal_safe(token), id));
     }
     seen[id] = true;
     tokens[id] = token;
@@ -140,7 +141,7 @@ std::vector<Gpt2Tokenizer::Merge> merges_from_text(const fs::path& path) {
     if (space == 0 || space == std::string_view::npos || space + 1 == line.size() ||
         line.find(' ', space + 1) != std::string_view::npos) {
       throw Error(fmt::format("{}:{}: expected two tokens separated by one space, got \"{}\"",
-                              path.string(), line_number, line));
+                              path.string(), line_number, terminal_safe(line)));
     }
     merges.push_back({std::string(line.substr(0, space)), std::string(line.substr(space + 1)),
                       fmt::format("{}:{}", path.string(), line_number)});
@@ -167,14 +168,14 @@ std::vector<Gpt2Tokenizer::Merge> merges_from_json(const Json& merges_json,
       if (space == 0 || space == std::string::npos || space + 1 == s.size() ||
           s.find(' ', space + 1) != std::string::npos) {
         throw Error(fmt::format("{}: expected two tokens separated by one space, got \"{}\"",
-                                origin, s));
+                                origin, terminal_safe(s)));
       }
       merges.push_back({s.substr(0, space), s.substr(space + 1), origin});
     } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
       merges.push_back({m[0].get<std::string>(), m[1].get<std::string>(), origin});
     } else {
       throw Error(fmt::format("{}: expected \"left right\" or [\"left\", \"right\"], got {}",
-                              origin, m.dump()));
+                              origin, terminal_safe(m.dump())));
     }
   }
   return merges;
@@ -193,14 +194,14 @@ std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const s
   if (type != "BPE") {
     throw Error(fmt::format("{}: model.type is \"{}\", expected \"BPE\" (a byte-level BPE "
                             "tokenizer like GPT-2's)",
-                            name, type));
+                            name, terminal_safe(type)));
   }
   // Options that would change the ids from GPT-2's.
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto it = model->find(key);
     if (it != model->end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty())) {
       throw Error(fmt::format("{}: model.{} is {}, which GPT-2 byte-level BPE does not use", name,
-                              key, it->dump()));
+                              key, terminal_safe(it->dump())));
     }
   }
   if (model->value("ignore_merges", false)) {
@@ -212,7 +213,7 @@ std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const s
                                    : std::string("(missing)");
   if (pre_type != "ByteLevel") {
     throw Error(fmt::format("{}: pre_tokenizer.type is \"{}\", expected \"ByteLevel\"", name,
-                            pre_type));
+                            terminal_safe(pre_type)));
   }
   if (pre->value("add_prefix_space", false)) {
     throw Error(fmt::format("{}: pre_tokenizer.add_prefix_space is true; GPT-2 does not add a "
@@ -299,7 +300,7 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
     if (!token_to_bytes(tokens[id], &token_bytes_[id], &bad_cp)) {
       throw Error(fmt::format("{}: token \"{}\" (id {}) has character U+{:04X}, which is not in "
                               "GPT-2's byte-to-unicode alphabet",
-                              vocab_source, tokens[id], id, bad_cp));
+                              vocab_source, terminal_safe(tokens[id]), id, bad_cp));
     }
     if (token_bytes_[id].empty()) {
       throw Error(fmt::format("{}: id {} is the empty token", vocab_source, id));
@@ -335,7 +336,8 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
       const auto it = ok ? id_of_bytes.find(*bytes) : id_of_bytes.end();
       if (it == id_of_bytes.end()) {
         throw Error(fmt::format("{}: merge \"{} {}\": token \"{}\" is not in the vocabulary ({})",
-                                m.origin, m.left, m.right, token, vocab_source));
+                                m.origin, terminal_safe(m.left), terminal_safe(m.right),
+                                terminal_safe(token), vocab_source));
       }
       return it->second;
     };
@@ -345,13 +347,14 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
     if (merged == id_of_bytes.end()) {
       throw Error(fmt::format("{}: merge \"{} {}\": the merged token \"{}{}\" is not in the "
                               "vocabulary ({})",
-                              m.origin, m.left, m.right, m.left, m.right, vocab_source));
+                              m.origin, terminal_safe(m.left), terminal_safe(m.right),
+                              terminal_safe(m.left), terminal_safe(m.right), vocab_source));
     }
     const uint64_t key = pair_key(left, right);
     const auto [it, inserted] = first_rank.emplace(key, rank);
     if (!inserted) {
-      throw Error(fmt::format("{}: merge \"{} {}\" repeats {}", m.origin, m.left, m.right,
-                              merges[it->second].origin));
+      throw Error(fmt::format("{}: merge \"{} {}\" repeats {}", m.origin, terminal_safe(m.left),
+                              terminal_safe(m.right), merges[it->second].origin));
     }
     std::size_t slot = (key * 0x9E3779B97F4A7C15ull) >> pair_shift_;
     while (pair_table_[slot].key != ~uint64_t{0}) slot = (slot + 1) & (capacity - 1);
