@@ -29,7 +29,7 @@
 #include "comm/communicator.h"
 #include "base/atomic_file.h"
 #include "base/check.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "suites/allreduce_bench.h"
 #include "suites/cluster_check.h"
 #include "suites/launch_plan.h"
@@ -98,7 +98,7 @@ fs::path write_hostfile(const Launch& launch, const std::string& name,
 profiler::CompletedRun run_probe_job(const Launch& launch, const fs::path& hostfile, int ranks,
                                      const std::vector<std::string>& mca_args,
                                      const std::vector<std::string>& probe_args) {
-  profiler::SpawnOptions job;
+  SpawnOptions job;
   job.argv = {launch.mpirun, "-np", std::to_string(ranks), "--hostfile", hostfile.string()};
   job.argv.insert(job.argv.end(), {"--map-by", "node", "--bind-to", "none"});
   job.argv.insert(job.argv.end(), mca_args.begin(), mca_args.end());

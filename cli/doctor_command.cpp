@@ -27,7 +27,7 @@
 #include "base/check.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "report/gnuplot.h"
 #include "results/environment.h"
 #include "results/results_db.h"
@@ -70,7 +70,7 @@ std::vector<suites::GemmShape> seed_shapes() {
 // The same measurement on another OpenBLAS core: a child with
 // OPENBLAS_CORETYPE set (the library reads it once, when it loads).
 std::optional<double> sgemm_gflops_on(const std::string& core) {
-  profiler::SpawnOptions o;
+  SpawnOptions o;
   o.argv = {"/proc/self/exe", "doctor", "--sgemm-only"};
   o.env = {"OPENBLAS_CORETYPE=" + core};
   const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
@@ -147,7 +147,7 @@ void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>
 
 // A 2-rank all-reduce over one transport, as the suites launch it.
 Finding transport_finding(const std::string& name, const std::vector<std::string>& mca) {
-  profiler::SpawnOptions o;
+  SpawnOptions o;
   o.argv = {"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none"};
   o.argv.insert(o.argv.end(), mca.begin(), mca.end());
   // mpirun would read /proc/self/exe as its own: the path itself.
@@ -170,7 +170,7 @@ Finding transport_finding(const std::string& name, const std::vector<std::string
 
 void mpi_findings(const json& env, std::vector<Finding>& out) {
   try {
-    profiler::find_program("mpirun");
+    find_program("mpirun");
   } catch (const Error&) {
     out.push_back({"MPI", "mpirun", "not found", Status::kMissing,
                    "run scripts/install-deps.sh (apt-get install openmpi-bin libopenmpi-dev)", true});
@@ -195,7 +195,7 @@ void virtual_host_findings(std::vector<Finding>& out) {
     return;
   }
   const std::string ns = fmt::format("trainscope-doctor-{}", ::getpid());
-  profiler::SpawnOptions add, del;
+  SpawnOptions add, del;
   add.argv = {"ip", "netns", "add", ns};
   del.argv = {"ip", "netns", "delete", ns};
   bool ok = false;
@@ -205,7 +205,7 @@ void virtual_host_findings(std::vector<Finding>& out) {
     ok = r.exit_code == 0;
     why = first_line(r.err);
     if (ok) profiler::run_to_completion(del, 10);
-    profiler::find_program("tc");
+    find_program("tc");
   } catch (const Error& e) {
     ok = false;
     why = e.what();
@@ -223,7 +223,7 @@ void tool_findings(std::vector<Finding>& out) {
   std::string chromium;
   for (const char* name : {"chromium", "chromium-browser"}) {
     try {
-      chromium = profiler::find_program(name);
+      chromium = find_program(name);
       break;
     } catch (const Error&) {
     }

@@ -17,7 +17,7 @@
 #include "cli/validators.h"
 #include "base/check.h"
 #include "base/atomic_file.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
 #include "report/suite_data.h"
@@ -70,7 +70,7 @@ void add_report_command(CLI::App& app) {
       return;
     }
     // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
-    const profiler::SignalGuard signals(profiler::SignalPolicy::kRecordInterrupt);
+    const SignalGuard signals(SignalPolicy::kRecordInterrupt);
     auto html =
         report::render_html(suites, {.gnuplot = report::find_gnuplot(), .signals = &signals});
     if (signals.interrupted()) {

@@ -16,7 +16,7 @@
 #include "base/check.h"
 #include "base/atomic_file.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 
 namespace trainscope::profiler {
 namespace {

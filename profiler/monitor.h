@@ -2,7 +2,7 @@
 // record the memory of its whole process tree until it ends.
 //
 // run_monitor() either starts `command` (found on PATH as a shell does, see
-// profiler/process.h) in the monitor's process group (not one of its own),
+// base/process.h) in the monitor's process group (not one of its own),
 // so that it stays in the terminal's foreground, or follows an existing PID;
 // it polls the tree with a ProcessPoller every `interval_seconds`
 // (profiler::supervise), shows progress on `out`, and returns every sample

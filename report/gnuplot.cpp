@@ -9,7 +9,7 @@
 
 #include "base/atomic_file.h"
 #include "base/check.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 
 namespace trainscope::report {
 
@@ -29,7 +29,7 @@ void write_text(const fs::path& path, std::string_view content) {
 std::optional<std::string> find_gnuplot() {
   const char* chosen = std::getenv("TRAINSCOPE_GNUPLOT");
   try {
-    return profiler::find_program(chosen != nullptr ? chosen : "gnuplot");
+    return find_program(chosen != nullptr ? chosen : "gnuplot");
   } catch (const Error&) {
     return std::nullopt;  // not found or not executable: tables only
   }
@@ -51,7 +51,7 @@ std::string gnuplot_quote(std::string_view text) {
 }
 
 std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
-                       double timeout_seconds, const profiler::SignalGuard* signals) {
+                       double timeout_seconds, const SignalGuard* signals) {
   ScopedTempDir dir("trainscope-chart");
   for (const auto& d : chart.data) write_text(dir.path() / d.name, d.content);
   std::string script = fmt::format(
@@ -66,7 +66,7 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
   script += chart.script;
   write_text(dir.path() / "chart.gp", script);
 
-  profiler::SpawnOptions options;
+  SpawnOptions options;
   options.argv = {gnuplot, "chart.gp"};
   options.working_dir = dir.path();
   options.own_process_group = true;  // whatever gnuplot starts dies with it

@@ -8,7 +8,7 @@
 //
 // The gnuplot program is found on PATH, or taken from the TRAINSCOPE_GNUPLOT
 // environment variable when set (which also lets tests simulate a missing
-// gnuplot), by profiler::find_program()'s rule. gnuplot runs in its own
+// gnuplot), by find_program()'s rule. gnuplot runs in its own
 // process group through profiler::run_to_completion(): one that outlives the
 // timeout is killed with whatever it started.
 //
@@ -23,9 +23,9 @@
 
 #include "base/check.h"
 
-namespace trainscope::profiler {
-class SignalGuard;
-}  // namespace trainscope::profiler
+namespace trainscope {
+class SignalGuard;  // base/process.h
+}  // namespace trainscope
 
 namespace trainscope::report {
 
@@ -71,7 +71,7 @@ class GnuplotInterrupted : public Error {
 // gone when it returns or throws.
 std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
                        double timeout_seconds = kGnuplotTimeoutSeconds,
-                       const profiler::SignalGuard* signals = nullptr);
+                       const SignalGuard* signals = nullptr);
 
 // A gnuplot single-quoted string literal for arbitrary text: quotes doubled,
 // control characters replaced by spaces. Use with `set termoption

@@ -40,7 +40,7 @@ struct ChartOptions {
   double timeout_seconds = kGnuplotTimeoutSeconds;  // per chart
   // SIGINT/SIGTERM recorded by this guard stop the running gnuplot and the
   // report (GnuplotInterrupted); null: signals act as they would anyway.
-  const profiler::SignalGuard* signals = nullptr;
+  const SignalGuard* signals = nullptr;
 };
 
 HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions& charts);

@@ -10,8 +10,12 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
+#include "base/check.h"
+#include "base/process.h"
 #include "profiler/proc_fs.h"
+#include "profiler/supervise.h"
 
 extern char** environ;
 
@@ -38,22 +42,25 @@ std::optional<std::string> proc_field(const char* file, const std::string& key) 
   return std::nullopt;
 }
 
-// Output of a shell command, or nullopt if it failed or printed nothing.
-std::optional<std::string> command_output(const char* command) {
-  FILE* pipe = ::popen(command, "r");
-  if (!pipe) return std::nullopt;
-  std::string out;
-  char buffer[256];
-  while (size_t n = std::fread(buffer, 1, sizeof buffer, pipe)) out.append(buffer, n);
-  int status = ::pclose(pipe);
-  if (status != 0 || out.empty()) return std::nullopt;
-  return out;
+// What `argv` prints, through the one spawner (base/process.h: stdin from
+// /dev/null, stopped after 10 s); nullopt if it is missing, failed or
+// printed nothing.
+std::optional<std::string> command_output(const std::vector<std::string>& argv) {
+  try {
+    SpawnOptions options;
+    options.argv = argv;
+    const profiler::CompletedRun run = profiler::run_to_completion(options, 10.0);
+    if (run.exit_code != 0 || run.timed_out || run.out.empty()) return std::nullopt;
+    return run.out;
+  } catch (const Error&) {
+    return std::nullopt;  // not installed
+  }
 }
 
 json openmpi_version() {
   // ompi_info is cheaper than mpirun and prints "Open MPI v4.1.4" first.
-  for (const char* command : {"ompi_info --version 2>/dev/null", "mpirun --version 2>/dev/null"}) {
-    if (auto out = command_output(command)) {
+  for (const char* program : {"ompi_info", "mpirun"}) {
+    if (auto out = command_output({program, "--version"})) {
       std::smatch match;
       static const std::regex version(R"((\d+\.\d+(\.\d+)?\S*))");
       if (std::regex_search(*out, match, version)) return match[1].str();

@@ -9,7 +9,7 @@
 
 #include "base/check.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "report/analysis/prediction.h"
 #include "results/link_profiles.h"
 #include "results/records.h"
@@ -60,7 +60,7 @@ void remove_clusters_of_dead_runners() {
       VirtualCluster::attach(name).down();
     } catch (const Error&) {
       // Half a cluster: the script's down removes whatever is left of it.
-      profiler::SpawnOptions down;
+      SpawnOptions down;
       down.argv = {(netns_scripts_dir() / "netns-cluster.sh").string(), "down", "--prefix", name};
       profiler::run_to_completion(down, 60);
     }
@@ -214,7 +214,7 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
   Measured& m = links_[key];
   std::string problem;
   try {
-    profiler::SpawnOptions job;
+    SpawnOptions job;
     job.argv = plan.argv;
     job.env = plan.env;
     const profiler::CompletedRun run = profiler::run_to_completion(job, 120);

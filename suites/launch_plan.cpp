@@ -14,7 +14,7 @@
 
 #include "base/check.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "results/allreduce_algorithms.h"
 
 namespace trainscope::suites {
@@ -115,7 +115,7 @@ std::string shell_join(const std::vector<std::string>& argv) {
 
 std::string resolve_executable(const std::string& name, const std::string& flag) {
   try {
-    return profiler::find_program(name, flag);
+    return find_program(name, flag);
   } catch (const Error& e) {
     // A flag naming a program that cannot run is bad input to the suite.
     if (e.exit_code() != 127 || name.find('/') != std::string::npos) throw Error(e.what());

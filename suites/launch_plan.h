@@ -66,7 +66,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
 // "case-3-status" beside it.
 std::filesystem::path status_dir_for(const std::filesystem::path& output);
 
-// profiler::find_program(name, flag), but a program that is not found or
+// find_program(name, flag), but a program that is not found or
 // not executable is bad input (kExitBadInput) to the suite.
 std::string resolve_executable(const std::string& name, const std::string& flag);
 

@@ -20,7 +20,7 @@
 #include "kernels/storage.h"
 #include "profiler/copy_probe.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "results/records.h"
 #include "results/results_db.h"
 #include "training/threads.h"
@@ -144,7 +144,7 @@ std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c,
                  .warmup = 2};
   const fs::path rows_file = work_dir / fmt::format("limits-{}-{}.jsonl", case_links(c), c.ranks);
   const LaunchPlan plan = plan_case(suite, sweep, ctx, rows_file);
-  profiler::SpawnOptions o;
+  SpawnOptions o;
   o.argv = plan.argv;
   o.env = plan.env;
   try {

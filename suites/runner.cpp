@@ -15,7 +15,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "profiler/clock.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "profiler/process_poller.h"
 #include "profiler/stall_watchdog.h"
 #include "results/environment.h"
@@ -94,8 +94,8 @@ struct JobOutcome {
 // does not end is killed with its whole tree.
 JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_path,
                    const std::filesystem::path& stderr_path, double timeout_s,
-                   double poll_interval_s, const profiler::SignalGuard& signals) {
-  profiler::SpawnOptions spawn_options;
+                   double poll_interval_s, const SignalGuard& signals) {
+  SpawnOptions spawn_options;
   spawn_options.argv = plan.argv;
   spawn_options.env = plan.env;
   spawn_options.stdin_file = "/dev/null";
@@ -103,9 +103,9 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
   spawn_options.stderr_file = stderr_path;
   spawn_options.own_process_group = true;
   JobOutcome outcome;
-  std::optional<profiler::ChildProcess> job;
+  std::optional<ChildProcess> job;
   try {
-    job.emplace(profiler::spawn(spawn_options));
+    job.emplace(spawn(spawn_options));
   } catch (const Error& e) {
     outcome.run.exit_code = e.exit_code();
     outcome.start_error = e.what();
@@ -373,7 +373,7 @@ class SuiteRun {
   results::ResultsDb db_;
   ScopedTempDir work_dir_;
   CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
-  profiler::SignalGuard signals_{profiler::SignalPolicy::kRecordInterrupt};
+  SignalGuard signals_{SignalPolicy::kRecordInterrupt};
   SuiteResult result_;
   Clock::time_point start_ = Clock::now();
   int index_ = 0;

@@ -36,7 +36,7 @@
 // per case on `out` with fixed columns (see format_result_row).
 //
 // Thread-safety: run_suite() installs SIGINT/SIGTERM/SIGCHLD handlers while it
-// runs (a profiler::SignalGuard, restored on return) and starts children; call
+// runs (a SignalGuard, restored on return) and starts children; call
 // it from one thread, one at a time.
 #ifndef TRAINSCOPE_SUITES_RUNNER_H_
 #define TRAINSCOPE_SUITES_RUNNER_H_

@@ -12,7 +12,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "base/json_reader.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 
 namespace trainscope::suites {
 namespace {
@@ -38,7 +38,7 @@ std::string trimmed(std::string s) {
 // succeeds: exit code 2 (bad input, or this machine cannot) stays 2, any
 // other failure is 1.
 void run_cluster_script(const std::vector<std::string>& args) {
-  profiler::SpawnOptions options;
+  SpawnOptions options;
   options.argv = {(netns_scripts_dir() / "netns-cluster.sh").string()};
   options.argv.insert(options.argv.end(), args.begin(), args.end());
   options.own_process_group = true;
@@ -71,7 +71,7 @@ VirtualClusterConfig read_config(const std::string& prefix) {
 // Why `program` cannot be run, or "".
 std::string missing_program(const std::string& program, const std::string& package) {
   try {
-    profiler::find_program(program);
+    find_program(program);
     return "";
   } catch (const Error& e) {
     return fmt::format("needs `{}` ({}): {}", program, package, e.what());
@@ -127,13 +127,13 @@ std::string virtual_cluster_unavailable_reason() {
   }
   // A container without CAP_NET_ADMIN has all of the above and still cannot.
   const std::string probe = fmt::format("tsprobe{}", ::getpid());
-  profiler::SpawnOptions add;
+  SpawnOptions add;
   add.argv = {"ip", "netns", "add", probe};
   const profiler::CompletedRun added = profiler::run_to_completion(add, 30);
   if (added.exit_code != 0) {
     return fmt::format("`ip netns add` is not permitted here: {}", trimmed(added.err));
   }
-  profiler::SpawnOptions remove;
+  SpawnOptions remove;
   remove.argv = {"ip", "netns", "delete", probe};
   profiler::run_to_completion(remove, 30);
   return "";

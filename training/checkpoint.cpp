@@ -12,7 +12,7 @@
 #include "base/check.h"
 #include "base/quote.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "training/adapters.h"
 #include "training/safetensors.h"
 
@@ -78,7 +78,7 @@ fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& c
   const fs::path final_dir = dir / name;
   const fs::path tmp_dir = dir / fmt::format(".{}.tmp.{}", name, ::getpid());
   // A signal now would leave the temporary half-written: it waits.
-  const profiler::DeferredSignals hold_signals;
+  const DeferredSignals hold_signals;
   fs::remove_all(tmp_dir, ec);
   fs::create_directory(tmp_dir, ec);
   if (ec) throw Error(fmt::format("cannot create {}: {}", tmp_dir.string(), ec.message()));

@@ -44,7 +44,7 @@ struct CheckpointView {
 void prepare_checkpoint_dir(const std::filesystem::path& dir, bool resuming, bool overwrite);
 
 // Returns the step directory written. SIGINT/SIGTERM/SIGHUP arriving during
-// the save take effect once it is whole (profiler::DeferredSignals).
+// the save take effect once it is whole (DeferredSignals).
 std::filesystem::path save_checkpoint(const std::filesystem::path& dir, int64_t step,
                                       const ModelConfig& config, const TensorTable& layout,
                                       const CheckpointView& view, const nlohmann::json& state);

@@ -22,7 +22,7 @@
 #include "base/json_reader.h"
 #include "base/quote.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 
 namespace trainscope::training {
 namespace fs = std::filesystem;
@@ -259,7 +259,7 @@ void save_hf_checkpoint(const fs::path& dir, const ModelConfig& config, const Pa
   const fs::path tmp = temporary_for(dir, ::getpid());
   // SIGINT/SIGTERM/SIGHUP while the temporary exists: it is removed first,
   // then the signal takes effect (as the scope ends).
-  const profiler::DeferredSignals hold_signals;
+  const DeferredSignals hold_signals;
   auto stop_if_signalled = [&] {
     if (const int sig = hold_signals.pending(); sig != 0) {
       throw Error(fmt::format("{}: interrupted by signal {}", dir.string(), sig), 128 + sig);

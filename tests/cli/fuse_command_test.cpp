@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/storage.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 #include "training/adapters.h"
@@ -71,12 +71,12 @@ TEST(FuseCommandTest, ASignalWhileWritingLeavesNothingBehind) {
   testing::TempDir dir("fuse");
   write_base_and_adapters(dir.path(), training::model_preset("seed"));
   for (const int sig : {SIGINT, SIGTERM}) {
-    profiler::SpawnOptions spawn;
+    SpawnOptions spawn;
     spawn.argv = {testing::trainscope_binary(), "fuse", "--model", dir.file("base"),
                   "--adapters", dir.file("adapters"), "--out", dir.file("fz"), "--shards", "4"};
     spawn.stdout_file = dir / "stdout";
     spawn.stderr_file = dir / "stderr";
-    profiler::ChildProcess fuse = profiler::spawn(spawn);
+    ChildProcess fuse = trainscope::spawn(spawn);
     const fs::path tmp = dir / fmt::format(".fz.tmp-{}", fuse.pid());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!fs::exists(tmp) && !fuse.try_wait() && std::chrono::steady_clock::now() < deadline) {

@@ -1,6 +1,6 @@
-// profiler/process.h: exit codes, the PATH rule, spawning, waiting, killing
+// base/process.h: exit codes, the PATH rule, spawning, waiting, killing
 // a tree, the signal guard's two policies and the supervise loop.
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 
 #include <signal.h>
 #include <sys/stat.h>

@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "base/check.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
@@ -470,14 +470,14 @@ TEST_F(ReportTest, ASignalWhileGnuplotRunsLeavesNoTemporariesAndNoGnuplot) {
   const fs::path fake = write_hung_gnuplot(dir_);
   for (const int sig : {SIGINT, SIGTERM}) {
     fs::remove(dir_ / "gnuplot.pid");
-    profiler::SpawnOptions spawn;
+    SpawnOptions spawn;
     spawn.argv = {testing::trainscope_binary(), "report", "--db", (dir_ / "r.db").string(),
                   "--out", (dir_ / "r.html").string()};
     spawn.env = {"TMPDIR=" + (dir_ / "tmp").string(), "TRAINSCOPE_GNUPLOT=" + fake.string()};
     spawn.stdout_file = dir_ / "out";
     spawn.stderr_file = dir_ / "err";
     fs::create_directories(dir_ / "tmp");
-    profiler::ChildProcess report = profiler::spawn(spawn);
+    ChildProcess report = trainscope::spawn(spawn);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!fs::exists(dir_ / "gnuplot.pid") && !report.try_wait() &&
            std::chrono::steady_clock::now() < deadline) {

@@ -24,7 +24,7 @@
 
 #include "base/atomic_file.h"
 #include "profiler/proc_fs.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "profiler/process_poller.h"
 #include "report/report.h"
 #include "report/suite_data.h"
@@ -240,7 +240,7 @@ json whole_trace(const fs::path& path, int rank) {
 }
 
 TEST_F(DiagnosisTest, AJobKilledMidRunLeavesAWholeTraceOfEveryRank) {
-  profiler::SpawnOptions spawn;
+  SpawnOptions spawn;
   spawn.argv = {"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none",
                 "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo",
                 "--mca", "oob_tcp_if_include", "lo",
@@ -252,7 +252,7 @@ TEST_F(DiagnosisTest, AJobKilledMidRunLeavesAWholeTraceOfEveryRank) {
   spawn.stdout_file = dir_ / "stdout";
   spawn.stderr_file = dir_ / "stderr";
   spawn.own_process_group = true;
-  profiler::ChildProcess job = profiler::spawn(spawn);
+  ChildProcess job = trainscope::spawn(spawn);
   const fs::path rank_files[] = {dir_ / "t.rank0.json", dir_ / "t.rank1.json"};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (whole_trace(rank_files[0], 0).is_null() || whole_trace(rank_files[1], 1).is_null()) {

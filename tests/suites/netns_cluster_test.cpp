@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "base/check.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "results/results_db.h"
 #include "suites/runner.h"
 #include "tests/suites/netns_fixture.h"
@@ -456,13 +456,13 @@ TEST_F(NetnsClusterTest, AnInterruptedSuiteTakesItsClusterDown) {
   std::ofstream(toml) << "name = \"netns-long\"\ntimeout_s = 120\n"
                          "[base]\nmodel = \"tiny\"\nbatch = 2\nblock = 32\nsteps = 100000000\n"
                          "threads = 1\nmode = \"sharded\"\nhosts = 2\n[[case]]\nname = \"long\"\n";
-  profiler::SpawnOptions run;
+  SpawnOptions run;
   run.argv = {testing::trainscope_binary(), "suite", "run", toml.string(), "--db",
               (dir_->path() / "long.db").string()};
   run.stdout_file = dir_->path() / "out";
   run.stderr_file = dir_->path() / "err";
   run.own_process_group = true;
-  profiler::ChildProcess runner = profiler::spawn(run);
+  ChildProcess runner = spawn(run);
   const std::string its_prefix = "tsrun-" + std::to_string(runner.pid());
   // Until its case runs on the cluster (the status dir's files appear later;
   // a rank process in the second host is enough).

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "base/check.h"
-#include "profiler/process.h"
+#include "profiler/supervise.h"
 #include "results/records.h"
 #include "suites/launch_plan.h"
 #include "suites/suite_config.h"
@@ -223,7 +223,7 @@ TEST_F(VirtualClusterTest, BadInputIsExitCode2AndLeavesNothing) {
                                "case \"$*\" in *qdisc\\ replace*) "
                                "echo 'Error: Invalid argument' >&2; exit 2;; esac\n"
                                "exec "
-                            << profiler::find_program("tc") << " \"$@\"\n";
+                            << find_program("tc") << " \"$@\"\n";
   fs::permissions(bin / "tc", fs::perms::owner_all);
   const std::string path = getenv("PATH");
   ::setenv("PATH", (bin.string() + ":" + path).c_str(), 1);

@@ -1,8 +1,8 @@
-// Child processes: find a program, start it, wait for it, stop it, and
-// supervise it while a ProcessPoller watches its tree. The one place where
-// trainscope spawns, reaps, kills and decodes exit statuses (the suite
-// runner, the monitor and the gnuplot call use it), so the rules below hold
-// everywhere:
+// Child processes: find a program, start it, wait for it, stop it, and the
+// signals that end or interrupt the waiting. The one place where trainscope
+// spawns, reaps, kills and decodes exit statuses (the suite runner, the
+// monitor, gnuplot, the probes and scripts use it; profiler/supervise.h
+// watches a child's whole tree), so the rules below hold everywhere:
 //
 //  * Exit codes as a shell reports them: the child's exit code; 128 + N if
 //    signal N killed it; kExitFailure for any other wait status.
@@ -15,44 +15,34 @@
 //    file or its interpreter does not exist, else 126), never as a child
 //    that silently exits 127.
 //  * Stopping a tree is SIGTERM to the child's process group (when it has
-//    its own, else to the child), a grace period, then SIGKILL to that group
-//    and to every descendant the caller names (mpirun's children leave its
-//    group), then reaping. The descendants get no SIGTERM of ours: a
-//    launcher stops its own children, and only then cleans up after them
-//    (mpirun's ranks killed under it leave their shared memory behind).
+//    its own), a grace period, then SIGKILL to the group and to every
+//    descendant the caller names: mpirun's children may leave its group.
 //
 // Waiting does not sleep in slices: a ChildProcess holds a pidfd that
 // becomes readable when the child exits (so wait_for() needs no process-wide
 // handler and works from any thread), and a SignalGuard's handlers write to
-// a self-pipe, so supervise() wakes at once on the child's exit, SIGCHLD,
-// SIGINT and SIGTERM. Only without pidfds (Linux before 5.3) does wait_for()
+// a self-pipe, so a supervisor wakes at once on the child's exit, SIGCHLD,
+// SIGINT and SIGTERM. Only without pidfds (Linux before 5.3) does waiting
 // look again every 10 ms.
 //
 // Thread-safety: a ChildProcess belongs to one thread. At most one
 // SignalGuard exists at a time in a process (its handlers are process-wide).
 // spawn() and find_program() may be called from several threads (while no
 // one changes the environment).
-#ifndef TRAINSCOPE_PROFILER_PROCESS_H_
-#define TRAINSCOPE_PROFILER_PROCESS_H_
+#ifndef TRAINSCOPE_BASE_PROCESS_H_
+#define TRAINSCOPE_BASE_PROCESS_H_
 
 #include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
 #include <filesystem>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "profiler/process_poller.h"
-
-namespace trainscope::profiler {
-
-class SignalGuard;
-struct SuperviseOptions;
-struct SuperviseResult;
+namespace trainscope {
 
 // How long kill_tree() lets a tree stop after SIGTERM before SIGKILL.
 inline constexpr double kKillGraceSeconds = 3.0;
@@ -103,10 +93,14 @@ class ChildProcess {
   // `descendants`; returns the child's exit code once it is reaped.
   int kill_tree(std::span<const pid_t> descendants, double grace_seconds = kKillGraceSeconds);
 
+  // Just before it was spawned.
+  std::chrono::steady_clock::time_point started() const { return started_; }
+  // Waits at most `seconds` for this child to exit, or for a signal a
+  // SignalGuard handles (SIGINT, SIGTERM, SIGCHLD), whichever comes first.
+  void wait_for_exit_or_signal(double seconds) const;
+
  private:
   friend ChildProcess spawn(const SpawnOptions& options);
-  friend SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller,
-                                   const SignalGuard& signals, const SuperviseOptions& options);
   ChildProcess(pid_t pid, bool own_group, std::chrono::steady_clock::time_point started);
   void signal_tree(std::span<const pid_t> descendants, int sig) const;
 
@@ -117,29 +111,15 @@ class ChildProcess {
   std::optional<int> exit_code_;
 };
 
+// Waits at most `seconds` for a signal a SignalGuard handles (SIGINT,
+// SIGTERM, SIGCHLD): how a supervisor without a child of its own sleeps.
+void wait_for_guarded_signal(double seconds);
+
 // Starts options.argv. Everything the child needs is prepared first, so the
 // only failures left in the child are exec's own. Throws Error: 127/126 as
 // above; kExitFailure when a stream file or the working directory cannot be
 // opened (naming it) or the system refuses a new process.
 ChildProcess spawn(const SpawnOptions& options);
-
-// What run_to_completion() saw.
-struct CompletedRun {
-  int exit_code = 0;
-  bool timed_out = false;    // killed (with its tree) after the timeout
-  bool interrupted = false;  // killed (with its tree) on the guard's SIGINT/SIGTERM
-  std::string out, err;    // everything the child wrote to stdout and stderr
-};
-
-// Runs options.argv to its end with stdin from /dev/null and its stdout and
-// stderr captured (through files in a private temporary directory: options'
-// stream files are ignored). One that outlives `timeout_seconds` is stopped
-// with kill_tree(), its descendants included, and reported timed_out; with
-// `signals`, so is one running when the guard records SIGINT or SIGTERM
-// (interrupted; nothing is started once it has). For short helper programs
-// (scripts, probes, gnuplot), not jobs to supervise. Throws as spawn() does.
-CompletedRun run_to_completion(SpawnOptions options, double timeout_seconds,
-                               const SignalGuard* signals = nullptr);
 
 // What a SignalGuard does with SIGINT and SIGTERM.
 enum class SignalPolicy {
@@ -194,33 +174,6 @@ class DeferredSignals {
   struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};
 };
 
-struct SuperviseOptions {
-  double poll_interval_seconds = 0.25;
-  std::optional<double> timeout_seconds;  // then kill the tree: timed_out
-  // After every poll, with the seconds since supervise() began. Returning
-  // false ends supervision (e.g. the followed process is gone).
-  std::function<bool(const ProcessPoller& poller, double elapsed_seconds)> on_poll;
-  // The tree is an MPI job: when a timeout or an interrupt kills it, what
-  // Open MPI had no time to clean up is removed (noted from the processes
-  // just before the kill; profiler/mpi_leftovers.h).
-  bool remove_mpi_leftovers = false;
-};
+}  // namespace trainscope
 
-struct SuperviseResult {
-  int exit_code = 0;  // the child's (0 without a child)
-  bool timed_out = false;
-  bool interrupted = false;  // by the guard's SIGINT/SIGTERM
-  double runtime_seconds = 0;  // since the child was spawned, else since the call
-};
-
-// Polls the tree every poll_interval_seconds until the child exits, the
-// timeout (counted like runtime_seconds) passes or the guard records an
-// interrupt (then kill_tree() with a fresh poll's processes). `child` may be
-// null (following a process that is not ours): then on_poll, the timeout
-// and interrupts end it.
-SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const SignalGuard& signals,
-                          const SuperviseOptions& options);
-
-}  // namespace trainscope::profiler
-
-#endif  // TRAINSCOPE_PROFILER_PROCESS_H_
+#endif  // TRAINSCOPE_BASE_PROCESS_H_
