@@ -4,7 +4,7 @@
 
 // The project's one UTF-8 decoder (header-only; no link dependency on the
 // tokenizers).
-#include "training/tokenizers/utf8.h"
+#include "base/utf8.h"
 
 namespace trainscope {
 namespace {
@@ -31,9 +31,9 @@ std::string terminal_safe(std::string_view text, std::size_t max_bytes) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size() && i < max_bytes) {
-    const training::Utf8Char c = training::decode_utf8(text, i);
+    const Utf8Char c = decode_utf8(text, i);
     const auto byte = static_cast<unsigned char>(text[i]);
-    if (c.cp == training::kInvalidCodePoint) {
+    if (c.cp == kInvalidCodePoint) {
       out += fmt::format("\\x{:02x}", byte);
     } else if (c.cp < 0x20 || c.cp == 0x7f) {
       append_control(byte, &out);

@@ -8,16 +8,16 @@
 #include <string>
 #include <string_view>
 
-#include "training/tokenizers/utf8.h"
+#include "base/utf8.h"
 
 namespace trainscope::testing {
 
 // "" when `text` is safe; else where and what the first unsafe byte is.
 inline std::string terminal_unsafe(std::string_view text) {
   for (std::size_t i = 0; i < text.size();) {
-    const training::Utf8Char c = training::decode_utf8(text, i);
+    const Utf8Char c = decode_utf8(text, i);
     const bool control = c.cp < 0x20 ? c.cp != '\n' : (c.cp >= 0x7f && c.cp < 0xa0);
-    if (c.cp == training::kInvalidCodePoint || control) {
+    if (c.cp == kInvalidCodePoint || control) {
       return "byte " + std::to_string(i) + " is " +
              std::to_string(static_cast<unsigned char>(text[i])) + " in: " + std::string(text);
     }

@@ -32,7 +32,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "training/tokenizers/utf8.h"  // find_invalid_utf8
+#include "base/utf8.h"  // find_invalid_utf8
 
 namespace trainscope::training {
 

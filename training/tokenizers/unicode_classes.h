@@ -9,7 +9,7 @@
 // \s, and its Unicode version is its own), and a 800-entry table avoids a
 // runtime dependency. Regenerate the table when the reference changes.
 //
-// The scanner decodes text with training/tokenizers/utf8.h.
+// The scanner decodes text with base/utf8.h.
 //
 // Thread-safety: pure functions over constant data.
 #ifndef TRAINSCOPE_TRAINING_TOKENIZERS_UNICODE_CLASSES_H_
@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "training/tokenizers/utf8.h"
+#include "base/utf8.h"
 
 namespace trainscope::training {
 

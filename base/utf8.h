@@ -6,15 +6,15 @@
 // one way.
 //
 // Thread-safety: pure functions.
-#ifndef TRAINSCOPE_TRAINING_TOKENIZERS_UTF8_H_
-#define TRAINSCOPE_TRAINING_TOKENIZERS_UTF8_H_
+#ifndef TRAINSCOPE_BASE_UTF8_H_
+#define TRAINSCOPE_BASE_UTF8_H_
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 
-namespace trainscope::training {
+namespace trainscope {
 
 // Stands for a byte that does not start valid UTF-8.
 inline constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFFu;
@@ -66,6 +66,6 @@ inline int64_t find_invalid_utf8(std::string_view text) {
   return -1;
 }
 
-}  // namespace trainscope::training
+}  // namespace trainscope
 
-#endif  // TRAINSCOPE_TRAINING_TOKENIZERS_UTF8_H_
+#endif  // TRAINSCOPE_BASE_UTF8_H_
