@@ -21,7 +21,7 @@
 #include "training/data/example_index.h"
 #include "training/data/pipeline.h"
 #include "training/data/stories.h"
-#include "training/tokenizers/tokenizer.h"
+#include "training/tokenizers/make_tokenizer.h"
 
 namespace trainscope::training {
 namespace {

@@ -26,7 +26,7 @@
 #include "training/data/records.h"
 #include "training/hf_checkpoint.h"
 #include "training/kv_decoder.h"
-#include "training/tokenizers/tokenizer.h"
+#include "training/tokenizers/make_tokenizer.h"
 
 namespace trainscope::cli {
 namespace {

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "training/data/prepare_data.h"
-#include "training/tokenizers/tokenizer.h"
+#include "training/tokenizers/make_tokenizer.h"
 
 namespace trainscope::cli {
 

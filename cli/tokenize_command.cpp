@@ -11,7 +11,7 @@
 #include "cli/commands.h"
 #include "base/check.h"
 #include "training/tokenizers/tokenize_lines.h"
-#include "training/tokenizers/tokenizer.h"
+#include "training/tokenizers/make_tokenizer.h"
 
 namespace trainscope::cli {
 

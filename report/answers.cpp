@@ -12,7 +12,7 @@
 #include "report/comparison.h"
 #include "report/finetune.h"
 #include "report/findings.h"
-#include "report/report.h"
+#include "report/format.h"
 #include "report/suite_prediction.h"
 #include "report/table.h"
 

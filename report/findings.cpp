@@ -13,9 +13,8 @@
 
 #include "report/algorithms.h"
 #include "report/case_options.h"
-#include "report/charts.h"
 #include "report/finetune.h"
-#include "report/report.h"
+#include "report/format.h"
 
 namespace trainscope::report {
 namespace {

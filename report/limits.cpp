@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "report/case_options.h"
-#include "report/report.h"
+#include "report/format.h"
 
 namespace trainscope::report {
 namespace {

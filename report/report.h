@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/storage.h"
+#include "report/format.h"
 #include "report/gnuplot.h"
 #include "report/suite_data.h"
 
@@ -51,15 +52,6 @@ inline HtmlReport render_html(const std::vector<SuiteData>& suites,
 }
 
 std::string render_markdown(const std::vector<SuiteData>& suites);
-
-std::string html_escape(std::string_view text);
-// Escapes a Markdown table cell: '|', backslash, emphasis and link
-// characters, '<' '>' '&' as entities; newlines become spaces.
-std::string markdown_cell(std::string_view text);
-
-// Display helpers shared with the check tables: "-" for NaN.
-std::string format_number(double v, int precision);
-using kernels::format_bytes;
 
 }  // namespace trainscope::report
 

@@ -201,4 +201,46 @@ CaseFigures case_figures(const CaseData& c) {
   return f;
 }
 
+MemoryTotals memory_totals(const CaseData& c) {
+  MemoryTotals t;
+  const RunData* run = c.first_usable();
+  if (!run) return t;
+  int64_t tracked = 0, hwm = 0, pss = 0;
+  bool hwm_known = !run->summary->ranks.empty(), pss_known = hwm_known;
+  for (const auto& r : run->summary->ranks) {
+    tracked += r.tracked_peak_total;
+    if (r.vm_hwm < 0) hwm_known = false;
+    hwm += std::max<int64_t>(r.vm_hwm, 0);
+    if (r.pss < 0) pss_known = false;
+    pss += std::max<int64_t>(r.pss, 0);
+  }
+  t.tracked_peak = tracked;
+  t.vm_hwm = hwm_known ? hwm : -1;
+  // The poller sees the whole run, the ranks only their final reading: prefer
+  // the poller's peak per rank process.
+  std::map<int64_t, int64_t> peak_by_pid;
+  for (const auto& s : run->poller) {
+    if (s.rank < 0 || s.pss_bytes < 0) continue;
+    auto& p = peak_by_pid[s.pid];
+    p = std::max(p, s.pss_bytes);
+  }
+  if (!peak_by_pid.empty()) {
+    int64_t sum = 0;
+    for (const auto& [pid, peak] : peak_by_pid) sum += peak;
+    t.pss_peak = sum;
+    t.pss_source = "poller";
+  } else if (pss_known) {
+    t.pss_peak = pss;
+    t.pss_source = "ranks";
+  }
+  return t;
+}
+
+int tcp_links(const std::string& links) {
+  int n = 0;
+  const char* end = links.data() + links.size();
+  const auto [ptr, ec] = std::from_chars(links.data(), end, n);
+  return ec == std::errc() && ptr == end && n > 0 ? n : 0;
+}
+
 }  // namespace trainscope::report

@@ -123,6 +123,21 @@ results::MemoryByCategory peak_by_category(const results::RunSummary& s);
 using results::measured_steps;
 using results::median_of;
 
+
+// Memory totals of a case across its ranks (first usable repetition), bytes;
+// -1 when unknown.
+struct MemoryTotals {
+  int64_t tracked_peak = -1;
+  int64_t vm_hwm = -1;
+  int64_t pss_peak = -1;       // sum over ranks of each rank's peak PSS
+  std::string pss_source;      // "poller" or "ranks"
+};
+MemoryTotals memory_totals(const CaseData& c);
+
+// The btl_tcp_links count of a RunCase::links text, as the runner stores it:
+// "2" -> 2; a transport name ("shm", "auto": not a TCP case) -> 0.
+int tcp_links(const std::string& links);
+
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_SUITE_DATA_H_

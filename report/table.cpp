@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "report/report.h"
+#include "report/format.h"
 
 namespace trainscope::report {
 

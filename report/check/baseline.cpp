@@ -11,7 +11,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "base/json_reader.h"
-#include "report/report.h"
+#include "report/format.h"
 #include "results/records.h"
 #include "results/results_db.h"
 

@@ -11,7 +11,7 @@
 #include "base/check.h"
 #include "profiler/stats.h"
 #include "report/analysis/rank_test.h"
-#include "report/report.h"
+#include "report/format.h"
 
 namespace trainscope::report {
 

@@ -1,3 +1,4 @@
+#include "training/tokenizers/make_tokenizer.h"
 #include "training/data/pipeline.h"
 
 #include <algorithm>

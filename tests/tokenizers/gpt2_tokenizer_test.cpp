@@ -1,3 +1,4 @@
+#include "training/tokenizers/make_tokenizer.h"
 #include "training/tokenizers/gpt2_tokenizer.h"
 
 #include <gtest/gtest.h>

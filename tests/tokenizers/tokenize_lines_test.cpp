@@ -1,3 +1,4 @@
+#include "training/tokenizers/make_tokenizer.h"
 #include "training/tokenizers/tokenize_lines.h"
 
 #include <gtest/gtest.h>

@@ -41,10 +41,6 @@ class Tokenizer {
   }
 };
 
-// "byte", or "gpt2:PATH" where PATH is a directory holding vocab.json +
-// merges.txt, or encoder.json + vocab.bpe, or tokenizer.json, or is such a
-// tokenizer.json file. Throws trainscope::Error naming the spec or file.
-std::unique_ptr<Tokenizer> make_tokenizer(std::string_view spec);
 
 }  // namespace trainscope::training
 

@@ -1,4 +1,4 @@
-#include "training/tokenizers/tokenizer.h"
+#include "training/tokenizers/make_tokenizer.h"
 
 #include <string>
 
