@@ -93,6 +93,8 @@ struct TrainOption {
 
 // The table, in the order flags are listed and recorded.
 const std::vector<TrainOption>& train_option_table();
+// Its rows, declared in train_option_rows.cpp: where an option is added.
+std::vector<TrainOption> train_option_rows();
 // The row of a suite key or a summary path; null when there is none.
 const TrainOption* find_suite_option(std::string_view key);
 const TrainOption* find_summary_option(std::string_view path);
