@@ -20,8 +20,8 @@ struct LogisticRun {
 
 // Prints "Epoch    0 | Loss: 0.693147" every `print_every` epochs to `out`
 // (null: silent), then the predictions and the accuracy, as the walkthrough.
-LogisticRun train_logistic_or(int epochs = 1000, float learning_rate = 0.1f,
-                              int print_every = 100, std::FILE* out = nullptr);
+LogisticRun train_logistic_or(int epochs = 1000, float learning_rate = 0.1f, int print_every = 100,
+                              std::FILE* out = nullptr);
 
 }  // namespace trainscope::apps
 

@@ -13,7 +13,6 @@
 #include <optional>
 #include <sstream>
 
-
 #include "base/check.h"
 
 namespace trainscope {
@@ -38,8 +37,7 @@ bool write_all(int fd, std::span<const std::string_view> pieces) {
 
 // A device, FIFO or socket: it cannot be replaced, and what the user meant
 // (/dev/null, a pipe to another program) is to write into it.
-void write_in_place(const std::filesystem::path& path,
-                    std::span<const std::string_view> pieces) {
+void write_in_place(const std::filesystem::path& path, std::span<const std::string_view> pieces) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   const bool written = fd >= 0 && write_all(fd, pieces);
   const int err_write = errno;
@@ -118,8 +116,8 @@ std::optional<std::filesystem::path> replaceable_target(const std::filesystem::p
 }  // namespace
 
 namespace {
-void write_pieces(const std::filesystem::path& path,
-                  std::span<const std::string_view> pieces, Durability durability) {
+void write_pieces(const std::filesystem::path& path, std::span<const std::string_view> pieces,
+                  Durability durability) {
   const auto target = replaceable_target(path);
   if (!target) {
     write_in_place(path, pieces);
@@ -196,7 +194,8 @@ void check_writable(const std::filesystem::path& path, std::string_view what) {
   // read-only file system or a full quota does not pass this).
   const std::filesystem::path probe = dir / fmt::format(".trainscope-probe.{}", ::getpid());
   const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) fail(fmt::format("cannot create files in {}: {}", dir.string(), std::strerror(errno)));
+  if (fd < 0)
+    fail(fmt::format("cannot create files in {}: {}", dir.string(), std::strerror(errno)));
   ::close(fd);
   ::unlink(probe.c_str());
 }

@@ -60,11 +60,9 @@ struct Voidify {
 }  // namespace internal
 }  // namespace trainscope
 
-#define TS_CHECK(condition)                                             \
-  (condition) ? (void)0                                                 \
-              : ::trainscope::internal::Voidify() &                     \
-                    ::trainscope::internal::CheckFailure(__FILE__, __LINE__, \
-                                                         #condition)    \
-                        .stream()
+#define TS_CHECK(condition)                         \
+  (condition) ? (void)0                             \
+              : ::trainscope::internal::Voidify() & \
+                    ::trainscope::internal::CheckFailure(__FILE__, __LINE__, #condition).stream()
 
 #endif  // TRAINSCOPE_BASE_CHECK_H_

@@ -85,13 +85,20 @@ class JsonReader {
   std::string path_;
 };
 
-template <> bool JsonReader::get<bool>() const;
-template <> int JsonReader::get<int>() const;
-template <> int64_t JsonReader::get<int64_t>() const;
-template <> uint64_t JsonReader::get<uint64_t>() const;
-template <> float JsonReader::get<float>() const;
-template <> double JsonReader::get<double>() const;
-template <> std::string JsonReader::get<std::string>() const;
+template <>
+bool JsonReader::get<bool>() const;
+template <>
+int JsonReader::get<int>() const;
+template <>
+int64_t JsonReader::get<int64_t>() const;
+template <>
+uint64_t JsonReader::get<uint64_t>() const;
+template <>
+float JsonReader::get<float>() const;
+template <>
+double JsonReader::get<double>() const;
+template <>
+std::string JsonReader::get<std::string>() const;
 
 template <typename F>
 auto JsonReader::rethrow_in(std::string_view where, F&& read) -> decltype(read()) {

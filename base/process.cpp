@@ -73,7 +73,8 @@ Probe probe(const fs::path& path) {
   return Probe::kNotExecutable;
 }
 
-[[noreturn]] void throw_not_runnable(Probe probe, const std::string& name, const std::string& flag) {
+[[noreturn]] void throw_not_runnable(Probe probe, const std::string& name,
+                                     const std::string& flag) {
   const std::string prefix = flag.empty() ? "" : flag + ": ";
   if (probe == Probe::kNotExecutable)
     throw Error(fmt::format("{}cannot execute {}: not an executable file", prefix, name), 126);
@@ -180,10 +181,10 @@ void set_child_attributes(posix_spawnattr_t* attributes, bool own_process_group)
 // atomics and write() are all a handler may touch.
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handlers need lock-free atomics");
 std::atomic<bool> g_guard_active{false};
-std::atomic<int> g_policy{0};             // a SignalPolicy
+std::atomic<int> g_policy{0};            // a SignalPolicy
 std::atomic<int> g_interrupt_signal{0};  // kRecordInterrupt: the first one, 0 for none
-std::atomic<int> g_forward_pid{0};        // kForwardToChild
-std::atomic<int> g_pending_signal{0};     // kForwardToChild, before forward_to()
+std::atomic<int> g_forward_pid{0};       // kForwardToChild
+std::atomic<int> g_pending_signal{0};    // kForwardToChild, before forward_to()
 int g_wake_pipe[2] = {-1, -1};
 
 void wake() {
@@ -193,8 +194,7 @@ void wake() {
 
 void drain_wakeups() {
   char buf[64];
-  while (::read(g_wake_pipe[0], buf, sizeof(buf)) > 0) {
-  }
+  while (::read(g_wake_pipe[0], buf, sizeof(buf)) > 0) {}
 }
 
 void forward_signal(int sig) {
@@ -351,16 +351,20 @@ int ChildProcess::wait() {
   while (!exit_code_ && pid_ > 0) {
     int status = 0;
     const pid_t reaped = ::waitpid(pid_, &status, 0);
-    if (reaped == pid_) exit_code_ = exit_code_from_wait_status(status);
-    else if (reaped < 0 && errno != EINTR) exit_code_ = kExitFailure;
+    if (reaped == pid_)
+      exit_code_ = exit_code_from_wait_status(status);
+    else if (reaped < 0 && errno != EINTR)
+      exit_code_ = kExitFailure;
   }
   return exit_code_.value_or(kExitFailure);
 }
 
 void ChildProcess::signal_tree(std::span<const pid_t> descendants, int sig) const {
   // A reaped child's pid may be reused; its group lives on while members do.
-  if (own_group_) ::kill(-pid_, sig);
-  else if (!exit_code_) ::kill(pid_, sig);
+  if (own_group_)
+    ::kill(-pid_, sig);
+  else if (!exit_code_)
+    ::kill(pid_, sig);
   for (const pid_t p : descendants) {
     if (p > 1 && p != ::getpid()) ::kill(p, sig);
   }

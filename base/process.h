@@ -56,8 +56,8 @@ int exit_code_from_wait_status(int wait_status);
 std::string find_program(const std::string& name, const std::string& flag = "");
 
 struct SpawnOptions {
-  std::vector<std::string> argv;  // argv[0] is looked up with find_program()
-  std::vector<std::string> env;   // NAME=VALUE, replacing inherited NAMEs
+  std::vector<std::string> argv;      // argv[0] is looked up with find_program()
+  std::vector<std::string> env;       // NAME=VALUE, replacing inherited NAMEs
   std::filesystem::path working_dir;  // empty: ours
   // Files for the child's standard streams; empty: inherited. stdout and
   // stderr files are created or truncated (mode 0644).
@@ -149,7 +149,8 @@ class SignalGuard {
   int interrupt_signal() const;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {}, old_chld_ {};
+  struct sigaction old_int_ {
+  }, old_term_{}, old_chld_{};
 };
 
 // Holds SIGINT, SIGTERM and SIGHUP for its lifetime: one that arrives is
@@ -171,7 +172,8 @@ class DeferredSignals {
   int pending() const;
 
  private:
-  struct sigaction old_int_ {}, old_term_ {}, old_hup_ {};
+  struct sigaction old_int_ {
+  }, old_term_{}, old_hup_{};
 };
 
 }  // namespace trainscope

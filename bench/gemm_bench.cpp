@@ -23,8 +23,8 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 void report(benchmark::State& state, int N, int C, int OC) {
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * N * C * OC * state.iterations(),
-                                                 benchmark::Counter::kIsRate);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * N * C * OC * state.iterations(), benchmark::Counter::kIsRate);
 }
 
 void BM_Fp32(benchmark::State& state) {

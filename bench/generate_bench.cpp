@@ -57,8 +57,8 @@ struct Case {
 
 // What a decoded token reads from memory, in bytes.
 struct Traffic {
-  double weights = 0;         // per token, whatever the position
-  double cache_per_pos = 0;   // key/value bytes per cached position
+  double weights = 0;        // per token, whatever the position
+  double cache_per_pos = 0;  // key/value bytes per cached position
   double at(int position) const { return weights + cache_per_pos * (position + 1); }
 };
 
@@ -74,8 +74,7 @@ Traffic traffic(const training::ModelConfig& c) {
 
 // Weights need only be finite for timing; N(0, 0.02) as training starts.
 kernels::Buffer<float> random_params(const training::ModelConfig& c) {
-  kernels::Buffer<float> p(training::ParamLayout(c).total(),
-                           kernels::MemoryCategory::kParameters);
+  kernels::Buffer<float> p(training::ParamLayout(c).total(), kernels::MemoryCategory::kParameters);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   for (float& x : p) x = normal(rng);
@@ -113,31 +112,37 @@ double median_rate(const std::vector<std::vector<double>>& runs, const Case& c) 
 // The three windows: the first and the last `tokens` generated (short and
 // deep context), and all of them.
 std::vector<Case> cases(const Options& o, int generated) {
-  return {{"short", 0, o.tokens},
-          {"deep", generated - o.tokens, generated},
-          {"full", 0, generated}};
+  return {
+      {"short", 0, o.tokens}, {"deep", generated - o.tokens, generated}, {"full", 0, generated}};
 }
 
 void print_header(const Options& o, const training::ModelConfig& c, const Traffic& t,
                   int64_t copy_bytes) {
   const nlohmann::json env = results::capture_environment("generate_bench");
   const auto& cpu = env["cpu_model"];  // null when /proc/cpuinfo has no model name
-  fmt::print("# generate_bench: model {} ({:.1f} M f32 parameters, {:.1f} MB of weights read "
-             "per token), KvDecoder, greedy, prompt {} tokens then generation to position {}, "
-             "{} reps\n",
-             c.name, training::ParamLayout(c).total() / 1e6, t.weights / 1e6, o.prompt,
-             c.max_seq_len, o.reps);
+  fmt::print(
+      "# generate_bench: model {} ({:.1f} M f32 parameters, {:.1f} MB of weights read "
+      "per token), KvDecoder, greedy, prompt {} tokens then generation to position {}, "
+      "{} reps\n",
+      c.name, training::ParamLayout(c).total() / 1e6, t.weights / 1e6, o.prompt, c.max_seq_len,
+      o.reps);
   fmt::print("# CPU {} ({} cores), {} threads (OpenMP and OpenBLAS: {})\n",
              cpu.is_string() ? cpu.get<std::string>() : "?", env["cores"].dump(),
              omp_get_max_threads(), openblas_get_config());
-  fmt::print("# MB/token: the parameters a token reads (every matrix and norm, one embedding "
-             "row) + the key/value cache attention reads ({:.0f} B per position so far), mean over "
-             "the case; logits (cache-resident) not counted\n", t.cache_per_pos);
-  fmt::print("# copy GB/s: bytes MOVED by memcpy (read + written = 2 x bytes copied; MB/token "
-             "counts bytes read), {:.1f} MB copied by {} threads at once, median of every copy "
-             "before each rep and after the last\n", copy_bytes / 1e6, omp_get_max_threads());
-  fmt::print("# bound tok/s = copy GB/s / MB/token; tok/s is the median over reps; target: "
-             "tok/s >= {:.0f}% of bound\n", 100 * kTarget);
+  fmt::print(
+      "# MB/token: the parameters a token reads (every matrix and norm, one embedding "
+      "row) + the key/value cache attention reads ({:.0f} B per position so far), mean over "
+      "the case; logits (cache-resident) not counted\n",
+      t.cache_per_pos);
+  fmt::print(
+      "# copy GB/s: bytes MOVED by memcpy (read + written = 2 x bytes copied; MB/token "
+      "counts bytes read), {:.1f} MB copied by {} threads at once, median of every copy "
+      "before each rep and after the last\n",
+      copy_bytes / 1e6, omp_get_max_threads());
+  fmt::print(
+      "# bound tok/s = copy GB/s / MB/token; tok/s is the median over reps; target: "
+      "tok/s >= {:.0f}% of bound\n",
+      100 * kTarget);
   fmt::print("# {:>5} {:>9} {:>6} {:>8} {:>9} {:>9} {:>11} {:>8} {:>7}\n", "case", "positions",
              "tokens", "tok/s", "MB/token", "copy GB/s", "bound tok/s", "of bound", "target");
 }
@@ -145,9 +150,9 @@ void print_header(const Options& o, const training::ModelConfig& c, const Traffi
 void print_row(const Case& c, int prompt, double rate, double bytes_per_token, double copy_gbps) {
   const double bound = copy_gbps * 1e9 / bytes_per_token;
   const double share = rate / bound;
-  fmt::print("  {:>5} {:>9} {:>6} {:>8.1f} {:>9.2f} {:>9.2f} {:>11.1f} {:>7.1f}% {:>7}\n",
-             c.name, fmt::format("{}-{}", prompt + c.begin, prompt + c.end - 1), c.end - c.begin,
-             rate, bytes_per_token / 1e6, copy_gbps, bound, 100 * share,
+  fmt::print("  {:>5} {:>9} {:>6} {:>8.1f} {:>9.2f} {:>9.2f} {:>11.1f} {:>7.1f}% {:>7}\n", c.name,
+             fmt::format("{}-{}", prompt + c.begin, prompt + c.end - 1), c.end - c.begin, rate,
+             bytes_per_token / 1e6, copy_gbps, bound, 100 * share,
              share >= kTarget ? "met" : "NOT met");
 }
 
@@ -155,18 +160,23 @@ void print_row(const Case& c, int prompt, double rate, double bytes_per_token, d
 
 int main(int argc, char** argv) {
   Options o;
-  CLI::App app{"Generation speed of the KV-cache decoder against the memory-bound rate that the "
-               "copy bandwidth measured in the same run allows (docs/METRICS.md)."};
+  CLI::App app{
+      "Generation speed of the KV-cache decoder against the memory-bound rate that the "
+      "copy bandwidth measured in the same run allows (docs/METRICS.md)."};
   app.add_option("--model", o.model, "Model preset (training/model_config.h)")
       ->capture_default_str();
   app.add_option("--reps", o.reps, "Repetitions; tok/s is their median")
-      ->check(CLI::Range(1, 1000))->capture_default_str();
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
   app.add_option("--threads", o.threads, "OpenMP and OpenBLAS threads (0: OpenMP's default)")
-      ->check(CLI::Range(0, 256))->capture_default_str();
+      ->check(CLI::Range(0, 256))
+      ->capture_default_str();
   app.add_option("--tokens", o.tokens, "Generated tokens in the short and deep cases")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   app.add_option("--prompt", o.prompt, "Prompt tokens fed (untimed) before generating")
-      ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   if (const auto code = cli::parse_flags(app, argc, argv)) return *code;
   try {
     const training::ModelConfig config = training::model_preset(o.model);
@@ -183,8 +193,8 @@ int main(int argc, char** argv) {
     const Traffic t = traffic(config);
     // As many bytes as a token's weights: the same volume, far past the
     // caches for a memory-bound model.
-    const profiler::CopyProbeOptions probe{.bytes = static_cast<int64_t>(t.weights),
-                                           .reps = 5, .threads = omp_get_max_threads()};
+    const profiler::CopyProbeOptions probe{
+        .bytes = static_cast<int64_t>(t.weights), .reps = 5, .threads = omp_get_max_threads()};
     print_header(o, config, t, probe.bytes);
     generate_once(decoder, o.prompt, config.vocab_size);  // warm-up: OpenBLAS buffers, caches
     std::vector<std::vector<double>> runs;

@@ -35,8 +35,10 @@ int main(int argc, char** argv) {
     const bool known = !std::strcmp(argv[i], "--model") || !std::strcmp(argv[i], "--iters") ||
                        !std::strcmp(argv[i], "--warmup") || !std::strcmp(argv[i], "--allreduce");
     if (!known || i + 1 >= argc) {
-      std::fprintf(stderr, "grad_sync_bench: usage: [--model NAME] [--iters N>=1] [--warmup N>=0]"
-                           " [--allreduce mpi|shm|hier] (bad argument '%s')\n", argv[i]);
+      std::fprintf(stderr,
+                   "grad_sync_bench: usage: [--model NAME] [--iters N>=1] [--warmup N>=0]"
+                   " [--allreduce mpi|shm|hier] (bad argument '%s')\n",
+                   argv[i]);
       return 2;
     }
     if (!std::strcmp(argv[i], "--model")) model = argv[i + 1];
@@ -58,7 +60,11 @@ int main(int argc, char** argv) {
   const int n = comm->size();
   const double bytes = static_cast<double>(grads.size_bytes());
 
-  struct Case { std::string name; comm::ReduceStrategy s; double bucket_mb; };
+  struct Case {
+    std::string name;
+    comm::ReduceStrategy s;
+    double bucket_mb;
+  };
   std::vector<Case> cases = {{"allreduce(whole)", comm::ReduceStrategy::kFused, 0},
                              {"fused 32MiB", comm::ReduceStrategy::kFused, 32},
                              {"fused 4MiB", comm::ReduceStrategy::kFused, 4},
@@ -67,16 +73,17 @@ int main(int argc, char** argv) {
                              {"overlap-poll 32MiB", comm::ReduceStrategy::kOverlapPoll, 32},
                              {"per-tensor", comm::ReduceStrategy::kPerTensor, 0}};
   if (comm->rank() == 0) {
-    fmt::print("# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks, "
-               "allreduce {}\n",
-               model, bytes / (1 << 20), tensors.size(), n, allreduce);
+    fmt::print(
+        "# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks, "
+        "allreduce {}\n",
+        model, bytes / (1 << 20), tensors.size(), n, allreduce);
     fmt::print("# {:>18} {:>7} {:>10} {:>11} {:>11} {:>7}\n", "strategy", "calls", "time(ms)",
                "algbw(GB/s)", "busbw(GB/s)", "ratio");
   }
   double reference_time = 0;
   for (const Case& c : cases) {
-    auto sync = comm::make_grad_sync(c.s, *reducer, tensors,
-                                     static_cast<int64_t>(c.bucket_mb * (1 << 20)));
+    auto sync =
+        comm::make_grad_sync(c.s, *reducer, tensors, static_cast<int64_t>(c.bucket_mb * (1 << 20)));
     std::vector<double> times;
     for (int it = 0; it < warmup + iters; ++it) {
       comm->barrier();

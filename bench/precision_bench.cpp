@@ -43,8 +43,7 @@ namespace {
 constexpr int64_t kSettledStep = 50;  // loss target from here on
 constexpr double kLossTolerance = 0.02;
 
-results::RunSummary run(comm::Communicator& comm, training::TrainOptions o,
-                        training::Precision p) {
+results::RunSummary run(comm::Communicator& comm, training::TrainOptions o, training::Precision p) {
   o.precision = p;
   fmt::print(stderr, "# training {} steps in {} with {} threads...\n", o.steps,
              training::precision_name(p), o.threads > 0 ? std::to_string(o.threads) : "all");
@@ -109,8 +108,8 @@ Worst compare_losses(const std::vector<double>& fp32, const std::vector<double>&
     if (!logged) continue;
     const std::string f = floored ? fmt::format("{:>9.5f} {:>8.2e}", floor[i], floor_s)
                                   : fmt::format("{:>9} {:>8}", "-", "-");
-    fmt::print("  {:>5} {:>9.5f} {:>9.5f} {:>8.2e} {} | {:>9.5f} {:>9.5f} {:>8.2e} {:>8}\n",
-               i + 1, fp32[i], bf16[i], rel_s, f, m32, m16, rel_m,
+    fmt::print("  {:>5} {:>9.5f} {:>9.5f} {:>8.2e} {} | {:>9.5f} {:>9.5f} {:>8.2e} {:>8}\n", i + 1,
+               fp32[i], bf16[i], rel_s, f, m32, m16, rel_m,
                floored ? fmt::format("{:.2e}", floor_m) : "-");
   }
   return w;
@@ -138,18 +137,21 @@ void print_verdicts(const Worst& w, bool fast, double ratio, double target, int6
     fmt::print("# loss target not evaluated: no step after {} in {} steps\n", kSettledStep, steps);
     return;
   }
-  fmt::print("# after step {}, worst relative loss difference to fp32:\n"
-             "#   bf16: logged (interval mean) {:.2e}, one step's at the logged steps {:.2e}, "
-             "one step's at any step {:.2e}\n",
-             kSettledStep, w.logged, w.logged_step, w.step);
+  fmt::print(
+      "# after step {}, worst relative loss difference to fp32:\n"
+      "#   bf16: logged (interval mean) {:.2e}, one step's at the logged steps {:.2e}, "
+      "one step's at any step {:.2e}\n",
+      kSettledStep, w.logged, w.logged_step, w.step);
   if (w.floor_step > 0 || w.floor_logged > 0) {
-    fmt::print("#   fp32 at other threads (noise floor): logged {:.2e}, one step's at any step "
-               "{:.2e}\n",
-               w.floor_logged, w.floor_step);
+    fmt::print(
+        "#   fp32 at other threads (noise floor): logged {:.2e}, one step's at any step "
+        "{:.2e}\n",
+        w.floor_logged, w.floor_step);
   }
-  fmt::print("# loss target <= {:.0e} at every logged step (interval mean and that step's own): "
-             "{}\n",
-             kLossTolerance, loss_target_met(w) ? "met" : "MISSED");
+  fmt::print(
+      "# loss target <= {:.0e} at every logged step (interval mean and that step's own): "
+      "{}\n",
+      kLossTolerance, loss_target_met(w) ? "met" : "MISSED");
 }
 
 }  // namespace
@@ -200,10 +202,11 @@ int main(int argc, char** argv) {
       f.threads = floor_threads;
       floor = losses(run(*comm, f, training::Precision::kFp32));
     }
-    fmt::print("# precision_bench: model {}, {} steps, {} threads (noise floor: {}), CPU {}, "
-               "fp32 {}, bf16 {}\n",
-               o.model, o.steps, threads, floor_threads, isa.summary(),
-               fp32.ranks.at(0).kernels.label(), bf16.ranks.at(0).kernels.bf16_gemm);
+    fmt::print(
+        "# precision_bench: model {}, {} steps, {} threads (noise floor: {}), CPU {}, "
+        "fp32 {}, bf16 {}\n",
+        o.model, o.steps, threads, floor_threads, isa.summary(), fp32.ranks.at(0).kernels.label(),
+        bf16.ranks.at(0).kernels.bf16_gemm);
     if (!csv.empty()) write_csv(csv, {losses(fp32), losses(bf16), floor});
     const Worst worst = compare_losses(losses(fp32), losses(bf16), floor, log_every);
     const double t32 = fp32.ranks[0].tokens_per_s, t16 = bf16.ranks[0].tokens_per_s;

@@ -148,7 +148,8 @@ void BM_PollTree8(benchmark::State& state) {
   int64_t seen = 0;
   const double cpu_start = process_cpu_seconds();
   for (auto _ : state) seen += static_cast<int64_t>(poller.poll().size());
-  const double cpu_per_poll = (process_cpu_seconds() - cpu_start) / static_cast<double>(state.iterations());
+  const double cpu_per_poll =
+      (process_cpu_seconds() - cpu_start) / static_cast<double>(state.iterations());
   for (pid_t pid : children) ::kill(pid, SIGKILL);
   for (pid_t pid : children) ::waitpid(pid, nullptr, 0);
   if (seen != kChildren * state.iterations()) state.SkipWithError("poller did not see 8 children");

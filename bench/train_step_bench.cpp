@@ -36,8 +36,12 @@ struct StepFixture {
   std::vector<int32_t> inputs, targets;
   kernels::Buffer<float> m, v;
   StepFixture(const std::string& preset, int batch, int block)
-      : config(training::model_preset(preset)), B(batch), T(block - 1), model(config, B, T),
-        inputs(B * T), targets(B * T),
+      : config(training::model_preset(preset)),
+        B(batch),
+        T(block - 1),
+        model(config, B, T),
+        inputs(B * T),
+        targets(B * T),
         m(model.params().size(), kernels::MemoryCategory::kOptimizerState),
         v(model.params().size(), kernels::MemoryCategory::kOptimizerState) {
     model.init_weights(1);
@@ -50,8 +54,8 @@ struct StepFixture {
     model.forward(inputs.data(), targets.data(), 1.0 / (B * T));
     model.backward(inputs.data());
     kernels::AdamWParams hp;
-    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(),
-                          m.size(), hp, t);
+    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(), m.size(),
+                          hp, t);
   }
 };
 
@@ -80,7 +84,10 @@ void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   set_threads(threads);
   const training::ModelConfig c = training::model_preset(preset);
   const int B = 4, T = c.default_block - 1, N = B * T, C = c.dim, F = c.mlp_dim, V = c.vocab_size;
-  struct Shape { int M, N, K; bool ta, tb; };
+  struct Shape {
+    int M, N, K;
+    bool ta, tb;
+  };
   std::vector<Shape> shapes;
   auto linear = [&](int in, int out) {
     shapes.push_back({N, out, in, false, true});   // forward
@@ -96,8 +103,8 @@ void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   linear(C, V);
   std::size_t max_elems = 0;
   for (const auto& s : shapes) {
-    max_elems = std::max({max_elems, std::size_t(s.M) * s.K, std::size_t(s.K) * s.N,
-                          std::size_t(s.M) * s.N});
+    max_elems = std::max(
+        {max_elems, std::size_t(s.M) * s.K, std::size_t(s.K) * s.N, std::size_t(s.M) * s.N});
   }
   std::vector<float> a(max_elems, 0.01f), b(max_elems, 0.02f), out(max_elems);
   double flops = 0;
@@ -105,8 +112,8 @@ void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   for (auto _ : state) {
     for (const auto& s : shapes) {
       cblas_sgemm(CblasRowMajor, s.ta ? CblasTrans : CblasNoTrans, s.tb ? CblasTrans : CblasNoTrans,
-                  s.M, s.N, s.K, 1.0f, a.data(), s.ta ? s.M : s.K, b.data(), s.tb ? s.K : s.N,
-                  0.0f, out.data(), s.N);
+                  s.M, s.N, s.K, 1.0f, a.data(), s.ta ? s.M : s.K, b.data(), s.tb ? s.K : s.N, 0.0f,
+                  out.data(), s.N);
     }
   }
   state.counters["GFLOP_per_s"] =
@@ -133,13 +140,29 @@ void BM_PerStepInstrumentation(benchmark::State& state) {
 }
 
 BENCHMARK_CAPTURE(BM_TrainStep, seed, std::string("seed"))
-    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
-    ->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(BM_StepGemmsOnly, seed, std::string("seed"))
-    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime()
-    ->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3)
+    ->Repetitions(3)
+    ->ReportAggregatesOnly(true);
 BENCHMARK_CAPTURE(BM_TrainStep, small, std::string("small"))
-    ->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_PerStepInstrumentation)->ArgName("proc")->Arg(0)->Arg(1);
 
 }  // namespace

@@ -85,8 +85,10 @@ bool compare_losses(const results::RunSummary& plain, const results::RunSummary&
   }
   const bool all = std::cmp_equal(a.size(), steps) && std::cmp_equal(b.size(), steps);
   if (print) {
-    fmt::print("# worst relative loss difference {:.2e} (target <= 1e-6) over {} and {} of {} "
-               "steps\n", worst, a.size(), b.size(), steps);
+    fmt::print(
+        "# worst relative loss difference {:.2e} (target <= 1e-6) over {} and {} of {} "
+        "steps\n",
+        worst, a.size(), b.size(), steps);
   }
   return all && worst <= 1e-6;  // a NaN fails too
 }

@@ -89,9 +89,9 @@ void add_check_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kNonNegative);
   sub->add_flag("--timings-across-machines", flags->timings_across_machines,
-               "Compare timings with a baseline measured on another machine (host, CPU model or "
-               "core count differ); by default only its exact figures and the ratio rules are "
-               "checked then, since a faster CPU is not a faster program");
+                "Compare timings with a baseline measured on another machine (host, CPU model or "
+                "core count differ); by default only its exact figures and the ratio rules are "
+                "checked then, since a faster CPU is not a faster program");
   sub->add_option("--ratio", flags->ratios,
                   "Ratio rule between two cases of the current suite, repeatable: "
                   "[step_time|tokens_per_s:]CASE_A/CASE_B<=BOUND or >=BOUND, on the medians "

@@ -168,9 +168,9 @@ std::vector<suites::PairCheck> measure_pairs(const Launch& launch, const CheckFl
            {"oob_tcp_if_include", launch.tcp_interface}}) {
     mca.insert(mca.end(), {"--mca", name, value});
   }
-  const std::vector<std::string> probe = {"--allreduce-bytes", std::to_string(f.bytes), "--iters",
-                                          std::to_string(f.iters), "--warmup",
-                                          std::to_string(f.warmup)};
+  const std::vector<std::string> probe = {"--allreduce-bytes", std::to_string(f.bytes),
+                                          "--iters",           std::to_string(f.iters),
+                                          "--warmup",          std::to_string(f.warmup)};
   std::vector<suites::PairCheck> pairs;
   for (std::size_t a = 0; a < hosts.size(); ++a) {
     for (std::size_t b = a + 1; b < hosts.size(); ++b) {

@@ -46,8 +46,12 @@ constexpr const char* kStatusNames[] = {"ok", "info", "warning", "MISSING"};
 struct Finding {
   Finding(std::string area_, std::string item_, std::string value_, Status status_ = Status::kInfo,
           std::string fix_ = "", bool needed_ = false)
-      : area(std::move(area_)), item(std::move(item_)), value(std::move(value_)), status(status_),
-        fix(std::move(fix_)), needed(needed_) {}
+      : area(std::move(area_)),
+        item(std::move(item_)),
+        value(std::move(value_)),
+        status(status_),
+        fix(std::move(fix_)),
+        needed(needed_) {}
   std::string area, item, value;
   Status status;
   std::string fix;  // what to do when not ok
@@ -56,7 +60,7 @@ struct Finding {
 
 struct DoctorFlags {
   bool json_out = false;
-  std::string db;  // store the measured limits here (results/machine_limits.h)
+  std::string db;           // store the measured limits here (results/machine_limits.h)
   bool sgemm_only = false;  // internal: one measurement, for a child on another core
   bool skip_mpi = false;
 };
@@ -110,8 +114,9 @@ void bf16_finding(std::vector<Finding>& out, std::vector<results::MachineLimit>&
                                        suites::kMaxProbeRows, threads, results::kLimitsByDoctor,
                                        training::Precision::kBf16));
   const double bf16 = limits.back().value;
-  out.push_back({"GEMM", fmt::format("bf16 GEMM GFLOP/s, seed shapes, {}, {} threads",
-                                     kernels::onednn_description(), threads),
+  out.push_back({"GEMM",
+                 fmt::format("bf16 GEMM GFLOP/s, seed shapes, {}, {} threads",
+                             kernels::onednn_description(), threads),
                  fmt::format("{:.1f} ({:.2f}x sgemm)", bf16, bf16 / fp32_gflops), Status::kOk});
 }
 
@@ -119,25 +124,25 @@ void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>
   const kernels::BlasInfo b = kernels::blas_info();
   const bool weak = b.fallback();
   out.push_back({"GEMM", "library", b.library});
-  out.push_back({"GEMM", "kernels (core)",
-                 fmt::format("{} ({}{})", b.core, kernels::blas_choice_name(b.choice),
-                             b.choice == kernels::BlasChoice::kSelected
-                                 ? "; OpenBLAS had picked " + b.detected
-                                 : ""),
-                 weak ? Status::kWarning : Status::kOk,
-                 weak ? fmt::format("unset OPENBLAS_CORETYPE: this CPU runs {}", b.best) : ""});
+  out.push_back(
+      {"GEMM", "kernels (core)",
+       fmt::format(
+           "{} ({}{})", b.core, kernels::blas_choice_name(b.choice),
+           b.choice == kernels::BlasChoice::kSelected ? "; OpenBLAS had picked " + b.detected : ""),
+       weak ? Status::kWarning : Status::kOk,
+       weak ? fmt::format("unset OPENBLAS_CORETYPE: this CPU runs {}", b.best) : ""});
   out.push_back({"GEMM", "best core for this CPU", b.best});
   const int threads = openblas_get_num_threads();
-  limits.push_back(suites::sgemm_limit("seed", training::model_preset("seed"), suites::kMaxProbeRows,
-                                       threads, results::kLimitsByDoctor));
+  limits.push_back(suites::sgemm_limit("seed", training::model_preset("seed"),
+                                       suites::kMaxProbeRows, threads, results::kLimitsByDoctor));
   const double here = limits.back().value;
   out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.core, threads),
                  fmt::format("{:.1f}", here), Status::kOk});
   if (b.best != b.core) {
     const auto best = sgemm_gflops_on(b.best);
-    out.push_back({"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, threads),
-                   best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed",
-                   Status::kInfo});
+    out.push_back(
+        {"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, threads),
+         best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed", Status::kInfo});
   }
   bf16_finding(out, limits, here, threads);
   limits.push_back(suites::memcpy_limit(results::kLimitsByDoctor));
@@ -152,19 +157,22 @@ Finding transport_finding(const std::string& name, const std::vector<std::string
   o.argv.insert(o.argv.end(), mca.begin(), mca.end());
   // mpirun would read /proc/self/exe as its own: the path itself.
   o.argv.push_back(fs::read_symlink("/proc/self/exe").string());
-  for (const char* a : {"allreduce-bench", "--min-bytes", "1024", "--max-bytes",
-                        "65536", "--iters", "3", "--warmup", "1", "--no-copy-probe"}) {
+  for (const char* a : {"allreduce-bench", "--min-bytes", "1024", "--max-bytes", "65536", "--iters",
+                        "3", "--warmup", "1", "--no-copy-probe"}) {
     o.argv.push_back(a);
   }
   if (::geteuid() == 0) o.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
   const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
   const bool ok = r.exit_code == 0 && !r.timed_out;
-  return {"MPI", "2 ranks over " + name,
-          ok ? "works" : (r.timed_out ? "timed out" : "exit " + std::to_string(r.exit_code) +
-                                                        ": " + first_line(r.err)),
+  return {"MPI",
+          "2 ranks over " + name,
+          ok ? "works"
+             : (r.timed_out ? "timed out"
+                            : "exit " + std::to_string(r.exit_code) + ": " + first_line(r.err)),
           ok ? Status::kOk : Status::kMissing,
-          ok ? "" : "check `mpirun -np 2 --oversubscribe " + fmt::format("{}", fmt::join(mca, " ")) +
-                        " trainscope allreduce-bench` by hand",
+          ok ? ""
+             : "check `mpirun -np 2 --oversubscribe " + fmt::format("{}", fmt::join(mca, " ")) +
+                   " trainscope allreduce-bench` by hand",
           name == "shared memory"};
 }
 
@@ -173,18 +181,20 @@ void mpi_findings(const json& env, std::vector<Finding>& out) {
     find_program("mpirun");
   } catch (const Error&) {
     out.push_back({"MPI", "mpirun", "not found", Status::kMissing,
-                   "run scripts/install-deps.sh (apt-get install openmpi-bin libopenmpi-dev)", true});
+                   "run scripts/install-deps.sh (apt-get install openmpi-bin libopenmpi-dev)",
+                   true});
     return;
   }
-  out.push_back({"MPI", "Open MPI", env.value("openmpi_version", json("?")).is_string()
-                                        ? env.value("openmpi_version", "?")
-                                        : "unknown",
+  out.push_back({"MPI", "Open MPI",
+                 env.value("openmpi_version", json("?")).is_string()
+                     ? env.value("openmpi_version", "?")
+                     : "unknown",
                  Status::kOk});
-  out.push_back(transport_finding("shared memory", {"--mca", "btl", "self,vader", "--mca",
-                                                    "oob_tcp_if_include", "lo"}));
-  out.push_back(transport_finding("TCP on loopback",
-                                  {"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo",
-                                   "--mca", "oob_tcp_if_include", "lo"}));
+  out.push_back(transport_finding(
+      "shared memory", {"--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo"}));
+  out.push_back(transport_finding(
+      "TCP on loopback", {"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo", "--mca",
+                          "oob_tcp_if_include", "lo"}));
 }
 
 // Virtual hosts (scripts/netns-cluster.sh) need root, `ip` and `tc`.
@@ -225,8 +235,7 @@ void tool_findings(std::vector<Finding>& out) {
     try {
       chromium = find_program(name);
       break;
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
   }
   out.push_back({"report", "Chromium (trace viewing, optional)",
                  chromium.empty() ? "not found" : chromium, Status::kInfo});
@@ -268,9 +277,12 @@ void run(const DoctorFlags& flags) {
   if (flags.json_out) {
     json j = {{"ok", usable}, {"findings", json::array()}};
     for (const Finding& f : findings) {
-      j["findings"].push_back({{"area", f.area}, {"item", f.item}, {"value", f.value},
+      j["findings"].push_back({{"area", f.area},
+                               {"item", f.item},
+                               {"value", f.value},
                                {"status", kStatusNames[static_cast<int>(f.status)]},
-                               {"fix", f.fix}, {"needed", f.needed}});
+                               {"fix", f.fix},
+                               {"needed", f.needed}});
     }
     std::printf("%s\n", j.dump(2).c_str());
   } else {

@@ -37,9 +37,10 @@ training::HfSaveOptions save_options(const FuseFlags& f, const training::ParamLa
   } else {
     // Each shard holds whole tensors, and none is empty.
     if (const int tensors = static_cast<int>(layout.tensors().size()); f.shards > tensors) {
-      throw Error(fmt::format("--shards {}: at most {}, the number of tensors of {} (a shard "
-                              "holds whole tensors)",
-                              f.shards, tensors, f.model));
+      throw Error(
+          fmt::format("--shards {}: at most {}, the number of tensors of {} (a shard "
+                      "holds whole tensors)",
+                      f.shards, tensors, f.model));
     }
     save.shards = f.shards;
   }

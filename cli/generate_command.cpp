@@ -64,10 +64,10 @@ std::string prompt_text(const GenerateFlags& f) {
 std::string first_non_finite_weight(const training::ParamLayout& layout,
                                     std::span<const float> params) {
   for (const training::TensorSpec& t : layout.tensors()) {
-    const auto values = params.subspan(static_cast<std::size_t>(t.offset),
-                                       static_cast<std::size_t>(t.numel));
-    const auto bad = std::count_if(values.begin(), values.end(),
-                                   [](float v) { return !std::isfinite(v); });
+    const auto values =
+        params.subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.numel));
+    const auto bad =
+        std::count_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
     if (bad > 0) return fmt::format("'{}' ({} of {} values)", t.name, bad, t.numel);
   }
   return "";
@@ -84,11 +84,11 @@ void check_logits(std::span<const float> logits, int step, std::size_t prompt_to
           ? fmt::format("prompt token {} of {}", step, prompt_tokens)
           : fmt::format("generated token {}", static_cast<std::size_t>(step) - prompt_tokens);
   const std::string weight = first_non_finite_weight(layout, params);
-  throw Error(fmt::format("non-finite logits ({}) at step {} ({}): {}", nan ? "NaN" : "inf", step,
-                          token,
-                          weight.empty() ? "every weight is finite, the activations overflowed"
-                                         : "first non-finite weight: " + weight),
-              kExitFailure);
+  throw Error(
+      fmt::format("non-finite logits ({}) at step {} ({}): {}", nan ? "NaN" : "inf", step, token,
+                  weight.empty() ? "every weight is finite, the activations overflowed"
+                                 : "first non-finite weight: " + weight),
+      kExitFailure);
 }
 
 void run(GenerateFlags f) {
@@ -112,9 +112,10 @@ void run(GenerateFlags f) {
   }
   const auto need = static_cast<int64_t>(prompt.size()) + f.max_tokens;
   if (need > config.max_seq_len) {
-    throw Error(fmt::format("the prompt's {} tokens and --max-tokens {} need {} positions; the "
-                            "model has {}",
-                            prompt.size(), f.max_tokens, need, config.max_seq_len));
+    throw Error(
+        fmt::format("the prompt's {} tokens and --max-tokens {} need {} positions; the "
+                    "model has {}",
+                    prompt.size(), f.max_tokens, need, config.max_seq_len));
   }
   // Only the ids the tokenizer has: a model's vocabulary may be padded
   // beyond it (seed's 50257 rows with the 257-id byte tokenizer), and rows
@@ -136,9 +137,9 @@ void run(GenerateFlags f) {
   const auto gen_start = std::chrono::steady_clock::now();
   int generated = 0;
   while (generated < f.max_tokens) {
-    const int32_t next = training::sample_token(
-        {logits, static_cast<std::size_t>(decoder.logit_rows())}, static_cast<float>(f.temp),
-        static_cast<float>(f.top_p), rng);
+    const int32_t next =
+        training::sample_token({logits, static_cast<std::size_t>(decoder.logit_rows())},
+                               static_cast<float>(f.temp), static_cast<float>(f.top_p), rng);
     if (next == tokenizer->eot_id()) break;
     ++generated;
     const std::string piece = tokenizer->decode(std::vector<int32_t>{next});
@@ -187,8 +188,9 @@ void add_generate_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kNonNegative)
       ->check(kFinite);
-  cmd->add_option("--top-p", f->top_p, "Nucleus sampling: draw from the most likely tokens "
-                                       "whose probability reaches this (1 keeps all)")
+  cmd->add_option("--top-p", f->top_p,
+                  "Nucleus sampling: draw from the most likely tokens "
+                  "whose probability reaches this (1 keeps all)")
       ->capture_default_str()
       ->check(number_that("in (0, 1]", "(0,1]", [](double p) { return p > 0 && p <= 1; }));
   cmd->add_option("--seed", f->seed, "Seed of the sampler")->capture_default_str();

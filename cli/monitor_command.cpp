@@ -30,8 +30,8 @@ namespace {
 // to poller_samples. One writer: this process.
 void record_in_db(results::ResultsDb& db, const std::vector<std::string>& command, int pid,
                   const profiler::MonitorResult& result) {
-  const std::string what = command.empty() ? fmt::format("--pid {}", pid)
-                                           : fmt::format("{}", fmt::join(command, " "));
+  const std::string what =
+      command.empty() ? fmt::format("--pid {}", pid) : fmt::format("{}", fmt::join(command, " "));
   results::SuiteInfo info;
   info.name = "monitor";
   info.definition = what;
@@ -113,17 +113,19 @@ void add_monitor_command(CLI::App& app) {
       throw Error(flags->pid != 0
                       ? "monitor: give either --pid or a COMMAND, not both"
                       : "monitor: nothing to monitor: give a COMMAND after -- or --pid PID");
-    if (flags->pid < 0) throw Error(fmt::format("monitor: --pid {} is not a valid PID", flags->pid));
+    if (flags->pid < 0)
+      throw Error(fmt::format("monitor: --pid {} is not a valid PID", flags->pid));
     if (!(flags->interval_ms > 0) || !std::isfinite(flags->interval_ms))
-      throw Error(fmt::format("monitor: --interval must be a positive number of milliseconds, got {}",
-                              flags->interval_ms));
+      throw Error(
+          fmt::format("monitor: --interval must be a positive number of milliseconds, got {}",
+                      flags->interval_ms));
     if (!(flags->plain_every_s > 0))
-      throw Error(fmt::format("monitor: --plain-every must be positive, got {}", flags->plain_every_s));
+      throw Error(
+          fmt::format("monitor: --plain-every must be positive, got {}", flags->plain_every_s));
 
     // Refuse a --csv that cannot be written before the run, not after it.
     if (!flags->csv.empty()) {
-      const std::filesystem::path parent =
-          std::filesystem::absolute(flags->csv).parent_path();
+      const std::filesystem::path parent = std::filesystem::absolute(flags->csv).parent_path();
       if (!std::filesystem::is_directory(parent))
         throw Error(fmt::format("monitor: --csv {}: directory {} does not exist", flags->csv,
                                 parent.string()));

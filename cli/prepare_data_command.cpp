@@ -25,8 +25,7 @@ void add_prepare_data_command(CLI::App& app) {
                   "Drop examples with more tokens than this, counting the chat template and the "
                   "final end-of-text; 0 keeps all")
       ->default_val(0);
-  cmd->add_option("--tokenizer", *tokenizer_spec,
-                  "Tokenizer that counts tokens: byte or gpt2:PATH")
+  cmd->add_option("--tokenizer", *tokenizer_spec, "Tokenizer that counts tokens: byte or gpt2:PATH")
       ->default_val("byte");
   cmd->add_option("--valid-fraction", options->valid_fraction,
                   "Fraction of kept examples written to valid.jsonl, in [0, 1)")
@@ -44,12 +43,12 @@ void add_prepare_data_command(CLI::App& app) {
     const auto tokenizer = training::make_tokenizer(*tokenizer_spec);
     const training::PrepareResult r = training::prepare_data(*options, *tokenizer);
     for (const std::string& bad : r.bad_samples) fmt::print(stderr, "skipped: {}\n", bad);
-    fmt::print("read {} records: kept {}, dropped {} ({} over {} tokens, {} bad records)\n",
-               r.read, r.kept, r.dropped_too_long + r.dropped_bad, r.dropped_too_long,
+    fmt::print("read {} records: kept {}, dropped {} ({} over {} tokens, {} bad records)\n", r.read,
+               r.kept, r.dropped_too_long + r.dropped_bad, r.dropped_too_long,
                options->max_seq_length, r.dropped_bad);
     fmt::print("longest kept example: {} tokens ({})\n", r.max_tokens_kept, tokenizer->spec());
-    fmt::print("wrote {} ({} examples) and {} ({} examples)\n", r.train_path, r.train,
-               r.valid_path, r.valid);
+    fmt::print("wrote {} ({} examples) and {} ({} examples)\n", r.train_path, r.train, r.valid_path,
+               r.valid);
   });
 }
 

@@ -48,8 +48,7 @@ void add_report_command(CLI::App& app) {
       "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
       "only.");
   sub->add_option("--db", flags->db, "Results database to read")->required()->check(kDbFile);
-  sub->add_option("--suite", flags->suite,
-                  "Suite to report: latest, all, or a suite id")
+  sub->add_option("--suite", flags->suite, "Suite to report: latest, all, or a suite id")
       ->capture_default_str();
   sub->add_option("--out", flags->out,
                   "HTML file to write (atomically: a reader never sees half a file); ignored "
@@ -78,7 +77,8 @@ void add_report_command(CLI::App& app) {
                               sigabbrev_np(signals.interrupt_signal()), flags->out),
                   128 + signals.interrupt_signal());
     }
-    for (const auto& note : html.notes) std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
+    for (const auto& note : html.notes)
+      std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
     write_file_atomically(flags->out, html.html);
     std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),
                 html.charts);

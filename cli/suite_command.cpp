@@ -28,8 +28,7 @@ std::string this_command_line() {
   std::string text;
   try {
     text = read_file("/proc/self/cmdline");
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   for (size_t at = 0; at < text.size();) {
     const size_t end = text.find('\0', at);
     args.push_back(text.substr(at, end - at));
@@ -44,9 +43,8 @@ std::string this_command_line() {
 void check_extra_args(const suites::Suite& s) {
   for (const auto& c : s.cases) {
     if (c.kind != suites::CaseKind::kTrain || c.extra_args.empty()) continue;
-    const std::string where = c.extra_args_at.empty()
-                                  ? (s.file.empty() ? s.name : s.file.string())
-                                  : c.extra_args_at;
+    const std::string where =
+        c.extra_args_at.empty() ? (s.file.empty() ? s.name : s.file.string()) : c.extra_args_at;
     try {
       const training::TrainOptions given = check_train_args(c.extra_args);
       if (given.inject_delay && given.inject_delay->rank >= c.ranks) {
@@ -69,8 +67,9 @@ void add_suite_command(CLI::App& app) {
       "every case runs as its own mpirun job and lands in a SQLite results database.");
   suite->require_subcommand(1);
 
-  CLI::App* list = suite->add_subcommand("list", "List the built-in suites with their descriptions "
-                                                 "and case counts (skipped cases in brackets)");
+  CLI::App* list = suite->add_subcommand("list",
+                                         "List the built-in suites with their descriptions "
+                                         "and case counts (skipped cases in brackets)");
   list->callback([] {
     const auto names = suites::builtin_suite_names();
     if (names.empty()) {
@@ -106,8 +105,9 @@ void add_suite_command(CLI::App& app) {
       "recorded failed; the suite goes on). Progress goes to stderr, one result row per case\n"
       "to stdout. Ctrl-C kills the running case, records it as interrupted and exits 130.\n"
       "Exit codes: 0 every case ok or skipped, 1 a case failed, 2 bad input, 130 interrupted.");
-  run->add_option("suite", f->suite, "Built-in suite name (see `trainscope suite list`) or path "
-                                     "to a suite .toml file")
+  run->add_option("suite", f->suite,
+                  "Built-in suite name (see `trainscope suite list`) or path "
+                  "to a suite .toml file")
       ->required();
   run->add_option("--db", f->db, "Results database (SQLite), created if missing")
       ->capture_default_str()
@@ -115,9 +115,10 @@ void add_suite_command(CLI::App& app) {
   run->add_option("--hostfile", f->hostfile,
                   "Open MPI hostfile (`host slots=N` lines, # comments) passed to mpirun; its "
                   "slots decide --oversubscribe. Default: this machine only");
-  run->add_option("--mpirun", f->o.mpirun, "The MPI launcher: a name on PATH or a path (e.g. "
-                                          "scripts/netns-mpirun.sh for the virtual cluster of "
-                                          "scripts/netns-cluster.sh)")
+  run->add_option("--mpirun", f->o.mpirun,
+                  "The MPI launcher: a name on PATH or a path (e.g. "
+                  "scripts/netns-mpirun.sh for the virtual cluster of "
+                  "scripts/netns-cluster.sh)")
       ->capture_default_str();
   run->add_option("--tcp-interface", f->o.tcp_interface,
                   "Network interface for Open MPI's TCP traffic (btl_tcp_if_include and "

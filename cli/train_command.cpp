@@ -49,19 +49,19 @@ const CLI::Validator* validator(training::Check c) {
 // One row of the option table as a flag of `cmd`.
 CLI::Option* add_row(CLI::App* cmd, const training::TrainOption& row, TrainFlags& f) {
   const std::string flag(row.flag);
-  CLI::Option* opt = std::visit(
-      Overloaded{
-          [&](const training::TextRef& ref) {
-            std::string& text = f.text[row.flag] = ref.get(f.o);
-            return cmd->add_option(flag, text, row.help);
-          },
-          [&](training::Ref<bool> ref) {
-            return row.negates ? cmd->add_flag(flag, f.negated[row.flag], row.help)
-                               : cmd->add_flag(flag, ref(f.o), row.help);
-          },
-          [&](auto ref) { return cmd->add_option(flag, ref(f.o), row.help); },
-      },
-      row.ref);
+  CLI::Option* opt =
+      std::visit(Overloaded{
+                     [&](const training::TextRef& ref) {
+                       std::string& text = f.text[row.flag] = ref.get(f.o);
+                       return cmd->add_option(flag, text, row.help);
+                     },
+                     [&](training::Ref<bool> ref) {
+                       return row.negates ? cmd->add_flag(flag, f.negated[row.flag], row.help)
+                                          : cmd->add_flag(flag, ref(f.o), row.help);
+                     },
+                     [&](auto ref) { return cmd->add_option(flag, ref(f.o), row.help); },
+                 },
+                 row.ref);
   if (const CLI::Validator* v = validator(row.check)) opt->check(*v);
   // Defaults worth showing: not an empty path, nor 0 for "the preset's".
   const std::string shown = training::option_text(row, f.o);
@@ -110,9 +110,10 @@ void run(TrainFlags& f) {
   run_on_every_rank(*comm, [&] {
     if (o.inject_delay && o.inject_delay->rank >= comm->size()) {
       // Every rank sees the same job: one message, from rank 0.
-      throw comm::CollectiveError(fmt::format("--inject-delay: rank {} is not in this job of {} "
-                                              "rank(s)",
-                                              o.inject_delay->rank, comm->size()));
+      throw comm::CollectiveError(
+          fmt::format("--inject-delay: rank {} is not in this job of {} "
+                      "rank(s)",
+                      o.inject_delay->rank, comm->size()));
     }
     const results::RunSummary s = training::run_training(o, *comm);
     if (s.status == results::RunStatus::kFailed) {

@@ -51,8 +51,8 @@ inline CLI::Validator strictly_between(double low, double high) {
 
 // A results database path (--db): a regular file or nothing yet, never a
 // device or FIFO (results::db_file_problem), refused before any work.
-inline const CLI::Validator kDbFile = CLI::Validator(
-    [](std::string& path) { return results::db_file_problem(path); }, "DB");
+inline const CLI::Validator kDbFile =
+    CLI::Validator([](std::string& path) { return results::db_file_problem(path); }, "DB");
 
 // Parses a tool's flags. Returns the code to exit with now, after --help (0)
 // or a bad flag (2, the message and the usage printed), as `trainscope` does:

@@ -90,12 +90,13 @@ class MpiAllReducer final : public AllReducer {
 
  private:
   std::span<float> range(int64_t offset, int64_t numel) {
-    return buffer_.span().subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(numel));
+    return buffer_.span().subspan(static_cast<std::size_t>(offset),
+                                  static_cast<std::size_t>(numel));
   }
   // The range rounded to bf16 into its place in the staging buffer.
   std::span<uint16_t> stage(int64_t offset, int64_t numel) {
-    const std::span<uint16_t> wire = staging_.span().subspan(static_cast<std::size_t>(offset),
-                                                             static_cast<std::size_t>(numel));
+    const std::span<uint16_t> wire =
+        staging_.span().subspan(static_cast<std::size_t>(offset), static_cast<std::size_t>(numel));
     to_bf16(range(offset, numel), wire);
     return wire;
   }
@@ -122,8 +123,11 @@ int64_t region_floats(const AllReducerOptions& o) {
 class SharedAllReducer final : public AllReducer {
  public:
   SharedAllReducer(Communicator& comm, const AllReducerOptions& o, std::unique_ptr<HostGroup> g)
-      : AllReducer(comm, o.dtype), algorithm_(o.algorithm), category_(o.category),
-        group_(std::move(g)), mine_(group_->region(group_->local_rank()).first(o.numel)) {
+      : AllReducer(comm, o.dtype),
+        algorithm_(o.algorithm),
+        category_(o.category),
+        group_(std::move(g)),
+        mine_(group_->region(group_->local_rank()).first(o.numel)) {
     kernels::adopt_tracked(mine_.size_bytes(), category_);
     // The staging is a communication buffer that happens to live in the window.
     if (dtype_ == CommDtype::kBf16) kernels::adopt_tracked(staging_bytes(), MemoryCategory::kComm);
@@ -148,16 +152,17 @@ class SharedAllReducer final : public AllReducer {
     for (int p = 0; p < group_->local_size(); ++p) {
       if (p == group_->local_rank()) continue;
       const Slice ps = slice_of(numel, group_->local_size(), p);
-      std::memcpy(mine_.data() + offset + ps.offset,
-                  group_->region(p).data() + offset + ps.offset, ps.numel * sizeof(float));
+      std::memcpy(mine_.data() + offset + ps.offset, group_->region(p).data() + offset + ps.offset,
+                  ps.numel * sizeof(float));
     }
     group_->barrier();  // no region changes while another rank still reads it
   }
   void reduce_scatter(int64_t offset, int64_t numel) override {
     if (group_->hosts() > 1) {
-      throw Error(fmt::format("--allreduce {}: a reduce-scatter over several hosts is not "
-                              "offered; use --allreduce mpi",
-                              allreduce_algorithm_name(algorithm_)));
+      throw Error(
+          fmt::format("--allreduce {}: a reduce-scatter over several hosts is not "
+                      "offered; use --allreduce mpi",
+                      allreduce_algorithm_name(algorithm_)));
     }
     if (dtype_ == CommDtype::kFp32) {
       reduce_my_slice(offset, numel);  // ends in a barrier: nobody reads my region after
@@ -251,19 +256,21 @@ class SharedAllReducer final : public AllReducer {
 // What shm and hier need of where the ranks are; the same error on every rank.
 void check_placement(Communicator& comm, const HostGroup& g, AllReduceAlgorithm a) {
   const std::vector<std::string> sizes = comm.all_gather(std::to_string(g.local_size()));
-  const bool uneven = std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) !=
-                      sizes.end();
+  const bool uneven =
+      std::adjacent_find(sizes.begin(), sizes.end(), std::not_equal_to<>()) != sizes.end();
   if (a == AllReduceAlgorithm::kShm && g.hosts() > 1) {
-    throw Error(fmt::format("--allreduce shm: the job's {} ranks are on {} hosts, and shm sums "
-                            "within one host; use --allreduce hier (shm inside each host, MPI "
-                            "between hosts) or mpi",
-                            comm.size(), g.hosts()));
+    throw Error(
+        fmt::format("--allreduce shm: the job's {} ranks are on {} hosts, and shm sums "
+                    "within one host; use --allreduce hier (shm inside each host, MPI "
+                    "between hosts) or mpi",
+                    comm.size(), g.hosts()));
   }
   if (a == AllReduceAlgorithm::kHier && uneven) {
-    throw Error(fmt::format("--allreduce hier needs the same number of ranks on every host; the "
-                            "ranks' hosts hold {} ranks (by rank); place them evenly "
-                            "(mpirun --map-by node, or -npernode)",
-                            fmt::join(sizes, ", ")));
+    throw Error(
+        fmt::format("--allreduce hier needs the same number of ranks on every host; the "
+                    "ranks' hosts hold {} ranks (by rank); place them evenly "
+                    "(mpirun --map-by node, or -npernode)",
+                    fmt::join(sizes, ", ")));
   }
 }
 
@@ -275,8 +282,8 @@ E parse_named(const std::array<std::string_view, N>& names, std::string_view nam
   for (std::size_t i = 0; i < N; ++i) {
     if (names[i] == name) return static_cast<E>(i);
   }
-  throw Error(fmt::format("{}: unknown {} '{}' (expected {})", flag, what, name,
-                          fmt::join(names, ", ")));
+  throw Error(
+      fmt::format("{}: unknown {} '{}' (expected {})", flag, what, name, fmt::join(names, ", ")));
 }
 
 }  // namespace

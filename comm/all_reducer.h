@@ -43,8 +43,7 @@ namespace trainscope::comm {
 enum class AllReduceAlgorithm { kMpi, kShm, kHier };
 
 // In AllReduceAlgorithm order: flags, suite files and results spell them so.
-inline constexpr std::array<std::string_view, 3> kAllReduceAlgorithmNames = {"mpi", "shm",
-                                                                              "hier"};
+inline constexpr std::array<std::string_view, 3> kAllReduceAlgorithmNames = {"mpi", "shm", "hier"};
 // One of kAllReduceAlgorithmNames; Error naming `flag` and the value otherwise.
 AllReduceAlgorithm parse_allreduce_algorithm(std::string_view name,
                                              std::string_view flag = "--allreduce");

@@ -116,9 +116,8 @@ std::vector<std::pair<std::string, std::string>> transport_settings() {
     // how the launcher wired its daemons (plm, routed: set on remote hosts
     // only, they would make ranks of one job look differently configured).
     if (key.starts_with("orte_") || key.starts_with("ess_") || key.starts_with("pmix") ||
-        key == "plm" || key == "routed" ||
-        key == "mpi_yield_when_idle" || key.starts_with("initial_wdir") ||
-        key.starts_with("shmem_RUNTIME")) {
+        key == "plm" || key == "routed" || key == "mpi_yield_when_idle" ||
+        key.starts_with("initial_wdir") || key.starts_with("shmem_RUNTIME")) {
       continue;
     }
     out.emplace_back(std::move(key), std::string(kv.substr(eq + 1)));

@@ -90,7 +90,7 @@ class Communicator {
   // ranks (consecutive local ranks), so tests can reach the cross-host path
   // of a hierarchical all-reduce on one machine. Collective.
   virtual std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank,
-                                                       int split_ranks_per_host = 0) = 0;
+                                                int split_ranks_per_host = 0) = 0;
   // Ends the whole job now with `code` (no hang if other ranks are blocked).
   [[noreturn]] virtual void abort(int code) = 0;
 

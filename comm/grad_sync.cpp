@@ -112,8 +112,11 @@ class BlockingSync final : public GradSync {
 class ThreadOverlapSync final : public GradSync {
  public:
   ThreadOverlapSync(AllReducer& reducer, std::vector<TensorRange> buckets)
-      : reducer_(reducer), grads_(reducer.buffer()), buckets_(std::move(buckets)),
-        start_ns_(buckets_.size()), end_ns_(buckets_.size()) {
+      : reducer_(reducer),
+        grads_(reducer.buffer()),
+        buckets_(std::move(buckets)),
+        start_ns_(buckets_.size()),
+        end_ns_(buckets_.size()) {
     worker_ = std::thread([this] { work(); });
   }
   ~ThreadOverlapSync() override {
@@ -160,9 +163,8 @@ class ThreadOverlapSync final : public GradSync {
       stats_.comm_s += static_cast<double>(end_ns_[i] - start_ns_[i]) * 1e-9;
       // Recorded here: the trace recorder belongs to the training thread.
       if (trace_ != nullptr) {
-        trace_->record(trace_name_, profiler::Track::kComm, start_ns_[i],
-                       end_ns_[i] - start_ns_[i], step_,
-                       {reducer_.wire_bytes(buckets_[i].numel), static_cast<int32_t>(i)});
+        trace_->record(trace_name_, profiler::Track::kComm, start_ns_[i], end_ns_[i] - start_ns_[i],
+                       step_, {reducer_.wire_bytes(buckets_[i].numel), static_cast<int32_t>(i)});
       }
     }
   }
@@ -330,8 +332,9 @@ std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& re
         return std::make_unique<PollOverlapSync>(reducer, std::move(buckets));
       }
       if (!reducer.comm().serialized_threads()) {
-        throw Error("--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
-                    "which its communication thread needs; use --reduce overlap-poll");
+        throw Error(
+            "--reduce overlap: the MPI library does not provide MPI_THREAD_SERIALIZED, "
+            "which its communication thread needs; use --reduce overlap-poll");
       }
       return std::make_unique<ThreadOverlapSync>(reducer, std::move(buckets));
   }

@@ -45,8 +45,8 @@ enum class ReduceStrategy { kPerTensor, kFused, kOverlap, kOverlapPoll };
 
 // The strategies' names in ReduceStrategy order: flags, suite files and the
 // results database spell them so.
-inline constexpr std::array<std::string_view, 4> kReduceStrategyNames = {
-    "per-tensor", "fused", "overlap", "overlap-poll"};
+inline constexpr std::array<std::string_view, 4> kReduceStrategyNames = {"per-tensor", "fused",
+                                                                         "overlap", "overlap-poll"};
 // One of kReduceStrategyNames; Error naming `flag` and the value otherwise.
 ReduceStrategy parse_reduce_strategy(std::string_view name, std::string_view flag = "--reduce");
 std::string_view reduce_strategy_name(ReduceStrategy s);
@@ -58,8 +58,8 @@ struct TensorRange {
 
 // What one step's reduction did on this rank.
 struct GradSyncStats {
-  int64_t calls = 0;       // collective calls
-  int64_t bytes = 0;       // bytes reduced, as sent (AllReducer::wire_bytes: bf16 halves them)
+  int64_t calls = 0;  // collective calls
+  int64_t bytes = 0;  // bytes reduced, as sent (AllReducer::wire_bytes: bf16 halves them)
   // Wall time during which a collective of this step was running (overlap:
   // its thread's busy time; overlap-poll: launch to completion as seen).
   double comm_s = 0;

@@ -101,7 +101,9 @@ class MpiCommunicator final : public Communicator {
   bool serialized_threads() const override { return serialized_; }
 
   void barrier() override { MPI_CHECK(MPI_Barrier(comm_)); }
-  void all_reduce_sum(std::span<float> d) override { reduce(d.data(), d.size(), MPI_FLOAT, MPI_SUM); }
+  void all_reduce_sum(std::span<float> d) override {
+    reduce(d.data(), d.size(), MPI_FLOAT, MPI_SUM);
+  }
   void all_reduce_sum(std::span<double> d) override {
     reduce(d.data(), d.size(), MPI_DOUBLE, MPI_SUM);
   }
@@ -139,8 +141,8 @@ class MpiCommunicator final : public Communicator {
       total += lens[r];
     }
     std::string all(total, '\0');
-    MPI_CHECK(MPI_Allgatherv(record.data(), len, MPI_CHAR, all.data(), lens.data(),
-                             offsets.data(), MPI_CHAR, comm_));
+    MPI_CHECK(MPI_Allgatherv(record.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
+                             MPI_CHAR, comm_));
     std::vector<std::string> out(size_);
     for (int r = 0; r < size_; ++r) out[r] = all.substr(offsets[r], lens[r]);
     return out;
@@ -188,8 +190,8 @@ class MpiCommunicator final : public Communicator {
         const int out = static_cast<int>(std::clamp<int64_t>(send.numel - done, 0, kPiece));
         const int in = static_cast<int>(std::clamp<int64_t>(recv.numel - done, 0, kPiece));
         T* scratch = scratch_for(scratch_buf);
-        MPI_CHECK(MPI_Sendrecv(d.data() + send.offset + done, out, type, right, 0, scratch,
-                               in, type, left, 0, comm_, MPI_STATUS_IGNORE));
+        MPI_CHECK(MPI_Sendrecv(d.data() + send.offset + done, out, type, right, 0, scratch, in,
+                               type, left, 0, comm_, MPI_STATUS_IGNORE));
         T* into = d.data() + recv.offset + done;
         for (int i = 0; i < in; ++i) add(into[i], scratch[i]);
       }
@@ -229,8 +231,8 @@ class MpiCommunicator final : public Communicator {
   std::unique_ptr<Request> reduce_async(V* data, std::size_t n, MPI_Datatype type, MPI_Op op) {
     auto req = std::make_unique<MpiRequest>();
     TS_CHECK(n <= static_cast<std::size_t>(INT32_MAX));
-    MPI_CHECK(MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), type, op, comm_,
-                             req->handle()));
+    MPI_CHECK(
+        MPI_Iallreduce(MPI_IN_PLACE, data, static_cast<int>(n), type, op, comm_, req->handle()));
     return req;
   }
   template <typename V>
@@ -247,8 +249,8 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
   std::string host_;
-  MPI_Op bf16_sum_ = MPI_OP_NULL;   // bf16_sum, for this communicator's bf16 collectives
-  kernels::Buffer<float> scratch_;  // reduce_scatter_sum's receive piece
+  MPI_Op bf16_sum_ = MPI_OP_NULL;           // bf16_sum, for this communicator's bf16 collectives
+  kernels::Buffer<float> scratch_;          // reduce_scatter_sum's receive piece
   kernels::Buffer<uint16_t> scratch_bf16_;  // reduce_scatter_sum_bf16's
   bool owns_mpi_ = false;
   bool owns_comm_ = false;
@@ -264,8 +266,8 @@ class MpiHostGroup final : public HostGroup {
  public:
   MpiHostGroup(MpiCommunicator& world, int64_t floats_per_rank, int split_ranks_per_host) {
     MPI_Comm shared = MPI_COMM_NULL;
-    MPI_CHECK(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, world.rank(),
-                                  MPI_INFO_NULL, &shared));
+    MPI_CHECK(MPI_Comm_split_type(world.handle(), MPI_COMM_TYPE_SHARED, world.rank(), MPI_INFO_NULL,
+                                  &shared));
     int host_ranks = 1;  // every rank on the host, whatever split_ranks_per_host
     MPI_Comm_size(shared, &host_ranks);
     if (split_ranks_per_host > 0) {

@@ -28,8 +28,7 @@ std::unique_ptr<Request> WatchedCommunicator::all_reduce_sum_async(std::span<flo
   return std::make_unique<WatchedRequest>(inner_.all_reduce_sum_async(data), watchdog_);
 }
 
-std::unique_ptr<Request> WatchedCommunicator::all_reduce_sum_bf16_async(
-    std::span<uint16_t> data) {
+std::unique_ptr<Request> WatchedCommunicator::all_reduce_sum_bf16_async(std::span<uint16_t> data) {
   return std::make_unique<WatchedRequest>(inner_.all_reduce_sum_bf16_async(data), watchdog_);
 }
 

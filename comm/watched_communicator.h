@@ -44,7 +44,9 @@ class WatchedCommunicator final : public Communicator {
 
   // The base class's helpers (all_reduce_sum of one value) stay visible.
   using Communicator::all_reduce_sum;
-  void barrier() override { watched("barrier", [&] { inner_.barrier(); }); }
+  void barrier() override {
+    watched("barrier", [&] { inner_.barrier(); });
+  }
   void all_reduce_sum(std::span<float> d) override { sum(d); }
   void all_reduce_sum(std::span<double> d) override { sum(d); }
   void all_reduce_sum(std::span<int64_t> d) override { sum(d); }
@@ -82,7 +84,6 @@ class WatchedCommunicator final : public Communicator {
   }
 
  private:
-
   Communicator& inner_;
   profiler::StallWatchdog& watchdog_;
 };

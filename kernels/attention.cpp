@@ -52,8 +52,8 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, int B
 }
 
 template <typename T>
-void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att,
-                        const T* q, const T* k, const T* v, int B, int Tn, int NH, int NKV, int hd,
+void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att, const T* q,
+                        const T* k, const T* v, int B, int Tn, int NH, int NKV, int hd,
                         int ld_qkv) {
   const int C = NH * hd, group = NH / NKV;
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
@@ -94,11 +94,11 @@ template void attention_forward<float>(float*, float*, const float*, const float
                                        int, int, int, int, int, int);
 template void attention_forward<double>(double*, double*, const double*, const double*,
                                         const double*, int, int, int, int, int, int);
-template void attention_backward<float>(float*, float*, float*, float*, const float*,
-                                        const float*, const float*, const float*, const float*,
-                                        int, int, int, int, int, int);
+template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
+                                        const float*, const float*, const float*, int, int, int,
+                                        int, int, int);
 template void attention_backward<double>(double*, double*, double*, double*, const double*,
-                                         const double*, const double*, const double*,
-                                         const double*, int, int, int, int, int, int);
+                                         const double*, const double*, const double*, const double*,
+                                         int, int, int, int, int, int);
 
 }  // namespace trainscope::kernels

@@ -30,9 +30,8 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, int B
 // kv head) pairs, so the query heads sharing a kv head add into its dk, dv in
 // order on one thread.
 template <typename T>
-void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att,
-                        const T* q, const T* k, const T* v, int B, int Tn, int NH, int NKV,
-                        int hd, int ld_qkv);
+void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att, const T* q,
+                        const T* k, const T* v, int B, int Tn, int NH, int NKV, int hd, int ld_qkv);
 std::size_t attention_workspace_size(int Tn, int threads);
 
 }  // namespace trainscope::kernels

@@ -27,10 +27,9 @@ struct CoreSpec {
   int strength;
 };
 constexpr CoreSpec kCores[] = {
-    {"Prescott", 1},  {"Core2", 2},     {"Penryn", 2},     {"Nehalem", 3},
-    {"Barcelona", 3}, {"Bulldozer", 4}, {"Sandybridge", 4}, {"Piledriver", 5},
-    {"Steamroller", 5}, {"Excavator", 5}, {"Haswell", 6},  {"Zen", 6},
-    {"SkylakeX", 7},  {"Cooperlake", 8},
+    {"Prescott", 1},  {"Core2", 2},       {"Penryn", 2},     {"Nehalem", 3},     {"Barcelona", 3},
+    {"Bulldozer", 4}, {"Sandybridge", 4}, {"Piledriver", 5}, {"Steamroller", 5}, {"Excavator", 5},
+    {"Haswell", 6},   {"Zen", 6},         {"SkylakeX", 7},   {"Cooperlake", 8},
 };
 
 }  // namespace
@@ -97,8 +96,7 @@ BlasInfo blas_info() {
 void choose_blas_core(char** argv) {
   const BlasInfo info = blas_info();
   switch (blas_action(info)) {
-    case BlasAction::kNone:
-      return;
+    case BlasAction::kNone: return;
     case BlasAction::kNote:
       // Once per job: every rank of an mpirun job sees the same variable.
       if (const char* rank = std::getenv("OMPI_COMM_WORLD_RANK"); rank && std::strcmp(rank, "0")) {

@@ -20,7 +20,6 @@
 
 namespace trainscope::kernels {
 
-
 // The strongest core of Debian's OpenBLAS 0.3.21 that a CPU with `isa` runs
 // (its DYNAMIC_ARCH list; AVX2 cores by vendor).
 std::string best_openblas_core(const CpuIsa& isa);
@@ -41,12 +40,12 @@ enum class BlasChoice {
 std::string_view blas_choice_name(BlasChoice c);
 
 struct BlasInfo {
-  std::string library;  // "OpenBLAS 0.3.21"
-  std::string core;     // in use
-  std::string detected; // what OpenBLAS picked by itself (with kSelected), else core
-  std::string best;     // the strongest core this CPU runs
+  std::string library;   // "OpenBLAS 0.3.21"
+  std::string core;      // in use
+  std::string detected;  // what OpenBLAS picked by itself (with kSelected), else core
+  std::string best;      // the strongest core this CPU runs
   BlasChoice choice = BlasChoice::kDetected;
-  std::string isa;      // CpuIsa::summary()
+  std::string isa;  // CpuIsa::summary()
   bool fallback() const { return is_fallback(core, best); }
 };
 // The kernels in use now.

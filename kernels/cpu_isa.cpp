@@ -135,8 +135,8 @@ CpuIsa detect_cpu_isa() {
   if (!level) {
     std::string names;
     for (const auto& [l, name] : kLevelNames) names += fmt::format("{}, ", name);
-    throw Error(fmt::format("{}={}: unknown ISA level (expected one of {}all)", kCapVariable, cap,
-                            names));
+    throw Error(
+        fmt::format("{}={}: unknown ISA level (expected one of {}all)", kCapVariable, cap, names));
   }
   return cap_isa(isa, *level);
 }

@@ -39,14 +39,15 @@ inline uint16_t float_to_f16(float f) {
   const uint32_t bits = std::bit_cast<uint32_t>(f);
   const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;                 // NaN
-  if (abs >= 0x477ff000u) return sign | 0x7c00u;                // rounds to >= 65520: inf
-  if (abs < 0x38800000u) {                                      // below 2^-14: subnormal or 0
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: inf
+  if (abs < 0x38800000u) {                        // below 2^-14: subnormal or 0
     // The float's value in units of 2^-24, rounded to nearest even.
     const uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-    const int shift = 126 - static_cast<int>(abs >> 23);        // 14..
+    const int shift = 126 - static_cast<int>(abs >> 23);  // 14..
     if (shift > 24) return sign;
-    const uint32_t kept = mant >> shift, rest = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    const uint32_t kept = mant >> shift, rest = mant & ((1u << shift) - 1),
+                   half = 1u << (shift - 1);
     return sign | static_cast<uint16_t>(kept + (rest > half || (rest == half && (kept & 1u))));
   }
   // Normal: rebias the exponent, round the 13 dropped mantissa bits.

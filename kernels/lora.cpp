@@ -7,15 +7,15 @@
 namespace trainscope::kernels {
 
 template <typename T>
-void lora_forward(T* out, int ldo, T* u, const T* inp, const T* A, const T* B, int N, int C,
-                  int OC, int r, T scale) {
+void lora_forward(T* out, int ldo, T* u, const T* inp, const T* A, const T* B, int N, int C, int OC,
+                  int r, T scale) {
   internal::gemm(false, true, N, r, C, T(1), inp, C, A, C, T(0), u, r);
   internal::gemm(false, true, N, OC, r, scale, u, r, B, r, T(1), out, ldo);
 }
 
 template <typename T>
-void lora_backward(T* dinp, T* dA, T* dB, T* du, const T* dout, int ldo, const T* inp,
-                   const T* u, const T* A, const T* B, int N, int C, int OC, int r, T scale) {
+void lora_backward(T* dinp, T* dA, T* dB, T* du, const T* dout, int ldo, const T* inp, const T* u,
+                   const T* A, const T* B, int N, int C, int OC, int r, T scale) {
   internal::gemm(true, false, OC, r, N, scale, dout, ldo, u, r, T(1), dB, r);
   internal::gemm(false, false, N, r, OC, scale, dout, ldo, B, r, T(0), du, r);
   internal::gemm(true, false, r, C, N, T(1), du, r, inp, C, T(1), dA, C);
@@ -57,13 +57,12 @@ void dropout_backward(T* dinp, const T* dout, int64_t n, float p, uint64_t seed)
   }
 }
 
-#define TS_INSTANTIATE(T)                                                                      \
-  template void lora_forward<T>(T*, int, T*, const T*, const T*, const T*, int, int, int, int, \
-                                T);                                                            \
-  template void lora_backward<T>(T*, T*, T*, T*, const T*, int, const T*, const T*, const T*,  \
-                                 const T*, int, int, int, int, T);                             \
-  template void lora_merge<T>(T*, const T*, const T*, int, int, int, T);                      \
-  template void dropout_forward<T>(T*, const T*, int64_t, float, uint64_t);                    \
+#define TS_INSTANTIATE(T)                                                                          \
+  template void lora_forward<T>(T*, int, T*, const T*, const T*, const T*, int, int, int, int, T); \
+  template void lora_backward<T>(T*, T*, T*, T*, const T*, int, const T*, const T*, const T*,      \
+                                 const T*, int, int, int, int, T);                                 \
+  template void lora_merge<T>(T*, const T*, const T*, int, int, int, T);                           \
+  template void dropout_forward<T>(T*, const T*, int64_t, float, uint64_t);                        \
   template void dropout_backward<T>(T*, const T*, int64_t, float, uint64_t);
 TS_INSTANTIATE(float)
 TS_INSTANTIATE(double)

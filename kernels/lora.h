@@ -16,14 +16,14 @@ namespace trainscope::kernels {
 // u[N, r] = inp[N, C] @ A[r, C]^T (kept for backward);
 // out[N, OC] (row stride ldo) += scale * u @ B[OC, r]^T.
 template <typename T>
-void lora_forward(T* out, int ldo, T* u, const T* inp, const T* A, const T* B, int N, int C,
-                  int OC, int r, T scale);
+void lora_forward(T* out, int ldo, T* u, const T* inp, const T* A, const T* B, int N, int C, int OC,
+                  int r, T scale);
 // dout[N, OC] (row stride ldo) is d(out). du[N, r] is scratch.
 // dB += scale * dout^T @ u;  du = scale * dout @ B;  dA += du^T @ inp;
 // dinp[N, C] += du @ A (dinp may be null: the first layer's input needs none).
 template <typename T>
-void lora_backward(T* dinp, T* dA, T* dB, T* du, const T* dout, int ldo, const T* inp,
-                   const T* u, const T* A, const T* B, int N, int C, int OC, int r, T scale);
+void lora_backward(T* dinp, T* dA, T* dB, T* du, const T* dout, int ldo, const T* inp, const T* u,
+                   const T* A, const T* B, int N, int C, int OC, int r, T scale);
 
 // Merges an adapter into its weight: W[OC, C] += scale * B[OC, r] @ A[r, C].
 template <typename T>

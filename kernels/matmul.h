@@ -23,8 +23,8 @@ void matmul_forward(T* out, const T* inp, const T* weight, int N, int C, int OC)
 // dinp[N, C] += dout[N, OC] @ weight[OC, C];  dweight[OC, C] += dout^T @ inp.
 // Either of dinp / dweight may be null to skip it.
 template <typename T>
-void matmul_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,
-                     int N, int C, int OC);
+void matmul_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight, int N,
+                     int C, int OC);
 // out[OC] = weight[OC, C] @ inp[C]: one token's matmul_forward (decoding).
 // Memory-bound: every weight is read once, so rows are split over the OpenMP
 // threads and each is one vectorised dot product. (OpenBLAS's sgemm with one
@@ -36,8 +36,8 @@ void matvec_forward(T* out, const T* inp, const T* weight, int C, int OC);
 template <typename T>
 void matmul_forward_reference(T* out, const T* inp, const T* weight, int N, int C, int OC);
 template <typename T>
-void matmul_backward_reference(T* dinp, T* dweight, const T* dout, const T* inp,
-                               const T* weight, int N, int C, int OC);
+void matmul_backward_reference(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,
+                               int N, int C, int OC);
 
 }  // namespace trainscope::kernels
 

@@ -79,8 +79,7 @@ const Primitive& primitive(const GemmShape& s) {
     ops.append_sum(1.0f);  // dst = dst + a @ b
     attr.set_post_ops(ops);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr,
-                                        engine().engine);
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr, engine().engine);
   p.scratchpad = pd.scratchpad_desc();
   p.matmul = dnnl::matmul(pd);
   // Grown to the largest primitive's need, once, when that primitive is made.
@@ -128,9 +127,9 @@ void emulated_gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint
   const float* wb = widen(wide_b, b, b_rows, b_cols, s.ld_b == 0 ? b_cols : s.ld_b);
   cblas_sgemm(CblasRowMajor, s.a_transposed ? CblasTrans : CblasNoTrans,
               s.b_transposed ? CblasTrans : CblasNoTrans, static_cast<int>(s.M),
-              static_cast<int>(s.N), static_cast<int>(s.K), 1.0f, wa,
-              static_cast<int>(a_cols), wb, static_cast<int>(b_cols),
-              s.accumulate ? 1.0f : 0.0f, dst, static_cast<int>(s.ld_dst == 0 ? s.N : s.ld_dst));
+              static_cast<int>(s.N), static_cast<int>(s.K), 1.0f, wa, static_cast<int>(a_cols), wb,
+              static_cast<int>(b_cols), s.accumulate ? 1.0f : 0.0f, dst,
+              static_cast<int>(s.ld_dst == 0 ? s.N : s.ld_dst));
 }
 
 void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) {
@@ -141,10 +140,9 @@ void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) 
   dnnl::memory mb(p.b, e.engine, const_cast<uint16_t*>(b));
   dnnl::memory md(p.dst, e.engine, dst);
   dnnl::memory pad(p.scratchpad, e.engine, e.scratchpad.data());
-  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma},
-                              {DNNL_ARG_WEIGHTS, mb},
-                              {DNNL_ARG_DST, md},
-                              {DNNL_ARG_SCRATCHPAD, pad}});
+  p.matmul.execute(
+      e.stream,
+      {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, md}, {DNNL_ARG_SCRATCHPAD, pad}});
   e.stream.wait();
 }
 

@@ -37,9 +37,9 @@ template void matvec_forward<float>(float*, const float*, const float*, int, int
 template void matvec_forward<double>(double*, const double*, const double*, int, int);
 template void matmul_forward<float>(float*, const float*, const float*, int, int, int);
 template void matmul_forward<double>(double*, const double*, const double*, int, int, int);
-template void matmul_backward<float>(float*, float*, const float*, const float*, const float*,
-                                     int, int, int);
-template void matmul_backward<double>(double*, double*, const double*, const double*,
-                                      const double*, int, int, int);
+template void matmul_backward<float>(float*, float*, const float*, const float*, const float*, int,
+                                     int, int);
+template void matmul_backward<double>(double*, double*, const double*, const double*, const double*,
+                                      int, int, int);
 
 }  // namespace trainscope::kernels

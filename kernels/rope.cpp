@@ -62,7 +62,6 @@ template void rope_tables<double>(double*, double*, int, int, float);
 template void rope_forward<float>(float*, const float*, const float*, int, int, int, int, int);
 template void rope_forward<double>(double*, const double*, const double*, int, int, int, int, int);
 template void rope_backward<float>(float*, const float*, const float*, int, int, int, int, int);
-template void rope_backward<double>(double*, const double*, const double*, int, int, int, int,
-                                    int);
+template void rope_backward<double>(double*, const double*, const double*, int, int, int, int, int);
 
 }  // namespace trainscope::kernels

@@ -65,8 +65,9 @@ double softmax_xent_forward(T* logits, const int32_t* targets, int N, int V, dou
       }
       loss += std::log(static_cast<double>(sum)) + static_cast<double>(mx - target_logit);
       ++count;
-      if (grad) write_gradient(row, out, V, target, static_cast<T>(grad_scale) / sum,
-                               static_cast<T>(grad_scale));
+      if (grad)
+        write_gradient(row, out, V, target, static_cast<T>(grad_scale) / sum,
+                       static_cast<T>(grad_scale));
     }
     loss_partial[tid] = loss;
     count_partial[tid] = count;

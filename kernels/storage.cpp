@@ -27,9 +27,7 @@ AtomicCounters g_categories[kNumMemoryCategories];
 
 void raise_peak(AtomicCounters& c, int64_t now) {
   int64_t peak = c.peak.load(std::memory_order_relaxed);
-  while (now > peak &&
-         !c.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-  }
+  while (now > peak && !c.peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {}
 }
 
 void add(AtomicCounters& c, int64_t delta) {
@@ -85,8 +83,7 @@ MemorySnapshot memory_snapshot() {
 }
 
 void reset_peak_memory() {
-  g_total.peak.store(g_total.active.load(std::memory_order_relaxed),
-                     std::memory_order_relaxed);
+  g_total.peak.store(g_total.active.load(std::memory_order_relaxed), std::memory_order_relaxed);
   for (auto& c : g_categories) {
     c.peak.store(c.active.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }

@@ -83,8 +83,7 @@ template <typename T>
 class Buffer {
  public:
   Buffer() = default;
-  Buffer(std::size_t count, MemoryCategory category)
-      : count_(count), category_(category) {
+  Buffer(std::size_t count, MemoryCategory category) : count_(count), category_(category) {
     data_ = static_cast<T*>(tracked_alloc(count * sizeof(T), category));
   }
   ~Buffer() { reset(); }
@@ -131,7 +130,8 @@ class Buffer {
 };
 
 // A standard allocator that routes through tracked_alloc, for growable
-// containers: std::vector<int32_t, TrackedAllocator<int32_t>> v{TrackedAllocator<int32_t>(MemoryCategory::kData)}.
+// containers: std::vector<int32_t, TrackedAllocator<int32_t>>
+// v{TrackedAllocator<int32_t>(MemoryCategory::kData)}.
 template <typename T>
 class TrackedAllocator {
  public:
@@ -148,7 +148,9 @@ class TrackedAllocator {
   void deallocate(T* p, std::size_t n) noexcept { tracked_free(p, n * sizeof(T), category_); }
   MemoryCategory category() const { return category_; }
   template <typename U>
-  bool operator==(const TrackedAllocator<U>& o) const noexcept { return category_ == o.category(); }
+  bool operator==(const TrackedAllocator<U>& o) const noexcept {
+    return category_ == o.category();
+  }
 
  private:
   MemoryCategory category_;

@@ -61,7 +61,8 @@ int64_t parse_procs_running(std::string_view text) {
     const std::string_view line = text.substr(pos, eol - pos);
     if (line.starts_with(kKey)) {
       int64_t v = -1;
-      const auto [ptr, ec] = std::from_chars(line.data() + kKey.size(), line.data() + line.size(), v);
+      const auto [ptr, ec] =
+          std::from_chars(line.data() + kKey.size(), line.data() + line.size(), v);
       return ec == std::errc() ? v : -1;
     }
     pos = eol + 1;
@@ -69,7 +70,8 @@ int64_t parse_procs_running(std::string_view text) {
   return -1;
 }
 
-int64_t count_other_runnable(std::span<const ProcessThreads> processes, std::span<const pid_t> job) {
+int64_t count_other_runnable(std::span<const ProcessThreads> processes,
+                             std::span<const pid_t> job) {
   std::map<pid_t, pid_t> parent;
   for (const auto& p : processes) parent[p.pid] = p.ppid;
   std::set<pid_t> ours;

@@ -27,9 +27,9 @@
 
 namespace trainscope::profiler {
 
+using kernels::kNumMemoryCategories;
 using kernels::MemoryCategory;
 using kernels::MemorySnapshot;
-using kernels::kNumMemoryCategories;
 
 // Bytes currently allocated through the tracked allocator.
 int64_t active_memory();

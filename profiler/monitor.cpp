@@ -35,12 +35,9 @@ void reap_exited_orphans(pid_t child) {
 
 int role_order(const ProcessSummary& p) {
   switch (p.role) {
-    case ProcessRole::kLauncher:
-      return 0;
-    case ProcessRole::kRank:
-      return 1;
-    default:
-      return 2;
+    case ProcessRole::kLauncher: return 0;
+    case ProcessRole::kRank: return 1;
+    default: return 2;
   }
 }
 
@@ -68,12 +65,11 @@ class Display {
       live(poller, runtime);
     } else if (mode_ == MonitorDisplay::kPlain && runtime >= next_plain_) {
       const TreeTotals& t = poller.totals();
-      std::fprintf(options_.out,
-                   "[monitor] t=%.1fs processes=%d rss=%s average=%s peak=%s pss=%s\n", runtime,
-                   t.current_processes, format_bytes(t.current_rss_bytes).c_str(),
-                   format_bytes(t.average_rss_bytes).c_str(),
-                   format_bytes(t.peak_rss_bytes).c_str(),
-                   format_bytes(t.current_pss_bytes).c_str());
+      std::fprintf(
+          options_.out, "[monitor] t=%.1fs processes=%d rss=%s average=%s peak=%s pss=%s\n",
+          runtime, t.current_processes, format_bytes(t.current_rss_bytes).c_str(),
+          format_bytes(t.average_rss_bytes).c_str(), format_bytes(t.peak_rss_bytes).c_str(),
+          format_bytes(t.current_pss_bytes).c_str());
       std::fflush(options_.out);
       next_plain_ = runtime + options_.plain_every_seconds;
     }
@@ -86,9 +82,9 @@ class Display {
     // Move to the start of the previous frame and clear it.
     if (lines_ > 0) text += fmt::format("\x1b[{}F\x1b[J", lines_);
     const TreeTotals& t = poller.totals();
-    text += fmt::format("trainscope monitor  pid {}  runtime {:.1f} s  processes {}  interval {} ms\n",
-                        pid_, runtime, t.current_processes,
-                        std::lround(options_.interval_seconds * 1000));
+    text += fmt::format(
+        "trainscope monitor  pid {}  runtime {:.1f} s  processes {}  interval {} ms\n", pid_,
+        runtime, t.current_processes, std::lround(options_.interval_seconds * 1000));
     text += fmt::format("{:<9} {:>4} {:>8} {:>11} {:>11}  {}\n", "ROLE", "RANK", "PID", "RSS",
                         "PEAK RSS", "COMMAND");
     std::size_t rows = 0, hidden = 0;
@@ -165,8 +161,10 @@ MonitorResult run_monitor(const MonitorOptions& options) {
   SuperviseOptions supervise_options;
   supervise_options.poll_interval_seconds = options.interval_seconds;
   supervise_options.on_poll = [&](const ProcessPoller& polled, double elapsed) {
-    if (launching) reap_exited_orphans(child->pid());
-    else if (polled.last_poll().empty()) return false;  // the attached process is gone
+    if (launching)
+      reap_exited_orphans(child->pid());
+    else if (polled.last_poll().empty())
+      return false;  // the attached process is gone
     display.update(polled, elapsed);
     return true;
   };
@@ -189,13 +187,11 @@ std::string format_summary(const MonitorResult& r) {
   out += fmt::format("{:<9} {:>4} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8}  {}\n", "ROLE", "RANK",
                      "PID", "PEAK RSS", "AVG RSS", "PEAK PSS", "AVG PSS", "SEEN(s)", "COMMAND");
   for (const ProcessSummary& p : r.processes) {
-    out += fmt::format("{:<9} {:>4} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8.1f}  {:.70}\n",
-                       role_name(p.role), rank_text(p.rank), p.pid,
-                       format_bytes(static_cast<double>(p.peak_rss_bytes)),
-                       format_bytes(p.average_rss_bytes),
-                       format_bytes(static_cast<double>(p.peak_pss_bytes)),
-                       format_bytes(p.average_pss_bytes),
-                       p.last_seen_seconds - p.first_seen_seconds, p.command);
+    out += fmt::format(
+        "{:<9} {:>4} {:>8} {:>11} {:>11} {:>11} {:>11} {:>8.1f}  {:.70}\n", role_name(p.role),
+        rank_text(p.rank), p.pid, format_bytes(static_cast<double>(p.peak_rss_bytes)),
+        format_bytes(p.average_rss_bytes), format_bytes(static_cast<double>(p.peak_pss_bytes)),
+        format_bytes(p.average_pss_bytes), p.last_seen_seconds - p.first_seen_seconds, p.command);
   }
   out += fmt::format("{:<9} {:>4} {:>8} {:>11} {:>11} {:>11} {:>11}  max {} processes at once\n",
                      "TOTAL", "", "", format_bytes(static_cast<double>(r.totals.peak_rss_bytes)),

@@ -43,8 +43,7 @@ MpiJobFiles find_mpi_job_files(std::span<const ProcessSample> processes);
 // /proc/PID/maps ("" if none); the session directory in an environment block
 // (NUL-separated, /proc/PID/environ) if it is named after one of `pids`.
 std::filesystem::path segment_in_maps_line(std::string_view line);
-std::filesystem::path session_dir_in_environ(std::string_view environ,
-                                             std::span<const pid_t> pids);
+std::filesystem::path session_dir_in_environ(std::string_view environ, std::span<const pid_t> pids);
 
 // Removes those of `files` that still exist; returns what it removed.
 std::vector<std::filesystem::path> remove_mpi_job_files(const MpiJobFiles& files);

@@ -83,28 +83,17 @@ bool parse_proc_stat(std::string_view text, ProcStat* out) {
     long long v = 0;
     const bool numeric = std::from_chars(tok.data(), tok.data() + tok.size(), v).ec == std::errc();
     switch (field) {
-      case 3:
-        out->state = tok.empty() ? '?' : tok[0];
-        break;
+      case 3: out->state = tok.empty() ? '?' : tok[0]; break;
       case 4:
         if (!numeric) return false;
         out->ppid = static_cast<pid_t>(v);
         have_ppid = true;
         break;
-      case 14:
-        out->utime_ticks = numeric ? static_cast<uint64_t>(v) : 0;
-        break;
-      case 15:
-        out->stime_ticks = numeric ? static_cast<uint64_t>(v) : 0;
-        break;
-      case 22:
-        out->start_ticks = numeric ? static_cast<uint64_t>(v) : 0;
-        break;
-      case 24:
-        out->rss_pages = numeric ? v : 0;
-        break;
-      default:
-        break;
+      case 14: out->utime_ticks = numeric ? static_cast<uint64_t>(v) : 0; break;
+      case 15: out->stime_ticks = numeric ? static_cast<uint64_t>(v) : 0; break;
+      case 22: out->start_ticks = numeric ? static_cast<uint64_t>(v) : 0; break;
+      case 24: out->rss_pages = numeric ? v : 0; break;
+      default: break;
     }
     if (field >= 24) break;
     pos = end;

@@ -15,8 +15,8 @@ namespace trainscope::profiler {
 namespace {
 
 constexpr std::array<std::string_view, 10> kLauncherNames = {
-    "mpirun",  "mpiexec",         "orterun",       "orted",           "prte",
-    "prted",   "prterun",         "hydra_pmi_proxy", "mpiexec.hydra", "hydra_nameserver"};
+    "mpirun", "mpiexec", "orterun",         "orted",         "prte",
+    "prted",  "prterun", "hydra_pmi_proxy", "mpiexec.hydra", "hydra_nameserver"};
 
 // Environment variables carrying the MPI rank, most specific first.
 constexpr std::array<std::string_view, 3> kRankVariables = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK",
@@ -55,9 +55,9 @@ ProcessPoller::ProcessPoller(pid_t root, PollerOptions options)
       page_size_(::sysconf(_SC_PAGESIZE)) {
   // CONFIG_PROC_CHILDREN gives each task's children directly; without it we
   // must read the stat file of every process on the machine.
-  use_children_files_ = ::access("/proc/self/task", R_OK) == 0 &&
-                        ::access(("/proc/self/task/" + std::to_string(::getpid()) + "/children").c_str(),
-                                 R_OK) == 0;
+  use_children_files_ =
+      ::access("/proc/self/task", R_OK) == 0 &&
+      ::access(("/proc/self/task/" + std::to_string(::getpid()) + "/children").c_str(), R_OK) == 0;
 }
 
 std::vector<ProcStat> ProcessPoller::discover() {
@@ -140,7 +140,8 @@ void ProcessPoller::classify(pid_t pid, const std::string& comm, Known* known) {
     known->command.resize(kMaxCommandChars - 3);
     known->command += "...";
   }
-  const std::string base = argv0.substr(argv0.rfind('/') == std::string::npos ? 0 : argv0.rfind('/') + 1);
+  const std::string base =
+      argv0.substr(argv0.rfind('/') == std::string::npos ? 0 : argv0.rfind('/') + 1);
   if (is_launcher_name(comm) || is_launcher_name(base)) {
     known->role = ProcessRole::kLauncher;
     known->rank = -1;
@@ -200,7 +201,8 @@ const std::vector<ProcessSample>& ProcessPoller::poll_at(double time_seconds) {
     p.last_seen_seconds = s.time_seconds;
     p.alive = true;
     const auto n = static_cast<double>(p.polls);
-    p.average_rss_bytes = (p.polls == 0 ? 0.0 : p.average_rss_bytes * n) + static_cast<double>(s.rss_bytes);
+    p.average_rss_bytes =
+        (p.polls == 0 ? 0.0 : p.average_rss_bytes * n) + static_cast<double>(s.rss_bytes);
     p.average_rss_bytes /= n + 1;
     p.current_rss_bytes = s.rss_bytes;
     p.peak_rss_bytes = std::max(p.peak_rss_bytes, s.rss_bytes);

@@ -57,7 +57,7 @@ struct ProcessSample {
   pid_t pid = 0;
   pid_t ppid = 0;
   ProcessRole role = ProcessRole::kOther;
-  int rank = -1;           // MPI rank for role kRank, else -1
+  int rank = -1;  // MPI rank for role kRank, else -1
   int64_t rss_bytes = -1;
   int64_t pss_bytes = -1;  // -1: not read, unreadable or unsupported
   std::string command;     // command line, shortened to kMaxCommandChars
@@ -78,10 +78,10 @@ struct ProcessSummary {
   int64_t peak_rss_bytes = -1;
   double average_rss_bytes = -1;
   int64_t current_pss_bytes = -1;
-  int64_t peak_pss_bytes = -1;  // -1 if PSS was never readable
+  int64_t peak_pss_bytes = -1;    // -1 if PSS was never readable
   double average_pss_bytes = -1;  // over the pss_polls
   int64_t pss_polls = 0;          // polls in which PSS was readable
-  bool alive = false;  // seen in the latest poll
+  bool alive = false;             // seen in the latest poll
 };
 
 // Sums over the tree per poll, then statistics over polls. PSS sums include
@@ -128,7 +128,7 @@ class ProcessPoller {
 
  private:
   struct Known {
-    std::string comm;  // to notice exec
+    std::string comm;      // to notice exec
     bool settled = false;  // false: classified from an empty environment; look again
     ProcessRole role = ProcessRole::kOther;
     int rank = -1;

@@ -138,7 +138,7 @@ class StallWatchdog {
   int stalls_ = 0;
   // The periodic thread's own.
   std::chrono::steady_clock::time_point next_status_ = std::chrono::steady_clock::now();
-  bool status_failed_ = false;  // on_status threw once: said, not repeated
+  bool status_failed_ = false;            // on_status threw once: said, not repeated
   std::optional<PeriodicThread> thread_;  // last: starts after everything it reads exists
 };
 

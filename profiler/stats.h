@@ -72,7 +72,7 @@ class RunningMoments {
   double mean() const;      // NaN when empty
   double variance() const;  // sample variance; 0 for one sample, NaN when empty
   double stddev() const;
-  double min() const;       // NaN when empty
+  double min() const;  // NaN when empty
   double max() const;
 
  private:

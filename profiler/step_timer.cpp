@@ -196,8 +196,8 @@ void StepTimer::clear() {
 
 nlohmann::json to_json(const Summary& s) {
   // NaN (empty summaries) becomes null in JSON.
-  return {{"count", s.count}, {"mean", s.mean},     {"median", s.median}, {"stddev", s.stddev},
-          {"cv", s.cv},       {"min", s.min},       {"max", s.max},       {"p50", s.p50},
+  return {{"count", s.count}, {"mean", s.mean}, {"median", s.median}, {"stddev", s.stddev},
+          {"cv", s.cv},       {"min", s.min},   {"max", s.max},       {"p50", s.p50},
           {"p95", s.p95},     {"p99", s.p99}};
 }
 

@@ -82,7 +82,8 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
     if (seconds_since(start) >= next_poll) {
       if (!poll_tree()) break;
       next_poll += interval;
-      if (next_poll < seconds_since(start)) next_poll = seconds_since(start) + interval;  // fell behind
+      if (next_poll < seconds_since(start))
+        next_poll = seconds_since(start) + interval;  // fell behind
     }
     const double wake_at = std::min(next_poll, options.timeout_seconds.value_or(next_poll));
     if (child != nullptr) {

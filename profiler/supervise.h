@@ -22,7 +22,7 @@ struct CompletedRun {
   int exit_code = 0;
   bool timed_out = false;    // killed (with its tree) after the timeout
   bool interrupted = false;  // killed (with its tree) on the guard's SIGINT/SIGTERM
-  std::string out, err;    // everything the child wrote to stdout and stderr
+  std::string out, err;      // everything the child wrote to stdout and stderr
 };
 
 // Runs options.argv to its end with stdin from /dev/null and its stdout and
@@ -50,7 +50,7 @@ struct SuperviseOptions {
 struct SuperviseResult {
   int exit_code = 0;  // the child's (0 without a child)
   bool timed_out = false;
-  bool interrupted = false;  // by the guard's SIGINT/SIGTERM
+  bool interrupted = false;    // by the guard's SIGINT/SIGTERM
   double runtime_seconds = 0;  // since the child was spawned, else since the call
 };
 

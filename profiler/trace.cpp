@@ -26,9 +26,7 @@ int64_t trace_clock_ns() {
       .count();
 }
 
-std::string_view track_name(Track track) {
-  return track == Track::kComm ? "comm" : "compute";
-}
+std::string_view track_name(Track track) { return track == Track::kComm ? "comm" : "compute"; }
 
 TraceRecorder::TraceRecorder(int rank, std::string host, std::size_t reserve_events)
     : rank_(rank), host_(std::move(host)) {
@@ -154,7 +152,8 @@ ParsedRank parse_rank(const RankTrace& in, std::size_t index) {
       e.step = row[4].get<int64_t>();
       e.args.bytes = row[5].get<int64_t>();
       e.args.bucket = row[6].get<int32_t>();
-      if (e.name >= out.names.size()) throw Error("an event names unknown id " + std::to_string(e.name));
+      if (e.name >= out.names.size())
+        throw Error("an event names unknown id " + std::to_string(e.name));
       out.events.push_back(e);
     }
     if (j.contains("memory")) {
@@ -174,15 +173,25 @@ double to_us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 // subtracted from every time: the rank's clock offset, plus the merged
 // trace's origin.
 void add_rank_metadata(json& out, int rank, const std::string& host) {
-  out.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", rank},
+  out.push_back({{"name", "process_name"},
+                 {"ph", "M"},
+                 {"pid", rank},
                  {"args", {{"name", "rank " + std::to_string(rank) + " (" + host + ")"}}}});
-  out.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", rank},
+  out.push_back({{"name", "process_sort_index"},
+                 {"ph", "M"},
+                 {"pid", rank},
                  {"args", {{"sort_index", rank}}}});
   for (Track t : {Track::kCompute, Track::kComm}) {
     const int tid = static_cast<int>(t) + 1;
-    out.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", rank}, {"tid", tid},
+    out.push_back({{"name", "thread_name"},
+                   {"ph", "M"},
+                   {"pid", rank},
+                   {"tid", tid},
                    {"args", {{"name", std::string(track_name(t))}}}});
-    out.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", rank}, {"tid", tid},
+    out.push_back({{"name", "thread_sort_index"},
+                   {"ph", "M"},
+                   {"pid", rank},
+                   {"tid", tid},
                    {"args", {{"sort_index", tid}}}});
   }
 }
@@ -209,8 +218,11 @@ void add_rank_events(json& out, int rank, std::span<const std::string> names,
     for (int c = 0; c < kernels::kNumMemoryCategories; ++c) {
       bytes[std::string(kernels::kMemoryCategoryNames[c])] = m.active[c];
     }
-    out.push_back({{"name", "tracked memory"}, {"cat", "memory"}, {"ph", "C"},
-                   {"ts", to_us(m.time_ns - shift_ns)}, {"pid", rank},
+    out.push_back({{"name", "tracked memory"},
+                   {"cat", "memory"},
+                   {"ph", "C"},
+                   {"ts", to_us(m.time_ns - shift_ns)},
+                   {"pid", rank},
                    {"args", std::move(bytes)}});
   }
 }

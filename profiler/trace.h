@@ -93,8 +93,8 @@ class TraceRecorder {
   // setup and keep the id.
   uint32_t intern(std::string_view name);
 
-  void record(uint32_t name, Track track, int64_t start_ns, int64_t duration_ns,
-              int64_t step = -1, TraceArgs args = {});
+  void record(uint32_t name, Track track, int64_t start_ns, int64_t duration_ns, int64_t step = -1,
+              TraceArgs args = {});
   // The snapshot's active bytes per category, as of `time_ns`.
   void record_memory(int64_t time_ns, const kernels::MemorySnapshot& snapshot);
 
@@ -177,7 +177,7 @@ class TraceStream {
   std::mutex flush_mu_;
   int64_t events_end_ = 0;  // file offset just past the last event written
   std::size_t events_written_ = 0, samples_written_ = 0;
-  bool failed_ = false;     // a write failed: said once, nothing more written
+  bool failed_ = false;                   // a write failed: said once, nothing more written
   std::optional<PeriodicThread> thread_;  // last: starts after everything it touches exists
 };
 

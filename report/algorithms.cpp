@@ -124,16 +124,17 @@ std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite) {
 std::string ZeroMemory::sentence() const {
   using kernels::format_bytes;
   if (optimizer_total < 0) {
-    return fmt::format("optimizer state per rank = {} (no case of the suite runs without ZeRO: "
-                       "nothing to hold it against)",
-                       format_bytes(static_cast<double>(zero.optimizer_state)));
+    return fmt::format(
+        "optimizer state per rank = {} (no case of the suite runs without ZeRO: "
+        "nothing to hold it against)",
+        format_bytes(static_cast<double>(zero.optimizer_state)));
   }
   const double per_rank = static_cast<double>(optimizer_total) / ranks;
-  return fmt::format("optimizer state per rank = {} (total / N = {}: {} over {} ranks; the total "
-                     "is {})",
-                     format_bytes(static_cast<double>(zero.optimizer_state)),
-                     format_bytes(per_rank), format_bytes(static_cast<double>(optimizer_total)),
-                     ranks, total_from);
+  return fmt::format(
+      "optimizer state per rank = {} (total / N = {}: {} over {} ranks; the total "
+      "is {})",
+      format_bytes(static_cast<double>(zero.optimizer_state)), format_bytes(per_rank),
+      format_bytes(static_cast<double>(optimizer_total)), ranks, total_from);
 }
 
 std::vector<ZeroMemory> zero_memory(const SuiteData& suite) {

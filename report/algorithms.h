@@ -44,7 +44,7 @@ bool suite_varies_reduction(const SuiteData& suite);
 // One sweep case's bus bandwidth at the largest size it swept.
 struct AlgorithmBusbw {
   std::string case_name;
-  std::string label;          // the algorithm's (results::allreduce_algorithm_label)
+  std::string label;  // the algorithm's (results::allreduce_algorithm_label)
   int64_t size_bytes = 0;
   double busbw_gbps = 0;      // median over its repetitions that ended ok; NaN: none
   std::string baseline_case;  // Open MPI's default, other settings alike; "": none

@@ -22,7 +22,9 @@ namespace {
 std::string ms_1dp(double s) { return format_number(s * 1e3, 1); }
 std::string times(double x) { return std::isfinite(x) ? format_number(x, 2) + "x" : "-"; }
 std::string gbit(double bytes_per_s) { return format_number(bytes_per_s * 8 / 1e9, 2); }
-std::string pct(double share) { return std::isfinite(share) ? fmt::format("{:+.1f}%", share * 100) : "-"; }
+std::string pct(double share) {
+  return std::isfinite(share) ? fmt::format("{:+.1f}%", share * 100) : "-";
+}
 
 Table machines_table(const SuiteData& suite) {
   Table t{"What each added machine buys (time for the case's steps, time saved on the same data)",
@@ -35,13 +37,13 @@ Table machines_table(const SuiteData& suite) {
                       time_saved(1 / 4259.0, 1 / 2611.0) * 100),
           {0, 3, 5, 6, 10, 12}};
   for (const auto& r : machine_rows(suite)) {
-    t.rows.push_back({r.case_name, std::to_string(r.hosts),
-                      r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
-                      r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling,
-                      r.reduction, std::to_string(r.steps), format_number(r.wall_s, 2),
-                      format_number(r.tokens_per_s, 0), r.baseline.empty() ? "-" : r.baseline,
-                      std::isfinite(r.time_saved) ? format_number(r.time_saved * 100, 1) + "%" : "-",
-                      r.status});
+    t.rows.push_back(
+        {r.case_name, std::to_string(r.hosts),
+         r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
+         r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling, r.reduction,
+         std::to_string(r.steps), format_number(r.wall_s, 2), format_number(r.tokens_per_s, 0),
+         r.baseline.empty() ? "-" : r.baseline,
+         std::isfinite(r.time_saved) ? format_number(r.time_saved * 100, 1) + "%" : "-", r.status});
   }
   return t;
 }
@@ -67,12 +69,13 @@ std::vector<std::string> memory_cells(const RankMemory& m) {
 }
 
 Table zero_table(const SuiteData& suite) {
-  Table t{"Memory per rank with and without ZeRO-1 (tracked peaks of the largest rank, first "
-          "usable repetition)",
-          {"case", "ZeRO", "ranks", "parameters", "gradients", "optimizer state"},
-          {},
-          "",
-          {0, 1}};
+  Table t{
+      "Memory per rank with and without ZeRO-1 (tracked peaks of the largest rank, first "
+      "usable repetition)",
+      {"case", "ZeRO", "ranks", "parameters", "gradients", "optimizer state"},
+      {},
+      "",
+      {0, 1}};
   std::vector<std::string> sentences;
   for (const auto& z : zero_memory(suite)) {
     auto add = [&](const std::string& name, const char* zero, const RankMemory& m) {
@@ -89,32 +92,41 @@ Table zero_table(const SuiteData& suite) {
 }
 
 // "12.35M": parameter counts; "-" unknown.
-std::string millions(int64_t n) { return n < 0 ? "-" : format_number(static_cast<double>(n) / 1e6, 3) + "M"; }
+std::string millions(int64_t n) {
+  return n < 0 ? "-" : format_number(static_cast<double>(n) / 1e6, 3) + "M";
+}
 
 Table fine_tune_table(const SuiteData& suite) {
-  Table t{"Full fine-tuning vs LoRA: time, gradient traffic, parameters and memory per rank "
-          "(tracked peaks of the largest rank, first usable repetition)",
-          {"case", "fine-tune", "ranks", "step median ms", "tokens/s", "comm bytes/step",
-           "bytes per trainable", "parameters", "trainable", "trainable share"},
-          {},
-          "Comm bytes per step: rank 0's gradient all-reduce, median over the measured steps; "
-          "one all-reduce of fp32 gradients moves 4 bytes per trainable parameter (one rank "
-          "counts them too, though its all-reduce sends nothing). Only what trains has gradients "
-          "and AdamW state (two fp32 moments per trainable parameter): under LoRA the adapters, "
-          "not the frozen weights.",
-          {0, 1}};
+  Table t{
+      "Full fine-tuning vs LoRA: time, gradient traffic, parameters and memory per rank "
+      "(tracked peaks of the largest rank, first usable repetition)",
+      {"case", "fine-tune", "ranks", "step median ms", "tokens/s", "comm bytes/step",
+       "bytes per trainable", "parameters", "trainable", "trainable share"},
+      {},
+      "Comm bytes per step: rank 0's gradient all-reduce, median over the measured steps; "
+      "one all-reduce of fp32 gradients moves 4 bytes per trainable parameter (one rank "
+      "counts them too, though its all-reduce sends nothing). Only what trains has gradients "
+      "and AdamW state (two fp32 moments per trainable parameter): under LoRA the adapters, "
+      "not the frozen weights.",
+      {0, 1}};
   for (kernels::MemoryCategory m : kFineTuneMemory) {
     std::string name(kernels::category_name(m));
     std::replace(name.begin(), name.end(), '_', ' ');
     t.headers.push_back("memory: " + name);
   }
   for (const auto& r : fine_tune_rows(suite)) {
-    std::vector<std::string> row{
-        r.case_name, r.label, std::to_string(r.ranks), ms_1dp(r.step_median_s),
-        format_number(r.tokens_per_s, 0), format_bytes(static_cast<double>(r.comm_bytes_per_step)),
-        format_number(r.comm_bytes_per_trainable(), 2), millions(r.parameters),
-        millions(r.trainable_parameters),
-        std::isfinite(r.trainable_share()) ? format_number(r.trainable_share() * 100, 3) + "%" : "-"};
+    std::vector<std::string> row{r.case_name,
+                                 r.label,
+                                 std::to_string(r.ranks),
+                                 ms_1dp(r.step_median_s),
+                                 format_number(r.tokens_per_s, 0),
+                                 format_bytes(static_cast<double>(r.comm_bytes_per_step)),
+                                 format_number(r.comm_bytes_per_trainable(), 2),
+                                 millions(r.parameters),
+                                 millions(r.trainable_parameters),
+                                 std::isfinite(r.trainable_share())
+                                     ? format_number(r.trainable_share() * 100, 3) + "%"
+                                     : "-"};
     for (kernels::MemoryCategory m : kFineTuneMemory) row.push_back(format_bytes(r.memory[m]));
     t.rows.push_back(std::move(row));
   }
@@ -135,21 +147,26 @@ Table rank_savings_table(const SuiteData& suite) {
     t.rows.push_back({r.label, r.one_rank_case, format_number(r.one_rank_wall_s, 2), r.case_name,
                       std::to_string(r.ranks), format_number(r.wall_s, 2), times(r.speedup()),
                       saved});
-    sentences.push_back(fmt::format("{}: {} steps in {} s on {} ranks vs {} s on one, time saved "
-                                    "{}.",
-                                    r.label, r.steps, format_number(r.wall_s, 2), r.ranks,
-                                    format_number(r.one_rank_wall_s, 2), saved));
+    sentences.push_back(
+        fmt::format("{}: {} steps in {} s on {} ranks vs {} s on one, time saved "
+                    "{}.",
+                    r.label, r.steps, format_number(r.wall_s, 2), r.ranks,
+                    format_number(r.one_rank_wall_s, 2), saved));
   }
-  t.note = fmt::format("Time saved = 1 - (N ranks' time) / (one rank's time) for the same steps "
-                       "of the same global batch. {}",
-                       fmt::join(sentences, " "));
+  t.note = fmt::format(
+      "Time saved = 1 - (N ranks' time) / (one rank's time) for the same steps "
+      "of the same global batch. {}",
+      fmt::join(sentences, " "));
   return t;
 }
 
 std::vector<Table> prediction_tables(const SuitePrediction& p) {
   std::vector<Table> out;
   const StepModel& s = p.step;
-  Table links{"Links the prediction uses", {"link", "Gbit/s", "latency us", "from"}, {}, p.latency_note,
+  Table links{"Links the prediction uses",
+              {"link", "Gbit/s", "latency us", "from"},
+              {},
+              p.latency_note,
               {0, 3}};
   for (const auto& l : p.links) {
     links.rows.push_back({l.model.name, gbit(l.model.bandwidth_Bps),
@@ -161,7 +178,10 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
     const bool weak = scaling == Scaling::kWeak;
     Table t{weak ? "Predicted speedup over one host, batch per rank fixed (weak scaling)"
                  : "Predicted speedup over one host, global batch fixed (strong scaling)",
-            {"link", "all-reduce"}, {}, "", {0, 1}};
+            {"link", "all-reduce"},
+            {},
+            "",
+            {0, 1}};
     for (int n : hosts) {
       if (n > 1) t.headers.push_back(fmt::format("{} hosts", n));
     }
@@ -178,7 +198,8 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
   }
   const double latency = p.links.empty() ? 0 : p.links.front().model.latency_s;
   Table bw{"Link bandwidth for 90% scaling efficiency (weak scaling)",
-           {"hosts", "Gbit/s, all-reduce after backward", "Gbit/s, overlapped"}, {},
+           {"hosts", "Gbit/s, all-reduce after backward", "Gbit/s, overlapped"},
+           {},
            fmt::format("At a latency of {:.0f} us per ring step; '-' where latency alone keeps "
                        "efficiency below 90%.",
                        latency * 1e6)};
@@ -189,7 +210,9 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
   }
   out.push_back(std::move(bw));
   Table bucket{"The bucket that hides the most all-reduce behind backward (8 hosts, weak scaling)",
-               {"link", "best bucket", "step ms", "step ms at the measured bucket"}, {}, ""};
+               {"link", "best bucket", "step ms", "step ms at the measured bucket"},
+               {},
+               ""};
   for (const auto& l : p.links) {
     StepModel best = s;
     best.bucket_bytes = best_bucket_bytes(s, l.model, 8);
@@ -229,10 +252,11 @@ std::string model_sentence(const SuitePrediction& p) {
       "tokens; gradient {} ({}){}. Ring all-reduce T(N, S) = 2(N-1)/N x S / bandwidth + 2(N-1) x "
       "latency; with overlap, buckets reduce while backward runs and only the last one's time "
       "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
-      p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s), s.tokens_per_rank,
-      format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
-      s.bucket_bytes > 0 ? fmt::format(", buckets of {}", format_bytes(static_cast<int64_t>(s.bucket_bytes)))
-                         : "");
+      p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s),
+      s.tokens_per_rank, format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
+      s.bucket_bytes > 0
+          ? fmt::format(", buckets of {}", format_bytes(static_cast<int64_t>(s.bucket_bytes)))
+          : "");
 }
 
 std::string notes(const SuiteData& suite) {
@@ -311,10 +335,11 @@ std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
     const std::string file = fmt::format("predicted{}.dat", i);
     const char* color = kColors[i % 6];
     chart.data.push_back({file, data});
-    plot += fmt::format(", '{}' using 1:3 with lines lw 2 lc rgb '{}' title {}, '' using 1:2 with "
-                        "lines dt 2 lc rgb '{}' title {}",
-                        file, color, gnuplot_quote(l.model.name + ", overlap"), color,
-                        gnuplot_quote(l.model.name + ", after backward"));
+    plot += fmt::format(
+        ", '{}' using 1:3 with lines lw 2 lc rgb '{}' title {}, '' using 1:2 with "
+        "lines dt 2 lc rgb '{}' title {}",
+        file, color, gnuplot_quote(l.model.name + ", overlap"), color,
+        gnuplot_quote(l.model.name + ", after backward"));
     ++i;
   }
   std::string measured;

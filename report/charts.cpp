@@ -57,15 +57,14 @@ ChartSpec bars_per_rank(std::pair<std::string, std::string> id_and_title,
   chart.id = std::move(id_and_title.first);
   chart.title = std::move(id_and_title.second);
   chart.width = std::max(860, 60 * static_cast<int>(labels.size()) + 300);
-  chart.script = std::string(kHistogramStyle) + "set style histogram rowstacked\n" +
-                 "set ylabel " + gnuplot_quote(ylabel) + "\n" + histogram_xtics(labels) +
+  chart.script = std::string(kHistogramStyle) + "set style histogram rowstacked\n" + "set ylabel " +
+                 gnuplot_quote(ylabel) + "\n" + histogram_xtics(labels) +
                  plot_columns(data.name, 2, titles);
   chart.data.push_back(std::move(data));
   return chart;
 }
 
 }  // namespace
-
 
 std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
   std::vector<std::string> labels;
@@ -116,8 +115,8 @@ std::optional<ChartSpec> rank_times_chart(const SuiteData& suite) {
     if (ranks.size() < 2) continue;
     for (const auto& r : ranks) {
       labels.push_back(fmt::format("{} r{}{}", c.name, r.rank, r.straggler ? " (straggler)" : ""));
-      data += fmt::format("{} {} {}\n", labels.size() - 1, num(r.compute_s * 1e3),
-                          num(r.wait_s * 1e3));
+      data +=
+          fmt::format("{} {} {}\n", labels.size() - 1, num(r.compute_s * 1e3), num(r.wait_s * 1e3));
     }
   }
   if (labels.empty()) return std::nullopt;
@@ -135,7 +134,8 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
     for (const auto& r : run->summary->ranks) {
       labels.push_back(fmt::format("{} r{}", c.name, r.rank));
       data += std::to_string(labels.size() - 1);
-      for (int64_t bytes : r.tracked_peak_by_category.values) data += fmt::format(" {}", num(bytes / kMiB));
+      for (int64_t bytes : r.tracked_peak_by_category.values)
+        data += fmt::format(" {}", num(bytes / kMiB));
       data += "\n";
     }
   }
@@ -149,7 +149,6 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
   return bars_per_rank({"memory-per-rank", "Tracked peak memory per rank, by category"}, labels,
                        {"memory.dat", data}, "MiB", titles);
 }
-
 
 std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite) {
   std::vector<std::string> labels;
@@ -198,12 +197,11 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
     if (pids.size() > kMaxProcesses) pids.resize(kMaxProcesses);
     ChartSpec chart;
     chart.id = fmt::format("memory-time-{}", ci);
-    chart.title = fmt::format("Memory over time per process: {} (repetition {}{})", c.name,
-                              run->row.run_case.repetition,
-                              by_pid.size() > kMaxProcesses
-                                  ? fmt::format(", the {} largest of {} processes",
-                                                kMaxProcesses, by_pid.size())
-                                  : "");
+    chart.title = fmt::format(
+        "Memory over time per process: {} (repetition {}{})", c.name, run->row.run_case.repetition,
+        by_pid.size() > kMaxProcesses
+            ? fmt::format(", the {} largest of {} processes", kMaxProcesses, by_pid.size())
+            : "");
     std::string plot = "plot ";
     for (size_t i = 0; i < pids.size(); ++i) {
       const auto& samples = by_pid[pids[i]];
@@ -217,9 +215,9 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
       const std::string file = fmt::format("p{}.dat", i);
       chart.data.push_back({file, data});
       const auto* first = samples.front();
-      const std::string who = first->rank >= 0
-                                  ? fmt::format("rank {} pid {}", first->rank, first->pid)
-                                  : fmt::format("{} pid {}", profiler::role_name(first->role), first->pid);
+      const std::string who =
+          first->rank >= 0 ? fmt::format("rank {} pid {}", first->rank, first->pid)
+                           : fmt::format("{} pid {}", profiler::role_name(first->role), first->pid);
       plot += fmt::format("{}{} using 1:2 with lines lw 2 lc {} title {}", i ? ", " : "",
                           gnuplot_quote(file), i + 1, gnuplot_quote(who + " RSS"));
       if (has_pss) {
@@ -274,8 +272,8 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
     if (!c.run_case.bucket_mb) continue;
     auto f = case_figures(c);
     if (f.usable == 0) continue;
-    by_reduction[c.run_case.reduction].emplace_back(*c.run_case.bucket_mb,
-                                                    f.phase_mean_s[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
+    by_reduction[c.run_case.reduction].emplace_back(
+        *c.run_case.bucket_mb, f.phase_mean_s[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
     sizes.insert(*c.run_case.bucket_mb);
   }
   if (sizes.size() < 2) return std::nullopt;
@@ -296,7 +294,8 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
   }
   chart.script =
       "set xlabel 'bucket size (MiB)'\nset ylabel 'comm ms per step'\nset yrange [0:*]\n"
-      "plot " + plot + "\n";
+      "plot " +
+      plot + "\n";
   return chart;
 }
 
@@ -323,10 +322,10 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
       if (n) gbps = sum / n;
     }
     if (!std::isfinite(gbps)) continue;
-    const std::string name = run->allreduce.empty()
-                                 ? fmt::format("{} {} (comm bytes / comm time)", c.run_case.mode,
-                                               c.run_case.reduction)
-                                 : "all-reduce peak busbw";
+    const std::string name =
+        run->allreduce.empty()
+            ? fmt::format("{} {} (comm bytes / comm time)", c.run_case.mode, c.run_case.reduction)
+            : "all-reduce peak busbw";
     series[name].emplace_back(links, gbps);
     counts.insert(links);
   }
@@ -345,8 +344,10 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
     plot += fmt::format("{}{} using 1:2 with linespoints lw 2 pt 7 title {}", i++ ? ", " : "",
                         gnuplot_quote(file), gnuplot_quote(name));
   }
-  chart.script = "set xlabel 'links'\nset xtics 1\nset ylabel 'GB/s'\nset yrange [0:*]\n"
-                 "plot " + plot + "\n";
+  chart.script =
+      "set xlabel 'links'\nset xtics 1\nset ylabel 'GB/s'\nset yrange [0:*]\n"
+      "plot " +
+      plot + "\n";
   return chart;
 }
 
@@ -412,7 +413,8 @@ std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
   if (i == 0) return std::nullopt;
   chart.script =
       "set logscale x 2\nset format x '%.0s%cB'\nset xlabel 'message size'\n"
-      "set ylabel 'busbw GB/s'\nset yrange [0:*]\nplot " + plot + "\n";
+      "set ylabel 'busbw GB/s'\nset yrange [0:*]\nplot " +
+      plot + "\n";
   return chart;
 }
 
@@ -428,8 +430,8 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
   }
   ChartSpec chart;
   chart.id = "amdahl";
-  chart.title = fmt::format("Speedup vs ranks, Amdahl fit: serial fraction {:.4f}",
-                            fit->serial_fraction);
+  chart.title =
+      fmt::format("Speedup vs ranks, Amdahl fit: serial fraction {:.4f}", fit->serial_fraction);
   chart.data.push_back({"speedup.dat", data});
   chart.script = fmt::format(
       "f = {}\n"

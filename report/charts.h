@@ -51,7 +51,6 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
 // All of the above for one suite, in report order.
 std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& comparison);
 
-
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_CHARTS_H_

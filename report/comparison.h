@@ -41,7 +41,7 @@ Comparison compare_cases(const SuiteData& suite);
 // and y = 1/S - 1/n, clamped to [0, 1]. Points with n = 1 carry no
 // information about f and drop out.
 struct AmdahlPoint {
-  double n = 1;        // relative number of ranks
+  double n = 1;  // relative number of ranks
   double speedup = 1;
 };
 struct AmdahlFit {

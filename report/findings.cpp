@@ -1,6 +1,5 @@
 #include "report/findings.h"
 
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -77,7 +76,8 @@ std::optional<Finding> data_finding(const SuiteData& suite) {
                   "rank the whole dataset however many ranks share the work.",
                   n, format_bytes(static_cast<int64_t>(d)), one,
                   format_bytes(static_cast<int64_t>(s)), s > 0 ? d / s : NAN,
-                  format_bytes(static_cast<int64_t>(d * n)), format_bytes(static_cast<int64_t>(s * n)))};
+                  format_bytes(static_cast<int64_t>(d * n)),
+                  format_bytes(static_cast<int64_t>(s * n)))};
 }
 
 // Rank 0's training loss by step.
@@ -106,10 +106,11 @@ const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c)
 // Why a data-parallel case's loss differs from one process's by `rel`.
 std::string loss_difference_reason(const CaseData& c, double rel) {
   if (const std::string wire = case_reduction(c).comm_dtype; wire != "fp32") {
-    return fmt::format("the ranks train on the same global batch, but {}'s gradients were rounded "
-                       "to {} for the all-reduce (--comm-dtype), besides the order of "
-                       "floating-point sums.",
-                       c.name, wire);
+    return fmt::format(
+        "the ranks train on the same global batch, but {}'s gradients were rounded "
+        "to {} for the all-reduce (--comm-dtype), besides the order of "
+        "floating-point sums.",
+        c.name, wire);
   }
   return rel < 1e-3 ? "the ranks train on the same global batch, so only the order of "
                       "floating-point sums differs."
@@ -148,17 +149,16 @@ std::optional<Finding> loss_finding(const SuiteData& suite) {
   const double rel = worst.loss != 0 ? worst.diff / std::abs(worst.loss) : NAN;
   // One reference reads as before; several (full and LoRA) are each
   // compared with the one process that trains as they do.
-  const std::string against =
-      references.size() == 1
-          ? references.front()
-          : fmt::format("the one process that trains as each does ({})", fmt::join(references, ", "));
+  const std::string against = references.size() == 1
+                                  ? references.front()
+                                  : fmt::format("the one process that trains as each does ({})",
+                                                fmt::join(references, ", "));
   return Finding{
       "loss", "Data-parallel loss vs one process",
       fmt::format("Over {} data-parallel case(s) at the same global batch as {}, the largest "
                   "difference from one process's loss is {:.2g} ({:.3f}% of {:.4f}), in {} at "
                   "step {}; {}",
-                  compared, against, worst.diff, rel * 100, worst.loss, worst.c->name,
-                  worst.step,
+                  compared, against, worst.diff, rel * 100, worst.loss, worst.c->name, worst.step,
                   loss_difference_reason(*worst.c, rel))};
 }
 
@@ -191,8 +191,8 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
     CallFigures b;
     for (const auto& f : suite.cases) {
       if (f.run_case.reduction != "fused" || f.run_case.mode != pt.run_case.mode ||
-          f.run_case.world_size != pt.run_case.world_size ||
-          workload_key(f) != workload_key(pt) || f.run_case.links != pt.run_case.links) {
+          f.run_case.world_size != pt.run_case.world_size || workload_key(f) != workload_key(pt) ||
+          f.run_case.links != pt.run_case.links) {
         continue;
       }
       const CallFigures cf = call_figures(f);
@@ -209,8 +209,9 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
       part += fmt::format(", {:.0f} us per call saved",
                           (a.time_s - b.time_s) / (a.calls - b.calls) * 1e6);
     } else {
-      part += ": the fused case's buckets are smaller than the tensors, so it makes more calls, "
-              "not fewer";
+      part +=
+          ": the fused case's buckets are smaller than the tensors, so it makes more calls, "
+          "not fewer";
     }
     parts.push_back(part);
     if (gain > best_gain) best_gain = gain, best_model = model_label(pt);
@@ -218,9 +219,10 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
   if (parts.empty()) return std::nullopt;
   std::string answer = fmt::format("{}. ", fmt::join(parts, "; "));
   answer += parts.size() > 1
-                ? fmt::format("Fusing matters most for {}: every call pays a fixed cost, so many "
-                              "small tensors pay it many times.",
-                              best_model)
+                ? fmt::format(
+                      "Fusing matters most for {}: every call pays a fixed cost, so many "
+                      "small tensors pay it many times.",
+                      best_model)
                 : (best_gain > 0.1 ? "Fusing saves the fixed cost each call pays."
                                    : "Fusing changes little here: the tensors are few or large "
                                      "enough that bandwidth, not per-call cost, sets the time.");
@@ -261,19 +263,21 @@ std::optional<Finding> links_finding(const SuiteData& suite) {
   const double change = sweep ? b.second.value / a.second.value - 1
                               : 1 - b.second.value / a.second.value;  // > 0: more links better
   const auto show = [&](double v) {
-    return sweep ? fmt::format("{:.2f} GB/s peak busbw", v) : fmt::format("{:.2f} ms of all-reduce a step", v * 1e3);
+    return sweep ? fmt::format("{:.2f} GB/s peak busbw", v)
+                 : fmt::format("{:.2f} ms of all-reduce a step", v * 1e3);
   };
   const CaseData& c = *a.first;
   const bool loopback = c.run_case.host_count <= 1;
-  std::string where = loopback ? "TCP over loopback on one machine"
-                               : fmt::format("TCP between {} hosts over a {} link", c.run_case.host_count,
-                                             c.run_case.link.empty() ? "unshaped" : c.run_case.link);
-  std::string answer = fmt::format("On {}, {} links give {}, {} link(s) {}: {}", where, many,
-                                   show(b.second.value), few, show(a.second.value),
-                                   std::abs(change) < 0.1
-                                       ? fmt::format("no measurable change ({:+.0f}%)", change * 100)
-                                       : fmt::format("{:.0f}% {}", std::abs(change) * 100,
-                                                     change > 0 ? "better" : "worse"));
+  std::string where =
+      loopback ? "TCP over loopback on one machine"
+               : fmt::format("TCP between {} hosts over a {} link", c.run_case.host_count,
+                             c.run_case.link.empty() ? "unshaped" : c.run_case.link);
+  std::string answer = fmt::format(
+      "On {}, {} links give {}, {} link(s) {}: {}", where, many, show(b.second.value), few,
+      show(a.second.value),
+      std::abs(change) < 0.1
+          ? fmt::format("no measurable change ({:+.0f}%)", change * 100)
+          : fmt::format("{:.0f}% {}", std::abs(change) * 100, change > 0 ? "better" : "worse"));
   if (shm) answer += fmt::format(" (shared memory: {})", show(link_figure(*shm).value));
   answer += loopback ? ". Loopback moves bytes with memory copies on the CPU, and one socket "
                        "already keeps a core busy; more links help when one TCP stream cannot "
@@ -312,7 +316,9 @@ std::optional<Finding> machines_finding(const SuiteData& suite) {
 
 }  // namespace
 
-bool same_workload(const CaseData& a, const CaseData& b) { return workload_key(a) == workload_key(b); }
+bool same_workload(const CaseData& a, const CaseData& b) {
+  return workload_key(a) == workload_key(b);
+}
 
 double time_saved(double one_machine_tokens_per_s, double tokens_per_s) {
   if (!(one_machine_tokens_per_s > 0) || !(tokens_per_s > 0)) return NAN;
@@ -384,8 +390,8 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
 
 std::vector<Finding> suite_findings(const SuiteData& suite) {
   std::vector<Finding> out;
-  for (auto make : {data_finding, loss_finding, reduction_finding, links_finding,
-                    machines_finding}) {
+  for (auto make :
+       {data_finding, loss_finding, reduction_finding, links_finding, machines_finding}) {
     if (auto f = make(suite)) out.push_back(std::move(*f));
   }
   return out;

@@ -36,15 +36,15 @@ struct MachineRow {
   std::string case_name;
   int hosts = 1;
   int cores_per_host = 0;
-  std::string link;         // profile or rate; "" on one host
-  double link_gbps = 0;     // measured; NaN when not measured
-  std::string reduction;    // or the mode of a one-process case
-  std::string scaling;      // "weak" (batch_per_rank) or "strong" (global batch)
-  int steps = 0;            // the case's steps
-  double wall_s = 0;        // steps x the median step: wall time for those steps
+  std::string link;       // profile or rate; "" on one host
+  double link_gbps = 0;   // measured; NaN when not measured
+  std::string reduction;  // or the mode of a one-process case
+  std::string scaling;    // "weak" (batch_per_rank) or "strong" (global batch)
+  int steps = 0;          // the case's steps
+  double wall_s = 0;      // steps x the median step: wall time for those steps
   double tokens_per_s = 0;
-  std::string baseline;     // the one-machine case (hosts > 1)
-  double time_saved = 0;    // vs baseline on the same data; NaN without one
+  std::string baseline;   // the one-machine case (hosts > 1)
+  double time_saved = 0;  // vs baseline on the same data; NaN without one
   std::string status;
 };
 

@@ -35,8 +35,8 @@ std::string CaseFineTune::label() const {
   if (method != training::FineTune::kLora) return std::string(training::fine_tune_name(method));
   std::vector<std::string_view> targets;
   for (training::LoraTarget t : lora.targets) targets.push_back(training::lora_target_name(t));
-  std::string out = fmt::format("LoRA r{}, alpha {:g}, {}", lora.rank, lora.alpha,
-                                fmt::join(targets, ","));
+  std::string out =
+      fmt::format("LoRA r{}, alpha {:g}, {}", lora.rank, lora.alpha, fmt::join(targets, ","));
   if (lora.dropout > 0) out += fmt::format(", dropout {:g}", lora.dropout);
   if (lora.layers > 0) out += fmt::format(", last {} layers", lora.layers);
   return out;

@@ -33,7 +33,7 @@ namespace trainscope::report {
 
 struct CaseFineTune {
   training::FineTune method = training::FineTune::kFull;
-  training::LoraConfig lora;       // with kLora
+  training::LoraConfig lora;  // with kLora
   // "full"; "LoRA r8, alpha 16, q_proj,v_proj" (then dropout and the last N
   // layers when set).
   std::string label() const;
@@ -51,14 +51,14 @@ inline constexpr std::array<kernels::MemoryCategory, 4> kFineTuneMemory = {
 
 struct FineTuneRow {
   std::string case_name;
-  std::string label;                // CaseFineTune::label
+  std::string label;  // CaseFineTune::label
   int ranks = 1;
-  double step_median_s = 0;         // CaseFigures' (median over repetitions)
+  double step_median_s = 0;  // CaseFigures' (median over repetitions)
   double tokens_per_s = 0;
   // Rank 0's gradient all-reduce bytes per step, median over its measured
   // steps (first usable repetition); -1 unknown.
   int64_t comm_bytes_per_step = -1;
-  int64_t parameters = -1;          // -1: not recorded (older summaries)
+  int64_t parameters = -1;  // -1: not recorded (older summaries)
   int64_t trainable_parameters = -1;
   results::MemoryByCategory memory;  // peak_by_category of the first usable repetition
   double trainable_share() const;    // 0..1; NaN unknown
@@ -71,9 +71,9 @@ struct FineTuneRow {
 std::vector<FineTuneRow> fine_tune_rows(const SuiteData& suite);
 
 struct RankSaving {
-  std::string label;          // the fine-tune both cases train
+  std::string label;  // the fine-tune both cases train
   std::string one_rank_case;
-  std::string case_name;      // the case on more ranks
+  std::string case_name;  // the case on more ranks
   int ranks = 2;
   int64_t steps = 0;
   double one_rank_wall_s = 0;  // steps x median step

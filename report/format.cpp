@@ -29,11 +29,19 @@ std::string markdown_cell(std::string_view text) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;
       case '>': out += "&gt;"; break;
-      case '|': case '\\': case '`': case '*': case '_': case '[': case ']': case '#':
+      case '|':
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '#':
         out += '\\';
         out += c;
         break;
-      case '\n': case '\r': out += ' '; break;
+      case '\n':
+      case '\r': out += ' '; break;
       default: out += c;
     }
   }

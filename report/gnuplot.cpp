@@ -50,8 +50,8 @@ std::string gnuplot_quote(std::string_view text) {
   return out;
 }
 
-std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
-                       double timeout_seconds, const SignalGuard* signals) {
+std::string render_svg(const std::string& gnuplot, const ChartSpec& chart, double timeout_seconds,
+                       const SignalGuard* signals) {
   ScopedTempDir dir("trainscope-chart");
   for (const auto& d : chart.data) write_text(dir.path() / d.name, d.content);
   std::string script = fmt::format(
@@ -91,8 +91,8 @@ std::string render_svg(const std::string& gnuplot, const ChartSpec& chart,
   }
   const std::string& messages = run.err;
   if (run.exit_code != 0) {
-    throw Error(fmt::format("chart '{}': gnuplot ({}) failed (exit code {}): {}", chart.id,
-                            gnuplot, run.exit_code, messages),
+    throw Error(fmt::format("chart '{}': gnuplot ({}) failed (exit code {}): {}", chart.id, gnuplot,
+                            run.exit_code, messages),
                 kExitFailure);
   }
   std::string svg = read_file(dir.path() / "chart.svg");

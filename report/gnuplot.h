@@ -30,14 +30,14 @@ class SignalGuard;  // base/process.h
 namespace trainscope::report {
 
 struct DataFile {
-  std::string name;     // bare file name, e.g. "phases.dat"
+  std::string name;  // bare file name, e.g. "phases.dat"
   std::string content;
 };
 
 struct ChartSpec {
-  std::string id;       // stable, for anchors and tests, e.g. "phases"
-  std::string title;    // shown above the chart (HTML-escaped by the renderer)
-  std::string script;   // gnuplot commands after the common preamble
+  std::string id;      // stable, for anchors and tests, e.g. "phases"
+  std::string title;   // shown above the chart (HTML-escaped by the renderer)
+  std::string script;  // gnuplot commands after the common preamble
   std::vector<DataFile> data;
   int width = 860;
   int height = 420;

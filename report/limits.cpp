@@ -99,7 +99,8 @@ Table limits_table(const SuiteData& suite) {
     t.rows.clear();
     return t;
   }
-  if (const auto* memcpy = find_limit(suite, LimitKind::kMemcpy, [](const auto&) { return true; })) {
+  if (const auto* memcpy =
+          find_limit(suite, LimitKind::kMemcpy, [](const auto&) { return true; })) {
     used.push_back(memcpy);
   }
   std::vector<std::string> parts;

@@ -48,7 +48,9 @@ std::string td(std::string_view text, std::string_view cls = "") {
 
 std::string ms_2dp(double seconds) { return format_number(seconds * 1e3, 2); }
 
-std::string percent(double share) { return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%"; }
+std::string percent(double share) {
+  return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%";
+}
 
 std::string status_text(const CaseFigures& f) {
   return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
@@ -118,9 +120,10 @@ std::string straggler_figures(const std::vector<const ComparisonRow*>& rows) {
   for (const auto* r : rows) {
     parts.push_back(r->case_name + " " + ms_2dp(r->figures.straggler_s) + " ms");
   }
-  return fmt::format("Straggler figure per step (sum over ranks of compute beyond the fastest "
-                     "rank): {}.",
-                     fmt::join(parts, ", "));
+  return fmt::format(
+      "Straggler figure per step (sum over ranks of compute beyond the fastest "
+      "rank): {}.",
+      fmt::join(parts, ", "));
 }
 
 std::string rank_times_html(const Comparison& cmp) {
@@ -136,7 +139,8 @@ std::string rank_times_html(const Comparison& cmp) {
     for (const auto& t : r->figures.rank_times) {
       out += t.straggler ? "<tr class=\"straggler\">" : "<tr>";
       out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms_2dp(t.compute_s)) +
-             td(ms_2dp(t.wait_s)) + td(ms_2dp(t.comm_time_s)) + td(signed_percent(t.compute_vs_median)) +
+             td(ms_2dp(t.wait_s)) + td(ms_2dp(t.comm_time_s)) +
+             td(signed_percent(t.compute_vs_median)) +
              td(t.straggler ? results::straggler_note(t) : "", "name") + "</tr>\n";
     }
   }
@@ -148,8 +152,9 @@ std::string rank_times_markdown(const Comparison& cmp) {
   const auto rows = multi_rank_rows(cmp);
   if (rows.empty()) return "";
   std::string out = fmt::format("{}:\n\n", kRankTimesCaption);
-  out += "| case | rank | compute ms | wait ms | all-reduce ms | compute vs median | straggler |\n"
-         "|:--|--:|--:|--:|--:|--:|:--|\n";
+  out +=
+      "| case | rank | compute ms | wait ms | all-reduce ms | compute vs median | straggler |\n"
+      "|:--|--:|--:|--:|--:|--:|:--|\n";
   for (const auto* r : rows) {
     for (const auto& t : r->figures.rank_times) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r->case_name),
@@ -163,7 +168,8 @@ std::string rank_times_markdown(const Comparison& cmp) {
 
 std::string memory_table_html(const SuiteData& suite) {
   std::string out = "<table class=\"memory\"><tr><th class=\"name\">case</th><th>rank</th>";
-  for (std::string_view label : kernels::kMemoryCategoryLabels) out += fmt::format("<th>{}</th>", label);
+  for (std::string_view label : kernels::kMemoryCategoryLabels)
+    out += fmt::format("<th>{}</th>", label);
   out += "<th>tracked peak</th><th>VmHWM</th><th>PSS</th></tr>\n";
   std::string totals =
       "<table class=\"memory-totals\"><tr><th class=\"name\">case</th><th>tracked peak</th>"
@@ -202,16 +208,16 @@ Table load_table(const SuiteData& suite) {
   for (const auto& c : suite.cases) {
     const CaseFigures f = case_figures(c);
     if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
-    t.rows.push_back({c.name, format_number(f.load.loadavg_1m_start, 2),
-                      format_number(f.load.loadavg_1m_end, 2),
-                      count_text(f.load.other_runnable_start),
-                      count_text(f.load.other_runnable_end),
-                      fmt::format("{}/{}", f.loaded, f.usable)});
+    t.rows.push_back(
+        {c.name, format_number(f.load.loadavg_1m_start, 2), format_number(f.load.loadavg_1m_end, 2),
+         count_text(f.load.other_runnable_start), count_text(f.load.other_runnable_end),
+         fmt::format("{}/{}", f.loaded, f.usable)});
     if (f.loaded > 0) {
-      t.warnings.push_back(fmt::format("{}: measured on a loaded machine in {} of {} usable "
-                                       "repetition(s) ({}); its timings may be the machine's, "
-                                       "not the code's",
-                                       c.name, f.loaded, f.usable, f.load.loaded));
+      t.warnings.push_back(
+          fmt::format("{}: measured on a loaded machine in {} of {} usable "
+                      "repetition(s) ({}); its timings may be the machine's, "
+                      "not the code's",
+                      c.name, f.loaded, f.usable, f.load.loaded));
     }
   }
   return t;
@@ -244,9 +250,10 @@ Table kernels_table(const SuiteData& suite) {
     if (cores.empty()) continue;
     t.rows.push_back({c.name, join(cores), join(choices), join(bests), join(isas), join(threads)});
     if (!weak.empty()) {
-      t.warnings.push_back(fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its "
-                                       "GEMM timings understate the machine",
-                                       c.name, join(weak), join(bests)));
+      t.warnings.push_back(
+          fmt::format("{}: ran OpenBLAS's {} kernels where the CPU runs {}: its "
+                      "GEMM timings understate the machine",
+                      c.name, join(weak), join(bests)));
     }
   }
   return t;
@@ -273,15 +280,17 @@ std::string charts_html(const SuiteData& suite, const Comparison& cmp, ChartRun&
     out += fmt::format("<figure class=\"chart\" id=\"chart-{}-{}\"><figcaption>{}</figcaption>\n",
                        suite.suite.id, chart.id, html_escape(chart.title));
     try {
-      out += render_svg(*run.options.gnuplot, chart, run.options.timeout_seconds,
-                        run.options.signals);
+      out +=
+          render_svg(*run.options.gnuplot, chart, run.options.timeout_seconds, run.options.signals);
       ++report.charts;
     } catch (const GnuplotInterrupted&) {
       throw;
     } catch (const Error& e) {
       const std::string what = fmt::format("suite {}: {}", suite.suite.id, e.what());
-      if (dynamic_cast<const GnuplotTimeout*>(&e) != nullptr) run.timeout = what;
-      else report.notes.push_back(what);
+      if (dynamic_cast<const GnuplotTimeout*>(&e) != nullptr)
+        run.timeout = what;
+      else
+        report.notes.push_back(what);
       out += fmt::format("<p class=\"error\">{}</p>", html_escape(e.what()));
     }
     out += "</figure>\n";
@@ -296,8 +305,9 @@ std::string charts_html(const SuiteData& suite, const Comparison& cmp, ChartRun&
 
 std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& report) {
   const auto& info = suite.suite.info;
-  std::string out = fmt::format("<section class=\"suite\" id=\"suite-{}\">\n<h2>Suite {} (id {})</h2>\n",
-                                suite.suite.id, html_escape(info.name), suite.suite.id);
+  std::string out =
+      fmt::format("<section class=\"suite\" id=\"suite-{}\">\n<h2>Suite {} (id {})</h2>\n",
+                  suite.suite.id, html_escape(info.name), suite.suite.id);
   out += fmt::format(
       "<p class=\"meta\">started {} &middot; finished {} &middot; git {} &middot; database "
       "{}</p>\n",
@@ -345,9 +355,10 @@ HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions&
   ChartRun run{charts, {}, 0};
   for (const auto& s : suites) body += suite_html(s, run, report);
   if (!run.timeout.empty()) {
-    report.notes.push_back(fmt::format("{}; the other {} charts are left out (a gnuplot that "
-                                       "hangs on one chart hangs on each)",
-                                       run.timeout, run.left_out));
+    report.notes.push_back(
+        fmt::format("{}; the other {} charts are left out (a gnuplot that "
+                    "hangs on one chart hangs on each)",
+                    run.timeout, run.left_out));
   }
   if (!charts.gnuplot) {
     report.notes.insert(report.notes.begin(),
@@ -367,8 +378,9 @@ HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions&
 std::string render_markdown(const std::vector<SuiteData>& suites) {
   std::string out;
   for (const auto& suite : suites) {
-    out += fmt::format("## trainscope suite {} (id {}, git {})\n\n", markdown_cell(suite.suite.info.name),
-                       suite.suite.id, markdown_cell(suite.suite.info.git_revision));
+    out += fmt::format("## trainscope suite {} (id {}, git {})\n\n",
+                       markdown_cell(suite.suite.info.name), suite.suite.id,
+                       markdown_cell(suite.suite.info.git_revision));
     if (suite.cases.empty()) {
       out += "No runs recorded.\n\n";
       continue;
@@ -376,17 +388,18 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     const Comparison cmp = compare_cases(suite);
     out += fmt::format("Baseline: {}\n\n", markdown_cell(cmp.baseline_case));
     const auto reductions = reduction_labels(suite);
-    out += fmt::format("| case |{} ranks | reps | tokens/s | speedup | scaling eff. | step median "
-                       "ms | step p95 ms | comm share | exposed comm ms | status |\n"
-                       "|:--|{}--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n",
-                       reductions.empty() ? "" : " all-reduce |", reductions.empty() ? "" : ":--|");
+    out += fmt::format(
+        "| case |{} ranks | reps | tokens/s | speedup | scaling eff. | step median "
+        "ms | step p95 ms | comm share | exposed comm ms | status |\n"
+        "|:--|{}--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n",
+        reductions.empty() ? "" : " all-reduce |", reductions.empty() ? "" : ":--|");
     for (const auto& r : cmp.rows) {
       const auto& f = r.figures;
       const std::string reduction =
           reductions.empty() ? "" : fmt::format(" {} |", markdown_cell(reductions.at(r.case_name)));
       out += fmt::format("| {}{} |{} {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                         markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "",
-                         reduction, f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
+                         markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "", reduction,
+                         f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
                          std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
                          percent(r.efficiency), ms_2dp(f.step_median_s), ms_2dp(f.step_p95_s),
                          percent(f.comm_share), ms_2dp(f.comm_exposed_s),
@@ -394,9 +407,10 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     }
     out += "\n";
     if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {
-      out += fmt::format("Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "
-                         "{:.3f}).\n\n",
-                         fit->points, fit->serial_fraction, fit->rms_residual);
+      out += fmt::format(
+          "Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "
+          "{:.3f}).\n\n",
+          fit->points, fit->serial_fraction, fit->rms_residual);
     } else if (const std::string why = amdahl_not_fitted_reason(suite, cmp); !why.empty()) {
       out += markdown_cell(why) + "\n\n";
     }
@@ -411,8 +425,10 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
                          format_bytes(t.pss_peak));
     }
     if (!mem.empty()) {
-      out += "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
-             "|:--|--:|--:|--:|\n" + mem + "\n";
+      out +=
+          "| case | tracked peak (all ranks) | VmHWM (all ranks) | peak PSS (all ranks) |\n"
+          "|:--|--:|--:|--:|\n" +
+          mem + "\n";
     }
     out += to_markdown(load_table(suite));
     out += to_markdown(kernels_table(suite));

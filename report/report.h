@@ -37,7 +37,7 @@ struct HtmlReport {
 
 // How the HTML report draws its charts.
 struct ChartOptions {
-  std::optional<std::string> gnuplot;  // find_gnuplot(); std::nullopt: tables only
+  std::optional<std::string> gnuplot;               // find_gnuplot(); std::nullopt: tables only
   double timeout_seconds = kGnuplotTimeoutSeconds;  // per chart
   // SIGINT/SIGTERM recorded by this guard stop the running gnuplot and the
   // report (GnuplotInterrupted); null: signals act as they would anyway.

@@ -1,6 +1,5 @@
 #include "report/suite_data.h"
 
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -68,9 +67,10 @@ int64_t resolve_suite(results::ResultsDb& db, std::string_view selector) {
                             selector));
   }
   if (!db.suite(id)) {
-    throw Error(fmt::format("{}: no suite with id {} (trainscope report --db {} --format md "
-                            "--suite all lists them)",
-                            where, id, where));
+    throw Error(
+        fmt::format("{}: no suite with id {} (trainscope report --db {} --format md "
+                    "--suite all lists them)",
+                    where, id, where));
   }
   return id;
 }

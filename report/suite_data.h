@@ -79,19 +79,19 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id);
 // Figures of one case: each run's results::RunFigures, reduced over its
 // usable repetitions (medians). NaN where nothing was measured.
 struct CaseFigures {
-  int repetitions = 0;      // runs of the case
-  int usable = 0;           // of which ok with a summary
+  int repetitions = 0;  // runs of the case
+  int usable = 0;       // of which ok with a summary
   int world_size = 1;
-  std::string status;       // "ok", "failed", "skipped", "running", "partial"
-  std::string reason;       // why not ok (first failed/skipped run's error)
-  double tokens_per_s = 0;          // median over repetitions of the run total
-  double step_median_s = 0;         // median over repetitions
-  double step_p95_s = 0;            // median over repetitions
-  double step_mean_s = 0;           // mean over ranks, median over repetitions
+  std::string status;        // "ok", "failed", "skipped", "running", "partial"
+  std::string reason;        // why not ok (first failed/skipped run's error)
+  double tokens_per_s = 0;   // median over repetitions of the run total
+  double step_median_s = 0;  // median over repetitions
+  double step_p95_s = 0;     // median over repetitions
+  double step_mean_s = 0;    // mean over ranks, median over repetitions
   // Mean time per step of each phase (mean over ranks, median over
   // repetitions), in the order of kPhaseNames.
   std::vector<double> phase_mean_s;
-  double comm_share = 0;            // comm phase mean / step mean
+  double comm_share = 0;  // comm phase mean / step mean
   // Gradient-sync time per step that backward did not hide: the training
   // thread's time in the reduction (median over measured steps, mean over
   // ranks, median over repetitions). Comparable across strategies: what
@@ -105,7 +105,7 @@ struct CaseFigures {
   // Each rank's compute, wait and all-reduce time per step (medians over the
   // repetitions), flagged as stragglers from those medians (results/figures.h).
   std::vector<results::RankTimes> rank_times;
-  double straggler_s = 0;           // the straggler figure, median over repetitions
+  double straggler_s = 0;  // the straggler figure, median over repetitions
   // A rank's model GFLOP/s and the gradient sync's busbw GB/s
   // (results/figures.h), medians over repetitions.
   double rank_gflops = 0;
@@ -123,14 +123,13 @@ results::MemoryByCategory peak_by_category(const results::RunSummary& s);
 using results::measured_steps;
 using results::median_of;
 
-
 // Memory totals of a case across its ranks (first usable repetition), bytes;
 // -1 when unknown.
 struct MemoryTotals {
   int64_t tracked_peak = -1;
   int64_t vm_hwm = -1;
-  int64_t pss_peak = -1;       // sum over ranks of each rank's peak PSS
-  std::string pss_source;      // "poller" or "ranks"
+  int64_t pss_peak = -1;   // sum over ranks of each rank's peak PSS
+  std::string pss_source;  // "poller" or "ranks"
 };
 MemoryTotals memory_totals(const CaseData& c);
 

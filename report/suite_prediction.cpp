@@ -72,9 +72,11 @@ std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* late
     const bool known = std::any_of(out.begin(), out.end(),
                                    [&](const PredictedLink& l) { return l.model.name == p.name; });
     if (known) continue;
-    out.push_back({{std::string(p.name), latency, p.bits_per_second / 8}, false,
-                   fmt::format("nominal {} ({}), latency {:.0f} us{}", p.tc_rate, p.what,
-                               latency * 1e6, latencies.empty() ? " (not measured)" : " (measured)")});
+    out.push_back(
+        {{std::string(p.name), latency, p.bits_per_second / 8},
+         false,
+         fmt::format("nominal {} ({}), latency {:.0f} us{}", p.tc_rate, p.what, latency * 1e6,
+                     latencies.empty() ? " (not measured)" : " (measured)")});
   }
   return out;
 }

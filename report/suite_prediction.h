@@ -44,7 +44,7 @@ struct ValidationRow {
   Scaling scaling = Scaling::kWeak;
   double measured_step_s = 0;
   double predicted_step_s = 0;
-  double measured_speedup = 0;   // tokens/s over the one-machine case's
+  double measured_speedup = 0;  // tokens/s over the one-machine case's
   double predicted_speedup = 0;
   // The one-machine case whose measured compute the prediction starts from:
   // the compute case, or for strong scaling the one at the per-rank batch.
@@ -67,7 +67,8 @@ std::optional<SuitePrediction> suite_prediction(const SuiteData& suite);
 
 // The StepModel of a one-process case (std::nullopt without usable phase
 // times); grad bytes from `suite` as described above.
-std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one, std::string* grad_source);
+std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
+                                    std::string* grad_source);
 
 }  // namespace trainscope::report
 

@@ -15,8 +15,11 @@ struct Table {
   Table(std::string title_, std::vector<std::string> headers_,
         std::vector<std::vector<std::string>> rows_ = {}, std::string note_ = "",
         std::set<size_t> text_columns_ = {0})
-      : title(std::move(title_)), headers(std::move(headers_)), rows(std::move(rows_)),
-        note(std::move(note_)), text_columns(std::move(text_columns_)) {}
+      : title(std::move(title_)),
+        headers(std::move(headers_)),
+        rows(std::move(rows_)),
+        note(std::move(note_)),
+        text_columns(std::move(text_columns_)) {}
   std::string title;
   std::vector<std::string> headers;  // the first column holds names (left-aligned)
   std::vector<std::vector<std::string>> rows;

@@ -31,7 +31,7 @@ inline constexpr std::string_view kDefaultAllReduceAlgorithm = kAllReduceAlgorit
 
 // Open MPI 4.1's coll_tuned_allreduce_algorithm values, by number (the index).
 inline constexpr std::array<std::string_view, 7> kOpenMpiAllReduceAlgorithms = {
-    "default", "basic linear", "nonoverlapping", "recursive doubling",
+    "default", "basic linear",   "nonoverlapping", "recursive doubling",
     "ring",    "segmented ring", "rabenseifner"};
 inline constexpr int kMaxOpenMpiAllReduceAlgorithm =
     static_cast<int>(kOpenMpiAllReduceAlgorithms.size()) - 1;

@@ -22,9 +22,10 @@ namespace trainscope::results {
 // A suite as the runner starts it; the database stamps the times.
 struct SuiteInfo {
   std::string name;
-  std::string definition;    // the suite file (TOML) as run
-  std::string started_at;                  // ISO-8601 UTC, set by begin_suite
-  std::optional<std::string> finished_at;  // set by finish_suite; unset: running, or the runner died
+  std::string definition;  // the suite file (TOML) as run
+  std::string started_at;  // ISO-8601 UTC, set by begin_suite
+  std::optional<std::string>
+      finished_at;  // set by finish_suite; unset: running, or the runner died
   std::string git_revision;
   nlohmann::json host_facts = nlohmann::json::object();   // hostname, cores, memory...
   nlohmann::json environment = nlohmann::json::object();  // capture_environment()
@@ -48,14 +49,14 @@ struct Fields<SuiteInfo> {
 struct RunCase {
   std::string case_name;
   nlohmann::json config = nlohmann::json::object();  // the case's full config
-  std::string mode;                // e.g. "ddp"
-  std::string reduction;           // e.g. "fused", "bucketed", "per_tensor"
-  std::optional<double> bucket_mb; // only for bucketed reduction
+  std::string mode;                                  // e.g. "ddp"
+  std::string reduction;                             // e.g. "fused", "bucketed", "per_tensor"
+  std::optional<double> bucket_mb;                   // only for bucketed reduction
   int world_size = 1;
-  int threads = 1;                 // threads per rank
+  int threads = 1;                                      // threads per rank
   nlohmann::json transport = nlohmann::json::object();  // OMPI_MCA_* and interfaces asked for
-  std::string links;               // tcp: btl_tcp_links ("1", "4"); else the transport ("shm")
-  std::string launcher_command;    // the exact mpirun command line
+  std::string links;             // tcp: btl_tcp_links ("1", "4"); else the transport ("shm")
+  std::string launcher_command;  // the exact mpirun command line
   int repetition = 0;
   // Where it ran: hosts (virtual ones, or a hostfile's), the cores each
   // host's processes could use (0: not pinned), the link asked for between
@@ -111,8 +112,8 @@ struct RunRow {
   int64_t runner_pid = kUnknown;
   std::string runner_host = {};
   std::string runner_identity = {};  // profiler::process_identity: tells a reused pid apart
-  bool has_summary = false;  // finish_run() was given a summary
-  Totals totals = {};        // from the summary; NaN without one
+  bool has_summary = false;          // finish_run() was given a summary
+  Totals totals = {};                // from the summary; NaN without one
 };
 // The columns begin_run writes (after suite_id); the summary's follow them.
 template <>

@@ -64,7 +64,9 @@ template <typename E>
 struct EnumNames;
 
 template <typename E>
-concept NamedEnum = requires { EnumNames<E>::names; };
+concept NamedEnum = requires {
+  EnumNames<E>::names;
+};
 
 template <NamedEnum E>
 constexpr std::size_t enum_count() {
@@ -100,15 +102,15 @@ struct EnumArray {
 
 // How a field is stored in SQL; JSON always uses the field's name.
 struct Storage {
-  std::string_view column = {};    // the column's name when it is not the field's
+  std::string_view column = {};  // the column's name when it is not the field's
   // Nested records and EnumArrays: their columns are named prefix + name + suffix.
   std::string_view prefix = {};
   std::string_view suffix = {};
-  bool minus_one_is_null = false;  // -1 (kUnknown, "not a rank") is stored as NULL
-  bool not_null = false;           // a double that is never NaN: REAL NOT NULL
+  bool minus_one_is_null = false;       // -1 (kUnknown, "not a rank") is stored as NULL
+  bool not_null = false;                // a double that is never NaN: REAL NOT NULL
   std::string_view default_value = {};  // SQL DEFAULT clause
-  bool count_only = false;         // a list stored as its length; its items are rows elsewhere
-  bool not_stored = false;         // not a column: the items are rows of a child table
+  bool count_only = false;              // a list stored as its length; its items are rows elsewhere
+  bool not_stored = false;              // not a column: the items are rows of a child table
 };
 
 template <typename R, typename M>
@@ -116,8 +118,8 @@ struct Field {
   std::string_view name;
   M R::*member;
   Storage sql;
-  bool may_be_absent = false;      // JSON: absent or null reads as the member's default
-  std::span<const M> allowed;      // values accepted on reading; SQL CHECKs them too
+  bool may_be_absent = false;  // JSON: absent or null reads as the member's default
+  std::span<const M> allowed;  // values accepted on reading; SQL CHECKs them too
 
   constexpr Field absent_ok() const {
     Field f = *this;
@@ -141,7 +143,9 @@ template <typename T>
 struct Fields;
 
 template <typename T>
-concept Described = requires { Fields<T>::table; };
+concept Described = requires {
+  Fields<T>::table;
+};
 
 // Calls f(field) for each field of T's table, in order.
 template <Described T, typename F>
@@ -166,7 +170,7 @@ void from_json_value(const JsonReader& reader, T& value) {
 }
 
 template <typename T>
-  requires std::is_integral_v<T> || std::is_same_v<T, std::string>
+requires std::is_integral_v<T> || std::is_same_v<T, std::string>
 struct JsonCodec<T> {
   static nlohmann::json write(const T& v) { return v; }
   static void read(const JsonReader& r, T& v) { v = r.get<T>(); }
@@ -198,8 +202,8 @@ struct JsonCodec<E> {
     const std::string name = r.get<std::string>();
     const auto parsed = parse_enum<E>(name);
     if (!parsed) {
-      r.fail(fmt::format("is '{}', expected one of: {}", name,
-                         fmt::join(EnumNames<E>::names, ", ")));
+      r.fail(
+          fmt::format("is '{}', expected one of: {}", name, fmt::join(EnumNames<E>::names, ", ")));
     }
     v = *parsed;
   }
@@ -280,14 +284,14 @@ void read_field(const JsonReader& record, const Field<R, M>& f, M& value) {
     from_json_value(record[f.name], value);
   }
   if constexpr (std::equality_comparable<M>) {
-    if (f.allowed.empty() || std::find(f.allowed.begin(), f.allowed.end(), value) !=
-                                 f.allowed.end()) {
+    if (f.allowed.empty() ||
+        std::find(f.allowed.begin(), f.allowed.end(), value) != f.allowed.end()) {
       return;
     }
     std::vector<std::string> names;
     for (const M& a : f.allowed) names.push_back(to_json_value(a).dump());
-    record[f.name].fail(fmt::format("is {}, expected {}", to_json_value(value).dump(),
-                                    fmt::join(names, " or ")));
+    record[f.name].fail(
+        fmt::format("is {}, expected {}", to_json_value(value).dump(), fmt::join(names, " or ")));
   }
 }
 
@@ -295,7 +299,8 @@ template <Described T>
 struct JsonCodec<T> {
   static nlohmann::json write(const T& v) {
     nlohmann::json out = nlohmann::json::object();
-    for_each_field<T>([&](const auto& f) { out[std::string(f.name)] = to_json_value(v.*f.member); });
+    for_each_field<T>(
+        [&](const auto& f) { out[std::string(f.name)] = to_json_value(v.*f.member); });
     return out;
   }
   static void read(const JsonReader& r, T& v) {

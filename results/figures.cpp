@@ -51,8 +51,9 @@ std::string loaded_host(const RunSummary& s, const RankResult& rank, const profi
                                         [&](const RankResult& r) { return r.host == rank.host; });
   const int64_t job_threads = ranks_here * std::max(1, s.threads_per_rank);
   if (load.other_runnable + job_threads <= load.cores) return "";
-  return fmt::format("{} at {}: {} runnable threads of other processes + {} of the job's > {} cores",
-                     rank.host, when, load.other_runnable, job_threads, load.cores);
+  return fmt::format(
+      "{} at {}: {} runnable threads of other processes + {} of the job's > {} cores", rank.host,
+      when, load.other_runnable, job_threads, load.cores);
 }
 
 RunLoad run_load(const RunSummary& s) {
@@ -67,8 +68,7 @@ RunLoad run_load(const RunSummary& s) {
 }
 
 // Median over the rank's measured steps of `figure`.
-double median_over_steps(const RunSummary& s, const std::vector<StepRecord>& steps,
-                         auto&& figure) {
+double median_over_steps(const RunSummary& s, const std::vector<StepRecord>& steps, auto&& figure) {
   std::vector<double> values;
   for (const auto& step : measured_steps(s, steps)) values.push_back(figure(step));
   return median_of(std::move(values));
@@ -80,12 +80,10 @@ std::vector<RankTimes> rank_times(const RunSummary& s) {
     if (s.steps[r].empty()) continue;
     RankTimes t{.rank = static_cast<int>(r)};
     t.compute_s = median_over_steps(s, s.steps[r], step_compute_s);
-    t.wait_s = median_over_steps(s, s.steps[r], [](const StepRecord& step) {
-      return step.phases[Phase::kComm];
-    });
-    t.comm_time_s = median_over_steps(s, s.steps[r], [](const StepRecord& step) {
-      return step.comm_time_s;
-    });
+    t.wait_s = median_over_steps(s, s.steps[r],
+                                 [](const StepRecord& step) { return step.phases[Phase::kComm]; });
+    t.comm_time_s =
+        median_over_steps(s, s.steps[r], [](const StepRecord& step) { return step.comm_time_s; });
     out.push_back(t);
   }
   flag_stragglers(out);
@@ -152,16 +150,17 @@ std::span<const StepRecord> measured_steps(const RunSummary& run,
   const auto it = run.options.find("warmup_steps");
   const int64_t warmup =
       it != run.options.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-  const size_t skip = warmup > 0 && static_cast<size_t>(warmup) < steps.size()
-                          ? static_cast<size_t>(warmup) : 0;
+  const size_t skip =
+      warmup > 0 && static_cast<size_t>(warmup) < steps.size() ? static_cast<size_t>(warmup) : 0;
   return std::span<const StepRecord>(steps).subspan(skip);
 }
 
 RunLoad busier(const RunLoad& a, const RunLoad& b) {
   auto higher = [](double x, double y) { return std::isnan(x) || y > x ? y : x; };
-  return {higher(a.loadavg_1m_start, b.loadavg_1m_start), higher(a.loadavg_1m_end, b.loadavg_1m_end),
-          std::max(a.other_runnable_start, b.other_runnable_start),
-          std::max(a.other_runnable_end, b.other_runnable_end), a.loaded.empty() ? b.loaded : a.loaded};
+  return {
+      higher(a.loadavg_1m_start, b.loadavg_1m_start), higher(a.loadavg_1m_end, b.loadavg_1m_end),
+      std::max(a.other_runnable_start, b.other_runnable_start),
+      std::max(a.other_runnable_end, b.other_runnable_end), a.loaded.empty() ? b.loaded : a.loaded};
 }
 
 std::vector<double> call_busbw_gbps(const AllReduceRow& row) {
@@ -199,8 +198,8 @@ void flag_stragglers(std::vector<RankTimes>& ranks) {
   const double median = median_of(std::move(compute));
   for (auto& r : ranks) {
     r.compute_vs_median = median > 0 ? r.compute_s / median - 1 : kNaN;
-    r.straggler = r.compute_vs_median > kStragglerThreshold &&
-                  r.compute_s - median > kStragglerMinExcessS;
+    r.straggler =
+        r.compute_vs_median > kStragglerThreshold && r.compute_s - median > kStragglerMinExcessS;
   }
 }
 

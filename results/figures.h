@@ -48,16 +48,16 @@ struct RankTimes {
   double comm_time_s = kNaN;  // gradient all-reduces in flight (overlap: its thread)
   // compute_s / the median over ranks of compute_s, minus 1: 0.38 is 38% above.
   double compute_vs_median = kNaN;
-  bool straggler = false;     // beyond both straggler limits
+  bool straggler = false;  // beyond both straggler limits
 };
 
 struct RunFigures {
-  double tokens_per_s = kNaN;    // the run's total (Totals::tokens_per_s)
-  double step_median_s = kNaN;   // the slowest rank's median step
+  double tokens_per_s = kNaN;   // the run's total (Totals::tokens_per_s)
+  double step_median_s = kNaN;  // the slowest rank's median step
   double step_p95_s = kNaN;
-  double step_mean_s = kNaN;     // mean over ranks of each rank's mean step
-  PhaseTimes phase_mean_s;       // mean over ranks of each phase's mean per step
-  double comm_share = kNaN;      // comm phase mean / step mean, 0..1
+  double step_mean_s = kNaN;  // mean over ranks of each rank's mean step
+  PhaseTimes phase_mean_s;    // mean over ranks of each phase's mean per step
+  double comm_share = kNaN;   // comm phase mean / step mean, 0..1
   // Gradient-sync time per step that backward did not hide: median over the
   // measured steps of each rank, mean over ranks.
   double comm_exposed_s = kNaN;
@@ -74,8 +74,8 @@ struct RunFigures {
   // and all-gather, whose messages comm_bytes counts twice, (n-1)/n each.
   // NaN for one rank or steps without all-reduce time.
   double grad_busbw_gbps = kNaN;
-  double avg_busbw_gbps = kNaN;  // all-reduce sweeps: mean over the rows
-  int64_t wrong_elements = 0;    // all-reduce sweeps: failed verifications
+  double avg_busbw_gbps = kNaN;       // all-reduce sweeps: mean over the rows
+  int64_t wrong_elements = 0;         // all-reduce sweeps: failed verifications
   std::vector<RankTimes> rank_times;  // by rank, those that recorded steps
   // Median over the measured steps of straggler_per_step: rank-seconds per
   // step the ranks computed beyond the fastest one.

@@ -20,8 +20,8 @@ std::optional<double> parse_tc_rate(std::string_view rate) {
     std::string_view text;
     double bits;
   };
-  static constexpr Unit kUnits[] = {{"bit", 1},   {"kbit", 1e3},  {"mbit", 1e6},  {"gbit", 1e9},
-                                    {"tbit", 1e12}, {"bps", 8},   {"kbps", 8e3},  {"mbps", 8e6},
+  static constexpr Unit kUnits[] = {{"bit", 1},     {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9},
+                                    {"tbit", 1e12}, {"bps", 8},    {"kbps", 8e3}, {"mbps", 8e6},
                                     {"gbps", 8e9},  {"tbps", 8e12}};
   const std::string_view u(unit, static_cast<size_t>(end - unit));
   for (const auto& k : kUnits) {

@@ -17,13 +17,12 @@ std::string describe_key(const MachineLimit& l) {
     case LimitKind::kSgemm:
       return fmt::format("{}, {}, {} rows, {}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
                          l.model, l.rows, threads);
-    case LimitKind::kMemcpy:
-      return fmt::format("memcpy, {}", threads);
+    case LimitKind::kMemcpy: return fmt::format("memcpy, {}", threads);
     case LimitKind::kAllReduce: {
       // tcp cases record their link count as their transport.
-      const bool links = !l.transport.empty() &&
-                         std::all_of(l.transport.begin(), l.transport.end(),
-                                     [](unsigned char ch) { return std::isdigit(ch); });
+      const bool links =
+          !l.transport.empty() && std::all_of(l.transport.begin(), l.transport.end(),
+                                              [](unsigned char ch) { return std::isdigit(ch); });
       return fmt::format("all-reduce busbw, {}, {} ranks",
                          links ? fmt::format("tcp x{} links", l.transport) : l.transport, l.ranks);
     }

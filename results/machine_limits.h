@@ -46,9 +46,9 @@ inline constexpr std::string_view kLimitsByDoctor = "trainscope doctor";
 // threads, precision), allreduce (transport, ranks), memcpy (threads).
 struct MachineLimit {
   LimitKind kind = LimitKind::kSgemm;
-  std::string model;      // sgemm: the case's model (preset or config path); else ""
-  int64_t rows = 0;       // sgemm: the GEMMs' rows (a rank's tokens per step); else 0
-  int threads = 1;        // sgemm, memcpy: threads that ran it; allreduce: 1
+  std::string model;               // sgemm: the case's model (preset or config path); else ""
+  int64_t rows = 0;                // sgemm: the GEMMs' rows (a rank's tokens per step); else 0
+  int threads = 1;                 // sgemm, memcpy: threads that ran it; allreduce: 1
   std::string precision = "fp32";  // sgemm: the GEMMs' inputs, fp32 or bf16
   std::string transport;  // allreduce: the case's transport as runs record it (RunCase::links)
   int ranks = 1;          // allreduce: world size

@@ -24,8 +24,8 @@ void Fields<RunSummary>::validate(const RunSummary& s, const JsonReader& r) {
   }
   if (s.world_size < 1) r["world_size"].fail(fmt::format("must be >= 1, got {}", s.world_size));
   if (s.steps.size() > static_cast<size_t>(s.world_size)) {
-    r["steps"].fail(fmt::format("has {} per-rank lists for world_size {}", s.steps.size(),
-                                s.world_size));
+    r["steps"].fail(
+        fmt::format("has {} per-rank lists for world_size {}", s.steps.size(), s.world_size));
   }
   // The figures (results/figures.h) leave out this many steps.
   if (const int64_t warmup = r["options"].get_or<int64_t>("warmup_steps", 0); warmup < 0) {
@@ -49,9 +49,10 @@ void Fields<AllReduceRow>::validate(const AllReduceRow& row, const JsonReader& r
                                         row.mpi_algorithm, open_mpi_algorithm_list()));
   }
   if (row.mpi_algorithm > 0 && row.algorithm != kDefaultAllReduceAlgorithm) {
-    r["mpi_algorithm"].fail(fmt::format("is {} with algorithm '{}': Open MPI's algorithms "
-                                        "apply to 'mpi' only",
-                                        row.mpi_algorithm, row.algorithm));
+    r["mpi_algorithm"].fail(
+        fmt::format("is {} with algorithm '{}': Open MPI's algorithms "
+                    "apply to 'mpi' only",
+                    row.mpi_algorithm, row.algorithm));
   }
 }
 

@@ -102,10 +102,10 @@ using MemoryByCategory = EnumArray<kernels::MemoryCategory, int64_t>;
 // One optimizer step as seen by one rank.
 struct StepRecord {
   int64_t step = 0;
-  double loss = 0;        // global mean over ranks (same on every rank)
+  double loss = 0;  // global mean over ranks (same on every rank)
   double lr = 0;
-  double grad_norm = 0;   // after reduction, before clipping
-  int64_t tokens = 0;     // tokens this rank consumed in this step
+  double grad_norm = 0;  // after reduction, before clipping
+  int64_t tokens = 0;    // tokens this rank consumed in this step
   double step_time_s = 0;
   PhaseTimes phases;
   // Collectives of the gradient reduction and the bytes of their messages
@@ -167,10 +167,8 @@ struct TimeStats {
 template <>
 struct Fields<TimeStats> {
   static constexpr auto table = std::tuple{
-      field("mean", &TimeStats::mean),
-      field("median", &TimeStats::median),
-      field("p95", &TimeStats::p95),
-      field("min", &TimeStats::min),
+      field("mean", &TimeStats::mean), field("median", &TimeStats::median),
+      field("p95", &TimeStats::p95),   field("min", &TimeStats::min),
       field("max", &TimeStats::max),
   };
 };
@@ -182,8 +180,8 @@ using PhaseStats = EnumArray<profiler::Phase, TimeStats>;
 struct DataStats {
   int64_t examples_held = 0;
   int64_t tokens_held = 0;
-  int64_t bytes_held = 0;   // resident bytes of the data shard
-  int64_t bytes_read = 0;   // bytes read from disk
+  int64_t bytes_held = 0;  // resident bytes of the data shard
+  int64_t bytes_read = 0;  // bytes read from disk
   bool operator==(const DataStats&) const = default;
 };
 template <>
@@ -399,17 +397,17 @@ struct Fields<RunSummary> {
 
 // One row of an all-reduce sweep (nccl-tests columns).
 struct AllReduceRow {
-  std::string transport;   // e.g. "tcp", "shm", "local"
-  std::string links;       // interfaces / links used, free text
+  std::string transport;  // e.g. "tcp", "shm", "local"
+  std::string links;      // interfaces / links used, free text
   int world_size = 1;
   int64_t size_bytes = 0;
-  int64_t count = 0;       // elements
-  std::string dtype;       // "float32"...
-  std::string redop;       // "sum"...
+  int64_t count = 0;  // elements
+  std::string dtype;  // "float32"...
+  std::string redop;  // "sum"...
   double time_us = 0;
   double algbw_gbps = 0;
   double busbw_gbps = 0;
-  int64_t wrong = 0;       // elements that failed verification
+  int64_t wrong = 0;  // elements that failed verification
   // Each timed call, in order: the slowest rank's time of that call. The
   // samples a regression check tests (docs/METRICS.md); empty in rows
   // written before it was recorded.

@@ -29,8 +29,8 @@ std::string utc_timestamp() {
   std::time_t seconds = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&seconds, &tm);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ms % 1000);
 }
 
 namespace {
@@ -141,16 +141,17 @@ ResultsDb::~ResultsDb() = default;
 std::string db_file_problem(const fs::path& path) {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);  // follows symlinks
-  const char* kind = fs::is_fifo(status)               ? "a FIFO (named pipe)"
-                     : fs::is_character_file(status)   ? "a character device"
-                     : fs::is_block_file(status)       ? "a block device"
-                     : fs::is_socket(status)           ? "a socket"
-                     : fs::is_directory(status)        ? "a directory"
-                                                       : nullptr;
+  const char* kind = fs::is_fifo(status)             ? "a FIFO (named pipe)"
+                     : fs::is_character_file(status) ? "a character device"
+                     : fs::is_block_file(status)     ? "a block device"
+                     : fs::is_socket(status)         ? "a socket"
+                     : fs::is_directory(status)      ? "a directory"
+                                                     : nullptr;
   if (kind == nullptr) return "";
-  return fmt::format("{} is {}: a results database must be a regular file (SQLite writes "
-                     "its journal beside it and reads it by offset)",
-                     path.string(), kind);
+  return fmt::format(
+      "{} is {}: a results database must be a regular file (SQLite writes "
+      "its journal beside it and reads it by offset)",
+      path.string(), kind);
 }
 
 namespace {
@@ -163,8 +164,8 @@ void refuse_special_file(const fs::path& path) {
 
 ResultsDb ResultsDb::open_for_writing(const fs::path& path, DbOptions options) {
   refuse_special_file(path);
-  auto db = std::make_unique<Connection>(path, Connection::Mode::kReadWrite,
-                                         options.busy_timeout_ms);
+  auto db =
+      std::make_unique<Connection>(path, Connection::Mode::kReadWrite, options.busy_timeout_ms);
   // First touch of the file: refuses garbage and newer schemas before any
   // write (journal mode, migration) is attempted.
   check_schema_compatible(*db);
@@ -184,13 +185,13 @@ ResultsDb ResultsDb::open_for_writing(const fs::path& path, DbOptions options) {
 
 ResultsDb ResultsDb::open_for_reading(const fs::path& path, DbOptions options) {
   refuse_special_file(path);
-  auto db = std::make_unique<Connection>(path, Connection::Mode::kReadOnly,
-                                         options.busy_timeout_ms);
+  auto db =
+      std::make_unique<Connection>(path, Connection::Mode::kReadOnly, options.busy_timeout_ms);
   check_schema_compatible(*db);
   int version = results::schema_version(*db);
   if (version == 0) {
-    throw Error(fmt::format("{} is not a trainscope results database (it is empty)",
-                            path.string()));
+    throw Error(
+        fmt::format("{} is not a trainscope results database (it is empty)", path.string()));
   }
   if (version < kSchemaVersion) {
     throw Error(fmt::format(
@@ -283,8 +284,8 @@ int64_t ResultsDb::begin_run(int64_t suite_id, const RunCase& run_case) {
   return id;
 }
 
-void ResultsDb::finish_run(int64_t run_id, RunStatus status, int exit_code,
-                           std::string_view error, const RunSummary* summary) {
+void ResultsDb::finish_run(int64_t run_id, RunStatus status, int exit_code, std::string_view error,
+                           const RunSummary* summary) {
   require_writable();
   TS_CHECK(status == RunStatus::kOk || status == RunStatus::kFailed)
       << "finish_run status must be ok or failed, got " << to_string(status);
@@ -294,8 +295,8 @@ void ResultsDb::finish_run(int64_t run_id, RunStatus status, int exit_code,
     throw Error(fmt::format("results database {} has no run {}", path().string(), run_id));
   }
   if (existing->status != RunStatus::kRunning) {
-    throw Error(fmt::format("run {} in results database {} is already finished (status {})",
-                            run_id, path().string(), to_string(existing->status)));
+    throw Error(fmt::format("run {} in results database {} is already finished (status {})", run_id,
+                            path().string(), to_string(existing->status)));
   }
   const auto summary_columns = columns_of<RunSummary>({.nullable = true});
   std::vector<std::string> assignments;
@@ -333,8 +334,9 @@ int ResultsDb::mark_stale_running_failed(std::string_view reason) {
   for (const RunRow& row : running_runs()) {
     if (runner_gone(row)) stale.push_back(row.id);
   }
-  Statement s(*db_, "UPDATE runs SET status = 'failed', error = ?1, finished_at = ?2 "
-                    "WHERE id = ?3 AND status = 'running'");
+  Statement s(*db_,
+              "UPDATE runs SET status = 'failed', error = ?1, finished_at = ?2 "
+              "WHERE id = ?3 AND status = 'running'");
   for (int64_t run_id : stale) {
     s.bind(1, reason).bind(2, utc_timestamp()).bind(3, run_id);
     s.run("marking runs of a runner that died failed");
@@ -351,8 +353,11 @@ int64_t ResultsDb::mark_skipped(int64_t suite_id, const RunCase& run_case,
     throw Error(fmt::format("results database {} has no suite {}", path().string(), suite_id));
   }
   const std::string now = utc_timestamp();
-  RunRow row{.run_case = run_case, .status = RunStatus::kSkipped, .error = std::string(reason),
-             .started_at = now, .finished_at = now};
+  RunRow row{.run_case = run_case,
+             .status = RunStatus::kSkipped,
+             .error = std::string(reason),
+             .started_at = now,
+             .finished_at = now};
   const int64_t id = insert_run(*db_, suite_id, row);
   t.commit();
   return id;
@@ -362,8 +367,8 @@ namespace {
 
 // Inserts `rows` as rows of `table` belonging to run `run_id`.
 template <typename Row>
-void insert_run_rows(Connection& db, const fs::path& path, std::string_view table,
-                     int64_t run_id, std::span<const Row> rows, std::string_view what) {
+void insert_run_rows(Connection& db, const fs::path& path, std::string_view table, int64_t run_id,
+                     std::span<const Row> rows, std::string_view what) {
   Transaction t(db);
   Statement exists(db, "SELECT 1 FROM runs WHERE id = ?1");
   if (!exists.bind(1, run_id).step(fmt::format("reading run {}", run_id))) {
@@ -445,7 +450,8 @@ std::optional<SuiteRow> ResultsDb::suite(int64_t suite_id) {
 }
 
 namespace {
-constexpr std::string_view kRunsSelect = "SELECT id, suite_id, {}, summary_schema IS NOT NULL, {} FROM runs";
+constexpr std::string_view kRunsSelect =
+    "SELECT id, suite_id, {}, summary_schema IS NOT NULL, {} FROM runs";
 }
 
 std::vector<RunRow> ResultsDb::running_runs() {
@@ -459,10 +465,10 @@ std::vector<RunRow> ResultsDb::running_runs() {
 }
 
 std::vector<RunRow> ResultsDb::list_runs(int64_t suite_id) {
-  Statement s(*db_, fmt::format(fmt::runtime(std::string(kRunsSelect) +
-                                             " WHERE suite_id = ?1 ORDER BY id"),
-                                select_list("runs", columns_of<RunRow>()),
-                                select_list("runs", columns_of<Totals>())));
+  Statement s(
+      *db_, fmt::format(fmt::runtime(std::string(kRunsSelect) + " WHERE suite_id = ?1 ORDER BY id"),
+                        select_list("runs", columns_of<RunRow>()),
+                        select_list("runs", columns_of<Totals>())));
   s.bind(1, suite_id);
   std::vector<RunRow> rows;
   while (s.step(fmt::format("listing runs of suite {}", suite_id))) {
@@ -486,9 +492,10 @@ std::vector<RankResult> ResultsDb::rank_results(int64_t run_id) {
       fmt::format("SELECT {} FROM rank_results WHERE run_id = ?1 ORDER BY rank",
                   select_list("rank_results", columns_of<RankResult>())),
       run_id, "rank results", [](Statement& s, RankResult& r) { read_record(s, 0, r); });
-  Statement phase(*db_, fmt::format("SELECT phase, {} FROM rank_phase_stats WHERE run_id = ?1 "
-                                    "AND rank = ?2",
-                                    select_list("rank_phase_stats", columns_of<TimeStats>(kSeconds))));
+  Statement phase(*db_,
+                  fmt::format("SELECT phase, {} FROM rank_phase_stats WHERE run_id = ?1 "
+                              "AND rank = ?2",
+                              select_list("rank_phase_stats", columns_of<TimeStats>(kSeconds))));
   for (RankResult& r : rows) {
     phase.bind(1, run_id).bind(2, r.rank);
     while (phase.step(fmt::format("reading phase stats of run {}", run_id))) {
@@ -570,9 +577,10 @@ std::optional<RunSummary> ResultsDb::run_summary(int64_t run_id) {
                          [&] { read_record(s, 0, summary); });
   for (StepRow& row : steps(run_id)) {
     if (row.rank < 0 || static_cast<size_t>(row.rank) >= summary.steps.size()) {
-      throw Error(fmt::format("results database {}, run {}: a step row of rank {}, but the run "
-                              "has {} step list(s)",
-                              path().string(), run_id, row.rank, summary.steps.size()));
+      throw Error(
+          fmt::format("results database {}, run {}: a step row of rank {}, but the run "
+                      "has {} step list(s)",
+                      path().string(), run_id, row.rank, summary.steps.size()));
     }
     summary.steps[row.rank].push_back(std::move(row.record));
   }

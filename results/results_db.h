@@ -60,7 +60,7 @@ namespace trainscope::results {
 namespace sqlite {
 class Connection;
 class ReadTransaction;
-}
+}  // namespace sqlite
 struct ColumnDef;
 
 struct DbOptions {
@@ -148,12 +148,12 @@ class ResultsDb {
   std::vector<RunRow> list_runs(int64_t suite_id);  // in order of begin_run
   std::vector<RunRow> running_runs();               // every 'running' run, by id
   std::optional<RunRow> run(int64_t run_id);
-  std::vector<RankResult> rank_results(int64_t run_id);      // by rank
-  std::vector<StepRow> steps(int64_t run_id);                // by rank, then step
-  std::vector<StepRecord> steps(int64_t run_id, int rank);   // by step
-  std::vector<ValLoss> val_losses(int64_t run_id);           // by step
+  std::vector<RankResult> rank_results(int64_t run_id);                 // by rank
+  std::vector<StepRow> steps(int64_t run_id);                           // by rank, then step
+  std::vector<StepRecord> steps(int64_t run_id, int rank);              // by step
+  std::vector<ValLoss> val_losses(int64_t run_id);                      // by step
   std::vector<profiler::ProcessSample> poller_samples(int64_t run_id);  // by time
-  std::vector<AllReduceRow> allreduce_rows(int64_t run_id);  // by size
+  std::vector<AllReduceRow> allreduce_rows(int64_t run_id);             // by size
   // The limits measured with suite `suite_id`, or with std::nullopt those of
   // no suite, latest first; none in a database made before they were stored.
   std::vector<MachineLimit> machine_limits(std::optional<int64_t> suite_id);

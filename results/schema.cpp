@@ -38,39 +38,55 @@ std::vector<TableSpec> make_tables() {
   return {
       {"suites", concat({{id_column()}, columns_of<SuiteInfo>()}), {}, false, {}},
       {"runs",
-       concat({{id_column(), parent_column("suite_id", "suites")}, columns_of<RunRow>(),
+       concat({{id_column(), parent_column("suite_id", "suites")},
+               columns_of<RunRow>(),
                columns_of<RunSummary>({.nullable = true})}),
        {},
        false,
-       {"CREATE INDEX runs_suite_id ON runs(suite_id)", "CREATE INDEX runs_status ON runs(status)"}},
-      {"rank_results", concat({{parent_column("run_id", "runs")}, columns_of<RankResult>()}),
-       {"PRIMARY KEY (run_id, rank)"}, true, {}},
+       {"CREATE INDEX runs_suite_id ON runs(suite_id)",
+        "CREATE INDEX runs_status ON runs(status)"}},
+      {"rank_results",
+       concat({{parent_column("run_id", "runs")}, columns_of<RankResult>()}),
+       {"PRIMARY KEY (run_id, rank)"},
+       true,
+       {}},
       {"rank_phase_stats",
-       concat({{integer_column("run_id"), integer_column("rank")}, phase,
+       concat({{integer_column("run_id"), integer_column("rank")},
+               phase,
                columns_of<TimeStats>(seconds)}),
        {"PRIMARY KEY (run_id, rank, phase)",
         "FOREIGN KEY (run_id, rank) REFERENCES rank_results(run_id, rank) ON DELETE CASCADE"},
        true,
        {}},
       {"steps",
-       concat({{parent_column("run_id", "runs"), integer_column("rank")},
-               columns_of<StepRecord>()}),
-       {"PRIMARY KEY (run_id, rank, step)"}, true, {}},
-      {"val_losses", concat({{parent_column("run_id", "runs")}, columns_of<ValLoss>()}),
-       {"PRIMARY KEY (run_id, step)"}, true, {}},
+       concat(
+           {{parent_column("run_id", "runs"), integer_column("rank")}, columns_of<StepRecord>()}),
+       {"PRIMARY KEY (run_id, rank, step)"},
+       true,
+       {}},
+      {"val_losses",
+       concat({{parent_column("run_id", "runs")}, columns_of<ValLoss>()}),
+       {"PRIMARY KEY (run_id, step)"},
+       true,
+       {}},
       {"poller_samples",
-       concat({{id_column(), parent_column("run_id", "runs")},
-               columns_of<profiler::ProcessSample>()}),
-       {}, false, {"CREATE INDEX poller_samples_run_id ON poller_samples(run_id, t_s)"}},
+       concat(
+           {{id_column(), parent_column("run_id", "runs")}, columns_of<profiler::ProcessSample>()}),
+       {},
+       false,
+       {"CREATE INDEX poller_samples_run_id ON poller_samples(run_id, t_s)"}},
       {"allreduce_rows",
-       concat({{id_column(), parent_column("run_id", "runs")}, columns_of<AllReduceRow>()}), {},
-       false, {"CREATE INDEX allreduce_rows_run_id ON allreduce_rows(run_id, size_bytes)"}},
+       concat({{id_column(), parent_column("run_id", "runs")}, columns_of<AllReduceRow>()}),
+       {},
+       false,
+       {"CREATE INDEX allreduce_rows_run_id ON allreduce_rows(run_id, size_bytes)"}},
       // suite_id NULL: measured by `trainscope doctor --db`, not by a suite.
       {"machine_limits",
-       concat({{id_column(),
-                {"suite_id", "INTEGER REFERENCES suites(id) ON DELETE CASCADE"}},
+       concat({{id_column(), {"suite_id", "INTEGER REFERENCES suites(id) ON DELETE CASCADE"}},
                columns_of<MachineLimit>()}),
-       {}, false, {"CREATE INDEX machine_limits_suite_id ON machine_limits(suite_id)"}},
+       {},
+       false,
+       {"CREATE INDEX machine_limits_suite_id ON machine_limits(suite_id)"}},
   };
 }
 
@@ -122,8 +138,8 @@ void check_schema_compatible(sqlite::Connection& db) {
   if (version == 0) {
     int64_t objects = db.query_int("SELECT count(*) FROM sqlite_schema", "reading the schema");
     if (objects != 0 && app_id != kApplicationId) {
-      throw Error(fmt::format(
-          "{} is a SQLite database but not a trainscope results database", file));
+      throw Error(
+          fmt::format("{} is a SQLite database but not a trainscope results database", file));
     }
     if (objects != 0) {
       throw Error(fmt::format(
@@ -159,8 +175,8 @@ void migrate(sqlite::Connection& db) {
             "recording the schema version");
     transaction.commit();
   }
-  TS_CHECK(schema_version(db) == kSchemaVersion) << "migration ended at version "
-                                                 << schema_version(db);
+  TS_CHECK(schema_version(db) == kSchemaVersion)
+      << "migration ended at version " << schema_version(db);
   add_missing_columns(db);
 }
 
@@ -169,7 +185,8 @@ std::map<std::string, std::set<std::string>, std::less<>> existing_columns(sqlit
   for (const TableSpec& t : table_specs()) {
     sqlite::Statement s(db, fmt::format("SELECT name FROM pragma_table_info('{}')", t.name));
     auto& names = out[t.name];
-    while (s.step(fmt::format("reading the columns of table {}", t.name))) names.insert(s.column_text(0));
+    while (s.step(fmt::format("reading the columns of table {}", t.name)))
+      names.insert(s.column_text(0));
   }
   return out;
 }

@@ -56,7 +56,7 @@ struct TableSpec {
   std::vector<ColumnDef> columns;
   std::vector<std::string> constraints;  // PRIMARY KEY (...), FOREIGN KEY ...
   bool without_rowid = false;
-  std::vector<std::string> indexes;      // CREATE INDEX statements
+  std::vector<std::string> indexes;  // CREATE INDEX statements
   std::string create_sql() const;
 };
 const std::vector<TableSpec>& table_specs();

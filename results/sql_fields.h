@@ -62,7 +62,7 @@ inline std::string json_column_decl(const std::string& column, bool nullable) {
 }
 
 template <typename T>
-  requires std::is_integral_v<T>
+requires std::is_integral_v<T>
 struct SqlCodec<T> {
   static void columns(std::vector<ColumnDef>& out, const Scope& scope, std::string_view name,
                       const Storage& s) {
@@ -92,7 +92,8 @@ template <>
 struct SqlCodec<double> {
   static void columns(std::vector<ColumnDef>& out, const Scope& scope, std::string_view name,
                       const Storage& s) {
-    out.push_back({scope.column(name, s), s.not_null && !scope.nullable ? "REAL NOT NULL" : "REAL"});
+    out.push_back(
+        {scope.column(name, s), s.not_null && !scope.nullable ? "REAL NOT NULL" : "REAL"});
   }
   static void bind(sqlite::Statement& st, int& index, double v, const Storage&) {
     st.bind(index++, v);
@@ -163,9 +164,9 @@ struct SqlCodec<E> {
     for (E e : allowed) quoted.push_back(fmt::format("'{}'", enum_name(e)));
     std::string decl = scope.nullable ? "TEXT" : "TEXT NOT NULL";
     if (!quoted.empty()) {
-      decl += scope.nullable
-                  ? fmt::format(" CHECK ({0} IS NULL OR {0} IN ({1}))", column, fmt::join(quoted, ", "))
-                  : fmt::format(" CHECK ({} IN ({}))", column, fmt::join(quoted, ", "));
+      decl += scope.nullable ? fmt::format(" CHECK ({0} IS NULL OR {0} IN ({1}))", column,
+                                           fmt::join(quoted, ", "))
+                             : fmt::format(" CHECK ({} IN ({}))", column, fmt::join(quoted, ", "));
     }
     out.push_back({column, decl});
   }
@@ -192,8 +193,7 @@ struct SqlCodec<std::optional<T>> {
     nullable.nullable = true;
     SqlCodec<T>::columns(out, nullable, name, s);
   }
-  static void bind(sqlite::Statement& st, int& index, const std::optional<T>& v,
-                   const Storage& s) {
+  static void bind(sqlite::Statement& st, int& index, const std::optional<T>& v, const Storage& s) {
     if (v) {
       SqlCodec<T>::bind(st, index, *v, s);
     } else {
@@ -223,7 +223,8 @@ struct SqlCodec<EnumArray<E, T>> {
   static void columns(std::vector<ColumnDef>& out, const Scope& scope, std::string_view,
                       const Storage& s) {
     const Scope inner = scope.nested(s);
-    for (std::string_view n : EnumNames<E>::names) SqlCodec<T>::columns(out, inner, n, scalar_options(s));
+    for (std::string_view n : EnumNames<E>::names)
+      SqlCodec<T>::columns(out, inner, n, scalar_options(s));
   }
   static void bind(sqlite::Statement& st, int& index, const EnumArray<E, T>& v, const Storage& s) {
     for (const T& item : v.values) SqlCodec<T>::bind(st, index, item, scalar_options(s));

@@ -65,30 +65,29 @@ void Connection::fail(int rc, std::string_view context) const {
   switch (primary) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
-      throw Error(fmt::format("{} is not a SQLite database or is corrupt ({}: {})", file,
-                              context, detail));
+      throw Error(
+          fmt::format("{} is not a SQLite database or is corrupt ({}: {})", file, context, detail));
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      throw Error(fmt::format(
-          "results database {} is locked by another writer (waited {} ms while {}): {}", file,
-          busy_timeout_ms_, context, detail));
+      throw Error(
+          fmt::format("results database {} is locked by another writer (waited {} ms while {}): {}",
+                      file, busy_timeout_ms_, context, detail));
     case SQLITE_READONLY:
     case SQLITE_PERM:
     case SQLITE_CANTOPEN: {
       int err = db_ ? sqlite3_system_errno(db_) : 0;
-      throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context,
-                              detail, err ? fmt::format(" ({})", std::strerror(err)) : ""));
+      throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context, detail,
+                              err ? fmt::format(" ({})", std::strerror(err)) : ""));
     }
     case SQLITE_IOERR:
     case SQLITE_FULL: {
       // The disk failed the work (full, quota, I/O): not the user's input.
       int err = db_ ? sqlite3_system_errno(db_) : 0;
-      throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context,
-                              detail, err ? fmt::format(" ({})", std::strerror(err)) : ""),
+      throw Error(fmt::format("cannot write results database {} ({}): {}{}", file, context, detail,
+                              err ? fmt::format(" ({})", std::strerror(err)) : ""),
                   kExitFailure);
     }
-    default:
-      throw Error(fmt::format("results database {}: {}: {}", file, context, detail));
+    default: throw Error(fmt::format("results database {}: {}: {}", file, context, detail));
   }
 }
 
@@ -116,8 +115,8 @@ int64_t Connection::last_insert_rowid() { return sqlite3_last_insert_rowid(db_);
 int64_t Connection::changes() { return sqlite3_changes64(db_); }
 
 Statement::Statement(Connection& db, std::string_view sql) : db_(db) {
-  int rc = sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_,
-                              nullptr);
+  int rc =
+      sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
   if (rc != SQLITE_OK) db.fail(rc, fmt::format("preparing `{}`", sql.substr(0, 60)));
 }
 
@@ -137,8 +136,8 @@ Statement& Statement::bind(int index, double value) {
 }
 
 Statement& Statement::bind(int index, std::string_view text) {
-  int rc = sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT,
-                               SQLITE_UTF8);
+  int rc =
+      sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
   TS_CHECK(rc == SQLITE_OK) << "bind " << index << ": " << sqlite3_errstr(rc);
   return *this;
 }
@@ -158,8 +157,7 @@ bool Statement::step(std::string_view context) {
 }
 
 void Statement::run(std::string_view context) {
-  while (step(context)) {
-  }
+  while (step(context)) {}
   reset();
 }
 

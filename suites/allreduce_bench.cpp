@@ -48,9 +48,9 @@ double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps) {
   const int64_t n = std::max<int64_t>(1, bytes);
   // Every rank copies at once, as every rank reduces at once; each copy's
   // time is the slowest rank's.
-  std::vector<double> times = profiler::time_copies(
-      {.bytes = n, .reps = reps, .category = kernels::MemoryCategory::kComm},
-      [&comm] { comm.barrier(); });
+  std::vector<double> times =
+      profiler::time_copies({.bytes = n, .reps = reps, .category = kernels::MemoryCategory::kComm},
+                            [&comm] { comm.barrier(); });
   comm.all_reduce_max(times);
   return profiler::copy_gbps(n, times);
 }
@@ -120,9 +120,9 @@ std::string format_sweep_columns(std::string_view lead_names, std::string_view l
 }
 
 std::string format_sweep_row(const results::AllReduceRow& r) {
-  return fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n",
-                     r.size_bytes, r.count, r.dtype == "bfloat16" ? "bf16" : "float", r.redop,
-                     r.time_us, r.algbw_gbps, r.busbw_gbps, r.wrong);
+  return fmt::format(" {:>11} {:>12} {:>8} {:>6} {:>10.1f} {:>8.3f} {:>8.3f} {:>7}\n", r.size_bytes,
+                     r.count, r.dtype == "bfloat16" ? "bf16" : "float", r.redop, r.time_us,
+                     r.algbw_gbps, r.busbw_gbps, r.wrong);
 }
 
 std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows) {
@@ -132,8 +132,8 @@ std::string format_sweep_footer(const std::vector<results::AllReduceRow>& rows) 
     wrong += r.wrong;
     busbw += r.busbw_gbps;
   }
-  return fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f}\n#\n",
-                     wrong, wrong == 0 ? "OK" : "FAILED", rows.empty() ? 0.0 : busbw / rows.size());
+  return fmt::format("# Out of bounds values : {} {}\n# Avg bus bandwidth    : {:.3f}\n#\n", wrong,
+                     wrong == 0 ? "OK" : "FAILED", rows.empty() ? 0.0 : busbw / rows.size());
 }
 
 std::string format_copy_probe(const results::AllReduceRow& largest, double copy_gbps, int ranks) {
@@ -145,15 +145,15 @@ std::string format_copy_probe(const results::AllReduceRow& largest, double copy_
 }
 
 std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
-                                                       const AllReduceOptions& o,
-                                                       std::FILE* out) {
+                                                       const AllReduceOptions& o, std::FILE* out) {
   validate(o);
   const bool printer = out != nullptr && comm.rank() == 0;
   const std::vector<int64_t> sizes = sweep_sizes(o);
   const int64_t element = comm::comm_dtype_bytes(o.dtype);
-  auto reducer = comm::make_all_reducer(
-      comm, {.algorithm = o.algorithm, .dtype = o.dtype, .numel = sizes.back() / element,
-             .category = kernels::MemoryCategory::kComm});
+  auto reducer = comm::make_all_reducer(comm, {.algorithm = o.algorithm,
+                                               .dtype = o.dtype,
+                                               .numel = sizes.back() / element,
+                                               .category = kernels::MemoryCategory::kComm});
   const std::span<float> buffer = reducer->buffer();
   const std::string transport = transport_label(comm);
   const std::string links = links_label();

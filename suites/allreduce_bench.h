@@ -34,9 +34,9 @@ namespace trainscope::suites {
 struct AllReduceOptions {
   int64_t min_bytes = 8;
   int64_t max_bytes = 256ll << 20;
-  int factor = 2;   // each size is the previous one times this
-  int iters = 20;   // timed calls per size
-  int warmup = 5;   // untimed calls per size before the timed loop
+  int factor = 2;  // each size is the previous one times this
+  int iters = 20;  // timed calls per size
+  int warmup = 5;  // untimed calls per size before the timed loop
   comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi;
   comm::CommDtype dtype = comm::CommDtype::kFp32;  // what travels (--comm-dtype)
   // After the sweep, every rank memcpy's the largest size at once: the

@@ -4,7 +4,6 @@
 
 #include <regex>
 
-
 #include <fmt/format.h>
 
 #include "base/check.h"
@@ -71,7 +70,9 @@ void remove_clusters_of_dead_runners() {
 
 CaseHostProvider::CaseHostProvider(const PlanContext& base, const std::string& cluster_prefix,
                                    const fs::path& work_dir, std::FILE* progress)
-    : base_(base), work_dir_(work_dir), progress_(progress),
+    : base_(base),
+      work_dir_(work_dir),
+      progress_(progress),
       own_prefix_(fmt::format("tsrun-{}", getpid())) {
   if (!base_.hostfile.empty()) {
     if (!cluster_prefix.empty()) {
@@ -118,8 +119,8 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
     const int hosts = static_cast<int>(cfg.hosts.size());
     // By rate: a case's "1gbit" is the cluster's gige, and one tc rate is
     // not another.
-    const double bits = results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link)
-                            .value_or(-1);
+    const double bits =
+        results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link).value_or(-1);
     if (c.hosts > hosts || c.cores_per_host != cfg.cores_per_host ||
         bits != static_cast<double>(cfg.rate_bits_per_second)) {
       w.skip_reason = fmt::format("needs {}; --cluster {} is {}", needs, cfg.prefix,
@@ -160,9 +161,9 @@ CaseHosts CaseHostProvider::prepare(const Suite& suite, const SuiteCase& c) {
     w.ctx.mpirun = cluster_->mpirun();
     w.ctx.tcp_interface = cluster_->tcp_interface();
   }
-  w.ctx.hostfile = first_hosts(
-      hostfile, base_.hostfile.empty() ? load_hostfile(hostfile) : hostfile_hosts_, c.hosts,
-      work_dir_, &w.ctx.slots);
+  w.ctx.hostfile =
+      first_hosts(hostfile, base_.hostfile.empty() ? load_hostfile(hostfile) : hostfile_hosts_,
+                  c.hosts, work_dir_, &w.ctx.slots);
   measure_link(suite, c, w);
   return w;
 }
@@ -188,8 +189,8 @@ void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
 // A 2-rank all-reduce sweep between the first two hosts of w.ctx, on the
 // case's transport and link count, fitted as the prediction fits links.
 void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, CaseHosts& w) {
-  const std::string key = fmt::format("{} | {} | {} | {}", w.ctx.hostfile.string(), cluster_key_,
-                                      c.transport, c.links);
+  const std::string key =
+      fmt::format("{} | {} | {} | {}", w.ctx.hostfile.string(), cluster_key_, c.transport, c.links);
   if (auto it = links_.find(key); it != links_.end()) {
     w.link_gbps = it->second.gbps;
     w.link_latency_us = it->second.latency_us;
@@ -219,7 +220,8 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
     job.env = plan.env;
     const profiler::CompletedRun run = profiler::run_to_completion(job, 120);
     if (run.timed_out || run.exit_code != 0) {
-      problem = run.timed_out ? "timed out after 120 s" : fmt::format("exit code {}", run.exit_code);
+      problem =
+          run.timed_out ? "timed out after 120 s" : fmt::format("exit code {}", run.exit_code);
       if (!run.err.empty()) problem += ": " + run.err.substr(0, 400);
     } else {
       const std::vector<results::AllReduceRow> rows = results::load_allreduce_rows(rows_file);

@@ -43,9 +43,9 @@ namespace trainscope::suites {
 
 // Where one case runs.
 struct CaseHosts {
-  PlanContext ctx;          // hostfile, mpirun, interface and slots of its hosts
-  std::string skip_reason;  // non-empty: it cannot run here
-  std::string link;         // the link it ran behind, as recorded ("" unshaped)
+  PlanContext ctx;                        // hostfile, mpirun, interface and slots of its hosts
+  std::string skip_reason;                // non-empty: it cannot run here
+  std::string link;                       // the link it ran behind, as recorded ("" unshaped)
   std::optional<double> link_gbps;        // measured, Gbit/s one way
   std::optional<double> link_latency_us;  // measured, per ring step
 };
@@ -82,8 +82,8 @@ class CaseHostProvider {
   std::string own_prefix_;                 // tsrun-PID
   std::optional<VirtualCluster> cluster_;  // attached (--cluster) or made here
   bool attached_ = false;
-  std::string cluster_key_;                // hosts/cores/link of cluster_
-  std::optional<std::string> unavailable_; // why clusters cannot be made here
+  std::string cluster_key_;                 // hosts/cores/link of cluster_
+  std::optional<std::string> unavailable_;  // why clusters cannot be made here
   struct Measured {
     std::optional<double> gbps, latency_us;
   };

@@ -71,9 +71,10 @@ void label_sweep_rows(const SuiteCase& c, Ingested& in) {
     row.mpi_algorithm = c.mpi_algorithm;
     const std::string_view asked = comm::allreduce_algorithm_name(c.train.allreduce);
     if (row.algorithm != asked && in.problem.empty()) {
-      in.problem = fmt::format("the sweep rows say all-reduce algorithm '{}' but the case asked "
-                               "for '{}'",
-                               row.algorithm, asked);
+      in.problem = fmt::format(
+          "the sweep rows say all-reduce algorithm '{}' but the case asked "
+          "for '{}'",
+          row.algorithm, asked);
     }
   }
 }

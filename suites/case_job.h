@@ -26,7 +26,7 @@ struct JobOutcome {
   profiler::SuperviseResult run;  // exit code, timed out, interrupted, seconds
   int64_t peak_rss_bytes = -1;    // the ranks' RSS summed, peak over polls
   std::vector<profiler::ProcessSample> samples;
-  std::string start_error;        // why it could not start (exit code 127/126...)
+  std::string start_error;  // why it could not start (exit code 127/126...)
 };
 
 // Runs the job in its own process group (the runner decides what Ctrl-C
@@ -41,8 +41,8 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
 struct Ingested {
   std::optional<results::RunSummary> summary;
   std::vector<results::AllReduceRow> rows;
-  std::string problem;     // empty: the case is ok
-  std::string last_seen;   // a failed train job without a summary: where its ranks were
+  std::string problem;    // empty: the case is ok
+  std::string last_seen;  // a failed train job without a summary: where its ranks were
 };
 
 // Whatever the job wrote is read even when it failed: a NaN loss still

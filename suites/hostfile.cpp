@@ -156,8 +156,7 @@ std::vector<HostEntry> parse_hostfile(std::string_view text, const std::string& 
     e.slots += h.bare_lines;
     if (h.max_slots_line != 0 && e.max_slots < e.slots) {
       throw Error(fmt::format("{}:{}: host {}: max_slots={} is below its {} slots", source_name,
-                              h.max_slots_line, quoted_for_terminal(e.host), e.max_slots,
-                              e.slots));
+                              h.max_slots_line, quoted_for_terminal(e.host), e.max_slots, e.slots));
     }
     if (e.slots > 0) out.push_back(e);
   }

@@ -20,7 +20,6 @@
 namespace trainscope::suites {
 namespace {
 
-
 // Whether a hostfile's host is this machine (by name, or an address of one
 // of its interfaces): Open MPI starts its ranks without a remote daemon, so
 // loopback is enough for it. No name lookup: a dead DNS must not stall us.
@@ -40,9 +39,10 @@ bool is_this_host(const std::string& host) {
     const int family = a->ifa_addr->sa_family;
     if (family != AF_INET && family != AF_INET6) continue;
     char text[INET6_ADDRSTRLEN] = {};
-    const void* raw = family == AF_INET
-                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
-                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
+    const void* raw =
+        family == AF_INET
+            ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(a->ifa_addr)->sin_addr)
+            : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(a->ifa_addr)->sin6_addr);
     local = inet_ntop(family, raw, text, sizeof(text)) != nullptr && host == text;
   }
   freeifaddrs(addrs);
@@ -57,11 +57,10 @@ bool is_this_host(const std::string& host) {
 const std::vector<const training::TrainOption*>& command_rows() {
   static const std::vector<const training::TrainOption*> rows = [] {
     constexpr std::string_view kOrder[] = {
-        "mode",        "reduce",     "bucket_mb",   "allreduce",   "zero",
-        "precision",   "comm_dtype", "fine_tune",   "lora_rank",   "lora_alpha",
-        "lora_dropout", "lora_layers", "lora_targets", "batch",     "block",
-        "steps",       "warmup_steps", "data",      "tokenizer",   "eval_every",
-        "shard",       "lr",         "threads"};
+        "mode",         "reduce",     "bucket_mb", "allreduce",  "zero",         "precision",
+        "comm_dtype",   "fine_tune",  "lora_rank", "lora_alpha", "lora_dropout", "lora_layers",
+        "lora_targets", "batch",      "block",     "steps",      "warmup_steps", "data",
+        "tokenizer",    "eval_every", "shard",     "lr",         "threads"};
     std::vector<const training::TrainOption*> out;
     for (std::string_view key : kOrder) out.push_back(training::find_suite_option(key));
     for (const training::TrainOption& row : training::train_option_table()) {
@@ -80,17 +79,17 @@ std::string case_interface(const Suite& suite, const SuiteCase& c, const PlanCon
   return c.tcp_interface.empty() ? suite.tcp_interface : c.tcp_interface;
 }
 
-
 void check_hosts_reachable(const std::vector<HostEntry>& hosts, const std::string& tcp_if,
                            const std::filesystem::path& hostfile) {
   if (tcp_if != "lo") return;
   for (const auto& h : hosts) {
     if (!is_this_host(h.host)) {
-      throw Error(fmt::format("{}: host '{}' is not this machine, but Open MPI's TCP traffic is "
-                              "pinned to lo, which cannot reach it: give --tcp-interface IFACE"
-                              " (the interface the hosts share, e.g. "
-                              "eth0) or set tcp_interface in the suite",
-                              hostfile.string(), h.host));
+      throw Error(
+          fmt::format("{}: host '{}' is not this machine, but Open MPI's TCP traffic is "
+                      "pinned to lo, which cannot reach it: give --tcp-interface IFACE"
+                      " (the interface the hosts share, e.g. "
+                      "eth0) or set tcp_interface in the suite",
+                      hostfile.string(), h.host));
     }
   }
 }
@@ -99,9 +98,11 @@ std::string shell_join(const std::vector<std::string>& argv) {
   std::string s;
   for (const auto& a : argv) {
     if (!s.empty()) s += ' ';
-    const bool plain = !a.empty() && a.find_first_not_of(
-        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@") ==
-        std::string::npos;
+    const bool plain =
+        !a.empty() &&
+        a.find_first_not_of(
+            "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+%@") ==
+            std::string::npos;
     if (plain) {
       s += a;
     } else {

@@ -34,12 +34,12 @@ namespace trainscope::suites {
 // What the runner needs to know about the machine to plan a case.
 struct PlanContext {
   std::filesystem::path trainscope_binary;
-  std::string mpirun;          // resolved path
+  std::string mpirun;  // resolved path
   std::filesystem::path hostfile;
-  int slots = 1;               // cores, or the hostfile's total slots
+  int slots = 1;  // cores, or the hostfile's total slots
   bool as_root = false;
   std::vector<std::string> extra_mpirun_args;
-  std::string tcp_interface;   // empty: the suite's
+  std::string tcp_interface;  // empty: the suite's
 };
 
 struct LaunchPlan {

@@ -133,15 +133,14 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
 // suite's sweep case is; std::nullopt (and why, on `progress`) if it failed.
-std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c,
-                                     const PlanContext& ctx, const fs::path& work_dir,
-                                     std::FILE* progress) {
+std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
+                                     const fs::path& work_dir, std::FILE* progress) {
   SuiteCase sweep = c;
   sweep.kind = CaseKind::kAllReduce;
   sweep.train.allreduce = comm::AllReduceAlgorithm::kMpi;
   sweep.mpi_algorithm = 0;  // the transport's limit, under Open MPI's own choice
-  sweep.sweep = {.min_bytes = 256 << 10, .max_bytes = 16 << 20, .factor = 4, .iters = 5,
-                 .warmup = 2};
+  sweep.sweep = {
+      .min_bytes = 256 << 10, .max_bytes = 16 << 20, .factor = 4, .iters = 5, .warmup = 2};
   const fs::path rows_file = work_dir / fmt::format("limits-{}-{}.jsonl", case_links(c), c.ranks);
   const LaunchPlan plan = plan_case(suite, sweep, ctx, rows_file);
   SpawnOptions o;
@@ -171,8 +170,8 @@ std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c,
 std::vector<GemmShape> model_gemm_shapes(const training::ModelConfig& m, int64_t rows) {
   const int n = static_cast<int>(std::clamp<int64_t>(rows, 1, kMaxProbeRows));
   const int C = m.dim, Q = m.q_dim(), KV = m.kv_dim(), F = m.mlp_dim, L = m.n_layers;
-  return {{n, C, Q + 2 * KV, L}, {n, Q, C, L}, {n, C, 2 * F, L}, {n, F, C, L},
-          {n, C, m.vocab_size, 1}};
+  return {
+      {n, C, Q + 2 * KV, L}, {n, Q, C, L}, {n, C, 2 * F, L}, {n, F, C, L}, {n, C, m.vocab_size, 1}};
 }
 
 std::string describe_shapes(std::span<const GemmShape> shapes) {
@@ -188,8 +187,7 @@ std::string describe_shapes(std::span<const GemmShape> shapes) {
   return out;
 }
 
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
-                    training::Precision precision) {
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision) {
   TS_CHECK(threads >= 1 && !shapes.empty());
   const ThreadCount scope(threads);
   double flops = 0, seconds = 0;

@@ -56,9 +56,8 @@ double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
 double memcpy_gbps();
 // The limit records of the two probes above, stamped now on this host;
 // `source` says who measured them (results/machine_limits.h).
-results::MachineLimit sgemm_limit(const std::string& model_name,
-                                  const training::ModelConfig& model, int64_t rows, int threads,
-                                  std::string_view source,
+results::MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
+                                  int64_t rows, int threads, std::string_view source,
                                   training::Precision precision = training::Precision::kFp32);
 results::MachineLimit memcpy_limit(std::string_view source);
 
@@ -67,9 +66,11 @@ results::MachineLimit memcpy_limit(std::string_view source);
 // busbw of each (transport, ranks) its multi-rank one-host cases use, by a
 // short sweep job in `work_dir`. A probe that fails is reported on
 // `progress` and left out. A few seconds in all.
-std::vector<results::MachineLimit> measure_suite_limits(
-    const Suite& suite, std::span<const SuiteCase* const> cases, const PlanContext& ctx,
-    const std::filesystem::path& work_dir, std::FILE* progress);
+std::vector<results::MachineLimit> measure_suite_limits(const Suite& suite,
+                                                        std::span<const SuiteCase* const> cases,
+                                                        const PlanContext& ctx,
+                                                        const std::filesystem::path& work_dir,
+                                                        std::FILE* progress);
 
 }  // namespace trainscope::suites
 

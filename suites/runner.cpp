@@ -66,7 +66,8 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   const bool train = c.kind == CaseKind::kTrain;
   rc.mode = train ? std::string(training::to_string(c.train.data.data_mode)) : "allreduce";
   rc.reduction = train ? std::string(comm::reduce_strategy_name(c.train.reduce)) : "";
-  if (train && c.is_set(*training::find_suite_option("bucket_mb"))) rc.bucket_mb = c.train.bucket_mb;
+  if (train && c.is_set(*training::find_suite_option("bucket_mb")))
+    rc.bucket_mb = c.train.bucket_mb;
   rc.world_size = c.ranks;
   rc.threads = c.train.threads;
   rc.transport = plan.transport;
@@ -87,11 +88,12 @@ struct SuitePlan {
   PlanContext ctx;
   std::vector<const SuiteCase*> cases;  // those --filter selects, skipped ones included
   int repetitions = 1;
-  double timeout_s = 0;                 // per case unless the case says otherwise
+  double timeout_s = 0;  // per case unless the case says otherwise
 };
 
 SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
-  if (options.repeat < 0) throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
+  if (options.repeat < 0)
+    throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
   if (options.timeout_s && !(*options.timeout_s > 0))
     throw Error(fmt::format("--timeout must be positive, got {}", *options.timeout_s));
   SuitePlan plan;
@@ -116,7 +118,8 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
     if (c.name.find(options.filter) != std::string::npos) plan.cases.push_back(&c);
   }
   if (plan.cases.empty()) {
-    throw Error(fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
+    throw Error(
+        fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
   }
   // Each case's own interface must reach the hosts (lo reaches only this one).
   if (!ctx.hostfile.empty()) {
@@ -132,7 +135,9 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
   // A dry run shows the plan even where mpirun is missing.
   if (mpirun && !options.dry_run) ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
   if (mpirun && options.dry_run) {
-    try { ctx.mpirun = resolve_executable(options.mpirun, "--mpirun"); } catch (const Error&) {}
+    try {
+      ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
+    } catch (const Error&) {}
   }
   return plan;
 }
@@ -144,8 +149,8 @@ SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, CaseHostPro
   SuiteResult result;
   for (const SuiteCase* c : plan.cases) {
     const CaseHosts where = hosts.plan_only(*c);
-    const LaunchPlan launch = plan_case(suite, *c, where.ctx,
-                                        c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
+    const LaunchPlan launch = plan_case(
+        suite, *c, where.ctx, c->kind == CaseKind::kTrain ? "SUMMARY.json" : "ROWS.jsonl");
     const std::string& skip = c->skip_reason.empty() ? where.skip_reason : c->skip_reason;
     if (!skip.empty()) {
       std::fprintf(out, "%s: SKIPPED (%s)\n", c->name.c_str(), skip.c_str());
@@ -185,7 +190,9 @@ std::vector<std::string> case_names(const SuitePlan& plan) {
 class SuiteRun {
  public:
   SuiteRun(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan)
-      : suite_(suite), options_(options), plan_(plan),
+      : suite_(suite),
+        options_(options),
+        plan_(plan),
         db_(results::ResultsDb::open_for_writing(options.db_path)),
         work_dir_("trainscope-suite", work_root(plan, options)),
         hosts_(plan.ctx, options.cluster, work_dir_.path(), options.progress) {}
@@ -242,7 +249,8 @@ void SuiteRun::begin() {
   info.host_facts = results::host_facts(info.environment);
   info.command_line = options_.command_line;
   result_.suite_id = db_.begin_suite(info);
-  std::fprintf(options_.progress, "trainscope suite %s: %zu case(s), results in %s (suite id %lld)\n",
+  std::fprintf(options_.progress,
+               "trainscope suite %s: %zu case(s), results in %s (suite id %lld)\n",
                suite_.name.c_str(), plan_.cases.size() * plan_.repetitions,
                options_.db_path.c_str(), static_cast<long long>(result_.suite_id));
   if (options_.measure_limits) measure_limits();
@@ -291,7 +299,8 @@ CaseHosts SuiteRun::case_hosts(const SuiteCase& c, std::string* error) {
 RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   ++index_;
   print_progress(c, rep);
-  const fs::path output = case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
+  const fs::path output =
+      case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
   std::string hosts_error;
   const CaseHosts where = case_hosts(c, &hosts_error);
   const LaunchPlan plan = plan_case(suite_, c, where.ctx, output);
@@ -317,8 +326,8 @@ RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   const double timeout_s = options_.timeout_s.value_or(c.timeout_s.value_or(plan_.timeout_s));
   const fs::path stderr_path = case_file(work_dir_, index_, "stderr");
   const auto start = Clock::now();
-  const JobOutcome job = run_job(plan, case_file(work_dir_, index_, "stdout"), stderr_path, timeout_s,
-                                 options_.poll_interval_s, signals_);
+  const JobOutcome job = run_job(plan, case_file(work_dir_, index_, "stdout"), stderr_path,
+                                 timeout_s, options_.poll_interval_s, signals_);
   out.seconds = seconds_since(start);
   db_.add_poller_samples(out.row.id, job.samples);
   record(out, job, ingest(c, job, output, stderr_path, timeout_s), stderr_path);
@@ -370,15 +379,14 @@ void SuiteRun::finish() {
   int counts[4] = {};
   for (const auto& r : result_.runs) ++counts[static_cast<int>(r.row.status)];
   using results::RunStatus;
-  std::fprintf(options_.progress,
-               "trainscope suite %s: %d ok, %d failed, %d skipped%s in %s; results: %s (suite id "
-               "%lld)\n",
-               suite_.name.c_str(), counts[static_cast<int>(RunStatus::kOk)],
-               counts[static_cast<int>(RunStatus::kFailed)],
-               counts[static_cast<int>(RunStatus::kSkipped)],
-               result_.interrupted ? " (interrupted)" : "",
-               fmt_duration(seconds_since(start_)).c_str(), options_.db_path.c_str(),
-               static_cast<long long>(result_.suite_id));
+  std::fprintf(
+      options_.progress,
+      "trainscope suite %s: %d ok, %d failed, %d skipped%s in %s; results: %s (suite id "
+      "%lld)\n",
+      suite_.name.c_str(), counts[static_cast<int>(RunStatus::kOk)],
+      counts[static_cast<int>(RunStatus::kFailed)], counts[static_cast<int>(RunStatus::kSkipped)],
+      result_.interrupted ? " (interrupted)" : "", fmt_duration(seconds_since(start_)).c_str(),
+      options_.db_path.c_str(), static_cast<long long>(result_.suite_id));
   std::fflush(options_.progress);
 }
 
@@ -428,8 +436,8 @@ std::string format_result_row(const RunOutcome& r, int name_width) {
       c.repetition > 0 ? fmt::format("{}#{}", c.case_name, c.repetition) : c.case_name;
   const results::RunFigures& f = r.figures;
   return fmt::format(fmt::runtime(kResultRow), name, name_width, c.world_size, c.mode,
-                     c.reduction.empty() ? "-" : c.reduction,
-                     bucket_label(bucket_mb), threads, fmt_number(f.tokens_per_s, "{:.0f}"),
+                     c.reduction.empty() ? "-" : c.reduction, bucket_label(bucket_mb), threads,
+                     fmt_number(f.tokens_per_s, "{:.0f}"),
                      fmt_number(f.step_median_s * 1e3, "{:.1f}"),
                      fmt_number(f.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),
                      fmt_number(f.avg_busbw_gbps, "{:.3f}"), results::to_string(r.row.status));

@@ -58,21 +58,21 @@ namespace trainscope::suites {
 
 struct RunnerOptions {
   std::filesystem::path db_path = "results.db";
-  std::filesystem::path hostfile;          // empty: this machine only
-  std::string mpirun = "mpirun";           // name on PATH or a path
+  std::filesystem::path hostfile;  // empty: this machine only
+  std::string mpirun = "mpirun";   // name on PATH or a path
   std::vector<std::string> extra_mpirun_args;
-  std::string tcp_interface;               // empty: the suite's
-  std::string cluster;                     // --cluster: a virtual cluster's prefix; "": make them
-  int repeat = 0;                          // > 0 overrides the suite's repetitions
-  std::string filter;                      // run only cases whose name contains this
-  bool dry_run = false;                    // print the plan; run and write nothing
+  std::string tcp_interface;  // empty: the suite's
+  std::string cluster;        // --cluster: a virtual cluster's prefix; "": make them
+  int repeat = 0;             // > 0 overrides the suite's repetitions
+  std::string filter;         // run only cases whose name contains this
+  bool dry_run = false;       // print the plan; run and write nothing
   // Measure the machine's limits (suites/limit_probes.h) before the first
   // case and store them with the suite, for the report's shares of them.
   bool measure_limits = true;
-  std::optional<double> timeout_s;         // overrides the suite's per-case timeout
-  std::filesystem::path trainscope_binary; // empty: this executable
+  std::optional<double> timeout_s;          // overrides the suite's per-case timeout
+  std::filesystem::path trainscope_binary;  // empty: this executable
   double poll_interval_s = 0.25;
-  std::string command_line;                // stored with the suite
+  std::string command_line;  // stored with the suite
   std::FILE* out = stdout;
   std::FILE* progress = stderr;
 };
@@ -88,7 +88,7 @@ struct RunOutcome {
 };
 
 struct SuiteResult {
-  int64_t suite_id = 0;  // 0 for a dry run
+  int64_t suite_id = 0;          // 0 for a dry run
   std::vector<RunOutcome> runs;  // in run order; a dry run lists its skipped cases
   bool interrupted = false;
   // 130 if interrupted, 1 if any case failed, else 0.

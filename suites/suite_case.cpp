@@ -21,16 +21,17 @@ using training::TrainOptions;
 // listed here (options added since) follow the listed ones. Placement keys
 // are the case's own (placement_part).
 constexpr std::array<std::string_view, 20> kNameOrder = {
-    "model",     "mode",       "ranks",     "reduce",         "bucket_mb",
-    "allreduce", "mpi_algorithm", "zero",   "precision",      "comm_dtype",
-    "fine_tune", "threads",    "transport", "links",          "hosts",
-    "cores_per_host", "link",  "tcp_interface", "batch_per_rank", "batch"};
+    "model",          "mode",          "ranks",         "reduce",         "bucket_mb",
+    "allreduce",      "mpi_algorithm", "zero",          "precision",      "comm_dtype",
+    "fine_tune",      "threads",       "transport",     "links",          "hosts",
+    "cores_per_host", "link",          "tcp_interface", "batch_per_rank", "batch"};
 
 // A placement key's name part, "" for none; std::nullopt: not a placement key.
 std::optional<std::string> placement_part(const SuiteCase& c, std::string_view key,
                                           const std::set<std::string>& varying) {
   if (key == "ranks") return fmt::format("r{}", c.ranks);
-  if (key == "mpi_algorithm") return c.mpi_algorithm > 0 ? fmt::format("alg{}", c.mpi_algorithm) : "";
+  if (key == "mpi_algorithm")
+    return c.mpi_algorithm > 0 ? fmt::format("alg{}", c.mpi_algorithm) : "";
   if (key == "transport") return c.transport != "auto" ? c.transport : "";
   if (key == "links") return c.links > 0 ? fmt::format("l{}", c.links) : "";
   if (key == "hosts") return c.hosts > 1 ? fmt::format("h{}", c.hosts) : "";
@@ -89,12 +90,9 @@ bool SuiteCase::is_set(const TrainOption& row) const {
 
 nlohmann::json SuiteCase::to_json() const {
   nlohmann::json j = {
-      {"name", name},
-      {"kind", kind == CaseKind::kTrain ? "train" : "allreduce"},
-      {"ranks", ranks},
-      {"threads", train.threads},
-      {"transport", transport},
-      {"links", links},
+      {"name", name},           {"kind", kind == CaseKind::kTrain ? "train" : "allreduce"},
+      {"ranks", ranks},         {"threads", train.threads},
+      {"transport", transport}, {"links", links},
   };
   for (const TrainOption& row : training::train_option_table()) {
     if (row.suite.empty() || !recorded_for(*this, row)) continue;
@@ -125,8 +123,10 @@ nlohmann::json SuiteCase::to_json() const {
   if (kind == CaseKind::kTrain) {
     j["extra_args"] = extra_args;
   } else {
-    j["sweep"] = {{"min_bytes", sweep.min_bytes}, {"max_bytes", sweep.max_bytes},
-                  {"factor", sweep.factor},       {"iters", sweep.iters},
+    j["sweep"] = {{"min_bytes", sweep.min_bytes},
+                  {"max_bytes", sweep.max_bytes},
+                  {"factor", sweep.factor},
+                  {"iters", sweep.iters},
                   {"warmup", sweep.warmup}};
   }
   // Only when set, so that configurations recorded before these existed
@@ -192,9 +192,10 @@ std::string setting_skip_reason(const SuiteCase& c) {
   }
   // The trainer refuses these three (training/run/setup.cpp, check_zero).
   if (t.zero > 0 && t.reduce != comm::ReduceStrategy::kFused) {
-    return fmt::format("ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
-                       "\"fused\"); this case reduces with {}",
-                       comm::reduce_strategy_name(t.reduce));
+    return fmt::format(
+        "ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
+        "\"fused\"); this case reduces with {}",
+        comm::reduce_strategy_name(t.reduce));
   }
   if (t.zero > 0 && c.ranks < 2) {
     return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";

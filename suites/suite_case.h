@@ -34,7 +34,7 @@ struct SweepSettings {
 
 // One job of a suite, fully resolved.
 struct SuiteCase {
-  std::string name;      // unique within the suite, e.g. "sharded-r2-fused-b4"
+  std::string name;  // unique within the suite, e.g. "sharded-r2-fused-b4"
   CaseKind kind = CaseKind::kTrain;
   // What trains, typed: every option of training/train_option_table.h a
   // suite key sets (model, mode, reduce, bucket_mb, comm_dtype, lora_*...).
@@ -48,22 +48,22 @@ struct SuiteCase {
   std::set<std::string, std::less<>> given;
 
   int ranks = 1;
-  std::string transport = "auto";    // auto | shm | tcp
-  int links = 0;                     // tcp only: btl_tcp_links (0 = Open MPI default)
+  std::string transport = "auto";  // auto | shm | tcp
+  int links = 0;                   // tcp only: btl_tcp_links (0 = Open MPI default)
   // For allreduce = "mpi": the Open MPI algorithm forced through mpirun's
   // MCA settings (0: Open MPI's own choice). Collapses on one rank.
   int mpi_algorithm = 0;
-  std::string skip_reason;           // non-empty: recorded as skipped, not run
-  std::optional<double> timeout_s;   // [[case]] only; else the suite's
+  std::string skip_reason;          // non-empty: recorded as skipped, not run
+  std::optional<double> timeout_s;  // [[case]] only; else the suite's
 
   // Where it runs. hosts > 1: on a virtual cluster of that many hosts
   // (scripts/netns-cluster.sh), ranks spread evenly over them.
   int hosts = 1;
-  int cores_per_host = 0;    // CPUs each host's processes may use; 0: not pinned
-  std::string link;          // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
-                             // unlimited) or a tc rate (500mbit); "": unlimited
-  std::string tcp_interface; // "": the suite's
-  int batch_per_rank = 0;    // > 0: the global batch is this x ranks (weak scaling)
+  int cores_per_host = 0;               // CPUs each host's processes may use; 0: not pinned
+  std::string link;                     // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
+                                        // unlimited) or a tc rate (500mbit); "": unlimited
+  std::string tcp_interface;            // "": the suite's
+  int batch_per_rank = 0;               // > 0: the global batch is this x ranks (weak scaling)
   std::vector<std::string> extra_args;  // appended to the trainscope command
   std::string extra_args_at;            // "FILE:LINE:COL" of extra_args in the suite, for errors
   SweepSettings sweep;

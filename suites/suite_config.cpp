@@ -24,16 +24,12 @@
 #include "training/precision.h"
 #include "training/train_option_table.h"
 
-#ifndef TRAINSCOPE_SUITES_SOURCE_DIR
-#define TRAINSCOPE_SUITES_SOURCE_DIR "suites"
-#endif
-
 namespace trainscope::suites {
 namespace {
 
 // mpirun's --bind-to values.
-const std::vector<std::string> kBindTo = {"none", "hwthread", "core", "l1cache", "l2cache",
-                                          "l3cache", "socket", "numa", "board"};
+const std::vector<std::string> kBindTo = {"none",    "hwthread", "core", "l1cache", "l2cache",
+                                          "l3cache", "socket",   "numa", "board"};
 const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
 const std::vector<std::string> kAllReduce(results::kAllReduceAlgorithms.begin(),
                                           results::kAllReduceAlgorithms.end());
@@ -51,6 +47,7 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 
 // Every suite key in the order a grid expands its axes (the order they had
 // before the option table); option-table keys not listed here come after.
+// clang-format off
 constexpr std::array<std::string_view, 40> kKeyOrder = {
     "model", "mode", "ranks", "reduce", "bucket_mb", "threads", "transport", "links", "allreduce",
     "mpi_algorithm", "zero", "comm_dtype", "fine_tune", "precision", "lora_rank", "lora_alpha",
@@ -58,6 +55,7 @@ constexpr std::array<std::string_view, 40> kKeyOrder = {
     "tcp_interface", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
     "warmup_steps", "eval_every", "shard", "lr", "init_from", "extra_args", "min_bytes",
     "max_bytes", "factor", "iters", "warmup"};
+// clang-format on
 
 // A TOML value as the option table reads values (training/train_option_table.h).
 nlohmann::json toml_value(const toml::node& n) {
@@ -106,8 +104,8 @@ class Parser {
     if (!n.is_string()) fail(n, fmt::format("'{}' must be a string", key));
     std::string v = *n.value<std::string>();
     if (allowed && !contains(*allowed, v)) {
-      fail(n, fmt::format("unknown {} '{}' (expected one of: {})", key, v,
-                          fmt::join(*allowed, ", ")));
+      fail(n,
+           fmt::format("unknown {} '{}' (expected one of: {})", key, v, fmt::join(*allowed, ", ")));
     }
     return v;
   }
@@ -169,6 +167,8 @@ class Parser {
   std::set<std::string> names_;
 };
 
+// A table: one key a row.
+// clang-format off
 const std::vector<Setting>& Parser::settings() {
   using P = const Parser&;
   using N = const toml::node&;
@@ -207,6 +207,8 @@ const std::vector<Setting>& Parser::settings() {
   };
   return kSettings;
 }
+
+// clang-format on
 
 const Setting* Parser::placement(std::string_view key) {
   for (const Setting& s : settings()) {
@@ -254,8 +256,9 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
     c.train.model = c.train.init_from;
   } else {
     if (key == "batch" && c.batch_per_rank > 0) {
-      fail(n, "'batch' (the global batch) does not go with 'batch_per_rank' (the global batch is "
-              "batch_per_rank x ranks): give one");
+      fail(n,
+           "'batch' (the global batch) does not go with 'batch_per_rank' (the global batch is "
+           "batch_per_rank x ranks): give one");
     }
     checked(n, [&] {
       training::set_option_json(*row, c.train, toml_value(n), key);
@@ -346,18 +349,19 @@ void Parser::check_grid_size(const toml::node& grid, const GridAxes& axes) const
 
 void Parser::read_header(const toml::table& root, Suite& suite) {
   check_keys(root,
-             {"name", "description", "kind", "repetitions", "timeout_s", "bind_to",
-              "tcp_interface", "base", "grid", "case"},
+             {"name", "description", "kind", "repetitions", "timeout_s", "bind_to", "tcp_interface",
+              "base", "grid", "case"},
              "the suite");
   const toml::node* name = root.get("name");
   if (!name) throw Error(fmt::format("{}: missing required key 'name'", source_));
   suite.name = get_string(*name, "name");
   if (suite.name.empty()) fail(*name, "'name' must not be empty");
-  if (const toml::node* n = root.get("description")) suite.description = get_string(*n, "description");
+  if (const toml::node* n = root.get("description"))
+    suite.description = get_string(*n, "description");
   if (const toml::node* n = root.get("kind")) {
     static const std::vector<std::string> kKinds = {"train", "allreduce"};
-    suite.kind = get_string(*n, "kind", &kKinds) == "train" ? CaseKind::kTrain
-                                                            : CaseKind::kAllReduce;
+    suite.kind =
+        get_string(*n, "kind", &kKinds) == "train" ? CaseKind::kTrain : CaseKind::kAllReduce;
   }
   kind_ = suite.kind;
   if (const toml::node* n = root.get("repetitions"))
@@ -366,7 +370,8 @@ void Parser::read_header(const toml::table& root, Suite& suite) {
     suite.timeout_s = get_number(*n, "timeout_s");
     if (!(suite.timeout_s > 0)) fail(*n, "'timeout_s' must be positive");
   }
-  if (const toml::node* n = root.get("bind_to")) suite.bind_to = get_string(*n, "bind_to", &kBindTo);
+  if (const toml::node* n = root.get("bind_to"))
+    suite.bind_to = get_string(*n, "bind_to", &kBindTo);
   if (const toml::node* n = root.get("tcp_interface")) {
     suite.tcp_interface = get_string(*n, "tcp_interface");
     if (suite.tcp_interface.empty()) fail(*n, "'tcp_interface' must name an interface, e.g. lo");
@@ -419,7 +424,8 @@ void Parser::expand_grid(const toml::node& grid_node, const SuiteCase& base) {
   std::vector<size_t> index(dims.size(), 0);
   while (true) {
     SuiteCase c = base;
-    for (size_t d = 0; d < dims.size(); ++d) apply(c, dims[d].first, *dims[d].second->get(index[d]));
+    for (size_t d = 0; d < dims.size(); ++d)
+      apply(c, dims[d].first, *dims[d].second->get(index[d]));
     collapse(c);
     c.name = generated_case_name(c, varying_);
     c.skip_reason = skip_reason(c);
@@ -436,8 +442,9 @@ void Parser::expand_grid(const toml::node& grid_node, const SuiteCase& base) {
 // init_from names the model (its config.json): one table gives one of them.
 void Parser::check_model_and_init_from(const toml::table& t) const {
   if (t.get("init_from") && t.get("model")) {
-    fail(*t.get("init_from"), "'init_from' names the model (its config.json): it does not go with "
-                              "'model' in the same table");
+    fail(*t.get("init_from"),
+         "'init_from' names the model (its config.json): it does not go with "
+         "'model' in the same table");
   }
 }
 
@@ -457,9 +464,10 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   for (const training::TrainOption& row : training::train_option_table()) {
     const std::string_view key = row.suite;
     if (sets_up_lora(key) && t.get(key) && c.train.fine_tune != training::FineTune::kLora) {
-      fail(*t.get(key), fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
-                                    "this case fine-tunes '{}'",
-                                    key, training::fine_tune_name(c.train.fine_tune)));
+      fail(*t.get(key),
+           fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
+                       "this case fine-tunes '{}'",
+                       key, training::fine_tune_name(c.train.fine_tune)));
     }
   }
   if (t.get("mpi_algorithm") && c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
@@ -481,7 +489,8 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
   // Settings the cases vary name their value in the generated names.
   for (const toml::node& e : *list) {
     const toml::node* m = e.as_table()->get("model");
-    if (m && m->is_string() && *m->value<std::string>() != base.train.model) varying_.insert("model");
+    if (m && m->is_string() && *m->value<std::string>() != base.train.model)
+      varying_.insert("model");
     const toml::node* f = e.as_table()->get("fine_tune");
     if (f && f->is_string() &&
         *f->value<std::string>() != training::fine_tune_name(base.train.fine_tune)) {
@@ -541,46 +550,6 @@ Suite Parser::parse(std::string_view text) {
 Suite parse_suite(std::string_view toml_text, const std::string& source_name,
                   const std::filesystem::path& base_dir) {
   return Parser(source_name, base_dir).parse(toml_text);
-}
-
-Suite load_suite_file(const std::filesystem::path& path) {
-  if (!std::filesystem::is_regular_file(path)) {
-    throw Error(fmt::format("suite file {} does not exist", path.string()));
-  }
-  Suite s = parse_suite(read_file(path), path.string(),
-                        std::filesystem::absolute(path).parent_path());
-  s.file = path;
-  return s;
-}
-
-std::filesystem::path builtin_suites_dir() {
-  if (const char* dir = std::getenv("TRAINSCOPE_SUITES_DIR"); dir && *dir) return dir;
-  return TRAINSCOPE_SUITES_SOURCE_DIR;
-}
-
-std::vector<std::string> builtin_suite_names() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(builtin_suites_dir(), ec)) {
-    if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-Suite resolve_suite(const std::string& name_or_path) {
-  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
-                               name_or_path.ends_with(".toml");
-  if (looks_like_path) return load_suite_file(name_or_path);
-  const std::filesystem::path p = builtin_suites_dir() / (name_or_path + ".toml");
-  if (!std::filesystem::is_regular_file(p)) {
-    const auto names = builtin_suite_names();
-    throw Error(fmt::format("unknown suite '{}': built-in suites are {} (in {}); or give a path "
-                            "to a .toml file",
-                            name_or_path, names.empty() ? "none" : fmt::format("{}", fmt::join(names, ", ")),
-                            builtin_suites_dir().string()));
-  }
-  return load_suite_file(p);
 }
 
 }  // namespace trainscope::suites

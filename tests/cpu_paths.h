@@ -59,17 +59,15 @@ inline std::string bf16_path_unavailable(const kernels::Bf16GemmOptions& path) {
 }  // namespace trainscope::testing
 
 // In a test body: skip, with the reason, where `path` cannot run here.
-#define TRAINSCOPE_SKIP_UNLESS_BF16_PATH_RUNS(path)                                   \
-  if (const std::string why = ::trainscope::testing::bf16_path_unavailable(path);     \
-      !why.empty())                                                                   \
+#define TRAINSCOPE_SKIP_UNLESS_BF16_PATH_RUNS(path)                                             \
+  if (const std::string why = ::trainscope::testing::bf16_path_unavailable(path); !why.empty()) \
   GTEST_SKIP() << "skipped: " << why
 
 // In a test body: skip, with the reason, where --precision bf16 is refused.
-#define TRAINSCOPE_SKIP_WITHOUT_BF16_INSTRUCTIONS()                                   \
-  if (const std::string why =                                                         \
-          ::trainscope::kernels::bf16_instructions_missing(                           \
-              ::trainscope::kernels::detect_cpu_isa());                               \
-      !why.empty())                                                                   \
+#define TRAINSCOPE_SKIP_WITHOUT_BF16_INSTRUCTIONS()                             \
+  if (const std::string why = ::trainscope::kernels::bf16_instructions_missing( \
+          ::trainscope::kernels::detect_cpu_isa());                             \
+      !why.empty())                                                             \
   GTEST_SKIP() << "skipped: " << why
 
 #endif  // TRAINSCOPE_TESTS_CPU_PATHS_H_

@@ -9,21 +9,21 @@
 
 #include "base/check.h"
 
-#define THROWS_BAD_INPUT(statement, needle)                                                   \
-  [&]() -> ::testing::AssertionResult {                                                       \
-    try {                                                                                     \
-      statement;                                                                              \
-    } catch (const ::trainscope::Error& e) {                                                  \
-      const std::string what = e.what();                                                      \
-      if (what.find(needle) == std::string::npos) {                                           \
+#define THROWS_BAD_INPUT(statement, needle)                                                     \
+  [&]() -> ::testing::AssertionResult {                                                         \
+    try {                                                                                       \
+      statement;                                                                                \
+    } catch (const ::trainscope::Error& e) {                                                    \
+      const std::string what = e.what();                                                        \
+      if (what.find(needle) == std::string::npos) {                                             \
         return ::testing::AssertionFailure() << "message lacks '" << (needle) << "': " << what; \
-      }                                                                                       \
-      if (e.exit_code() != ::trainscope::kExitBadInput) {                                     \
-        return ::testing::AssertionFailure() << "exit code " << e.exit_code() << ": " << what; \
-      }                                                                                       \
-      return ::testing::AssertionSuccess();                                                   \
-    }                                                                                         \
-    return ::testing::AssertionFailure() << #statement " threw nothing";                      \
+      }                                                                                         \
+      if (e.exit_code() != ::trainscope::kExitBadInput) {                                       \
+        return ::testing::AssertionFailure() << "exit code " << e.exit_code() << ": " << what;  \
+      }                                                                                         \
+      return ::testing::AssertionSuccess();                                                     \
+    }                                                                                           \
+    return ::testing::AssertionFailure() << #statement " threw nothing";                        \
   }()
 
 namespace trainscope::testing {

@@ -12,8 +12,9 @@
 
 namespace trainscope::testing {
 
-inline training::TrainOptions tiny_training(int64_t steps, int batch, int block,
-                                            std::string data = "builtin:stories?docs=200&valid_docs=16") {
+inline training::TrainOptions tiny_training(
+    int64_t steps, int batch, int block,
+    std::string data = "builtin:stories?docs=200&valid_docs=16") {
   training::TrainOptions o;
   o.model = "tiny";
   o.batch = batch;

@@ -21,8 +21,7 @@ namespace fs = std::filesystem;
 
 void write_adapter_files(const fs::path& dir, const ModelConfig& model, const LoraConfig& lora,
                          std::span<const float> weights, const std::string& base_model) {
-  save_safetensors(dir / kAdapterWeightsFile, LoraLayout(model, lora), weights,
-                   {{"format", "pt"}});
+  save_safetensors(dir / kAdapterWeightsFile, LoraLayout(model, lora), weights, {{"format", "pt"}});
   write_file_atomically(dir / kAdapterConfigFile,
                         to_peft_config(lora, model, base_model).dump(2) + "\n");
 }
@@ -40,9 +39,10 @@ fs::path adapter_folder(const fs::path& path) {
     std::getline(in, name);
     if (!name.empty() && fs::exists(path / name / kAdapterConfigFile)) return path / name;
   }
-  throw Error(fmt::format("--adapters {}: no {} here (nor in a checkpoint's latest step): not "
-                          "a LoRA adapter folder",
-                          path.string(), kAdapterConfigFile));
+  throw Error(
+      fmt::format("--adapters {}: no {} here (nor in a checkpoint's latest step): not "
+                  "a LoRA adapter folder",
+                  path.string(), kAdapterConfigFile));
 }
 }  // namespace
 
@@ -74,10 +74,11 @@ void check_folder_agrees(const fs::path& dir, const LoraConfig& config) {
     const auto adapter = adapter_of(name, info.shape);
     if (!adapter) continue;
     if (adapter->second != config.rank) {
-      throw Error(fmt::format("--adapters {}: {} says r {}, but {} holds rank-{} adapters ('{}' "
-                              "is [{}]): the folder disagrees with itself",
-                              dir.string(), kAdapterConfigFile, config.rank, kAdapterWeightsFile,
-                              adapter->second, name, fmt::join(info.shape, ", ")));
+      throw Error(
+          fmt::format("--adapters {}: {} says r {}, but {} holds rank-{} adapters ('{}' "
+                      "is [{}]): the folder disagrees with itself",
+                      dir.string(), kAdapterConfigFile, config.rank, kAdapterWeightsFile,
+                      adapter->second, name, fmt::join(info.shape, ", ")));
     }
     if (std::find(held.begin(), held.end(), adapter->first) == held.end()) {
       held.push_back(adapter->first);
@@ -94,16 +95,17 @@ void check_folder_agrees(const fs::path& dir, const LoraConfig& config) {
     if (std::find(held.begin(), held.end(), t) == held.end()) missing.push_back(t);
   }
   if (!unnamed.empty()) {
-    throw Error(fmt::format("--adapters {}: {} holds {} adapters, which {}'s target_modules ({}) "
-                            "does not name: the folder disagrees with itself",
-                            dir.string(), kAdapterWeightsFile, lora_targets_list(unnamed),
-                            kAdapterConfigFile, lora_targets_list(config.targets)));
+    throw Error(
+        fmt::format("--adapters {}: {} holds {} adapters, which {}'s target_modules ({}) "
+                    "does not name: the folder disagrees with itself",
+                    dir.string(), kAdapterWeightsFile, lora_targets_list(unnamed),
+                    kAdapterConfigFile, lora_targets_list(config.targets)));
   }
   if (!missing.empty()) {
-    throw Error(fmt::format("--adapters {}: {}'s target_modules names {}, but {} holds no such "
-                            "adapters: the folder disagrees with itself",
-                            dir.string(), kAdapterConfigFile, lora_targets_list(missing),
-                            kAdapterWeightsFile));
+    throw Error(fmt::format(
+        "--adapters {}: {}'s target_modules names {}, but {} holds no such "
+        "adapters: the folder disagrees with itself",
+        dir.string(), kAdapterConfigFile, lora_targets_list(missing), kAdapterWeightsFile));
   }
 }
 

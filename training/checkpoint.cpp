@@ -59,16 +59,16 @@ void prepare_checkpoint_dir(const fs::path& dir, bool resuming, bool overwrite) 
     if (owner > 0 && !profiler::process_alive(owner)) fs::remove_all(e.path(), ec);
   }
   if (!resuming && !overwrite && holds_checkpoints(dir)) {
-    throw Error(fmt::format("--checkpoint-dir {} holds another run's checkpoints: continue it "
-                            "with --resume {}, replace them with --overwrite, or choose another "
-                            "directory",
-                            dir.string(), dir.string()));
+    throw Error(
+        fmt::format("--checkpoint-dir {} holds another run's checkpoints: continue it "
+                    "with --resume {}, replace them with --overwrite, or choose another "
+                    "directory",
+                    dir.string(), dir.string()));
   }
 }
 
 fs::path save_checkpoint(const fs::path& dir, int64_t step, const ModelConfig& config,
-                         const TensorTable& layout, const CheckpointView& view,
-                         const json& state) {
+                         const TensorTable& layout, const CheckpointView& view, const json& state) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
@@ -131,8 +131,8 @@ CheckpointInfo find_checkpoint(const fs::path& path) {
   }
   CheckpointInfo info;
   info.step_dir = step_dir;
-  info.config = from_hf_config(read_json_file(step_dir / "config.json"),
-                               (step_dir / "config.json").string());
+  info.config =
+      from_hf_config(read_json_file(step_dir / "config.json"), (step_dir / "config.json").string());
   const fs::path state = step_dir / "trainer_state.json";
   info.state = read_json_file(state);
   info.adapters = fs::exists(step_dir / kAdapterConfigFile);

@@ -71,8 +71,8 @@ void load_sharded(const fs::path& dir, const ParamLayout& layout, std::span<floa
       const std::string& name = layout.tensors()[index].name;
       const auto where = map.find(name);
       if (where == map.end() || where->second != shard) {
-        throw Error(fmt::format("{}: tensor '{}' is in {}, but {} puts it in {}", dir.string(), name,
-                                terminal_safe(shard), kIndexFile,
+        throw Error(fmt::format("{}: tensor '{}' is in {}, but {} puts it in {}", dir.string(),
+                                name, terminal_safe(shard), kIndexFile,
                                 where == map.end() ? "no shard" : terminal_safe(where->second)));
       }
       found->push_back(index);
@@ -119,9 +119,10 @@ void check_tied_head(const fs::path& dir, const ParamLayout& layout,
 ModelConfig read_hf_config(const fs::path& dir) {
   const fs::path path = dir / "config.json";
   if (!fs::exists(path)) {
-    throw Error(fmt::format("{}: no config.json (a Hugging Face checkpoint directory has "
-                            "config.json and model.safetensors or {})",
-                            dir.string(), kIndexFile));
+    throw Error(
+        fmt::format("{}: no config.json (a Hugging Face checkpoint directory has "
+                    "config.json and model.safetensors or {})",
+                    dir.string(), kIndexFile));
   }
   return from_hf_config(read_json_file(path), path.string());
 }
@@ -134,8 +135,8 @@ void load_hf_weights(const fs::path& dir, const ParamLayout& layout, std::span<f
   } else if (fs::exists(dir / kSingleFile)) {
     found = read_safetensors(dir / kSingleFile, layout, params);
   } else {
-    throw Error(fmt::format("{}: no weights (neither {} nor {})", dir.string(), kSingleFile,
-                            kIndexFile));
+    throw Error(
+        fmt::format("{}: no weights (neither {} nor {})", dir.string(), kSingleFile, kIndexFile));
   }
   std::vector<int> seen(layout.tensors().size(), 0);
   for (int i : found) ++seen[i];
@@ -178,9 +179,9 @@ std::map<std::string, std::string> files_of_tensors(const ParamLayout& layout,
   const int n = static_cast<int>(layout.tensors().size());
   std::map<std::string, std::string> files;
   for (int s = 0; s < o.shards; ++s) {
-    const std::string file = o.shards == 1 ? std::string(kSingleFile)
-                                           : fmt::format("model-{:05d}-of-{:05d}.safetensors",
-                                                         s + 1, o.shards);
+    const std::string file =
+        o.shards == 1 ? std::string(kSingleFile)
+                      : fmt::format("model-{:05d}-of-{:05d}.safetensors", s + 1, o.shards);
     for (int i = s * n / o.shards; i < (s + 1) * n / o.shards; ++i) {
       const std::string& name = layout.tensors()[i].name;
       if (o.weight_map.empty()) {
@@ -215,9 +216,9 @@ void write_checkpoint_files(const fs::path& tmp, const ModelConfig& config,
   }
   if (by_file.size() == 1 && by_file.begin()->first == kSingleFile) return;
   const int64_t bytes = layout.total() * (o.dtype == Dtype::kF32 ? 4 : 2);
-  write_file_atomically(tmp / kIndexFile,
-                        json{{"metadata", {{"total_size", bytes}}}, {"weight_map", files}}
-                                .dump(2) + "\n");
+  write_file_atomically(
+      tmp / kIndexFile,
+      json{{"metadata", {{"total_size", bytes}}}, {"weight_map", files}}.dump(2) + "\n");
 }
 
 }  // namespace
@@ -254,7 +255,8 @@ void save_hf_checkpoint(const fs::path& dir, const ModelConfig& config, const Pa
                         std::span<const float> params, const HfSaveOptions& o) {
   const int n = static_cast<int>(layout.tensors().size());
   TS_CHECK(o.shards >= 1 && o.shards <= n) << o.shards << " shards for " << n << " tensors";
-  if (fs::exists(dir)) throw Error(fmt::format("{} exists: a checkpoint goes into a new directory", dir.string()));
+  if (fs::exists(dir))
+    throw Error(fmt::format("{} exists: a checkpoint goes into a new directory", dir.string()));
   remove_dead_writers_temporaries(dir);
   const fs::path tmp = temporary_for(dir, ::getpid());
   // SIGINT/SIGTERM/SIGHUP while the temporary exists: it is removed first,

@@ -20,14 +20,19 @@ using kernels::MemoryCategory;
 
 KvDecoder::KvDecoder(const ModelConfig& config, std::span<const float> params, int max_tokens,
                      int logit_rows)
-    : config_(config), layout_(config), params_(params), max_(max_tokens),
+    : config_(config),
+      layout_(config),
+      params_(params),
+      max_(max_tokens),
       logit_rows_(logit_rows > 0 ? logit_rows : config.vocab_size) {
   TS_CHECK(static_cast<int64_t>(params.size()) == layout_.total());
-  TS_CHECK(logit_rows_ <= config.vocab_size) << logit_rows_ << " logit rows of " << config.vocab_size;
+  TS_CHECK(logit_rows_ <= config.vocab_size)
+      << logit_rows_ << " logit rows of " << config.vocab_size;
   if (max_tokens <= 0 || max_tokens > config.max_seq_len) {
-    throw Error(fmt::format("{} tokens (prompt and generation) do not fit the model's {} "
-                            "positions ({})",
-                            max_tokens, config.max_seq_len, config.name));
+    throw Error(
+        fmt::format("{} tokens (prompt and generation) do not fit the model's {} "
+                    "positions ({})",
+                    max_tokens, config.max_seq_len, config.name));
   }
   const int64_t KV = config.kv_dim(), Q = config.q_dim(), C = config.dim, F = config.mlp_dim;
   cache_ = k::Buffer<float>(int64_t{config.n_layers} * 2 * max_ * KV, MemoryCategory::kActivations);
@@ -80,8 +85,8 @@ const float* KvDecoder::step(int32_t token) {
   const ModelConfig& c = config_;
   if (pos_ >= max_) throw Error(fmt::format("the key/value cache is full ({} positions)", max_));
   if (token < 0 || token >= c.vocab_size) {
-    throw Error(fmt::format("token id {} is outside the model's vocabulary of {}", token,
-                            c.vocab_size));
+    throw Error(
+        fmt::format("token id {} is outside the model's vocabulary of {}", token, c.vocab_size));
   }
   const int C = c.dim, F = c.mlp_dim, NH = c.n_heads, NKV = c.kv_heads(), hd = c.head_dim();
   const int Q = c.q_dim(), KV = c.kv_dim(), W = Q + 2 * KV, half = hd / 2;
@@ -139,7 +144,8 @@ int32_t sample_token(std::span<const float> logits, float temperature, float top
     const auto likelier = [](const auto& a, const auto& b) {
       return a.first > b.first || (a.first == b.first && a.second < b.second);
     };
-    for (std::size_t head = std::min<std::size_t>(64, probs.size());; head = std::min(probs.size(), 4 * head)) {
+    for (std::size_t head = std::min<std::size_t>(64, probs.size());;
+         head = std::min(probs.size(), 4 * head)) {
       std::partial_sort(probs.begin(), probs.begin() + static_cast<std::ptrdiff_t>(head),
                         probs.end(), likelier);
       kept = 0;

@@ -35,7 +35,11 @@ LayerActs layer_acts(const ModelConfig& c, int B, int T) {
   const int64_t N = int64_t{B} * T, C = c.dim, F = c.mlp_dim, Q = c.q_dim(), KV = c.kv_dim();
   LayerActs a{};
   int64_t o = 0;
-  auto take = [&](int64_t n) { const int64_t at = o; o += n; return at; };
+  auto take = [&](int64_t n) {
+    const int64_t at = o;
+    o += n;
+    return at;
+  };
   a.ln1 = take(N * C);
   a.rstd1 = take(N);
   a.qkv = take(N * (Q + 2 * KV));
@@ -80,7 +84,7 @@ int64_t LlamaModel<T>::workspace_elements(const ModelConfig& c, int B, int Tn, i
 
 template <typename T>
 double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn,
-                                 const std::optional<LoraConfig>& lora) {
+                                  const std::optional<LoraConfig>& lora) {
   const double C = c.dim, F = c.mlp_dim, V = c.vocab_size, L = c.n_layers, Q = c.q_dim(),
                KV = c.kv_dim();
   const double per_layer = C * (2 * Q + 2 * KV) + 3 * C * F + 2 * C;  // weights a token meets
@@ -122,7 +126,12 @@ template <typename T>
 LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
                           std::span<T> grad_storage, const std::optional<LoraConfig>& lora,
                           Precision precision)
-    : config_(config), layout_(config), B_(rows), T_(seq_len), N_(rows * seq_len), lora_(lora),
+    : config_(config),
+      layout_(config),
+      B_(rows),
+      T_(seq_len),
+      N_(rows * seq_len),
+      lora_(lora),
       precision_(precision) {
   config_.validate();
   if (rows <= 0) throw Error(fmt::format("batch rows must be positive, got {}", rows));
@@ -181,7 +190,11 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   TS_CHECK(p == acts_.data() + acts_.size());
 
   T* s = scratch_.data();
-  auto take = [&](int64_t n) { T* at = s; s += n; return at; };
+  auto take = [&](int64_t n) {
+    T* at = s;
+    s += n;
+    return at;
+  };
   dres_ = take(int64_t{N_} * C);
   dln_ = take(int64_t{N_} * C);
   datty_ = take(int64_t{N_} * config.q_dim());
@@ -297,14 +310,16 @@ void LlamaModel<T>::init_adapters(uint64_t seed) {
   for (const LoraAdapter& a : lora_layout_->adapters()) {
     const double bound = 1.0 / std::sqrt(static_cast<double>(a.in));
     std::uniform_real_distribution<double> uniform(-bound, bound);
-    for (int64_t i = 0; i < int64_t{lora_->rank} * a.in; ++i) w[a.a + i] = static_cast<T>(uniform(rng));
+    for (int64_t i = 0; i < int64_t{lora_->rank} * a.in; ++i)
+      w[a.a + i] = static_cast<T>(uniform(rng));
     std::fill_n(w + a.b, int64_t{a.out} * lora_->rank, T(0));
   }
 }
 
 template <typename T>
 uint64_t LlamaModel<T>::dropout_seed_of(const LoraAdapter& a) const {
-  return (dropout_seed_ * 0x100000001b3ULL + dropout_forwards_) * 1024 + static_cast<uint64_t>(a.index);
+  return (dropout_seed_ * 0x100000001b3ULL + dropout_forwards_) * 1024 +
+         static_cast<uint64_t>(a.index);
 }
 
 template <typename T>
@@ -351,9 +366,10 @@ template <typename T>
 void LlamaModel<T>::embed_and_check(const int32_t* inputs) {
   for (int i = 0; i < N_; ++i) {
     if (inputs[i] < 0 || inputs[i] >= config_.vocab_size) {
-      throw Error(fmt::format("token id {} at row {} column {} is outside the model's vocabulary "
-                              "of {}",
-                              inputs[i], i / T_, i % T_, config_.vocab_size));
+      throw Error(
+          fmt::format("token id {} at row {} column {} is outside the model's vocabulary "
+                      "of {}",
+                      inputs[i], i / T_, i % T_, config_.vocab_size));
     }
   }
   k::embedding_forward(res_, inputs, params_.data() + layout_.embed(), N_, config_.dim);
@@ -414,9 +430,10 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
   if (targets != nullptr) {
     for (int i = 0; i < N_; ++i) {
       if (targets[i] < -1 || targets[i] >= config_.vocab_size) {
-        throw Error(fmt::format("target id {} at row {} column {} is outside the model's "
-                                "vocabulary of {}",
-                                targets[i], i / T_, i % T_, config_.vocab_size));
+        throw Error(
+            fmt::format("target id {} at row {} column {} is outside the model's "
+                        "vocabulary of {}",
+                        targets[i], i / T_, i % T_, config_.vocab_size));
       }
     }
     // bf16: the gradient straight into dout16_, rounded for the head's GEMMs.
@@ -461,8 +478,8 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
     linear_backward_rounded(dln_, head_grad, act16(config_.n_layers, 0), layout_.lm_head(), N_, C,
                             V);
   } else {
-    linear_backward(dln_, head_grad, logits_, lnf_, act16(config_.n_layers, 0),
-                    layout_.lm_head(), N_, C, V);
+    linear_backward(dln_, head_grad, logits_, lnf_, act16(config_.n_layers, 0), layout_.lm_head(),
+                    N_, C, V);
   }
   // Tied, the head's gradient is the embedding's, final only at the end.
   if (full && !config_.tie_embeddings) ready(layout_.lm_head());
@@ -518,8 +535,8 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   if (full) ready(w.post_norm);
   // dres = d(res_mid). Attention branch: res_mid = x + o_proj(atty).
   zero(datty_, int64_t{N_} * Q);
-  linear_backward(datty_, gw(w.o_proj), dres_, base + a.atty, act16(l, a16.atty), w.o_proj, N_,
-                  Q, C);
+  linear_backward(datty_, gw(w.o_proj), dres_, base + a.atty, act16(l, a16.atty), w.o_proj, N_, Q,
+                  C);
   lora_backward(l, LoraTarget::kO, datty_, dres_, C, base + a.atty);
   done(w.o_proj, LoraTarget::kO);
   zero(dqkv_, int64_t{N_} * W);

@@ -74,8 +74,7 @@ class LlamaModel {
              Precision precision = Precision::kFp32);
 
   // The elements that train: the whole layout, or the LoRA arena.
-  static int64_t trainable_count(const ModelConfig& config,
-                                 const std::optional<LoraConfig>& lora);
+  static int64_t trainable_count(const ModelConfig& config, const std::optional<LoraConfig>& lora);
 
   const ModelConfig& config() const { return config_; }
   const ParamLayout& layout() const { return layout_; }
@@ -175,9 +174,9 @@ class LlamaModel {
   int B_, T_, N_;  // N = B * T rows
   int threads_;    // OpenMP threads the workspace was sized for
   kernels::Buffer<T> params_, owned_grads_;
-  std::span<T> grads_;  // owned_grads_ or the caller's storage
-  kernels::Buffer<T> acts_;       // forward-saved activations
-  kernels::Buffer<T> scratch_;    // backward scratch
+  std::span<T> grads_;          // owned_grads_ or the caller's storage
+  kernels::Buffer<T> acts_;     // forward-saved activations
+  kernels::Buffer<T> scratch_;  // backward scratch
   kernels::Buffer<T> rope_cos_, rope_sin_;
   // LoRA: the adapters (category parameters), each adapter's saved x A^T
   // [N, r] (activations), du [N, r] and dropout's [N, in] input and its

@@ -55,7 +55,8 @@ LoraTarget parse_lora_target(std::string_view name, std::string_view what) {
   for (const TargetSpec& s : kTargets) {
     if (name == s.name || name == s.short_name) return s.target;
   }
-  throw Error(fmt::format("{}: unknown target module '{}' (choose from {})", what, name, choices()));
+  throw Error(
+      fmt::format("{}: unknown target module '{}' (choose from {})", what, name, choices()));
 }
 
 std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_view what) {
@@ -105,8 +106,8 @@ void LoraConfig::check_rank(const ModelConfig& model) const {
   double bytes = 0;
   for (LoraTarget t : targets) {
     const TargetSpec& s = spec(t);
-    if (smallest == nullptr || std::min(s.in(model), s.out(model)) <
-                                   std::min(smallest->in(model), smallest->out(model))) {
+    if (smallest == nullptr ||
+        std::min(s.in(model), s.out(model)) < std::min(smallest->in(model), smallest->out(model))) {
       smallest = &s;
     }
     bytes += (static_cast<double>(s.in(model)) + s.out(model)) * rank * 4 *
@@ -114,10 +115,10 @@ void LoraConfig::check_rank(const ModelConfig& model) const {
   }
   const int limit = std::min(smallest->in(model), smallest->out(model));
   if (rank > limit) {
-    throw Error(fmt::format("--lora-rank {}: above {}, the smallest dimension of the adapted "
-                            "projections ({} is [{}, {}]): a larger rank adds nothing",
-                            rank, limit, smallest->name, smallest->out(model),
-                            smallest->in(model)));
+    throw Error(
+        fmt::format("--lora-rank {}: above {}, the smallest dimension of the adapted "
+                    "projections ({} is [{}, {}]): a larger rank adds nothing",
+                    rank, limit, smallest->name, smallest->out(model), smallest->in(model)));
   }
   check_fits_in_memory(fmt::format("--lora-rank {}", rank), bytes,
                        "the adapters, 4 bytes a weight");
@@ -129,7 +130,10 @@ LoraLayout::LoraLayout(const ModelConfig& model, const LoraConfig& lora)
   for (int l = lora.first_layer(model); l < model.n_layers; ++l) {
     for (LoraTarget t : lora.targets) {
       const TargetSpec& s = spec(t);
-      LoraAdapter a{.layer = l, .target = t, .in = s.in(model), .out = s.out(model),
+      LoraAdapter a{.layer = l,
+                    .target = t,
+                    .in = s.in(model),
+                    .out = s.out(model),
                     .column = s.column(model)};
       a.index = static_cast<int>(adapters_.size());
       const std::string p =
@@ -143,7 +147,8 @@ LoraLayout::LoraLayout(const ModelConfig& model, const LoraConfig& lora)
 }
 
 const LoraAdapter* LoraLayout::find(int layer, LoraTarget t) const {
-  const int i = by_position_.at(static_cast<std::size_t>(layer) * kLoraTargets + static_cast<int>(t));
+  const int i =
+      by_position_.at(static_cast<std::size_t>(layer) * kLoraTargets + static_cast<int>(t));
   return i < 0 ? nullptr : &adapters_[static_cast<std::size_t>(i)];
 }
 
@@ -162,7 +167,10 @@ std::string LoraLayout::base_tensor_name(const LoraAdapter& a) {
 json lora_options_json(const LoraConfig& l) {
   json targets = json::array();
   for (LoraTarget t : l.targets) targets.push_back(lora_target_name(t));
-  return {{"rank", l.rank}, {"alpha", l.alpha}, {"dropout", l.dropout}, {"layers", l.layers},
+  return {{"rank", l.rank},
+          {"alpha", l.alpha},
+          {"dropout", l.dropout},
+          {"layers", l.layers},
           {"targets", targets}};
 }
 
@@ -175,12 +183,18 @@ json to_peft_config(const LoraConfig& lora, const ModelConfig& model,
     layers = json::array();
     for (int l = lora.first_layer(model); l < model.n_layers; ++l) layers.push_back(l);
   }
-  return {{"peft_type", "LORA"},         {"task_type", "CAUSAL_LM"},
-          {"r", lora.rank},              {"lora_alpha", lora.alpha},
-          {"lora_dropout", lora.dropout}, {"target_modules", targets},
-          {"layers_to_transform", layers}, {"bias", "none"},
-          {"fan_in_fan_out", false},     {"use_rslora", false},
-          {"inference_mode", true},      {"base_model_name_or_path", base_model}};
+  return {{"peft_type", "LORA"},
+          {"task_type", "CAUSAL_LM"},
+          {"r", lora.rank},
+          {"lora_alpha", lora.alpha},
+          {"lora_dropout", lora.dropout},
+          {"target_modules", targets},
+          {"layers_to_transform", layers},
+          {"bias", "none"},
+          {"fan_in_fan_out", false},
+          {"use_rslora", false},
+          {"inference_mode", true},
+          {"base_model_name_or_path", base_model}};
 }
 
 namespace {
@@ -197,8 +211,8 @@ int read_layers(const JsonReader& r, const ModelConfig& model) {
   const std::size_t n = layers->size();
   for (std::size_t i = 0; i < n; ++i) {
     if ((*layers)[i].get<int>() != model.n_layers - static_cast<int>(n) + static_cast<int>(i)) {
-      layers->fail(fmt::format("must list the last layers of the {}-layer model in order",
-                               model.n_layers));
+      layers->fail(
+          fmt::format("must list the last layers of the {}-layer model in order", model.n_layers));
     }
   }
   return static_cast<int>(n);
@@ -210,11 +224,12 @@ LoraConfig from_peft_config(const json& j, const ModelConfig& model, const std::
     const JsonReader r(j);
     r.require_object();
     if (const auto type = r.find("peft_type"); type && type->get<std::string>() != "LORA") {
-      type->fail(fmt::format("is '{}'; only LORA adapters are supported", type->get<std::string>()));
+      type->fail(
+          fmt::format("is '{}'; only LORA adapters are supported", type->get<std::string>()));
     }
     if (const auto bias = r.find("bias"); bias && bias->get<std::string>() != "none") {
-      bias->fail(fmt::format("is '{}'; adapters with biases are not supported",
-                             bias->get<std::string>()));
+      bias->fail(
+          fmt::format("is '{}'; adapters with biases are not supported", bias->get<std::string>()));
     }
     if (r.get_or("fan_in_fan_out", false)) r["fan_in_fan_out"].fail("is true; not supported");
     if (r.get_or("use_rslora", false)) r["use_rslora"].fail("is true; not supported");

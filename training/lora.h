@@ -39,9 +39,9 @@ std::string lora_targets_list(const std::vector<LoraTarget>& targets);
 
 struct LoraConfig {
   int rank = 8;
-  double alpha = 16;    // scale = alpha / rank
-  double dropout = 0;   // on the adapter's input, training forwards only
-  int layers = 0;       // adapt the last N decoder blocks; 0: all
+  double alpha = 16;   // scale = alpha / rank
+  double dropout = 0;  // on the adapter's input, training forwards only
+  int layers = 0;      // adapt the last N decoder blocks; 0: all
   std::vector<LoraTarget> targets = {LoraTarget::kQ, LoraTarget::kV};
 
   double scale() const { return alpha / rank; }
@@ -61,10 +61,10 @@ struct LoraConfig {
 struct LoraAdapter {
   int layer = 0;
   LoraTarget target = LoraTarget::kQ;
-  int in = 0, out = 0;  // the base weight is [out, in]
-  int column = 0;       // where its output starts in the fused block output (q/k/v, gate/up)
-  int64_t a = 0, b = 0; // offsets of A and B in the arena
-  int index = 0;        // position in adapters()
+  int in = 0, out = 0;   // the base weight is [out, in]
+  int column = 0;        // where its output starts in the fused block output (q/k/v, gate/up)
+  int64_t a = 0, b = 0;  // offsets of A and B in the arena
+  int index = 0;         // position in adapters()
 };
 
 class LoraLayout : public TensorTable {

@@ -84,8 +84,10 @@ void ModelConfig::validate(const std::string& source) const {
   positive("max_seq", max_seq_len);
   positive("default_batch", default_batch);
   positive("default_block", default_block);
-  if (n_kv_heads < 0) throw Error(fmt::format("{}: kv heads must be positive, got {}", source, n_kv_heads));
-  if (head_dims < 0) throw Error(fmt::format("{}: head dims must be positive, got {}", source, head_dims));
+  if (n_kv_heads < 0)
+    throw Error(fmt::format("{}: kv heads must be positive, got {}", source, n_kv_heads));
+  if (head_dims < 0)
+    throw Error(fmt::format("{}: head dims must be positive, got {}", source, head_dims));
   if (head_dims == 0 && dim % n_heads != 0) {
     throw Error(fmt::format("{}: heads ({}) must divide dims ({})", source, n_heads, dim));
   }
@@ -94,8 +96,8 @@ void ModelConfig::validate(const std::string& source) const {
                             n_heads));
   }
   if (head_dim() % 2 != 0) {
-    throw Error(fmt::format("{}: head dims ({}) must be even for rotary embeddings", source,
-                            head_dim()));
+    throw Error(
+        fmt::format("{}: head dims ({}) must be even for rotary embeddings", source, head_dim()));
   }
   if (!(rope_theta > 0)) throw Error(fmt::format("{}: rope_theta must be positive", source));
   if (!(norm_eps > 0)) throw Error(fmt::format("{}: norm_eps must be positive", source));
@@ -117,8 +119,8 @@ ModelConfig model_preset(std::string_view name) {
 }
 
 ModelConfig resolve_model(const std::string& preset_or_path) {
-  const bool looks_like_path = preset_or_path.find('/') != std::string::npos ||
-                               preset_or_path.ends_with(".json");
+  const bool looks_like_path =
+      preset_or_path.find('/') != std::string::npos || preset_or_path.ends_with(".json");
   if (!looks_like_path) return model_preset(preset_or_path);
   std::filesystem::path path(preset_or_path);
   if (std::filesystem::is_directory(path)) path /= "config.json";
@@ -150,8 +152,10 @@ nlohmann::json to_hf_config(const ModelConfig& c) {
       {"mlp_bias", false},
       {"tie_word_embeddings", c.tie_embeddings},
       {"torch_dtype", "float32"},
-      {"trainscope", {{"preset", c.name}, {"default_batch", c.default_batch},
-                      {"default_block", c.default_block}}},
+      {"trainscope",
+       {{"preset", c.name},
+        {"default_batch", c.default_batch},
+        {"default_block", c.default_block}}},
   };
   if (c.bos_token_id) j["bos_token_id"] = *c.bos_token_id;
   if (c.eos_token_id) j["eos_token_id"] = *c.eos_token_id;
@@ -217,7 +221,8 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
   }
   if (auto hd = r.find("head_dim"); hd && !hd->value().is_null()) {
     c.head_dims = hd->get<int>();
-    if (c.head_dims <= 0) throw Error(fmt::format("head_dim must be positive, got {}", c.head_dims));
+    if (c.head_dims <= 0)
+      throw Error(fmt::format("head_dim must be positive, got {}", c.head_dims));
   }
   c.tie_embeddings = r.get_or<bool>("tie_word_embeddings", false);
   c.rope_theta = r.get_or<float>("rope_theta", kLlamaRopeTheta);
@@ -233,7 +238,8 @@ ModelConfig read_hf_config(const JsonReader& r, const std::string& source) {
 }  // namespace
 
 ModelConfig from_hf_config(const nlohmann::json& j, const std::string& source) {
-  ModelConfig c = JsonReader::rethrow_in(source, [&] { return read_hf_config(JsonReader(j), source); });
+  ModelConfig c =
+      JsonReader::rethrow_in(source, [&] { return read_hf_config(JsonReader(j), source); });
   c.validate(source);
   return c;
 }

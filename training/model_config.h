@@ -37,7 +37,7 @@ struct ModelConfig {
 
   int head_dim() const { return head_dims > 0 ? head_dims : dim / n_heads; }
   int kv_heads() const { return n_kv_heads > 0 ? n_kv_heads : n_heads; }
-  int q_dim() const { return n_heads * head_dim(); }    // width of q and of attention's output
+  int q_dim() const { return n_heads * head_dim(); }      // width of q and of attention's output
   int kv_dim() const { return kv_heads() * head_dim(); }  // width of k and of v
   // Throws trainscope::Error naming the field; `source` names where it came from.
   void validate(const std::string& source = "model config") const;

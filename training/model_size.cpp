@@ -17,10 +17,11 @@ int64_t physical_memory_bytes() {
 void check_fits_in_memory(std::string_view what, double bytes, std::string_view detail) {
   const int64_t memory = physical_memory_bytes();
   if (memory <= 0 || bytes <= static_cast<double>(memory)) return;
-  throw Error(fmt::format("{} needs {:.0f} bytes ({}: {}), more than the {} of this machine's "
-                          "memory",
-                          what, bytes, kernels::format_bytes(bytes), detail,
-                          kernels::format_bytes(static_cast<double>(memory))));
+  throw Error(
+      fmt::format("{} needs {:.0f} bytes ({}: {}), more than the {} of this machine's "
+                  "memory",
+                  what, bytes, kernels::format_bytes(bytes), detail,
+                  kernels::format_bytes(static_cast<double>(memory))));
 }
 
 }  // namespace trainscope::training

@@ -18,9 +18,10 @@ Precision parse_precision(std::string_view text, std::string_view flag) {
 void check_precision_supported(Precision p, const kernels::CpuIsa& isa) {
   if (p != Precision::kBf16) return;
   if (const std::string missing = kernels::bf16_instructions_missing(isa); !missing.empty()) {
-    throw Error(fmt::format("--precision bf16: {}; oneDNN would emulate them, slower than fp32. "
-                            "Use --precision fp32",
-                            missing));
+    throw Error(
+        fmt::format("--precision bf16: {}; oneDNN would emulate them, slower than fp32. "
+                    "Use --precision fp32",
+                    missing));
   }
 }
 

@@ -83,9 +83,8 @@ std::string header_bytes(const TensorTable& layout, std::span<const int> chosen,
   for (int i : chosen) {
     const TensorSpec& t = layout.tensors().at(i);
     const int64_t bytes = t.numel * dtype_bytes(dtype);
-    header[t.name] = {{"dtype", dtype_name(dtype)},
-                      {"shape", t.shape},
-                      {"data_offsets", {at, at + bytes}}};
+    header[t.name] = {
+        {"dtype", dtype_name(dtype)}, {"shape", t.shape}, {"data_offsets", {at, at + bytes}}};
     at += bytes;
   }
   std::string text = header.dump();
@@ -117,15 +116,16 @@ Header read_header(std::ifstream& in, const std::string& name) {
   in.seekg(0);
   unsigned char len[8];
   if (file_size < 8 || !in.read(reinterpret_cast<char*>(len), 8)) {
-    throw Error(fmt::format("{} is not a safetensors file: shorter than its 8-byte header length",
-                            name));
+    throw Error(
+        fmt::format("{} is not a safetensors file: shorter than its 8-byte header length", name));
   }
   uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | len[i];
   if (n > static_cast<uint64_t>(file_size - 8)) {
-    throw Error(fmt::format("{} is truncated or not a safetensors file: header length {} exceeds "
-                            "the file size {}",
-                            name, n, file_size));
+    throw Error(
+        fmt::format("{} is truncated or not a safetensors file: header length {} exceeds "
+                    "the file size {}",
+                    name, n, file_size));
   }
   std::string text(n, '\0');
   in.read(text.data(), static_cast<std::streamsize>(n));
@@ -157,8 +157,7 @@ Dtype parse_dtype(std::string_view name, std::string_view what) {
   throw Error(fmt::format("{} must be F32, F16 or BF16, got '{}'", what, name));
 }
 
-void save_safetensors(const fs::path& path, const TensorTable& layout,
-                      std::span<const float> arena,
+void save_safetensors(const fs::path& path, const TensorTable& layout, std::span<const float> arena,
                       const std::map<std::string, std::string>& metadata, Dtype dtype,
                       std::span<const int> only) {
   // Tensors go to disk as they lie in memory, which must be the file's order.
@@ -181,8 +180,8 @@ void save_safetensors(const fs::path& path, const TensorTable& layout,
   int64_t at = 0;
   for (int i : chosen) {
     const TensorSpec& t = layout.tensors()[i];
-    const auto x = arena.subspan(static_cast<std::size_t>(t.offset),
-                                 static_cast<std::size_t>(t.numel));
+    const auto x =
+        arena.subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.numel));
     const char* bytes = reinterpret_cast<const char*>(x.data());
     if (dtype != Dtype::kF32) {
       to_half(x, dtype, half.data() + at);
@@ -232,8 +231,10 @@ std::vector<float> read_safetensors_tensor(const fs::path& path, const std::stri
       throw Error(fmt::format("read failed for tensor '{}'", name));
     }
     out.resize(static_cast<std::size_t>(t.numel));
-    if (dtype == Dtype::kF32) std::memcpy(out.data(), bytes.data(), bytes.size());
-    else decode(bytes, dtype, out.data());
+    if (dtype == Dtype::kF32)
+      std::memcpy(out.data(), bytes.data(), bytes.size());
+    else
+      decode(bytes, dtype, out.data());
   });
   return out;
 }
@@ -264,9 +265,10 @@ std::vector<int> read_safetensors(const fs::path& path, const TensorTable& layou
       const std::string& key = t.name;
       const auto [begin, end, dtype] = data_range(r[key], t);
       if (end > header.data_size) {
-        throw Error(fmt::format("truncated: tensor '{}' needs bytes up to {} but the data section "
-                                "has {}",
-                                t.name, end, header.data_size));
+        throw Error(
+            fmt::format("truncated: tensor '{}' needs bytes up to {} but the data section "
+                        "has {}",
+                        t.name, end, header.data_size));
       }
       ranges.emplace_back(begin, end, dtype, index);
     }

@@ -27,13 +27,11 @@ constexpr std::string_view kShards[] = {"strided", "contiguous"};
 constexpr std::string_view kStallActions[] = {"warn", "abort"};
 
 // An enumeration's TextRef from its field, name and parse functions.
-#define TS_ENUM_REF(field, name_of, parse, choices)                                   \
-  TextRef {                                                                           \
-    [](const O& o) { return std::string(name_of(o.field)); },                         \
-        [](O& o, std::string_view text, std::string_view where) {                     \
-          o.field = parse(text, where);                                               \
-        },                                                                            \
-        choices                                                                       \
+#define TS_ENUM_REF(field, name_of, parse, choices)                                                \
+  TextRef {                                                                                        \
+    [](const O& o) { return std::string(name_of(o.field)); },                                      \
+        [](O& o, std::string_view text, std::string_view where) { o.field = parse(text, where); }, \
+        choices                                                                                    \
   }
 
 LrSchedule::Kind parse_schedule(std::string_view text, std::string_view) {
@@ -80,6 +78,8 @@ std::string lora_name(const LoraConfig& l) {
 }
 
 // ---- the table ---------------------------------------------------------------
+// A table: one option a row, its fields in the order TrainOption declares them.
+// clang-format off
 
 // What trains and how: the model, the batch, the optimizer, precision.
 std::vector<TrainOption> model_rows() {
@@ -422,6 +422,8 @@ std::vector<TrainOption> output_rows() {
        .ref = Ref<bool>([](O& o) -> bool& { return o.quiet; })},
   };
 }
+
+// clang-format on
 
 }  // namespace
 

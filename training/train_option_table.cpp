@@ -58,8 +58,10 @@ void set_double(double& field, const TrainOption& row, const json& v, std::strin
       throw Error(fmt::format("'{}' {}, got {}", where, why, x));
     }
   }
-  if (row.min && x < *row.min) throw Error(fmt::format("'{}' must be at least {}, got {}", where, *row.min, x));
-  if (row.max && x > *row.max) throw Error(fmt::format("'{}' must be at most {}, got {}", where, *row.max, x));
+  if (row.min && x < *row.min)
+    throw Error(fmt::format("'{}' must be at least {}, got {}", where, *row.min, x));
+  if (row.max && x > *row.max)
+    throw Error(fmt::format("'{}' must be at most {}, got {}", where, *row.max, x));
   field = x;
 }
 

@@ -54,8 +54,8 @@ struct TextRef {
   nlohmann::json (*get_json)(const TrainOptions&) = nullptr;
   void (*set_json)(TrainOptions&, const nlohmann::json&) = nullptr;
 };
-using OptionRef = std::variant<Ref<int>, Ref<int64_t>, Ref<uint64_t>, Ref<double>,
-                               Ref<std::string>, Ref<bool>, TextRef>;
+using OptionRef = std::variant<Ref<int>, Ref<int64_t>, Ref<uint64_t>, Ref<double>, Ref<std::string>,
+                               Ref<bool>, TextRef>;
 
 // When a generated case name carries an option's part; kNever: another
 // option's part names it (the LoRA settings are in fine_tune's "lora-rank16").
@@ -76,7 +76,7 @@ struct TrainOption {
   std::optional<double> min = {}, max = {};
   std::string (*bad)(double) = nullptr;
   bool axis = false;
-  Emit command = Emit::kWhenSet;  // on a case's command line
+  Emit command = Emit::kWhenSet;   // on a case's command line
   Emit recorded = Emit::kWhenSet;  // in a case's config
   // Whether the option means anything for these options (the bucket size
   // under per-tensor does not): a suite collapses it when not, and a case's

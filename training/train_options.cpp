@@ -20,7 +20,9 @@ FineTune parse_fine_tune(std::string_view name, std::string_view what) {
   throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
 }
 
-std::string_view stall_action_name(StallAction a) { return a == StallAction::kAbort ? "abort" : "warn"; }
+std::string_view stall_action_name(StallAction a) {
+  return a == StallAction::kAbort ? "abort" : "warn";
+}
 
 StallAction parse_stall_action(std::string_view name, std::string_view what) {
   if (name == "warn") return StallAction::kWarn;

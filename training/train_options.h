@@ -28,8 +28,7 @@ struct InjectedDelay {
 };
 // "RANK:MS" with RANK >= 0 an integer and MS >= 0 finite; Error naming `flag`
 // otherwise. (Whether RANK is in the job is checked once the job is known.)
-InjectedDelay parse_injected_delay(std::string_view text,
-                                   std::string_view flag = "--inject-delay");
+InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag = "--inject-delay");
 
 // What trains: every weight, or LoRA adapters over frozen weights.
 enum class FineTune { kFull, kLora };
@@ -55,21 +54,21 @@ struct TrainOptions {
   double min_lr = 0.0;
   double weight_decay = 0.01;
   double beta1 = 0.9, beta2 = 0.999, adam_eps = 1e-8;
-  double grad_clip = 1.0;      // max global gradient norm; <= 0 disables
-  uint64_t seed = 42;          // weights; the data order uses data.seed
+  double grad_clip = 1.0;                  // max global gradient norm; <= 0 disables
+  uint64_t seed = 42;                      // weights; the data order uses data.seed
   Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
-  int threads = 0;             // per rank; 0 = cores / ranks on this host
-  int64_t warmup_steps = 1;    // first steps left out of the timing statistics
+  int threads = 0;                         // per rank; 0 = cores / ranks on this host
+  int64_t warmup_steps = 1;                // first steps left out of the timing statistics
 
   std::string tokenizer = "byte";
-  DataOptions data;            // block/global_batch/world/rank are filled in
-  int64_t eval_every = 0;      // validation every N steps (0: only at the end if val exists)
+  DataOptions data;        // block/global_batch/world/rank are filled in
+  int64_t eval_every = 0;  // validation every N steps (0: only at the end if val exists)
   int64_t val_batches = 4;
 
   comm::ReduceStrategy reduce = comm::ReduceStrategy::kFused;
-  double bucket_mb = 32;       // fused/overlap bucket size; <= 0 = whole arena
+  double bucket_mb = 32;  // fused/overlap bucket size; <= 0 = whole arena
   comm::AllReduceAlgorithm allreduce = comm::AllReduceAlgorithm::kMpi;
-  int zero = 0;                // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
+  int zero = 0;  // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
   // What the gradients travel as (comm/all_reducer.h): fp32, or bf16 (half
   // the bytes, summed in fp32, the result rounded to bf16).
   comm::CommDtype comm_dtype = comm::CommDtype::kFp32;
@@ -80,22 +79,22 @@ struct TrainOptions {
   // Empty: no checkpoints. With LoRA each step directory is a PEFT adapter
   // folder (training/adapters.h) holding the adapters and their AdamW state.
   std::string checkpoint_dir;
-  bool overwrite = false;      // a new run may replace the checkpoints in checkpoint_dir
-  int64_t save_every = 0;      // 0: only at the end (when checkpoint_dir is set)
-  std::string resume;          // checkpoint dir or step dir
+  bool overwrite = false;  // a new run may replace the checkpoints in checkpoint_dir
+  int64_t save_every = 0;  // 0: only at the end (when checkpoint_dir is set)
+  std::string resume;      // checkpoint dir or step dir
   // A Hugging Face checkpoint directory to start from (its config.json is the
   // model; a fresh optimizer); empty: random initial weights.
   std::string init_from;
   FineTune fine_tune = FineTune::kFull;
-  LoraConfig lora;             // with kLora
-  std::string summary_path;    // JSON summary (rank 0)
-  std::string trace_path;      // Chrome trace (merged on rank 0; each rank streams its own)
-  std::string status_dir;      // each rank keeps its RankStatus here; empty: none
-  double stall_timeout_s = 60; // the watchdog's limit on a wait (profiler/stall_watchdog.h)
+  LoraConfig lora;              // with kLora
+  std::string summary_path;     // JSON summary (rank 0)
+  std::string trace_path;       // Chrome trace (merged on rank 0; each rank streams its own)
+  std::string status_dir;       // each rank keeps its RankStatus here; empty: none
+  double stall_timeout_s = 60;  // the watchdog's limit on a wait (profiler/stall_watchdog.h)
   StallAction stall_action = StallAction::kWarn;
-  double stall_grace_s = 0;    // kAbort: how long after the timeout; 0: the timeout again
+  double stall_grace_s = 0;  // kAbort: how long after the timeout; 0: the timeout again
   std::optional<InjectedDelay> inject_delay;
-  int64_t log_every = 1;       // progress line every N steps (rank 0)
+  int64_t log_every = 1;  // progress line every N steps (rank 0)
   bool quiet = false;
 
   // The options as JSON (for the summary and the cross-rank check).

@@ -30,7 +30,6 @@ namespace trainscope::training {
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out = stdout);
 
-
 }  // namespace trainscope::training
 
 #endif  // TRAINSCOPE_TRAINING_TRAINER_H_

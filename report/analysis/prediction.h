@@ -34,9 +34,9 @@
 namespace trainscope::report {
 
 struct LinkModel {
-  std::string name;         // e.g. "gige", or the transport of the rows
-  double latency_s = 0;     // per message step of the ring
-  double bandwidth_Bps = 0; // bytes per second one host sends
+  std::string name;          // e.g. "gige", or the transport of the rows
+  double latency_s = 0;      // per message step of the ring
+  double bandwidth_Bps = 0;  // bytes per second one host sends
 };
 
 // Least squares of the rows' time against size for their world size (rows
@@ -50,11 +50,11 @@ std::optional<LinkModel> fit_link(std::span<const results::AllReduceRow> rows,
 double allreduce_seconds(const LinkModel& link, int hosts, double bytes);
 
 struct StepModel {
-  double forward_s = 0;   // one rank, at the measured per-rank batch
+  double forward_s = 0;  // one rank, at the measured per-rank batch
   double backward_s = 0;
-  double other_s = 0;     // data, optimizer
-  double grad_bytes = 0;  // all-reduced per step
-  double bucket_bytes = 0;  // overlap's bucket (<= 0 or >= grad_bytes: one bucket)
+  double other_s = 0;          // data, optimizer
+  double grad_bytes = 0;       // all-reduced per step
+  double bucket_bytes = 0;     // overlap's bucket (<= 0 or >= grad_bytes: one bucket)
   double tokens_per_rank = 0;  // tokens one rank trains per step at the measured batch
   double compute_s() const { return forward_s + backward_s + other_s; }
 };
@@ -67,10 +67,10 @@ enum class Scaling {
 struct Prediction {
   int hosts = 1;
   double step_s = 0;
-  double comm_s = 0;          // the all-reduce, hidden or not
+  double comm_s = 0;  // the all-reduce, hidden or not
   double tokens_per_s = 0;
-  double speedup = 1;         // tokens/s over one host's
-  double efficiency = 1;      // speedup / hosts
+  double speedup = 1;     // tokens/s over one host's
+  double efficiency = 1;  // speedup / hosts
 };
 
 Prediction predict(const StepModel& step, const LinkModel& link, int hosts, bool overlap,

@@ -48,9 +48,10 @@ std::string RatioRule::text() const {
 
 RatioRule parse_ratio_rule(std::string_view text) {
   auto bad = [&](std::string_view why) {
-    return Error(fmt::format("ratio rule '{}': {} (expected [step_time|tokens_per_s:]CASE_A/"
-                             "CASE_B<=BOUND or >=BOUND, e.g. \"fused/per-tensor<=1.10\")",
-                             text, why));
+    return Error(
+        fmt::format("ratio rule '{}': {} (expected [step_time|tokens_per_s:]CASE_A/"
+                    "CASE_B<=BOUND or >=BOUND, e.g. \"fused/per-tensor<=1.10\")",
+                    text, why));
   };
   RatioRule rule;
   std::string_view rest = text;
@@ -87,8 +88,8 @@ RatioRule parse_ratio_rule(std::string_view text) {
 
 }  // namespace trainscope::report
 
-void trainscope::results::JsonCodec<trainscope::report::RatioRule>::read(
-    const JsonReader& r, report::RatioRule& rule) {
+void trainscope::results::JsonCodec<trainscope::report::RatioRule>::read(const JsonReader& r,
+                                                                         report::RatioRule& rule) {
   try {
     rule = report::parse_ratio_rule(r.get<std::string>());
   } catch (const Error& e) {
@@ -136,8 +137,8 @@ void extract_sweep(const CaseData& c, CaseRecord& rec) {
     rec.reason.clear();
   } else if (usable > 0) {
     rec.status = "partial";
-    rec.reason = fmt::format("{} of {} repetitions not usable", c.runs.size() - usable,
-                             c.runs.size());
+    rec.reason =
+        fmt::format("{} of {} repetitions not usable", c.runs.size() - usable, c.runs.size());
   } else if (rec.status == "ok") {
     rec.status = "failed";
     rec.reason = "no sweep rows";
@@ -177,8 +178,8 @@ CheckSuite extract_check_suite(const SuiteData& suite) {
     rec.status = fig.status;
     rec.reason = fig.reason;
     if (fig.loaded > 0) {
-      rec.loaded = fmt::format("{} of {} usable repetition(s): {}", fig.loaded, fig.usable,
-                               fig.load.loaded);
+      rec.loaded =
+          fmt::format("{} of {} usable repetition(s): {}", fig.loaded, fig.usable, fig.load.loaded);
     }
     if (c.run_case.mode == "allreduce") extract_sweep(c, rec);  // the runner's mode of sweeps
     auto runs = c.usable_runs();
@@ -240,10 +241,11 @@ void check_baseline_schema(const JsonReader& r) {
     throw Error(fmt::format("unreadable baseline schema '{}'", schema));
   }
   if (version > kBaselineSchemaVersion) {
-    throw Error(fmt::format("baseline schema '{}' is newer than this trainscope reads "
-                            "('{}{}'); use a newer trainscope or re-create the baseline with "
-                            "this one (trainscope check --save-baseline)",
-                            schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
+    throw Error(
+        fmt::format("baseline schema '{}' is newer than this trainscope reads "
+                    "('{}{}'); use a newer trainscope or re-create the baseline with "
+                    "this one (trainscope check --save-baseline)",
+                    schema, kBaselineSchemaPrefix, kBaselineSchemaVersion));
   }
   if (version < 1) throw Error(fmt::format("unknown baseline schema '{}'", schema));
 }
@@ -276,8 +278,8 @@ CheckSuite load_check_suite(const std::filesystem::path& db_path, std::string_vi
 }
 
 CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view selector,
-                             const std::string& suite_name,
-                             const std::filesystem::path& current_db, int64_t current_suite_id) {
+                             const std::string& suite_name, const std::filesystem::path& current_db,
+                             int64_t current_suite_id) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open the baseline", path.string()));
   char header[16] = {};

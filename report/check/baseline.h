@@ -87,9 +87,9 @@ struct CaseRecord {
 };
 
 struct CheckSuite {
-  std::string name;     // suite name
-  std::string source;   // where it came from, for messages
-  int64_t suite_id = 0; // in its database; 0 for a baseline file
+  std::string name;      // suite name
+  std::string source;    // where it came from, for messages
+  int64_t suite_id = 0;  // in its database; 0 for a baseline file
   std::vector<CaseRecord> cases;
   std::vector<RatioRule> ratios;  // from a baseline file
   // A baseline file's timing threshold, percent (--save-baseline --threshold):
@@ -186,8 +186,8 @@ CheckSuite load_check_suite(const std::filesystem::path& db, std::string_view se
 // `suite_name`, leaving out `current_db`'s suite `current_suite_id` when the
 // baseline is that same database file.
 CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view selector,
-                             const std::string& suite_name,
-                             const std::filesystem::path& current_db, int64_t current_suite_id);
+                             const std::string& suite_name, const std::filesystem::path& current_db,
+                             int64_t current_suite_id);
 
 }  // namespace trainscope::report
 

@@ -39,8 +39,8 @@ struct TimingMetric {
 
 // Whether the U test on samples of these sizes can reach p < alpha at all.
 bool test_can_reach(size_t n_base, size_t n_cur, double alpha) {
-  return mann_whitney_min_p_value(static_cast<int64_t>(n_base),
-                                            static_cast<int64_t>(n_cur)) < alpha;
+  return mann_whitney_min_p_value(static_cast<int64_t>(n_base), static_cast<int64_t>(n_cur)) <
+         alpha;
 }
 
 // `samples` names what one sample is, e.g. "repetitions".
@@ -66,12 +66,11 @@ CheckRow timing_row(const std::string& case_name, const TimingMetric& metric,
     row.verdict = Verdict::kTooFewSamples;
     row.note += fmt::format(": p cannot go below {:.4f} whatever the times (alpha {:g})",
                             mann_whitney_min_p_value(static_cast<int64_t>(base.size()),
-                                                               static_cast<int64_t>(cur.size())),
+                                                     static_cast<int64_t>(cur.size())),
                             o.alpha);
     return row;
   }
-  const double worse_pct =
-      (metric.lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
+  const double worse_pct = (metric.lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
   const bool significant = test.p_value < o.alpha;
   const double threshold = o.threshold_pct.value_or(kDefaultThresholdPct);
   if (significant && worse_pct > threshold) {
@@ -98,8 +97,8 @@ void compare_timings(const CaseRecord& b, const CaseRecord& c, const CheckOption
   if (test_can_reach(bt.step_time_median_s.size(), ct.step_time_median_s.size(), o.alpha)) {
     TimingMetric median = step_time;
     median.name = "step time median";
-    rows.push_back(timing_row(c.name, median, bt.step_time_median_s, ct.step_time_median_s,
-                              "repetitions", o));
+    rows.push_back(
+        timing_row(c.name, median, bt.step_time_median_s, ct.step_time_median_s, "repetitions", o));
     rows.push_back(timing_row(c.name, tokens, bt.tokens_per_s, ct.tokens_per_s, "repetitions", o));
     return;
   }
@@ -141,15 +140,14 @@ void compare_busbw(const CaseRecord& b, const CaseRecord& c, const CheckOptions&
     const bool by_call =
         !test_can_reach(base.per_repetition.size(), cur->per_repetition.size(), o.alpha) &&
         !base.per_call.empty() && !cur->per_call.empty();
-    rows.push_back(by_call
-                       ? timing_row(c.name, metric, base.per_call, cur->per_call,
-                                    "calls (" +
-                                        repetitions_text(base.per_repetition.size(),
-                                                         cur->per_repetition.size()) +
-                                        " are too few)",
-                                    o)
-                       : timing_row(c.name, metric, base.per_repetition, cur->per_repetition,
-                                    "repetitions", o));
+    rows.push_back(by_call ? timing_row(c.name, metric, base.per_call, cur->per_call,
+                                        "calls (" +
+                                            repetitions_text(base.per_repetition.size(),
+                                                             cur->per_repetition.size()) +
+                                            " are too few)",
+                                        o)
+                           : timing_row(c.name, metric, base.per_repetition, cur->per_repetition,
+                                        "repetitions", o));
   }
 }
 
@@ -160,9 +158,10 @@ void warn_about_load(const CaseRecord& b, const CaseRecord& c, bool baseline_tim
                      std::vector<std::string>& warnings) {
   for (const auto& [side, record] : {std::pair{"baseline", &b}, std::pair{"current run", &c}}) {
     if (record->loaded.empty() || (record == &b && !baseline_timings)) continue;
-    warnings.push_back(fmt::format("case {}: the {} was measured on a loaded machine ({}); its "
-                                   "timings may be the machine's, not the code's",
-                                   c.name, side, record->loaded));
+    warnings.push_back(
+        fmt::format("case {}: the {} was measured on a loaded machine ({}); its "
+                    "timings may be the machine's, not the code's",
+                    c.name, side, record->loaded));
   }
 }
 
@@ -268,7 +267,8 @@ std::string pointer_value(const json& j, const std::string& pointer) {
 }
 
 double ratio_metric(const CaseRecord& c, const std::string& metric) {
-  return metric == "tokens_per_s" ? median_of(c.timings.tokens_per_s) : median_of(c.timings.step_time_median_s);
+  return metric == "tokens_per_s" ? median_of(c.timings.tokens_per_s)
+                                  : median_of(c.timings.step_time_median_s);
 }
 
 void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<CheckRow>& rows) {
@@ -287,15 +287,15 @@ void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<C
   if (!num->usable() || !den->usable()) {
     row.current = "-";
     row.verdict = Verdict::kRegression;
-    row.note = fmt::format("case '{}' has no usable run",
-                           num->usable() ? den->name : num->name);
+    row.note = fmt::format("case '{}' has no usable run", num->usable() ? den->name : num->name);
     rows.push_back(std::move(row));
     return;
   }
   const double a = ratio_metric(*num, rule.metric), b = ratio_metric(*den, rule.metric);
   const double ratio = a / b;
   row.current = format_number(ratio, 3);
-  const bool ok = std::isfinite(ratio) && (rule.at_most ? ratio <= rule.bound : ratio >= rule.bound);
+  const bool ok =
+      std::isfinite(ratio) && (rule.at_most ? ratio <= rule.bound : ratio >= rule.bound);
   row.verdict = ok ? Verdict::kSame : Verdict::kRegression;
   row.note = fmt::format("medians {:.6g} / {:.6g}", a, b);
   rows.push_back(std::move(row));
@@ -335,17 +335,19 @@ void check_configurations_match(const CheckSuite& baseline, const CheckSuite& cu
   for (const auto& b : baseline.cases) {
     const CaseRecord* c = current.find(b.name);
     if (!c) {
-      throw Error(fmt::format("case '{}' of suite '{}' is in the baseline ({}) but not in the "
-                              "current suite ({})",
-                              b.name, current.name, baseline.source, current.source));
+      throw Error(
+          fmt::format("case '{}' of suite '{}' is in the baseline ({}) but not in the "
+                      "current suite ({})",
+                      b.name, current.name, baseline.source, current.source));
     }
     const std::string diff = first_difference(b.config, c->config);
     if (!diff.empty()) {
-      throw Error(fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
-                              "at '{}': baseline {}, current {} (re-create the baseline for a "
-                              "new configuration)",
-                              b.name, current.name, diff, pointer_value(b.config, diff),
-                              pointer_value(c->config, diff)));
+      throw Error(
+          fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
+                      "at '{}': baseline {}, current {} (re-create the baseline for a "
+                      "new configuration)",
+                      b.name, current.name, diff, pointer_value(b.config, diff),
+                      pointer_value(c->config, diff)));
     }
   }
 }
@@ -365,17 +367,19 @@ void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
     return;
   }
   if (!c.usable()) {
-    result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kRegression,
-                           c.reason});
+    result.rows.push_back(
+        {c.name, "status", b.status, c.status, "", "", Verdict::kRegression, c.reason});
     return;
   }
   if (timings && !b.kernels.empty() && !c.kernels.empty() && b.kernels != c.kernels) {
-    const std::string what = fmt::format("case {}: the baseline ran GEMM kernels {}, the current "
-                                         "run {}",
-                                         c.name, b.kernels, c.kernels);
+    const std::string what = fmt::format(
+        "case {}: the baseline ran GEMM kernels {}, the current "
+        "run {}",
+        c.name, b.kernels, c.kernels);
     if (!options.allow_kernel_change) {
-      throw Error(what + ": their timings measure the kernels, not the code (unset or set "
-                         "OPENBLAS_CORETYPE as the baseline had it, or --allow-kernel-change)");
+      throw Error(what +
+                  ": their timings measure the kernels, not the code (unset or set "
+                  "OPENBLAS_CORETYPE as the baseline had it, or --allow-kernel-change)");
     }
     result.warnings.push_back(what + ": timings compared anyway (--allow-kernel-change)");
   }
@@ -395,8 +399,8 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
                       const CheckOptions& given) {
   CheckOptions options = given;
   if (!options.threshold_pct) {
-    options.threshold_pct = baseline && baseline->threshold_pct ? *baseline->threshold_pct
-                                                                  : kDefaultThresholdPct;
+    options.threshold_pct =
+        baseline && baseline->threshold_pct ? *baseline->threshold_pct : kDefaultThresholdPct;
   }
   CheckResult result;
   result.suite = current.name;
@@ -415,8 +419,8 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
                               baseline->source, baseline->name, current.source, current.name));
     }
     if (baseline->cases.empty()) {
-      throw Error(fmt::format("baseline suite '{}' ({}) has no cases", baseline->name,
-                              baseline->source));
+      throw Error(
+          fmt::format("baseline suite '{}' ({}) has no cases", baseline->name, baseline->source));
     }
     check_configurations_match(*baseline, current);
     const bool same_machine = !baseline->machine.empty() && baseline->machine == current.machine;
@@ -432,7 +436,8 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
                             describe_machine(baseline->machine),
                             describe_machine(current.machine))));
     }
-    for (const auto& b : baseline->cases) compare_case(b, *current.find(b.name), timings, options, result);
+    for (const auto& b : baseline->cases)
+      compare_case(b, *current.find(b.name), timings, options, result);
     for (const auto& c : current.cases) {
       if (!baseline->find(c.name)) {
         result.rows.push_back({c.name, "status", "-", c.status, "", "", Verdict::kInfo,
@@ -462,8 +467,8 @@ std::string tally(const CheckResult& result) {
 }  // namespace
 
 std::string check_table_text(const CheckResult& result) {
-  const std::vector<std::string> header = {"case", "metric", "baseline", "current",
-                                           "change", "p", "verdict", "note"};
+  const std::vector<std::string> header = {"case",   "metric", "baseline", "current",
+                                           "change", "p",      "verdict",  "note"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : result.rows) {
     rows.push_back({r.case_name, r.metric, r.baseline, r.current, r.change, r.p_value,
@@ -482,11 +487,11 @@ std::string check_table_text(const CheckResult& result) {
     while (!out.empty() && out.back() == ' ') out.pop_back();
     return out + "\n";
   };
-  std::string out = fmt::format("suite {}: current {} vs baseline {} (threshold {:g}%, alpha {:g})\n",
-                                result.suite, result.current_source,
-                                result.baseline_source.empty() ? "(none: ratio rules only)"
-                                                               : result.baseline_source,
-                                result.threshold_pct, result.alpha);
+  std::string out = fmt::format(
+      "suite {}: current {} vs baseline {} (threshold {:g}%, alpha {:g})\n", result.suite,
+      result.current_source,
+      result.baseline_source.empty() ? "(none: ratio rules only)" : result.baseline_source,
+      result.threshold_pct, result.alpha);
   out += line(header);
   for (const auto& row : rows) out += line(row);
   for (const auto& warning : result.warnings) out += "warning: " + warning + "\n";
@@ -501,16 +506,17 @@ std::string check_markdown(const CheckResult& result) {
       markdown_cell(result.baseline_source.empty() ? "none (ratio rules only)"
                                                    : result.baseline_source),
       result.threshold_pct, result.alpha);
-  out += "| case | metric | baseline | current | change | p | verdict | note |\n"
-         "|:--|:--|--:|--:|--:|--:|:--|:--|\n";
+  out +=
+      "| case | metric | baseline | current | change | p | verdict | note |\n"
+      "|:--|:--|--:|--:|--:|--:|:--|:--|\n";
   for (const auto& r : result.rows) {
     const bool alarm = r.verdict == Verdict::kRegression || r.verdict == Verdict::kTooFewSamples;
-    const std::string verdict = alarm ? fmt::format("**{}**", to_string(r.verdict))
-                                      : std::string(to_string(r.verdict));
+    const std::string verdict =
+        alarm ? fmt::format("**{}**", to_string(r.verdict)) : std::string(to_string(r.verdict));
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.case_name),
-                       markdown_cell(r.metric), markdown_cell(r.baseline),
-                       markdown_cell(r.current), markdown_cell(r.change),
-                       markdown_cell(r.p_value), verdict, markdown_cell(r.note));
+                       markdown_cell(r.metric), markdown_cell(r.baseline), markdown_cell(r.current),
+                       markdown_cell(r.change), markdown_cell(r.p_value), verdict,
+                       markdown_cell(r.note));
   }
   if (!result.warnings.empty()) out += "\n";
   for (const auto& w : result.warnings) out += "- **Warning**: " + markdown_cell(w) + "\n";

@@ -69,8 +69,8 @@ struct CheckOptions {
   // Timing regressions: median worse by more than this, percent. Unset: the
   // baseline's threshold_pct, else kDefaultThresholdPct.
   std::optional<double> threshold_pct;
-  double alpha = 0.05;         // Mann-Whitney significance level
-  double loss_rel_tol = 1e-4;  // losses: |a - b| <= tol * max(1, |a|)
+  double alpha = 0.05;            // Mann-Whitney significance level
+  double loss_rel_tol = 1e-4;     // losses: |a - b| <= tol * max(1, |a|)
   std::vector<RatioRule> ratios;  // in addition to the baseline's
   // Compare timings with a baseline measured on another machine (by default
   // they are not: a 2x faster CPU is not an improvement of the code).
@@ -90,8 +90,8 @@ struct CheckRow {
   std::string metric;
   std::string baseline;  // formatted
   std::string current;
-  std::string change;    // e.g. "+51.2%"
-  std::string p_value;   // "" when no test
+  std::string change;   // e.g. "+51.2%"
+  std::string p_value;  // "" when no test
   Verdict verdict = Verdict::kSame;
   std::string note;
 };

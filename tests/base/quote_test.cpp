@@ -17,9 +17,13 @@ TEST(QuoteTest, PrintableTextAndUtf8AreKept) {
 TEST(QuoteTest, ControlsInvalidBytesAndReorderingCharactersAreEscaped) {
   EXPECT_EQ(terminal_safe("a\x1b[2J\x07\n\t\r\x7f"), "a\\x1b[2J\\x07\\n\\t\\r\\x7f");
   EXPECT_EQ(terminal_safe(std::string("\0z", 2)), "\\x00z");
-  EXPECT_EQ(terminal_safe("\xff\xc3"), "\\xff\\xc3");              // not UTF-8
-  EXPECT_EQ(terminal_safe("\xc2\x9b" "31m"), "\\u009b31m");        // C1 CSI
-  EXPECT_EQ(terminal_safe("abc\xe2\x80\xae" "fdp"), "abc\\u202efdp");  // right-to-left override
+  EXPECT_EQ(terminal_safe("\xff\xc3"), "\\xff\\xc3");  // not UTF-8
+  EXPECT_EQ(terminal_safe("\xc2\x9b"
+                          "31m"),
+            "\\u009b31m");  // C1 CSI
+  EXPECT_EQ(terminal_safe("abc\xe2\x80\xae"
+                          "fdp"),
+            "abc\\u202efdp");  // right-to-left override
 }
 
 TEST(QuoteTest, LongTextIsCutSayingHowMuch) {

@@ -54,7 +54,8 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
            {"train --model tiny --comm-dtype fp8",
             "--comm-dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"},
            {"train --model tiny --mode halfway", "halfway"},
-           {"train --model tiny --block 65", "--block 65 is larger than the model's max sequence 64"},
+           {"train --model tiny --block 65",
+            "--block 65 is larger than the model's max sequence 64"},
            {"train --model tiny --data /nonexistent/corpus.txt", "/nonexistent/corpus.txt"},
            {"train --resume /nonexistent/ckpt", "/nonexistent/ckpt"},
            {"train --model tiny --inject-delay 1:-5",
@@ -111,12 +112,12 @@ TEST(CliTest, HelpAndVersion) {
 TEST(CliTest, TheCpuIsaCapIsReportedAndABadOneRefused) {
   using trainscope::testing::run_shell, trainscope::testing::shell_quote,
       trainscope::testing::trainscope_binary;
-  const auto capped = run_shell("TRAINSCOPE_MAX_CPU_ISA=avx2 " +
-                                shell_quote(trainscope_binary()) + " version");
+  const auto capped =
+      run_shell("TRAINSCOPE_MAX_CPU_ISA=avx2 " + shell_quote(trainscope_binary()) + " version");
   EXPECT_EQ(capped.exit_code, 0) << capped.output;
   EXPECT_NE(capped.output.find("(level avx2)"), std::string::npos) << capped.output;
-  const auto bad = run_shell("TRAINSCOPE_MAX_CPU_ISA=avx9 " + shell_quote(trainscope_binary()) +
-                             " version");
+  const auto bad =
+      run_shell("TRAINSCOPE_MAX_CPU_ISA=avx9 " + shell_quote(trainscope_binary()) + " version");
   EXPECT_EQ(bad.exit_code, 2) << bad.output;
   EXPECT_NE(bad.output.find("trainscope: error: TRAINSCOPE_MAX_CPU_ISA=avx9: unknown ISA level"),
             std::string::npos)

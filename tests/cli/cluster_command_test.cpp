@@ -69,7 +69,9 @@ TEST(ClusterCheckCommandTest, AHostfileOfRandomBytesIsQuotedEscaped) {
   const TempDir dir("cluster");
   std::mt19937 rng(25);
   for (int trial = 0; trial < 20; ++trial) {
-    std::string bytes = trial == 0 ? "node\x1b[2J\x07\xc2\x9b" "31m slots=1\n" : "";
+    std::string bytes = trial == 0 ? "node\x1b[2J\x07\xc2\x9b"
+                                     "31m slots=1\n"
+                                   : "";
     for (int i = 0; i < 300; ++i) bytes += static_cast<char>(rng() & 0xff);
     const std::string hosts = dir.write("hosts", bytes);
     const auto r = run_trainscope("cluster check --hostfile " + hosts);

@@ -55,7 +55,8 @@ TEST(DoctorCommandTest, EveryStatusIsUnderTheStatusHeading) {
   while (std::getline(lines, line) && !line.empty()) {
     const std::string status = line.substr(at + 1, line.find(' ', at + 1) - at - 1);
     EXPECT_TRUE(status == "ok" || status == "info" || status == "warning" || status == "MISSING")
-        << "'" << status << "' under the heading in: " << line << "\n" << r.output;
+        << "'" << status << "' under the heading in: " << line << "\n"
+        << r.output;
     ++rows;
   }
   EXPECT_GT(rows, 8) << r.output;

@@ -81,7 +81,8 @@ TEST(FaultsTest, ANewRunDoesNotOverwriteAnOlderRunsCheckpoints) {
   EXPECT_CONTAINS(r.output, "--overwrite");
   EXPECT_EQ(dir.read("ck/latest"), latest);
   EXPECT_EQ(fs::last_write_time(dir / "ck/step-00000004/model.safetensors"), saved);
-  r = run_trainscope("train --threads 1 --quiet --steps 6 --resume " + ck + " --checkpoint-dir " + ck);
+  r = run_trainscope("train --threads 1 --quiet --steps 6 --resume " + ck + " --checkpoint-dir " +
+                     ck);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   r = run_trainscope(train_args("--steps 2 --overwrite --checkpoint-dir " + ck));
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -96,8 +97,8 @@ TEST(FaultsTest, OutputPathsAreCheckedBeforeTraining) {
            {"--trace", "/nonexistent-dir/trace.json"},
            {"--checkpoint-dir", "/proc/self/no-checkpoints-here"},
        }) {
-    const auto r = run_trainscope("train --model tiny --threads 1 --steps 100000 " + flag + " " +
-                                  path);
+    const auto r =
+        run_trainscope("train --model tiny --threads 1 --steps 100000 " + flag + " " + path);
     EXPECT_EQ(r.exit_code, 2) << flag << "\n" << r.output;
     EXPECT_CONTAINS(r.output, flag);
     EXPECT_CONTAINS(r.output, path);
@@ -117,8 +118,8 @@ TEST(FaultsTest, TemporariesOfInterruptedSavesAreCleanedUp) {
   fs::create_directories(dir / stale);
   fs::create_directories(dir / live);
   dir.write(stale + "/model.safetensors", "half a tensor");
-  const auto r = run_trainscope(train_args("--steps 2 --checkpoint-dir " +
-                                           shell_quote(dir.file("ck"))));
+  const auto r =
+      run_trainscope(train_args("--steps 2 --checkpoint-dir " + shell_quote(dir.file("ck"))));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(fs::exists(dir / stale));
   EXPECT_TRUE(fs::exists(dir / live)) << "another live process's save was removed";
@@ -130,7 +131,8 @@ TEST(FaultsTest, ConflictingOrIgnoredTrainOptionsAreErrors) {
   const std::string ck = shell_quote(dir.file("ck"));
   ASSERT_EQ(run_trainscope(train_args("--steps 2 --checkpoint-dir " + ck)).exit_code, 0);
   std::string lines;
-  for (int i = 0; i < 20; ++i) lines += "once upon a time there was a story number " + std::to_string(i) + "\n";
+  for (int i = 0; i < 20; ++i)
+    lines += "once upon a time there was a story number " + std::to_string(i) + "\n";
   const std::string text = shell_quote(dir.write("plain.txt", lines)) + " --one-per-line";
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
            {"--steps 4 --model tiny --resume " + ck, "--resume"},
@@ -176,8 +178,7 @@ TEST(FaultsTest, SuiteCasesAreCheckedBeforeAnyRuns) {
   for (const auto& [suite, needle] : std::vector<std::pair<std::string, std::string>>{
            {base + "extra_args = [\"--no-such-flag\"]\n[[case]]\nmode = \"naive\"\n",
             "--no-such-flag"},
-           {base + "[[case]]\nmode = \"naive\"\nmodel = \"bad-model.json\"\n",
-            "hidden_size"},
+           {base + "[[case]]\nmode = \"naive\"\nmodel = \"bad-model.json\"\n", "hidden_size"},
            // Issue 25 item 7: flag values too, with the file's line, and a
            // straggler rank the case does not have.
            {base + "[[case]]\nmode = \"naive\"\nextra_args = [\"--inject-delay\", \"1:abc\"]\n",
@@ -188,8 +189,8 @@ TEST(FaultsTest, SuiteCasesAreCheckedBeforeAnyRuns) {
             "in this case's 2 ranks"},
        }) {
     const std::string file = dir.write("bad.toml", suite);
-    const auto r = run_trainscope("suite run " + shell_quote(file) + " --db " +
-                                  shell_quote(dir.file("r.db")));
+    const auto r =
+        run_trainscope("suite run " + shell_quote(file) + " --db " + shell_quote(dir.file("r.db")));
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_CONTAINS(r.output, needle);
     EXPECT_CONTAINS(r.output, file);

@@ -51,8 +51,8 @@ void write_base_and_adapters(const fs::path& dir, const training::ModelConfig& c
 
 std::string fuse_args(const fs::path& dir, const std::string& extra = "") {
   return "fuse --model " + shell_quote((dir / "base").string()) + " --adapters " +
-         shell_quote((dir / "adapters").string()) + " --out " +
-         shell_quote((dir / "fz").string()) + extra;
+         shell_quote((dir / "adapters").string()) + " --out " + shell_quote((dir / "fz").string()) +
+         extra;
 }
 
 // The names in `dir` that start with `prefix`.
@@ -72,8 +72,9 @@ TEST(FuseCommandTest, ASignalWhileWritingLeavesNothingBehind) {
   write_base_and_adapters(dir.path(), training::model_preset("seed"));
   for (const int sig : {SIGINT, SIGTERM}) {
     SpawnOptions spawn;
-    spawn.argv = {testing::trainscope_binary(), "fuse", "--model", dir.file("base"),
-                  "--adapters", dir.file("adapters"), "--out", dir.file("fz"), "--shards", "4"};
+    spawn.argv = {
+        testing::trainscope_binary(), "fuse",  "--model",      dir.file("base"), "--adapters",
+        dir.file("adapters"),         "--out", dir.file("fz"), "--shards",       "4"};
     spawn.stdout_file = dir / "stdout";
     spawn.stderr_file = dir / "stderr";
     ChildProcess fuse = trainscope::spawn(spawn);
@@ -158,9 +159,9 @@ TEST(FuseCommandTest, TheOutputKeepsTheBasesDtypeShardsAndConfigFields) {
   for (const auto& [key, value] : base_config.items()) EXPECT_EQ(fused[key], value) << key;
   EXPECT_NE(text.find("\"rms_norm_eps\": 1e-05"), std::string::npos) << text;
   // Told otherwise: one F32 file, and config.json says so.
-  const auto f32 = run_trainscope("fuse --model " + dir.file("base") + " --adapters " +
-                                  dir.file("adapters") + " --out " + dir.file("f32") +
-                                  " --dtype F32 --shards 1");
+  const auto f32 =
+      run_trainscope("fuse --model " + dir.file("base") + " --adapters " + dir.file("adapters") +
+                     " --out " + dir.file("f32") + " --dtype F32 --shards 1");
   ASSERT_EQ(f32.exit_code, 0) << f32.output;
   const auto tensors = stored_tensors(dir / "f32");
   EXPECT_EQ(tensors.size(), 21u);

@@ -33,7 +33,8 @@ class GenerateCommandTest : public ::testing::Test {
     const auto trained = run_trainscope(
         "train --model " + (dir_ / "config.json").string() +
         " --steps 20 --batch 4 --block 128 --data 'builtin:instruct?docs=200' --quiet"
-        " --checkpoint-dir " + (dir_ / "ckpt").string());
+        " --checkpoint-dir " +
+        (dir_ / "ckpt").string());
     ASSERT_EQ(trained.exit_code, 0) << trained.output;
     model_ = (dir_ / "ckpt" / "step-00000020").string();
   }
@@ -87,31 +88,35 @@ TEST_F(GenerateCommandTest, BadInputIsExitTwoWithTheReason) {
 // for another base are refused by name.
 TEST_F(GenerateCommandTest, AdaptersAndTheirFusedCheckpointGenerateAlike) {
   const std::string adapters = (dir_ / "lora").string(), fused = (dir_ / "fused").string();
-  const auto tuned = run_trainscope(
-      "train --init-from " + model_ + " --fine-tune lora --lora-targets q,v,o,down --lr 1e-2"
-      " --steps 8 --batch 4 --block 128 --data 'builtin:instruct?docs=200' --quiet"
-      " --checkpoint-dir " + adapters);
+  const auto tuned =
+      run_trainscope("train --init-from " + model_ +
+                     " --fine-tune lora --lora-targets q,v,o,down --lr 1e-2"
+                     " --steps 8 --batch 4 --block 128 --data 'builtin:instruct?docs=200' --quiet"
+                     " --checkpoint-dir " +
+                     adapters);
   ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
-  const auto f = run_trainscope("fuse --model " + model_ + " --adapters " + adapters + " --out " +
-                                fused);
+  const auto f =
+      run_trainscope("fuse --model " + model_ + " --adapters " + adapters + " --out " + fused);
   ASSERT_EQ(f.exit_code, 0) << f.output;
   EXPECT_NE(f.output.find("fused 8 LoRA adapters (rank 8, scale 2)"), std::string::npos)
       << f.output;
   auto text = [](const std::string& out) { return out.substr(0, out.find("==========")); };
-  const std::string prompt = " --chat --prompt 'Tell this like a pirate: Hello.' --max-tokens 24 --temp 0";
-  const auto with = run_trainscope("generate --model " + model_ + " --adapters " + adapters + prompt);
+  const std::string prompt =
+      " --chat --prompt 'Tell this like a pirate: Hello.' --max-tokens 24 --temp 0";
+  const auto with =
+      run_trainscope("generate --model " + model_ + " --adapters " + adapters + prompt);
   const auto merged = run_trainscope("generate --model " + fused + prompt);
   ASSERT_EQ(with.exit_code, 0) << with.output;
   EXPECT_EQ(text(with.output), text(merged.output));
   // ...and not what the base says: the merge did something.
   EXPECT_NE(text(with.output), text(run_trainscope("generate --model " + model_ + prompt).output));
 
-  const auto again = run_trainscope("fuse --model " + model_ + " --adapters " + adapters +
-                                    " --out " + fused);
+  const auto again =
+      run_trainscope("fuse --model " + model_ + " --adapters " + adapters + " --out " + fused);
   EXPECT_EQ(again.exit_code, 2) << again.output;
   EXPECT_NE(again.output.find("already exists"), std::string::npos) << again.output;
-  const auto not_adapters = run_trainscope("generate --model " + model_ + " --adapters " + model_ +
-                                           " --prompt hi");
+  const auto not_adapters =
+      run_trainscope("generate --model " + model_ + " --adapters " + model_ + " --prompt hi");
   EXPECT_EQ(not_adapters.exit_code, 2) << not_adapters.output;
   EXPECT_NE(not_adapters.output.find("not a LoRA adapter folder"), std::string::npos);
   // A base with wider layers: same tensor names, other shapes.
@@ -145,10 +150,12 @@ TEST(GenerateFaultsTest, NonFiniteLogitsExitOneNamingTheStepAndTheTensor) {
                                 " --prompt hello --max-tokens 8 --temp 0");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("non-finite logits (NaN) at step 1 (prompt token 1 of 5)"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_NE(r.output.find("first non-finite weight: 'model.layers.1.input_layernorm.weight' "
                           "(32 of 32 values)"),
-            std::string::npos) << r.output;
+            std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find('\0'), std::string::npos) << "NUL bytes printed";
 }
 

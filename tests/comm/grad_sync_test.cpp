@@ -232,8 +232,8 @@ class WatchdogView {
 };
 
 TEST(GradSyncTest, TheWatchdogSeesEachReductionWaitByStrategyAndBucket) {
-  for (auto strategy : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused,
-                        ReduceStrategy::kOverlap}) {
+  for (auto strategy :
+       {ReduceStrategy::kPerTensor, ReduceStrategy::kFused, ReduceStrategy::kOverlap}) {
     RecordingCommunicator inner;
     WatchdogView view(inner);
     WatchedCommunicator comm(inner, view.watchdog);  // its own label stays inside
@@ -353,8 +353,8 @@ TEST(GradSyncTest, Bf16SumsTheRoundedValuesAndRecordsHalfTheBytes) {
 TEST(GradSyncTest, Bf16OnOneRankRoundsTheGradients) {
   auto comm = make_communicator("local");
   for (auto a : {AllReduceAlgorithm::kMpi, AllReduceAlgorithm::kShm, AllReduceAlgorithm::kHier}) {
-    auto reducer = make_all_reducer(*comm, {.algorithm = a, .dtype = CommDtype::kBf16,
-                                            .numel = 100});
+    auto reducer =
+        make_all_reducer(*comm, {.algorithm = a, .dtype = CommDtype::kBf16, .numel = 100});
     std::span<float> g = reducer->buffer();
     fill_unrepresentable(g);
     const std::vector<float> x(g.begin(), g.end());

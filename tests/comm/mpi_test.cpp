@@ -30,7 +30,6 @@ comm::Communicator* g_comm = nullptr;
 namespace {
 namespace fs = std::filesystem;
 
-
 TEST(MpiTest, CollectivesSumGatherAndBroadcast) {
   auto& c = *g_comm;
   const int n = c.size();
@@ -74,16 +73,15 @@ TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
 // 1000-float gradient of two tensors in `dtype`, after `fill` wrote it
 // and the strategy reduced it (one step; `steps` steps each).
 void for_every_algorithm_and_strategy(
-    comm::CommDtype dtype, int steps,
-    const std::function<void(std::span<float>, int step)>& fill,
+    comm::CommDtype dtype, int steps, const std::function<void(std::span<float>, int step)>& fill,
     const std::function<void(std::span<const float>, int step, const comm::GradSync&,
                              const std::string& what)>& check) {
   auto& c = *g_comm;
   for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
                          comm::AllReduceAlgorithm::kHier}) {
     const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
-    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm, .dtype = dtype,
-                                              .numel = 1000, .split_ranks_per_host = split});
+    auto reducer = comm::make_all_reducer(
+        c, {.algorithm = algorithm, .dtype = dtype, .numel = 1000, .split_ranks_per_host = split});
     for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
                           comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
       const std::string what = std::string(comm::allreduce_algorithm_name(algorithm)) + "/" +
@@ -122,8 +120,8 @@ TEST(MpiTest, EveryAlgorithmAndStrategySumsTheGradients) {
 TEST(MpiTest, SharedReduceScatterLeavesEachRankItsSlice) {
   auto& c = *g_comm;
   const int n = c.size();
-  auto reducer = comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm,
-                                            .numel = 777});
+  auto reducer =
+      comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 777});
   std::span<float> g = reducer->buffer();
   for (int i = 0; i < 777; ++i) g[i] = static_cast<float>((c.rank() + 1) * (i % 5));
   reducer->reduce_scatter(7, 770);
@@ -191,8 +189,8 @@ TEST(MpiTest, Bf16AllReduceIsTheFp32SumWithinBf16Precision) {
 TEST(MpiTest, Bf16ReduceScatterLeavesEachRankItsSliceWithinBf16Precision) {
   auto& c = *g_comm;
   for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm}) {
-    auto reducer = comm::make_all_reducer(c, {.algorithm = algorithm,
-                                              .dtype = comm::CommDtype::kBf16, .numel = 777});
+    auto reducer = comm::make_all_reducer(
+        c, {.algorithm = algorithm, .dtype = comm::CommDtype::kBf16, .numel = 777});
     std::span<float> g = reducer->buffer();
     for (int i = 0; i < 777; ++i) g[i] = bf16_input(c.rank(), i);
     reducer->reduce_scatter(7, 770);
@@ -207,8 +205,8 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   auto& c = *g_comm;
   // One rank per pretended host: shm cannot reach the others.
   try {
-    comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 10,
-                               .split_ranks_per_host = 1});
+    comm::make_all_reducer(
+        c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 10, .split_ranks_per_host = 1});
     FAIL() << "shm over several hosts was accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("use --allreduce hier"), std::string::npos) << e.what();
@@ -216,8 +214,8 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   if (c.size() < 3) return;
   // Hosts of 3 and 1 ranks: hier needs them even.
   try {
-    comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kHier, .numel = 10,
-                               .split_ranks_per_host = 3});
+    comm::make_all_reducer(
+        c, {.algorithm = comm::AllReduceAlgorithm::kHier, .numel = 10, .split_ranks_per_host = 3});
     FAIL() << "uneven hosts were accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("same number of ranks on every host"), std::string::npos)
@@ -272,6 +270,7 @@ int main(int argc, char** argv) {
   const int rc = RUN_ALL_TESTS();
   int64_t failed = rc != 0 ? 1 : 0;
   failed = comm->all_reduce_sum(failed);
-  if (comm->rank() == 0 && failed > 0) std::fprintf(stderr, "%lld rank(s) failed\n", (long long)failed);
+  if (comm->rank() == 0 && failed > 0)
+    std::fprintf(stderr, "%lld rank(s) failed\n", (long long)failed);
   return failed > 0 ? 1 : 0;
 }

@@ -44,7 +44,8 @@ TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrat
   o.allreduce = algorithm;
   o.zero = zero;
   o.comm_dtype = comm_dtype;
-  if (algorithm == comm::AllReduceAlgorithm::kHier) o.hier_ranks_per_host = split_for_hier(c.size());
+  if (algorithm == comm::AllReduceAlgorithm::kHier)
+    o.hier_ranks_per_host = split_for_hier(c.size());
   const fs::path dir = fs::temp_directory_path() /
                        ("trainscope_mpi_test_" + tag + "_" + std::to_string(::getppid()));
   o.checkpoint_dir = dir.string();
@@ -81,50 +82,50 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   auto& c = *g_comm;
   auto local = comm::make_communicator("local");
   TrainRun naive;
-  if (c.rank() == 0) naive = train(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused, "naive");
+  if (c.rank() == 0)
+    naive = train(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused, "naive");
   for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
                          comm::AllReduceAlgorithm::kHier})
-  for (auto mode : {training::DataMode::kDuplicated, training::DataMode::kSharded}) {
-    for (auto reduce : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                        comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
-      const std::string what = std::string(training::to_string(mode)) + "/" +
-                               std::string(comm::reduce_strategy_name(reduce)) + "/" +
-                               std::string(comm::allreduce_algorithm_name(algorithm));
-      TrainRun dp = train(c, mode, reduce,
-                          fmt::format("{}{}{}", what.substr(0, 3), static_cast<int>(reduce),
-                                      static_cast<int>(algorithm)),
-                          algorithm);
-      // The trainer already checked that all ranks hold identical parameters.
-      ASSERT_EQ(dp.summary.ranks.size(), static_cast<std::size_t>(c.size()));
-      if (c.rank() != 0) continue;
-      expect_follows(dp, naive, what);
-      // Data held: duplicated ~ the whole dataset per rank, sharded ~ 1/N of
-      // its tokens. (Bytes also count the per-example index every strided
-      // rank keeps, which on this tiny corpus is a large part of the total.)
-      const auto& whole = naive.summary.ranks[0].data;
-      for (const auto& r : dp.summary.ranks) {
-        const double tokens = static_cast<double>(r.data.tokens_held) / whole.tokens_held;
-        const double bytes = static_cast<double>(r.data.bytes_held) / whole.bytes_held;
-        if (mode == training::DataMode::kDuplicated) {
-          EXPECT_NEAR(tokens, 1.0, 0.05) << what << " rank " << r.rank;
-          EXPECT_NEAR(bytes, 1.0, 0.05) << what << " rank " << r.rank;
-        } else {
-          EXPECT_NEAR(tokens, 1.0 / c.size(), 0.2 / c.size()) << what << " rank " << r.rank;
-          EXPECT_LT(bytes, 1.5 / c.size()) << what << " rank " << r.rank;
+    for (auto mode : {training::DataMode::kDuplicated, training::DataMode::kSharded}) {
+      for (auto reduce : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
+                          comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
+        const std::string what = std::string(training::to_string(mode)) + "/" +
+                                 std::string(comm::reduce_strategy_name(reduce)) + "/" +
+                                 std::string(comm::allreduce_algorithm_name(algorithm));
+        TrainRun dp = train(c, mode, reduce,
+                            fmt::format("{}{}{}", what.substr(0, 3), static_cast<int>(reduce),
+                                        static_cast<int>(algorithm)),
+                            algorithm);
+        // The trainer already checked that all ranks hold identical parameters.
+        ASSERT_EQ(dp.summary.ranks.size(), static_cast<std::size_t>(c.size()));
+        if (c.rank() != 0) continue;
+        expect_follows(dp, naive, what);
+        // Data held: duplicated ~ the whole dataset per rank, sharded ~ 1/N of
+        // its tokens. (Bytes also count the per-example index every strided
+        // rank keeps, which on this tiny corpus is a large part of the total.)
+        const auto& whole = naive.summary.ranks[0].data;
+        for (const auto& r : dp.summary.ranks) {
+          const double tokens = static_cast<double>(r.data.tokens_held) / whole.tokens_held;
+          const double bytes = static_cast<double>(r.data.bytes_held) / whole.bytes_held;
+          if (mode == training::DataMode::kDuplicated) {
+            EXPECT_NEAR(tokens, 1.0, 0.05) << what << " rank " << r.rank;
+            EXPECT_NEAR(bytes, 1.0, 0.05) << what << " rank " << r.rank;
+          } else {
+            EXPECT_NEAR(tokens, 1.0 / c.size(), 0.2 / c.size()) << what << " rank " << r.rank;
+            EXPECT_LT(bytes, 1.5 / c.size()) << what << " rank " << r.rank;
+          }
+          // Every rank read its host's load, the job's ranks known to it.
+          EXPECT_GE(r.load_start.other_runnable, 0) << what << " rank " << r.rank;
+          EXPECT_GE(r.load_end.cores, 1) << what << " rank " << r.rank;
         }
-        // Every rank read its host's load, the job's ranks known to it.
-        EXPECT_GE(r.load_start.other_runnable, 0) << what << " rank " << r.rank;
-        EXPECT_GE(r.load_end.cores, 1) << what << " rank " << r.rank;
-      }
-      if (reduce == comm::ReduceStrategy::kPerTensor) {
-        const auto& s0 = dp.summary.steps[0][0];
-        EXPECT_EQ(s0.comm_calls, static_cast<int64_t>(
-                                     training::ParamLayout(training::model_preset("tiny"))
-                                         .tensors()
-                                         .size()));
+        if (reduce == comm::ReduceStrategy::kPerTensor) {
+          const auto& s0 = dp.summary.steps[0][0];
+          EXPECT_EQ(s0.comm_calls,
+                    static_cast<int64_t>(
+                        training::ParamLayout(training::model_preset("tiny")).tensors().size()));
+        }
       }
     }
-  }
 }
 
 // ZeRO-1 against plain data parallelism: the same losses (only the order of
@@ -188,7 +189,8 @@ TrainRun train_lora(comm::Communicator& c, training::DataMode mode, comm::Reduce
   o.allreduce = algorithm;
   o.zero = zero;
   std::string dir = (fs::temp_directory_path() /
-                     ("trainscope_mpi_lora_" + tag + "_" + std::to_string(::getppid()))).string();
+                     ("trainscope_mpi_lora_" + tag + "_" + std::to_string(::getppid())))
+                        .string();
   o.checkpoint_dir = dir;
   TrainRun r;
   r.summary = training::run_training(o, c);
@@ -222,19 +224,17 @@ TEST(MpiTest, LoraDataParallelismFollowsTheNaiveRunAndMovesOnlyAdapterGradients)
   using M = training::DataMode;
   using R = comm::ReduceStrategy;
   using A = comm::AllReduceAlgorithm;
-  for (const Case& k : {Case{M::kDuplicated, R::kPerTensor, A::kMpi, 0},
-                        Case{M::kSharded, R::kFused, A::kMpi, 0},
-                        Case{M::kSharded, R::kOverlap, A::kMpi, 0},
-                        Case{M::kSharded, R::kOverlapPoll, A::kMpi, 0},
-                        Case{M::kDuplicated, R::kFused, A::kShm, 0},
-                        Case{M::kSharded, R::kFused, A::kMpi, 1}}) {
+  for (const Case& k :
+       {Case{M::kDuplicated, R::kPerTensor, A::kMpi, 0}, Case{M::kSharded, R::kFused, A::kMpi, 0},
+        Case{M::kSharded, R::kOverlap, A::kMpi, 0}, Case{M::kSharded, R::kOverlapPoll, A::kMpi, 0},
+        Case{M::kDuplicated, R::kFused, A::kShm, 0}, Case{M::kSharded, R::kFused, A::kMpi, 1}}) {
     const std::string what = fmt::format("{}/{}/{}/zero{}", training::to_string(k.mode),
                                          comm::reduce_strategy_name(k.reduce),
                                          comm::allreduce_algorithm_name(k.algorithm), k.zero);
-    const TrainRun dp = train_lora(c, k.mode, k.reduce, k.algorithm, k.zero,
-                                   fmt::format("{}{}{}{}", static_cast<int>(k.mode),
-                                               static_cast<int>(k.reduce),
-                                               static_cast<int>(k.algorithm), k.zero));
+    const TrainRun dp =
+        train_lora(c, k.mode, k.reduce, k.algorithm, k.zero,
+                   fmt::format("{}{}{}{}", static_cast<int>(k.mode), static_cast<int>(k.reduce),
+                               static_cast<int>(k.algorithm), k.zero));
     EXPECT_EQ(dp.summary.trainable_parameters, trainable) << what;
     // Gradient bytes per step: the adapters' (ZeRO-1 adds its all-gather of them).
     const auto& step = dp.summary.steps.at(0).at(1);
@@ -266,8 +266,9 @@ TEST(MpiTest, ZeroOneCheckpointsResumeTheSameRun) {
     o.bucket_mb = 0.01;  // each rank's state is pieces of several buckets
     return o;
   };
-  std::string dir = (fs::temp_directory_path() /
-                     ("trainscope_mpi_zero_resume_" + std::to_string(::getppid()))).string();
+  std::string dir =
+      (fs::temp_directory_path() / ("trainscope_mpi_zero_resume_" + std::to_string(::getppid())))
+          .string();
   c.broadcast_string(&dir, 0);
   const auto full = training::run_training(options(8), c);
   training::TrainOptions first = options(4);

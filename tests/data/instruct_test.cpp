@@ -31,7 +31,8 @@ TEST(InstructTest, PiratePairsAreChatsWithTheSubstitutions) {
                    pair.pirate + "\n");
   EXPECT_EQ(to_pirate("Hello, my friend, the money is yours and you are old."),
             "Ahoy, me matey, th' doubloons be yours an' ye be ol'. Arr!");
-  EXPECT_EQ(to_pirate("The boy and the girl stop looking."), "Th' lad an' th' lass avast lookin'. Arr!");
+  EXPECT_EQ(to_pirate("The boy and the girl stop looking."),
+            "Th' lad an' th' lass avast lookin'. Arr!");
 }
 
 TEST(InstructTest, VariedPairsWithRewrittenAnswers) {

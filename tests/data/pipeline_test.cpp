@@ -49,7 +49,8 @@ std::vector<int32_t> row(const Batch& b, int seq_len, int i) {
 std::string write_examples(const TempDir& dir, int m) {
   std::string lines;
   for (int i = 0; i < m; ++i) {
-    lines += fmt::format("{{\"text\":\"example {:04d}: {}\"}}\n", i, std::string(5 + i % 23, 'a' + i % 26));
+    lines += fmt::format("{{\"text\":\"example {:04d}: {}\"}}\n", i,
+                         std::string(5 + i % 23, 'a' + i % 26));
   }
   return dir.write("examples.jsonl", lines);
 }
@@ -59,7 +60,6 @@ int example_id(const Batch& b, int seq_len, int i) {
   for (int j = 8; j < 12; ++j) s.push_back(static_cast<char>(b.inputs[i * seq_len + j]));
   return std::stoi(s);
 }
-
 
 TEST(PipelineTest, PadModeTruncatesPadsAndMasks) {
   TempDir dir;
@@ -99,10 +99,9 @@ TEST(PipelineTest, MaskPromptLeavesThePromptOutOfTheLoss) {
   ByteTokenizer tok;
   const int32_t E = ByteTokenizer::kEotId;
   DataOptions o;
-  o.source = dir.write(
-      "chat.jsonl",
-      "{\"messages\":[{\"role\":\"user\",\"content\":\"Q\"},"
-      "{\"role\":\"assistant\",\"content\":\"ok\"}]}\n");
+  o.source = dir.write("chat.jsonl",
+                       "{\"messages\":[{\"role\":\"user\",\"content\":\"Q\"},"
+                       "{\"role\":\"assistant\",\"content\":\"ok\"}]}\n");
   const std::string prompt = "<|user|>\nQ\n<|assistant|>\n";  // 24 bytes
   o.block = 32;
   o.global_batch = 1;
@@ -112,7 +111,7 @@ TEST(PipelineTest, MaskPromptLeavesThePromptOutOfTheLoss) {
   const Batch b = get(*source, 0);
   const int P = static_cast<int>(prompt.size());
   for (int j = 0; j + 1 < P; ++j) EXPECT_EQ(b.targets[j], -1) << j;  // predicting prompt bytes
-  EXPECT_EQ(b.targets[P - 1], 'o');                                   // the answer's first byte
+  EXPECT_EQ(b.targets[P - 1], 'o');                                  // the answer's first byte
   EXPECT_EQ(b.targets[P], 'k');
   EXPECT_EQ(b.targets[P + 1], '\n');
   EXPECT_EQ(b.targets[P + 2], E);
@@ -292,10 +291,10 @@ TEST(PipelineTest, ShardedRanksHoldAndReadAboutOneNth) {
       // A strided rank keeps, like every duplicated rank, the whole epoch
       // permutation and the whole file index: O(M), not O(M / N).
       const bool file = source == path;
-      const int64_t whole = shard == ShardMode::kStrided
-                                ? 400 * static_cast<int64_t>(
-                                            sizeof(int64_t) + (file ? sizeof(IndexEntry) : 0))
-                                : 0;
+      const int64_t whole =
+          shard == ShardMode::kStrided
+              ? 400 * static_cast<int64_t>(sizeof(int64_t) + (file ? sizeof(IndexEntry) : 0))
+              : 0;
       const double bytes =
           static_cast<double>(s.bytes_held - whole) / static_cast<double>(d.bytes_held - whole);
       const double read = static_cast<double>(s.bytes_read) / d.bytes_read;
@@ -396,7 +395,7 @@ TEST(PipelineErrorsTest, TooSmallAfterShardingSaysHowMany) {
   o.shard = ShardMode::kContiguous;
   o.block = 9;
   EXPECT_NO_THROW(open_batch_source(o, tok));  // 2 per rank = 2 rows
-  o.global_batch = 12;                          // 3 rows per rank, 2 held
+  o.global_batch = 12;                         // 3 rows per rank, 2 held
   const std::string msg = error_of([&] { open_batch_source(o, tok); });
   EXPECT_NE(msg.find("10 examples"), std::string::npos) << msg;
   EXPECT_NE(msg.find("4 ranks"), std::string::npos) << msg;
@@ -450,7 +449,8 @@ TEST(PipelineTest, ValidationSourceWhenTheSourceHasOne) {
   dir.write("train.jsonl", "{\"text\":\"t\"}\n");
   o.source = dir.path().string();
   EXPECT_EQ(open_validation_source(o, tok), nullptr);
-  dir.write("valid.jsonl", "{\"text\":\"v1\"}\n{\"text\":\"v2\"}\n{\"text\":\"v3\"}\n{\"text\":\"v4\"}\n");
+  dir.write("valid.jsonl",
+            "{\"text\":\"v1\"}\n{\"text\":\"v2\"}\n{\"text\":\"v3\"}\n{\"text\":\"v4\"}\n");
   auto from_dir = open_validation_source(o, tok);
   ASSERT_NE(from_dir, nullptr);
   EXPECT_EQ(from_dir->stats().examples_total, 4);

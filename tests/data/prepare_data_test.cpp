@@ -39,8 +39,12 @@ std::string write_input(const TempDir& dir) {
              std::string(i * 10, 'r') + "\"}\n";
   }
   lines += "not json\n{\"text\": 3}\n{\"other\":\"x\"}\n";
-  lines += "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":\"yo\"}]}\n";
-  lines += "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":\"b\"}]}\n";
+  lines +=
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},{\"role\":\"assistant\",\"content\":"
+      "\"yo\"}]}\n";
+  lines +=
+      "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"assistant\",\"content\":"
+      "\"b\"}]}\n";
   return dir.write("in.jsonl", lines);
 }
 

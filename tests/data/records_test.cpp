@@ -61,7 +61,8 @@ TEST(RecordsTest, ErrorsNameWhereAndWhat) {
 // the JSON reader as a raw std::exception instead of bad input (exit code 2).
 TEST(RecordsTest, NumberBeyondDoubleIsBadInput) {
   try {
-    render_line(R"({"title": "no texu field", "tags": ["a", null,-1e400 02222222222A22222222222e3]})");
+    render_line(
+        R"({"title": "no texu field", "tags": ["a", null,-1e400 02222222222A22222222222e3]})");
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("t.jsonl:1: not valid JSON"), std::string::npos)
@@ -75,10 +76,10 @@ TEST(RecordsTest, Utf8Validation) {
   EXPECT_EQ(find_invalid_utf8("plain ascii text that is long enough"), -1);
   EXPECT_EQ(find_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), -1);
   EXPECT_EQ(find_invalid_utf8("abc\xff"), 3);
-  EXPECT_EQ(find_invalid_utf8("abcdefghij\xc3"), 10);        // truncated
-  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0);                // overlong
-  EXPECT_EQ(find_invalid_utf8("ok\xed\xa0\x80"), 2);          // surrogate
-  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0);        // > U+10FFFF
+  EXPECT_EQ(find_invalid_utf8("abcdefghij\xc3"), 10);   // truncated
+  EXPECT_EQ(find_invalid_utf8("\xc0\xaf"), 0);          // overlong
+  EXPECT_EQ(find_invalid_utf8("ok\xed\xa0\x80"), 2);    // surrogate
+  EXPECT_EQ(find_invalid_utf8("\xf4\x90\x80\x80"), 0);  // > U+10FFFF
   EXPECT_THROW(render_line("{\"text\":\"a\xff\"}"), Error);
 }
 

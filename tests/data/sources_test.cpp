@@ -34,16 +34,14 @@ DataOptions options_for(const std::string& source) {
   return o;
 }
 
-
 TEST(SourcesTest, TextFileWithDelimiterLines) {
   TempDir dir;
   const std::string path = dir.write("stories.txt",
                                      "Once there was a cat.\nIt was happy.\n<|endoftext|>\n"
                                      "  Second story.  \n\n<|endoftext|>\n\n<|endoftext|>\nThird");
   auto source = open_document_source(options_for(path), "train");
-  EXPECT_EQ(all_texts(*source),
-            (std::vector<std::string>{"Once there was a cat.\nIt was happy.", "Second story.",
-                                      "Third"}));
+  EXPECT_EQ(all_texts(*source), (std::vector<std::string>{"Once there was a cat.\nIt was happy.",
+                                                          "Second story.", "Third"}));
   DataOptions custom = options_for(path);
   custom.delimiter = "===";
   dir.write("custom.txt", "a\n===\nb\n");
@@ -126,21 +124,23 @@ TEST(SourcesErrorsTest, MissingFileOrDirectory) {
   EXPECT_NE(error_of([&] { open_document_source(options_for(missing), "train"); }).find(missing),
             std::string::npos);
   const std::string missing_dir = dir.file("nodir/");
-  EXPECT_NE(error_of([&] { open_document_source(options_for(missing_dir), "train"); })
-                .find("does not exist"),
+  EXPECT_NE(error_of([&] {
+              open_document_source(options_for(missing_dir), "train");
+            }).find("does not exist"),
             std::string::npos);
   // A directory without train.jsonl.
-  EXPECT_NE(error_of([&] { open_document_source(options_for(dir.path().string()), "train"); })
-                .find("train.jsonl"),
+  EXPECT_NE(error_of([&] {
+              open_document_source(options_for(dir.path().string()), "train");
+            }).find("train.jsonl"),
             std::string::npos);
 }
 
 TEST(SourcesErrorsTest, EmptyDataset) {
   TempDir dir;
   const std::string path = dir.write("empty.jsonl", "\n  \n");
-  EXPECT_NE(error_of([&] { open_document_source(options_for(path), "train"); })
-                .find("empty dataset"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { open_document_source(options_for(path), "train"); }).find("empty dataset"),
+      std::string::npos);
   const std::string text = dir.write("empty.txt", "<|endoftext|>\n\n");
   EXPECT_THROW(open_document_source(options_for(text), "train"), Error);
 }
@@ -180,14 +180,15 @@ TEST(SourcesErrorsTest, InvalidUtf8NamesFileAndLine) {
   const std::string msg = error_of([&] { all_texts(*source); });
   EXPECT_NE(msg.find(text + ":3: invalid UTF-8"), std::string::npos) << msg;
   const std::string jsonl = dir.write("u.jsonl", "{\"text\":\"a\"}\n{\"text\":\"\xc3\"}\n");
-  const std::string msg2 = error_of([&] { all_texts(*open_document_source(options_for(jsonl), "train")); });
+  const std::string msg2 =
+      error_of([&] { all_texts(*open_document_source(options_for(jsonl), "train")); });
   EXPECT_NE(msg2.find(jsonl + ":2: invalid UTF-8"), std::string::npos) << msg2;
 }
 
 TEST(SourcesErrorsTest, LineOverTheLimitIsNamed) {
   TempDir dir;
-  const std::string path =
-      dir.write("long.jsonl", "{\"text\":\"short\"}\n{\"text\":\"" + std::string(5000, 'x') + "\"}\n");
+  const std::string path = dir.write(
+      "long.jsonl", "{\"text\":\"short\"}\n{\"text\":\"" + std::string(5000, 'x') + "\"}\n");
   DataOptions o = options_for(path);
   o.max_record_bytes = 1000;
   const std::string msg = error_of([&] { open_document_source(o, "train"); });
@@ -220,8 +221,8 @@ TEST(ExampleIndexTest, LinesSpanningScanChunks) {
 // std::bad_alloc.
 TEST(SourcesTest, AnImpossiblyLargeBuiltinCorpusIsBadInput) {
   ByteTokenizer tokenizer;
-  for (const std::string source : {"builtin:stories?docs=99999999999999",
-                                   "builtin:stories?docs=100000000000"}) {
+  for (const std::string source :
+       {"builtin:stories?docs=99999999999999", "builtin:stories?docs=100000000000"}) {
     DataOptions o = options_for(source);
     o.block = 16;
     o.global_batch = 2;

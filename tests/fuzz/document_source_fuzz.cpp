@@ -44,8 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.skip_bad_records = flags & 2;
   options.one_per_line = flags & 4;
   if (flags & 16) options.max_record_bytes = 64;
-  const auto source = fuzz::parse_or_reject(
-      [&] { return training::open_document_source(options, flags & 8 ? "train[10%:90%]" : "train"); });
+  const auto source = fuzz::parse_or_reject([&] {
+    return training::open_document_source(options, flags & 8 ? "train[10%:90%]" : "train");
+  });
   const bool jsonl = !(flags & 1);
   if (source) training::read_every_document(**source, jsonl && options.skip_bad_records);
   return 0;

@@ -59,7 +59,8 @@ class ScratchDir {
   std::string write(const std::string& name, std::initializer_list<std::string_view> parts) const {
     const std::filesystem::path file = path_ / name;
     std::ofstream out(file, std::ios::binary | std::ios::trunc);
-    for (std::string_view part : parts) out.write(part.data(), static_cast<std::streamsize>(part.size()));
+    for (std::string_view part : parts)
+      out.write(part.data(), static_cast<std::streamsize>(part.size()));
     out.close();
     TS_CHECK(out.good()) << "cannot write the fuzz input to " << file;
     return file.string();

@@ -27,7 +27,8 @@ const Tokenizers& gpt2() {
     const char* env = std::getenv("TRAINSCOPE_GPT2_DIR");
     const std::string dir = env && *env ? env : TRAINSCOPE_SOURCE_DIR "/../shared/data/gpt2";
     if (!std::filesystem::exists(std::filesystem::path(dir) / "encoder.json")) {
-      std::fprintf(stderr, "gpt2_encode_fuzz: no GPT-2 vocabulary in %s (set TRAINSCOPE_GPT2_DIR)\n",
+      std::fprintf(stderr,
+                   "gpt2_encode_fuzz: no GPT-2 vocabulary in %s (set TRAINSCOPE_GPT2_DIR)\n",
                    dir.c_str());
       std::exit(1);
     }
@@ -51,7 +52,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = as_text(data, size);
   const Tokenizers& t = gpt2();
   const auto ids = encode_checked(*t.no_cache, text);
-  TS_CHECK(encode_checked(*t.thread_local_cache, text) == ids) << "the thread-local cache changed the ids";
+  TS_CHECK(encode_checked(*t.thread_local_cache, text) == ids)
+      << "the thread-local cache changed the ids";
   TS_CHECK(encode_checked(*t.sharded_cache, text) == ids) << "the sharded cache changed the ids";
   return 0;
 }

@@ -28,7 +28,8 @@ inline std::vector<int32_t> encode_checked(const training::Gpt2Tokenizer& tokeni
 // A text with words, spaces, digits, punctuation, non-ASCII and end-of-text,
 // for tokenizers built from fuzzed vocabularies and merges.
 inline constexpr std::string_view kSampleText =
-    "Hello world! It's 2024, hello   again\n\tl'll lll <|endoftext|>caf\xc3\xa9 \xe2\x82\xac" "5";
+    "Hello world! It's 2024, hello   again\n\tl'll lll <|endoftext|>caf\xc3\xa9 \xe2\x82\xac"
+    "5";
 
 }  // namespace trainscope::fuzz
 

@@ -98,15 +98,15 @@ std::vector<std::string> schema_of(const fs::path& db, const fs::path& golden) {
   RawDb raw(db);
   for (const auto& row : raw.rows("SELECT type, name, tbl_name, sql FROM sqlite_schema "
                                   "ORDER BY type, name")) {
-    const std::string table = row.substr(row.find("tbl_name=") + 9,
-                                         row.find("|sql=") - row.find("tbl_name=") - 9);
+    const std::string table =
+        row.substr(row.find("tbl_name=") + 9, row.find("|sql=") - row.find("tbl_name=") - 9);
     const auto old_columns = columns_of(golden, table);
     if (old_columns.empty()) continue;  // an added table
     std::string kept;
     std::istringstream lines(row);
     for (std::string line; std::getline(lines, line);) {
-      const std::string first = line.substr(line.find_first_not_of(' ') == std::string::npos
-                                                ? 0 : line.find_first_not_of(' '));
+      const std::string first = line.substr(
+          line.find_first_not_of(' ') == std::string::npos ? 0 : line.find_first_not_of(' '));
       const std::string name = first.substr(0, first.find(' '));
       const bool added_column = line.starts_with("  ") && columns_of(db, table).contains(name) &&
                                 !old_columns.contains(name);
@@ -149,7 +149,8 @@ nlohmann::json only_golden_fields(const nlohmann::json& written, const nlohmann:
   }
   if (written.is_array() && golden.is_array() && written.size() == golden.size()) {
     nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < written.size(); ++i) out.push_back(only_golden_fields(written[i], golden[i]));
+    for (size_t i = 0; i < written.size(); ++i)
+      out.push_back(only_golden_fields(written[i], golden[i]));
     return out;
   }
   return written;
@@ -185,8 +186,9 @@ TEST_F(GoldenTest, ANewDatabaseHasTheVersionOneSchemaPlusAddedColumns) {
 // Tables added since version 1 are created in an old database by its first
 // writer, exactly as a new database declares them.
 TEST_F(GoldenTest, AnOldDatabaseGainsTheAddedTablesAsANewOneHasThem) {
-  const std::string added = "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = "
-                            "'machine_limits' ORDER BY type, name";
+  const std::string added =
+      "SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = "
+      "'machine_limits' ORDER BY type, name";
   ASSERT_TRUE(RawDb(kGolden).rows(added).empty()) << "the golden database predates the table";
   results::ResultsDb::open_for_writing("new.db");
   results::ResultsDb::open_for_writing(kGolden);
@@ -270,8 +272,8 @@ TEST_F(GoldenTest, BaselinesAndChecksAreUnchanged) {
   fs::copy_file(kData / "baseline.json", "baseline.json");
   const auto baseline = report::load_baseline("baseline.json");
   report::CheckOptions options;
-  options.ratios = {report::parse_ratio_rule(
-      "step_time:sharded-r2-overlap-b0.001-t1/naive-r1-fused-t1<=100")};
+  options.ratios = {
+      report::parse_ratio_rule("step_time:sharded-r2-overlap-b0.001-t1/naive-r1-fused-t1<=100")};
   EXPECT_EQ(report::check_table_text(report::run_check(&baseline, current, options)),
             read_file(kData / "check.txt"));
 }

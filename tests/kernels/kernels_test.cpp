@@ -162,8 +162,8 @@ TEST(AttentionTest, BackwardMatchesFiniteDifferences) {
     }
     Vec dqkv(B * Tn * ld, 0), ws(attention_workspace_size(Tn, 64));
     attention_backward(dqkv.data(), dqkv.data() + Q, dqkv.data() + Q + KV, ws.data(), r.data(),
-                       att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B, Tn, NH,
-                       NKV, hd, ld);
+                       att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B, Tn, NH, NKV,
+                       hd, ld);
     expect_gradient_matches("dqkv", qkv, dqkv, loss);
   }
 }
@@ -259,8 +259,8 @@ TEST(AdamwTest, MatchesClosedFormFirstSteps) {
   const double g2 = 0.1;
   g = {static_cast<float>(g2), 0.0f};
   const double m2 = 0.9 * 0.1 * 0.3 + 0.1 * g2, v2 = 0.999 * 0.001 * 0.09 + 0.001 * g2 * g2;
-  const double expected = p[0] * (1 - 0.05) -
-                          0.1 * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.999 * 0.999)) + 1e-8);
+  const double expected =
+      p[0] * (1 - 0.05) - 0.1 * (m2 / (1 - 0.81)) / (std::sqrt(v2 / (1 - 0.999 * 0.999)) + 1e-8);
   adamw_update(p.data(), g.data(), m.data(), v.data(), 2, hp, 2);
   EXPECT_NEAR(p[0], expected, 1e-6);
 }

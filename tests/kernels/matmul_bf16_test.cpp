@@ -83,8 +83,7 @@ void expect_bf16_backward_accumulates(int N, int C, int OC) {
   std::vector<uint16_t> xb, wb, gb;
   const Vec x = rounded(NC, 7, xb), w = rounded(OCC, 8, wb), g = rounded(int64_t{N} * OC, 9, gb);
   Vec dx_want(NC, 0.5), dw_want(OCC, -0.25);  // what the gradients held before
-  matmul_backward_reference(dx_want.data(), dw_want.data(), g.data(), x.data(), w.data(), N, C,
-                            OC);
+  matmul_backward_reference(dx_want.data(), dw_want.data(), g.data(), x.data(), w.data(), N, C, OC);
   std::vector<float> dx(NC, 0.5f), dw(OCC, -0.25f);
   matmul_backward_bf16(dx.data(), dw.data(), gb.data(), xb.data(), wb.data(), N, C, OC);
   // fp32 sums: errors of a few fp32 epsilons of the sum of |products| (dinp sums OC of them).

@@ -13,11 +13,10 @@ TEST(StorageTest, BufferCountsActiveAndPeakByCategory) {
     Buffer<float> a(1000, MemoryCategory::kActivations);
     Buffer<float> b(500, MemoryCategory::kGradients);
     const MemorySnapshot during = memory_snapshot();
-    EXPECT_EQ(during[MemoryCategory::kActivations].active -
-                  before[MemoryCategory::kActivations].active,
-              4000);
-    EXPECT_EQ(during[MemoryCategory::kGradients].active -
-                  before[MemoryCategory::kGradients].active,
+    EXPECT_EQ(
+        during[MemoryCategory::kActivations].active - before[MemoryCategory::kActivations].active,
+        4000);
+    EXPECT_EQ(during[MemoryCategory::kGradients].active - before[MemoryCategory::kGradients].active,
               2000);
     EXPECT_EQ(during.total.active - before.total.active, 6000);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(a.data()) % 64, 0u);

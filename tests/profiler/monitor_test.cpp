@@ -294,8 +294,7 @@ TEST(MonitorTest, CsvHasHeaderAndOneRowPerSample) {
   EXPECT_GT(rows, 0u);
   std::filesystem::remove(path);
   const std::string quoted = samples_to_csv({ProcessSample{.command = "a,\"b\""}});
-  EXPECT_EQ(quoted.substr(quoted.find('\n') + 1),
-            "0.000,0,0,other,-1,-1,-1,\"a,\"\"b\"\"\"\n");
+  EXPECT_EQ(quoted.substr(quoted.find('\n') + 1), "0.000,0,0,other,-1,-1,-1,\"a,\"\"b\"\"\"\n");
 }
 
 }  // namespace

@@ -34,9 +34,9 @@ TEST(MpiLeftoversTest, ASessionDirectoryCountsOnlyWhenNamedAfterTheJobsOwnProces
   const std::string orte = "OMPI_MCA_orte_jobfam_session_dir=/tmp/ompi.vm.0/pid.4325/\0"s;
   EXPECT_EQ(session_dir_in_environ(orte, job), "/tmp/ompi.vm.0/pid.4325");
   for (const std::string& bad :
-       {"PMIX_SERVER_TMPDIR=/tmp/ompi.vm.0/pid.99\0"s,      // another job's mpirun
-        "PMIX_SERVER_TMPDIR=/tmp/other/pid.4321\0"s,        // not a session directory
-        "PMIX_SERVER_TMPDIR=ompi.vm.0/pid.4321\0"s,         // relative
+       {"PMIX_SERVER_TMPDIR=/tmp/ompi.vm.0/pid.99\0"s,       // another job's mpirun
+        "PMIX_SERVER_TMPDIR=/tmp/other/pid.4321\0"s,         // not a session directory
+        "PMIX_SERVER_TMPDIR=ompi.vm.0/pid.4321\0"s,          // relative
         "PMIX_SERVER_TMPDIR=/tmp/ompi.vm.0/pid.4321/..\0"s,  // its parent
         "HOME=/root\0"s}) {
     EXPECT_EQ(session_dir_in_environ(bad, job), "") << bad;

@@ -35,12 +35,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:
@@ -215,8 +219,9 @@ TEST(SpawnTest, EnvironmentOverridesWorkingDirectoryAndRedirections) {
   fs::create_directories(dir / "work");
   const ScopedEnv inherited("TS_SPAWN_TEST_KEPT", "kept");
   SpawnOptions options;
-  options.argv = {"sh", "-c", "echo \"$TS_SPAWN_TEST_KEPT $HOME $TS_SPAWN_TEST_NEW\"; pwd; cat; "
-                              "echo to-stderr >&2"};
+  options.argv = {"sh", "-c",
+                  "echo \"$TS_SPAWN_TEST_KEPT $HOME $TS_SPAWN_TEST_NEW\"; pwd; cat; "
+                  "echo to-stderr >&2"};
   options.env = {"HOME=/overridden", "TS_SPAWN_TEST_NEW=new"};
   options.working_dir = dir / "work";
   options.stdin_file = "/dev/null";
@@ -243,7 +248,10 @@ TEST(SpawnTest, ARelativeProgramIsFoundFromHereNotFromTheWorkingDirectory) {
 
 TEST(SpawnTest, ExecFailureIsAnErrorNotAChildExiting127) {
   testing::TempDir dir("spawn");
-  write_file(dir / "garbage", "\x7f" "ELF but not really", kExecutable);
+  write_file(dir / "garbage",
+             "\x7f"
+             "ELF but not really",
+             kExecutable);
   write_file(dir / "bad-interpreter", "#!/nonexistent/interpreter\n", kExecutable);
   const auto exit_code_of_spawning = [](const fs::path& program) {
     try {
@@ -303,11 +311,11 @@ TEST(ChildProcessTest, WaitForWakesWhenTheChildExits) {
 TEST(ChildProcessTest, KillTreeReachesAGrandchildThatLeftTheGroup) {
   testing::TempDir dir("kill-tree");
   const fs::path pid_file = dir / "grandchild.pid";
-  ChildProcess child = spawn_argv(
-      {"sh", "-c",
-       "setsid sh -c 'echo $$ > " + pid_file.string() + ".tmp; mv " + pid_file.string() +
-           ".tmp " + pid_file.string() + "; exec sleep 100' & sleep 100"},
-      true);
+  ChildProcess child =
+      spawn_argv({"sh", "-c",
+                  "setsid sh -c 'echo $$ > " + pid_file.string() + ".tmp; mv " + pid_file.string() +
+                      ".tmp " + pid_file.string() + "; exec sleep 100' & sleep 100"},
+                 true);
   const auto start = Clock::now();
   while (!fs::exists(pid_file) && seconds_since(start) < 10) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -323,8 +331,8 @@ TEST(ChildProcessTest, KillTreeReachesAGrandchildThatLeftTheGroup) {
 TEST(ChildProcessTest, KillTreeUsesSigkillAfterTheGrace) {
   testing::TempDir dir("kill-tree");
   const fs::path ready = dir / "ready";
-  ChildProcess child = spawn_argv(
-      {"sh", "-c", "trap '' TERM; touch " + ready.string() + "; sleep 5 & wait"}, true);
+  ChildProcess child =
+      spawn_argv({"sh", "-c", "trap '' TERM; touch " + ready.string() + "; sleep 5 & wait"}, true);
   for (const auto start = Clock::now(); !fs::exists(ready) && seconds_since(start) < 10;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -358,7 +366,8 @@ Handler current_handler(int sig) {
 }
 
 TEST(SignalGuardTest, RecordsSigintSentWithKillAndRestoresTheOldHandler) {
-  struct sigaction mine {}, previous {};
+  struct sigaction mine {
+  }, previous{};
   mine.sa_handler = count_call;
   sigemptyset(&mine.sa_mask);
   ::sigaction(SIGINT, &mine, &previous);

@@ -108,6 +108,5 @@ TEST(StatsTest, RunningMomentsMergeMatchesTwoPass) {
   EXPECT_EQ(empty.count(), 40);
 }
 
-
 }  // namespace
 }  // namespace trainscope::profiler

@@ -13,8 +13,7 @@ namespace {
 // tight bounds while staying a few milliseconds long.
 void spin_for(double seconds) {
   const int64_t until = trace_clock_ns() + static_cast<int64_t>(seconds * 1e9);
-  while (trace_clock_ns() < until) {
-  }
+  while (trace_clock_ns() < until) {}
 }
 
 TEST(StepTimerTest, PhaseNamesFollowTheEnum) {

@@ -57,8 +57,7 @@ TEST(TraceTest, MergedTraceHasEveryRankShiftedByItsOffset) {
   std::map<int, std::string> process_names;
   std::map<std::pair<int, std::string>, json> complete;
   for (const json& e : j.at("traceEvents")) {
-    if (e["ph"] == "M" && e["name"] == "process_name")
-      process_names[e["pid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "process_name") process_names[e["pid"]] = e["args"]["name"];
     if (e["ph"] == "X") complete[{e["pid"].get<int>(), e["name"].get<std::string>()}] = e;
   }
   EXPECT_EQ(process_names[0], "rank 0 (nodeA)");

@@ -64,7 +64,8 @@ SweepSpec algorithms_sweep() {
   spec.config = {{"allreduce-r2-alg4", {{"mpi_algorithm", 4}}},
                  {"allreduce-r2-ar-shm", {{"allreduce", "shm"}}},
                  {"allreduce-r2-ar-hier", {{"allreduce", "hier"}}}};
-  spec.speed = {{"allreduce-r2-alg4", 1.5}, {"allreduce-r2-ar-shm", 2.0}, {"allreduce-r2-ar-hier", 0.5}};
+  spec.speed = {
+      {"allreduce-r2-alg4", 1.5}, {"allreduce-r2-ar-shm", 2.0}, {"allreduce-r2-ar-hier", 0.5}};
   return spec;
 }
 
@@ -72,7 +73,8 @@ TEST_F(AlgorithmsTest, TheBusbwChartHasOneSeriesPerAlgorithm) {
   const auto chart = busbw_chart(sweeps(algorithms_sweep()));
   ASSERT_TRUE(chart);
   EXPECT_EQ(chart->data.size(), 4u);
-  for (const char* title : {"title 'mpi'", "title 'mpi alg 4 (ring)'", "title 'shm'", "title 'hier'"}) {
+  for (const char* title :
+       {"title 'mpi'", "title 'mpi alg 4 (ring)'", "title 'shm'", "title 'hier'"}) {
     EXPECT_NE(chart->script.find(title), std::string::npos) << title << "\n" << chart->script;
   }
   EXPECT_EQ(chart->script.find("title 'allreduce-r2"), std::string::npos) << chart->script;
@@ -87,7 +89,8 @@ TEST_F(AlgorithmsTest, BusbwAtTheLargestSizeIsComparedWithOpenMpisDefault) {
     EXPECT_EQ(rows[i].size_bytes, 16 << 20) << rows[i].case_name;
     EXPECT_EQ(rows[i].baseline_case, "allreduce-r2") << rows[i].case_name;
     EXPECT_NEAR(rows[i].ratio, speeds[i], 1e-9) << rows[i].case_name;
-    EXPECT_NEAR(rows[i].busbw_gbps, (16 << 20) / ((5.0 + (16 << 20) / 5e3) / speeds[i]) / 1e3, 1e-9);
+    EXPECT_NEAR(rows[i].busbw_gbps, (16 << 20) / ((5.0 + (16 << 20) / 5e3) / speeds[i]) / 1e3,
+                1e-9);
   }
   EXPECT_EQ(rows[1].label, "mpi alg 4 (ring)");
   const std::string md = render_markdown({suite});
@@ -136,7 +139,9 @@ SuiteSpec naive_fused_and(CaseSpec third) {
 }
 
 SuiteSpec zero_suite() {
-  return naive_fused_and({.name = "fused-zero1", .mode = "sharded", .config = {{"zero", 1}},
+  return naive_fused_and({.name = "fused-zero1",
+                          .mode = "sharded",
+                          .config = {{"zero", 1}},
                           .optimizer_state_share = 0.5});
 }
 
@@ -163,7 +168,8 @@ TEST_F(AlgorithmsTest, ZeroOneMemoryPerRankBesideTheSameCaseWithoutIt) {
       << md;
   EXPECT_NE(md.find("| fused-zero1 | mpi, ZeRO-1 | 2 |"), std::string::npos) << md;
   const std::string html = render_html({suite}, std::nullopt).html;
-  EXPECT_NE(html.find("optimizer state per rank = 2.9 MiB (total / N = 2.9 MiB"), std::string::npos);
+  EXPECT_NE(html.find("optimizer state per rank = 2.9 MiB (total / N = 2.9 MiB"),
+            std::string::npos);
 }
 
 // A case whose gradients travelled as bf16 is named so in the comparison
@@ -175,7 +181,9 @@ TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
   spec.repetitions = 1;
   spec.cases = {
       {.name = "fused", .mode = "sharded"},
-      {.name = "fused-bf16", .mode = "sharded", .comm_share = 0.1,
+      {.name = "fused-bf16",
+       .mode = "sharded",
+       .comm_share = 0.1,
        .config = {{"comm_dtype", "bf16"}}},
   };
   const SuiteData suite = train(spec);
@@ -190,9 +198,10 @@ TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
 // The loss finding does not put a bf16-on-the-wire case's difference from
 // one process down to the order of sums alone: its gradients were rounded.
 TEST_F(AlgorithmsTest, TheLossFindingNamesTheBf16RoundingOfTheGradients) {
-  const SuiteSpec spec = naive_fused_and({.name = "fused-comm-bf16", .mode = "sharded",
-                                           .loss_offset = 0.0005,
-                                           .config = {{"comm_dtype", "bf16"}}});
+  const SuiteSpec spec = naive_fused_and({.name = "fused-comm-bf16",
+                                          .mode = "sharded",
+                                          .loss_offset = 0.0005,
+                                          .config = {{"comm_dtype", "bf16"}}});
   bool found = false;
   for (const auto& f : suite_findings(train(spec))) {
     if (f.id != "loss") continue;

@@ -58,13 +58,23 @@ SuiteSpec questions_suite() {
   SuiteSpec s;
   s.name = "questions";
   s.cases = {
-      {.name = "naive", .mode = "naive", .reduction = "none", .world_size = 1, .step_time_s = 0.1,
+      {.name = "naive",
+       .mode = "naive",
+       .reduction = "none",
+       .world_size = 1,
+       .step_time_s = 0.1,
        .comm_share = 0},
       {.name = "duplicated", .mode = "duplicated", .step_time_s = 0.05, .comm_share = 0.2},
-      {.name = "sharded", .mode = "sharded", .step_time_s = 0.05, .comm_share = 0.2,
+      {.name = "sharded",
+       .mode = "sharded",
+       .step_time_s = 0.05,
+       .comm_share = 0.2,
        .loss_offset = 0.002},
-      {.name = "sharded-per-tensor", .mode = "sharded", .reduction = "per-tensor",
-       .step_time_s = 0.06, .comm_share = 0.35},
+      {.name = "sharded-per-tensor",
+       .mode = "sharded",
+       .reduction = "per-tensor",
+       .step_time_s = 0.06,
+       .comm_share = 0.35},
       {.name = "tcp-1", .mode = "sharded", .links = "1", .step_time_s = 0.05, .comm_share = 0.2},
       {.name = "tcp-4", .mode = "sharded", .links = "4", .step_time_s = 0.05, .comm_share = 0.19},
   };
@@ -76,7 +86,8 @@ TEST_F(AnswersTest, EachQuestionIsAnsweredWithTheFiguresOfItsCases) {
   const Finding* data = find(findings, "data");
   ASSERT_TRUE(data);
   // Sharded ranks hold 1/2 of the 8 MB dataset, duplicated ones all of it.
-  EXPECT_NE(data->answer.find("a duplicated rank holds 7.6 MiB"), std::string::npos) << data->answer;
+  EXPECT_NE(data->answer.find("a duplicated rank holds 7.6 MiB"), std::string::npos)
+      << data->answer;
   EXPECT_NE(data->answer.find("a sharded rank 3.8 MiB: 2.0x less per rank"), std::string::npos)
       << data->answer;
   const Finding* loss = find(findings, "loss");
@@ -122,23 +133,48 @@ SuiteSpec machines_suite(double weak_step_s, double strong_step_s) {
   SuiteSpec s;
   s.name = "machines";
   s.cases = {
-      {.name = "one-b4", .mode = "naive", .reduction = "none", .world_size = 1,
-       .step_time_s = 0.1, .comm_share = 0, .batch = 4},
-      {.name = "one-b8", .mode = "naive", .reduction = "none", .world_size = 1,
-       .step_time_s = 0.2, .comm_share = 0, .batch = 8},
-      {.name = "h2-gige-weak", .mode = "sharded", .step_time_s = weak_step_s, .comm_share = 0.2,
-       .hosts = 2, .cores_per_host = 1, .link = "gige", .link_gbps = 1.0, .link_latency_us = 50,
-       .batch = 8, .batch_per_rank = 4},
-      {.name = "h2-gige-strong", .mode = "sharded", .step_time_s = strong_step_s,
-       .comm_share = 0.2, .hosts = 2, .cores_per_host = 1, .link = "gige", .link_gbps = 1.0,
-       .link_latency_us = 50, .batch = 8},
+      {.name = "one-b4",
+       .mode = "naive",
+       .reduction = "none",
+       .world_size = 1,
+       .step_time_s = 0.1,
+       .comm_share = 0,
+       .batch = 4},
+      {.name = "one-b8",
+       .mode = "naive",
+       .reduction = "none",
+       .world_size = 1,
+       .step_time_s = 0.2,
+       .comm_share = 0,
+       .batch = 8},
+      {.name = "h2-gige-weak",
+       .mode = "sharded",
+       .step_time_s = weak_step_s,
+       .comm_share = 0.2,
+       .hosts = 2,
+       .cores_per_host = 1,
+       .link = "gige",
+       .link_gbps = 1.0,
+       .link_latency_us = 50,
+       .batch = 8,
+       .batch_per_rank = 4},
+      {.name = "h2-gige-strong",
+       .mode = "sharded",
+       .step_time_s = strong_step_s,
+       .comm_share = 0.2,
+       .hosts = 2,
+       .cores_per_host = 1,
+       .link = "gige",
+       .link_gbps = 1.0,
+       .link_latency_us = 50,
+       .batch = 8},
   };
   return s;
 }
 
 TEST_F(AnswersTest, PredictionsOfMultiHostCasesComeFromTheirOneMachineCaseAndTheirLink) {
-  const double weak = 0.1 + 0.024 + 2 * 50e-6;         // compute + all-reduce
-  const double strong = 0.2 / 2 + 0.024 + 2 * 50e-6;   // half the global batch each
+  const double weak = 0.1 + 0.024 + 2 * 50e-6;        // compute + all-reduce
+  const double strong = 0.2 / 2 + 0.024 + 2 * 50e-6;  // half the global batch each
   const SuiteData suite = load(machines_suite(weak * 1.1, strong));
   auto p = suite_prediction(suite);
   ASSERT_TRUE(p);
@@ -225,11 +261,11 @@ TEST_F(AnswersTest, TimeSavedIsAgainstTheOneMachineCaseOfTheSameBatch) {
 TEST_F(AnswersTest, TheReportShowsFindingsMachinesAndThePredictionWithItsChart) {
   const SuiteData suite = load(machines_suite(0.13, 0.124));
   const std::string md = render_markdown({suite});
-  for (const char* part : {"### Findings", "What each added machine buys",
-                           "### Prediction: what N hosts would do",
-                           "Predicted speedup over one host, batch per rank fixed",
-                           "Link bandwidth for 90% scaling efficiency",
-                           "Predicted vs measured on the virtual cluster", "| h2-gige-weak | gige |"}) {
+  for (const char* part :
+       {"### Findings", "What each added machine buys", "### Prediction: what N hosts would do",
+        "Predicted speedup over one host, batch per rank fixed",
+        "Link bandwidth for 90% scaling efficiency", "Predicted vs measured on the virtual cluster",
+        "| h2-gige-weak | gige |"}) {
     EXPECT_NE(md.find(part), std::string::npos) << part;
   }
   const std::string html = render_html({suite}, std::nullopt).html;
@@ -241,7 +277,8 @@ TEST_F(AnswersTest, TheReportShowsFindingsMachinesAndThePredictionWithItsChart) 
   for (const auto& d : chart->data) measured = measured || d.name == "measured.dat";
   EXPECT_TRUE(measured);
   bool listed = false;
-  for (const auto& c : suite_charts(suite, compare_cases(suite))) listed = listed || c.id == "prediction";
+  for (const auto& c : suite_charts(suite, compare_cases(suite)))
+    listed = listed || c.id == "prediction";
   EXPECT_TRUE(listed);
 }
 
@@ -251,13 +288,30 @@ TEST_F(AnswersTest, AmdahlIsFittedOnlyWhenComputeGrowsWithTheRanks) {
   SuiteSpec s;
   s.name = "scaling";
   s.cases = {
-      {.name = "r1", .mode = "naive", .world_size = 1, .step_time_s = 0.1, .comm_share = 0,
-       .threads = 16, .cores_online = 16},
-      {.name = "r2", .mode = "sharded", .world_size = 2, .step_time_s = 0.2, .threads = 8,
+      {.name = "r1",
+       .mode = "naive",
+       .world_size = 1,
+       .step_time_s = 0.1,
+       .comm_share = 0,
+       .threads = 16,
        .cores_online = 16},
-      {.name = "r4", .mode = "sharded", .world_size = 4, .step_time_s = 0.4, .threads = 4,
+      {.name = "r2",
+       .mode = "sharded",
+       .world_size = 2,
+       .step_time_s = 0.2,
+       .threads = 8,
        .cores_online = 16},
-      {.name = "r16", .mode = "sharded", .world_size = 16, .step_time_s = 1.6, .threads = 1,
+      {.name = "r4",
+       .mode = "sharded",
+       .world_size = 4,
+       .step_time_s = 0.4,
+       .threads = 4,
+       .cores_online = 16},
+      {.name = "r16",
+       .mode = "sharded",
+       .world_size = 16,
+       .step_time_s = 1.6,
+       .threads = 1,
        .cores_online = 16},
   };
   SuiteData suite = load(s);
@@ -265,8 +319,8 @@ TEST_F(AnswersTest, AmdahlIsFittedOnlyWhenComputeGrowsWithTheRanks) {
   EXPECT_FALSE(fit_amdahl(scaling_points(suite, cmp)));
   EXPECT_NE(amdahl_not_fitted_reason(suite, cmp).find("baseline's 16"), std::string::npos);
   EXPECT_EQ(render_markdown({suite}).find("Amdahl fit"), std::string::npos);
-  EXPECT_NE(same_cores_note(suite, cmp).find("no more cores than the one process of " +
-                                             s.cases[0].name + " uses (16)"),
+  EXPECT_NE(same_cores_note(suite, cmp)
+                .find("no more cores than the one process of " + s.cases[0].name + " uses (16)"),
             std::string::npos)
       << same_cores_note(suite, cmp);
   // One thread per rank on a 16-core host: the ranks bring their cores.

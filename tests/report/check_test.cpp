@@ -197,7 +197,8 @@ TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun
     spec.cases.push_back({.name = c.name,
                           .mode = std::string(training::to_string(c.train.data.data_mode)),
                           .reduction = std::string(comm::reduce_strategy_name(c.train.reduce)),
-                          .world_size = c.ranks, .step_time_s = 0.0006});
+                          .world_size = c.ranks,
+                          .step_time_s = 0.0006});
     // The committed baseline was made with these sizes.
     const CaseRecord* committed = gate.find(c.name);
     ASSERT_NE(committed, nullptr) << c.name;
@@ -288,10 +289,11 @@ TEST_F(CheckTest, ALoadedSideIsAWarningNotARegression) {
   EXPECT_EQ(r.regressions(), 0) << check_table_text(r);
   // The 2-rank cases: 3 others + 2 ranks > 4 cores; naive's one rank fits.
   ASSERT_EQ(r.warnings.size(), 3u) << check_table_text(r);
-  EXPECT_EQ(r.warnings[0], "case per-tensor: the current run was measured on a loaded machine (5 of "
-                           "5 usable repetition(s): node0 at the start: 3 runnable threads of "
-                           "other processes + 2 of the job's > 4 cores); its timings may be the "
-                           "machine's, not the code's");
+  EXPECT_EQ(r.warnings[0],
+            "case per-tensor: the current run was measured on a loaded machine (5 of "
+            "5 usable repetition(s): node0 at the start: 3 runnable threads of "
+            "other processes + 2 of the job's > 4 cores); its timings may be the "
+            "machine's, not the code's");
   EXPECT_NE(check_table_text(r).find("warning: case fused: the current run was measured"),
             std::string::npos);
   EXPECT_NE(check_markdown(r).find("- **Warning**: case overlap:"), std::string::npos);
@@ -462,8 +464,8 @@ TEST_F(CheckTest, CliExitCodesAndMarkdown) {
       << md;
   EXPECT_NE(md.find("| fused | step time median |"), std::string::npos) << md;
 
-  auto regressed = run_trainscope("check --db " + q(slow) + " --baseline " + q(a) +
-                                  " --markdown " + q(dir_ / "slow.md"));
+  auto regressed = run_trainscope("check --db " + q(slow) + " --baseline " + q(a) + " --markdown " +
+                                  q(dir_ / "slow.md"));
   EXPECT_EQ(regressed.exit_code, 1) << regressed.output;
   EXPECT_NE(regressed.output.find("REGRESSION"), std::string::npos);
   EXPECT_NE(read(dir_ / "slow.md").find("**REGRESSION**"), std::string::npos);
@@ -473,9 +475,9 @@ TEST_F(CheckTest, CliExitCodesAndMarkdown) {
   EXPECT_NE(memory.output.find("tracked.activations"), std::string::npos);
 
   // A generous threshold lets the slowdown through; memory is still exact.
-  EXPECT_EQ(run_trainscope("check --db " + q(slow) + " --baseline " + q(a) + " --threshold 80")
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      run_trainscope("check --db " + q(slow) + " --baseline " + q(a) + " --threshold 80").exit_code,
+      0);
 }
 
 TEST_F(CheckTest, CliBaselineFileAndRatioRules) {
@@ -529,9 +531,8 @@ TEST_F(CheckTest, CliBadInputExitsTwoNamingTheCulprit) {
   empty.cases.clear();
   expect_error("check --db " + q(db("e.db", empty)) + " --baseline " + q(a), "has no cases");
 
-  ASSERT_EQ(run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "x.json"))
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "x.json")).exit_code, 0);
   auto j = nlohmann::json::parse(read(dir_ / "x.json"));
   j["schema"] = "trainscope.baseline/7";
   std::ofstream(dir_ / "x.json") << j.dump();
@@ -554,8 +555,8 @@ TEST_F(CheckTest, CliTooFewSamplesExitsTwoUnlessAllowed) {
   EXPECT_NE(blind.output.find("TOO FEW SAMPLES"), std::string::npos) << blind.output;
   EXPECT_NE(blind.output.find("4 timing comparison(s) have too few samples"), std::string::npos)
       << blind.output;
-  auto allowed = run_trainscope("check --db " + q(b) + " --baseline " + q(a) +
-                                " --allow-too-few-samples");
+  auto allowed =
+      run_trainscope("check --db " + q(b) + " --baseline " + q(a) + " --allow-too-few-samples");
   EXPECT_EQ(allowed.exit_code, 0) << allowed.output;
   // A regression found elsewhere is still a regression.
   auto fat = cur;
@@ -572,16 +573,16 @@ TEST_F(CheckTest, CliTheBaselineCarriesTheThreshold) {
   slow_spec.slowdown = 1.5;
   const std::string slow = db("slow.db", slow_spec);
   const std::string file = (dir_ / "base.json").string();
-  auto saved = run_trainscope("check --db " + q(a) + " --save-baseline " + q(file) +
-                              " --threshold 80");
+  auto saved =
+      run_trainscope("check --db " + q(a) + " --save-baseline " + q(file) + " --threshold 80");
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
   EXPECT_NE(saved.output.find("threshold 80%"), std::string::npos) << saved.output;
   EXPECT_EQ(load_baseline(file).threshold_pct, 80.0);
   auto lax = run_trainscope("check --db " + q(slow) + " --baseline " + q(file));
   EXPECT_EQ(lax.exit_code, 0) << lax.output;
   EXPECT_NE(lax.output.find("(threshold 80%, alpha 0.05)"), std::string::npos) << lax.output;
-  auto strict = run_trainscope("check --db " + q(slow) + " --baseline " + q(file) +
-                               " --threshold 10");
+  auto strict =
+      run_trainscope("check --db " + q(slow) + " --baseline " + q(file) + " --threshold 10");
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
   // A database as the baseline has no threshold of its own: the default.
   auto by_db = run_trainscope("check --db " + q(slow) + " --baseline " + q(a));

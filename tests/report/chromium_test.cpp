@@ -51,8 +51,8 @@ TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
     GTEST_SKIP() << "chromium not installed (scripts/install-deps.sh installs it)";
   }
   if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed (scripts/install-deps.sh)";
-  const fs::path dir = fs::temp_directory_path() /
-                       ("trainscope-chromium-test-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainscope-chromium-test-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   auto spec = testing::reductions_suite();

@@ -28,10 +28,13 @@ using testing::SuiteSpec;
 
 // As the finetune suite records its LoRA cases' settings (suites/
 // suite_config.h, training::lora_options_json).
-const nlohmann::json kLora = {
-    {"fine_tune", "lora"},
-    {"lora",
-     {{"rank", 8}, {"alpha", 16.0}, {"dropout", 0.0}, {"layers", 0}, {"targets", {"q_proj", "v_proj"}}}}};
+const nlohmann::json kLora = {{"fine_tune", "lora"},
+                              {"lora",
+                               {{"rank", 8},
+                                {"alpha", 16.0},
+                                {"dropout", 0.0},
+                                {"layers", 0},
+                                {"targets", {"q_proj", "v_proj"}}}}};
 
 // suites/finetune.toml's four cases, without noise: full steps take 100 ms
 // on one rank and 80 on two, LoRA 60 and 40; LoRA trains 1% of the 3M
@@ -43,14 +46,31 @@ SuiteSpec finetune_suite() {
   spec.step_noise = 0;
   spec.steps = 20;
   spec.cases = {
-      {.name = "naive-r1-fused-full", .mode = "naive", .world_size = 1, .step_time_s = 0.10,
-       .comm_share = 0, .trainable_parameters = 3'000'000},
-      {.name = "naive-r1-fused-lora", .mode = "naive", .world_size = 1, .step_time_s = 0.06,
-       .comm_share = 0, .loss_offset = 2, .config = kLora, .trainable_parameters = 30'000},
-      {.name = "sharded-r2-fused-full", .mode = "sharded", .step_time_s = 0.08,
+      {.name = "naive-r1-fused-full",
+       .mode = "naive",
+       .world_size = 1,
+       .step_time_s = 0.10,
+       .comm_share = 0,
        .trainable_parameters = 3'000'000},
-      {.name = "sharded-r2-fused-lora", .mode = "sharded", .step_time_s = 0.04, .comm_share = 0.05,
-       .loss_offset = 2, .config = kLora, .trainable_parameters = 30'000},
+      {.name = "naive-r1-fused-lora",
+       .mode = "naive",
+       .world_size = 1,
+       .step_time_s = 0.06,
+       .comm_share = 0,
+       .loss_offset = 2,
+       .config = kLora,
+       .trainable_parameters = 30'000},
+      {.name = "sharded-r2-fused-full",
+       .mode = "sharded",
+       .step_time_s = 0.08,
+       .trainable_parameters = 3'000'000},
+      {.name = "sharded-r2-fused-lora",
+       .mode = "sharded",
+       .step_time_s = 0.04,
+       .comm_share = 0.05,
+       .loss_offset = 2,
+       .config = kLora,
+       .trainable_parameters = 30'000},
   };
   return spec;
 }
@@ -118,8 +138,9 @@ TEST_F(FineTuneTest, EachCaseHasItsTimeTrafficTrainableShareAndMemory) {
       << md;
   EXPECT_NE(md.find(" | 117.2 KiB | 4.00 | 3.000M | 0.030M | 1.000% |"), std::string::npos) << md;
   const std::string html = render_html({suite}, std::nullopt).html;
-  EXPECT_NE(html.find("<td class=\"name\">LoRA r8, alpha 16, q_proj,v_proj</td><td>2</td><td>40.0</td>"),
-            std::string::npos);
+  EXPECT_NE(
+      html.find("<td class=\"name\">LoRA r8, alpha 16, q_proj,v_proj</td><td>2</td><td>40.0</td>"),
+      std::string::npos);
 }
 
 TEST_F(FineTuneTest, TheSecondRankSavesTimeForFullAndForLora) {
@@ -166,7 +187,8 @@ TEST_F(FineTuneTest, LossCurvesOverlaidAndComparedWithinAFineTune) {
   for (const auto& c : finetune_suite().cases) {
     for (const char* series : {" train'", " validation'"}) {
       EXPECT_NE(chart->script.find("title '" + c.name + series), std::string::npos)
-          << c.name << series << "\n" << chart->script;
+          << c.name << series << "\n"
+          << chart->script;
     }
   }
   bool found = false;

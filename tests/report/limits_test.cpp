@@ -27,13 +27,24 @@ constexpr int kBatch = 4;
 int64_t rows_of(int world_size) { return kBatch / world_size * 32; }
 
 MachineLimit sgemm(int64_t rows, double gflops) {
-  return {.kind = LimitKind::kSgemm, .model = "tiny", .rows = rows, .threads = 1,
-          .value = gflops, .detail = "test shapes", .source = "trainscope suite run",
-          .host = "node0", .measured_at = "2026-01-01T00:00:00.000Z"};
+  return {.kind = LimitKind::kSgemm,
+          .model = "tiny",
+          .rows = rows,
+          .threads = 1,
+          .value = gflops,
+          .detail = "test shapes",
+          .source = "trainscope suite run",
+          .host = "node0",
+          .measured_at = "2026-01-01T00:00:00.000Z"};
 }
 MachineLimit allreduce(const std::string& transport, int ranks, double gbps) {
-  return {.kind = LimitKind::kAllReduce, .transport = transport, .ranks = ranks, .value = gbps,
-          .detail = "test sweep", .source = "trainscope suite run", .host = "node0",
+  return {.kind = LimitKind::kAllReduce,
+          .transport = transport,
+          .ranks = ranks,
+          .value = gbps,
+          .detail = "test sweep",
+          .source = "trainscope suite run",
+          .host = "node0",
           .measured_at = "2026-01-01T00:00:00.000Z"};
 }
 
@@ -42,10 +53,11 @@ SuiteSpec two_cases() {
   s.name = "limits";
   s.repetitions = 3;
   s.batch = kBatch;
-  s.cases = {CaseSpec{.name = "one", .mode = "naive", .world_size = 1, .batch = kBatch,
-                      .flops_per_step = 2e9},
-             CaseSpec{.name = "two", .world_size = 2, .links = "shm", .batch = kBatch,
-                      .flops_per_step = 2e9}};
+  s.cases = {
+      CaseSpec{
+          .name = "one", .mode = "naive", .world_size = 1, .batch = kBatch, .flops_per_step = 2e9},
+      CaseSpec{
+          .name = "two", .world_size = 2, .links = "shm", .batch = kBatch, .flops_per_step = 2e9}};
   return s;
 }
 

@@ -70,7 +70,8 @@ TEST(PredictionTest, OverlapHidesTheAllReduceBehindBackwardUpToItsLastBucket) {
   const double bucket = allreduce_seconds(fast, 2, s.grad_bytes / 8);
   const Prediction hidden = predict(s, fast, 2, true, Scaling::kWeak);
   EXPECT_NEAR(hidden.step_s, s.compute_s() + bucket, 1e-12);  // only the last bucket shows
-  const LinkModel slow{"slow", 0, 0.05 * kGiB};  // ~2.1 s of all-reduce: backward hides 0.4 s at most
+  const LinkModel slow{"slow", 0,
+                       0.05 * kGiB};  // ~2.1 s of all-reduce: backward hides 0.4 s at most
   const Prediction partly = predict(s, slow, 2, true, Scaling::kWeak);
   const double total = allreduce_seconds(slow, 2, s.grad_bytes);
   EXPECT_NEAR(partly.step_s, s.forward_s + s.other_s + s.backward_s / 8 + total, 1e-9);
@@ -93,8 +94,7 @@ TEST(PredictionTest, BandwidthForATargetEfficiency) {
   for (int hosts : {2, 4, 8}) {
     const auto bw = bandwidth_for_efficiency(s, 50e-6, hosts, 0.9, false);
     ASSERT_TRUE(bw.has_value()) << hosts;
-    EXPECT_NEAR(predict(s, {"", 50e-6, *bw}, hosts, false, Scaling::kWeak).efficiency, 0.9,
-                1e-6);
+    EXPECT_NEAR(predict(s, {"", 50e-6, *bw}, hosts, false, Scaling::kWeak).efficiency, 0.9, 1e-6);
     // Analytically: T = compute / 9.
     const double t = s.compute_s() / 9 - 2 * (hosts - 1) * 50e-6;
     EXPECT_NEAR(*bw, 2.0 * (hosts - 1) / hosts * s.grad_bytes / t, *bw * 1e-6);

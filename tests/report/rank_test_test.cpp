@@ -99,13 +99,18 @@ TEST(MannWhitneyTest, MinPValueIsThePOfSeparatedSamples) {
     for (int64_t i = 0; i < n; ++i) b.push_back(static_cast<double>(m + i));
     return std::pair{a, b};
   };
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 1}, {1, 5}, {2, 2}, {3, 3}, {4, 4},
-                      {3, 8}, {5, 6}}) {
+  for (auto [m, n] :
+       {std::pair<int64_t, int64_t>{1, 1}, {1, 5}, {2, 2}, {3, 3}, {4, 4}, {3, 8}, {5, 6}}) {
     auto [a, b] = separated(m, n);
     EXPECT_NEAR(mann_whitney_min_p_value(m, n), brute_force_p(a, b), 1e-12) << m << " vs " << n;
   }
-  for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 40}, {2, 30}, {20, 20}, {30, 30}, {31, 31},
-                      {12, 60}, {100, 100}}) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{1, 40},
+                      {2, 30},
+                      {20, 20},
+                      {30, 30},
+                      {31, 31},
+                      {12, 60},
+                      {100, 100}}) {
     auto [a, b] = separated(m, n);
     const double expected = mann_whitney_u(a, b).p_value;
     EXPECT_NEAR(mann_whitney_min_p_value(m, n), expected, 1e-9 * expected) << m << " vs " << n;

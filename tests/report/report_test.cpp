@@ -185,7 +185,7 @@ TEST_F(ReportTest, GemmKernelsPerCaseAndAFallbackFlagged) {
 }
 
 TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
-  auto spec = reductions_suite();  // naive on 1 rank, the others on 2; one thread each
+  auto spec = reductions_suite();        // naive on 1 rank, the others on 2; one thread each
   spec.load = {3.5, 2.0, 1.0, 4, 3, 4};  // 3 other runnable threads on 4 cores
   const SuiteData suite = load(spec);
   const std::string md = render_markdown({suite});
@@ -220,8 +220,8 @@ TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
   EXPECT_NE(md.find("| case | ranks | reps | tokens/s | speedup | scaling eff. |"),
             std::string::npos)
       << md;
-  for (const char* name : {"| naive (baseline) |", "| per-tensor |", "| fused |", "| overlap |",
-                           "| broken |"}) {
+  for (const char* name :
+       {"| naive (baseline) |", "| per-tensor |", "| fused |", "| overlap |", "| broken |"}) {
     EXPECT_NE(md.find(name), std::string::npos) << name << "\n" << md;
   }
   EXPECT_NE(md.find("rank 1: NaN loss"), std::string::npos);
@@ -246,9 +246,9 @@ TEST_F(ReportTest, AStragglerIsNamedInTheTablesAndTheMarkdown) {
   SuiteSpec spec;
   spec.name = "stragglers";
   spec.repetitions = 3;
-  spec.cases = {{.name = "even", .mode = "sharded", .step_time_s = 0.05},
-                {.name = "slow", .mode = "sharded", .step_time_s = 0.05, .slow_rank = 1,
-                 .slow_by_s = 0.02}};
+  spec.cases = {
+      {.name = "even", .mode = "sharded", .step_time_s = 0.05},
+      {.name = "slow", .mode = "sharded", .step_time_s = 0.05, .slow_rank = 1, .slow_by_s = 0.02}};
   const SuiteData suite = load(spec);
   const std::string md = render_markdown({suite});
   // Rank 1 computes 0.8*50 + 20 ms against rank 0's 40 (with seeded noise):
@@ -395,8 +395,10 @@ TEST_F(ReportTest, AHungGnuplotIsKilledAndItsChartDirectoryRemoved) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (saved_tmpdir) ::setenv("TMPDIR", saved_tmpdir->c_str(), 1);
-  else ::unsetenv("TMPDIR");
+  if (saved_tmpdir)
+    ::setenv("TMPDIR", saved_tmpdir->c_str(), 1);
+  else
+    ::unsetenv("TMPDIR");
 
   EXPECT_NE(error.find("chart 'hung-chart'"), std::string::npos) << error;
   EXPECT_NE(error.find("did not finish within 0.5 s"), std::string::npos) << error;
@@ -418,8 +420,10 @@ class ScopedTmpdirEnv {
     ::setenv("TMPDIR", dir.c_str(), 1);
   }
   ~ScopedTmpdirEnv() {
-    if (old_) ::setenv("TMPDIR", old_->c_str(), 1);
-    else ::unsetenv("TMPDIR");
+    if (old_)
+      ::setenv("TMPDIR", old_->c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
   }
   ScopedTmpdirEnv(const ScopedTmpdirEnv&) = delete;
   ScopedTmpdirEnv& operator=(const ScopedTmpdirEnv&) = delete;
@@ -471,8 +475,8 @@ TEST_F(ReportTest, ASignalWhileGnuplotRunsLeavesNoTemporariesAndNoGnuplot) {
   for (const int sig : {SIGINT, SIGTERM}) {
     fs::remove(dir_ / "gnuplot.pid");
     SpawnOptions spawn;
-    spawn.argv = {testing::trainscope_binary(), "report", "--db", (dir_ / "r.db").string(),
-                  "--out", (dir_ / "r.html").string()};
+    spawn.argv = {testing::trainscope_binary(), "report", "--db",
+                  (dir_ / "r.db").string(),     "--out",  (dir_ / "r.html").string()};
     spawn.env = {"TMPDIR=" + (dir_ / "tmp").string(), "TRAINSCOPE_GNUPLOT=" + fake.string()};
     spawn.stdout_file = dir_ / "out";
     spawn.stderr_file = dir_ / "err";

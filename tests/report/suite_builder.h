@@ -30,26 +30,26 @@ struct CaseSpec {
   std::optional<double> bucket_mb;
   int world_size = 2;
   std::string links = "lo";
-  double step_time_s = 0.05;   // per-step time before noise
-  double comm_share = 0.2;     // of the step
-  std::string fail_reason;     // non-empty: every repetition fails
-  bool skip = false;           // recorded as skipped
+  double step_time_s = 0.05;  // per-step time before noise
+  double comm_share = 0.2;    // of the step
+  std::string fail_reason;    // non-empty: every repetition fails
+  bool skip = false;          // recorded as skipped
   std::vector<results::AllReduceRow> allreduce;
-  int slow_rank = -1;          // this rank computes slow_by_s longer every step,
-  double slow_by_s = 0;        //   and the others wait that much longer
+  int slow_rank = -1;    // this rank computes slow_by_s longer every step,
+  double slow_by_s = 0;  //   and the others wait that much longer
   // Where and how it ran (0 / empty: the suite's defaults, as before these
   // were recorded).
-  int threads = 1;             // per rank
-  int cores_online = 0;        // the ranks' hosts' cores (load_start.cores)
+  int threads = 1;       // per rank
+  int cores_online = 0;  // the ranks' hosts' cores (load_start.cores)
   int hosts = 1;
   int cores_per_host = 0;
   std::string link;
   std::optional<double> link_gbps;
   std::optional<double> link_latency_us;
-  int batch = 0;               // global batch; 0: the suite's, tokens as before
-  int batch_per_rank = 0;      // recorded in the config (weak scaling)
-  int calls = 0;               // collective calls a step; 0: 20 per-tensor, else 2
-  double loss_offset = 0;      // added to this case's losses
+  int batch = 0;           // global batch; 0: the suite's, tokens as before
+  int batch_per_rank = 0;  // recorded in the config (weak scaling)
+  int calls = 0;           // collective calls a step; 0: 20 per-tensor, else 2
+  double loss_offset = 0;  // added to this case's losses
   std::string model = "tiny";
   nlohmann::json config = nlohmann::json::object();  // more of the case's config (allreduce, zero)
   double optimizer_state_share = 1.0;  // of the whole optimizer state each rank holds (ZeRO-1: 1/N)
@@ -59,7 +59,7 @@ struct CaseSpec {
   // 4 bytes a trainable one (counted on one rank too; LoRA: few of them).
   int64_t trainable_parameters = 0;
   nlohmann::json options = nlohmann::json::object();  // more of the summary's options (fine_tune)
-  double flops_per_step = 0;   // the summary's model FLOPs per step; 0: not recorded
+  double flops_per_step = 0;  // the summary's model FLOPs per step; 0: not recorded
 };
 
 struct SuiteSpec {
@@ -67,7 +67,7 @@ struct SuiteSpec {
   std::vector<CaseSpec> cases;
   int repetitions = 5;
   int steps = 20;
-  int warmup_steps = 1;         // slower steps, left out of the measured ones
+  int warmup_steps = 1;  // slower steps, left out of the measured ones
   unsigned seed = 1;
   // Noise: each step's time is multiplied by 1 + N(0, step_noise), and by
   // 2..15 for a share outlier_rate of steps (preempted ones); each run's by
@@ -75,15 +75,15 @@ struct SuiteSpec {
   double step_noise = 0.03;
   double outlier_rate = 0;
   double run_noise = 0;
-  double slowdown = 1.0;        // multiplies every step time
-  double memory_factor = 1.0;   // multiplies tracked activations
-  double loss_offset = 0.0;     // added to every loss
-  int batch = 4;                // goes into the case config
+  double slowdown = 1.0;       // multiplies every step time
+  double memory_factor = 1.0;  // multiplies tracked activations
+  double loss_offset = 0.0;    // added to every loss
+  int batch = 4;               // goes into the case config
   bool with_poller = true;
   // Every rank's host load at start and end; unknown (as before it was
   // recorded) unless set.
   profiler::HostLoad load;
-  std::string blas_core;  // the OpenBLAS core every rank ran; empty: not recorded
+  std::string blas_core;               // the OpenBLAS core every rank ran; empty: not recorded
   std::string cpu_model = "Test CPU";  // the machine it was measured on
   std::vector<results::MachineLimit> limits;  // stored with the suite, as the runner does
 };
@@ -101,13 +101,17 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
   const double run_factor =
       suite.run_noise > 0 ? 1.0 + std::normal_distribution<double>(0.0, suite.run_noise)(rng) : 1.0;
   auto outlier = [&] {
-    return suite.outlier_rate > 0 && uniform(rng) < suite.outlier_rate ? 2 + 13 * uniform(rng) : 1.0;
+    return suite.outlier_rate > 0 && uniform(rng) < suite.outlier_rate ? 2 + 13 * uniform(rng)
+                                                                       : 1.0;
   };
   results::RunSummary s;
   s.trainscope_version = "0.1.0";
   s.git_revision = "testrev";
   s.model = {{"preset", "tiny"}, {"n_layer", 2}};
-  s.options = {{"batch", suite.batch}, {"block", 32}, {"steps", suite.steps}, {"seed", 1},
+  s.options = {{"batch", suite.batch},
+               {"block", 32},
+               {"steps", suite.steps},
+               {"seed", 1},
                {"warmup_steps", suite.warmup_steps}};  // the slow steps below
   s.options.update(c.options);
   s.world_size = c.world_size;
@@ -166,7 +170,8 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
     if (trainable > 0) {
       m[MemoryCategory::kParameters] = 4 * params;
       m[MemoryCategory::kGradients] = 4 * trainable;
-      m[MemoryCategory::kOptimizerState] = static_cast<int64_t>(8 * trainable * c.optimizer_state_share);
+      m[MemoryCategory::kOptimizerState] =
+          static_cast<int64_t>(8 * trainable * c.optimizer_state_share);
     }
     m[MemoryCategory::kActivations] = static_cast<int64_t>(5'000'000 * suite.memory_factor);
     m[MemoryCategory::kData] = c.mode == "sharded" ? dataset / c.world_size : dataset;
@@ -182,9 +187,13 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
                0.5 * rr.phases[profiler::Phase::kComm].mean * suite.steps};
     rr.load_start = rr.load_end = suite.load;
     if (!suite.blas_core.empty()) {
-      rr.kernels = {.blas_library = "OpenBLAS 0.3.21", .blas_core = suite.blas_core,
-                    .blas_choice = "detected", .blas_best = "Cooperlake",
-                    .cpu_isa = "AVX-512 + AVX512-BF16", .omp_threads = 1, .blas_threads = 1};
+      rr.kernels = {.blas_library = "OpenBLAS 0.3.21",
+                    .blas_core = suite.blas_core,
+                    .blas_choice = "detected",
+                    .blas_best = "Cooperlake",
+                    .cpu_isa = "AVX-512 + AVX512-BF16",
+                    .omp_threads = 1,
+                    .blas_threads = 1};
     }
     if (c.cores_online > 0) rr.load_start.cores = c.cores_online;
     rr.data.bytes_held = m[MemoryCategory::kData];
@@ -211,8 +220,11 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
     for (const auto& c : suite.cases) {
       results::RunCase rc;
       rc.case_name = c.name;
-      rc.config = {{"model", c.model}, {"batch", c.batch > 0 ? c.batch : suite.batch},
-                   {"steps", suite.steps}, {"mode", c.mode}, {"reduce", c.reduction}};
+      rc.config = {{"model", c.model},
+                   {"batch", c.batch > 0 ? c.batch : suite.batch},
+                   {"steps", suite.steps},
+                   {"mode", c.mode},
+                   {"reduce", c.reduction}};
       if (c.batch_per_rank > 0) rc.config["batch_per_rank"] = c.batch_per_rank;
       rc.config.update(c.config);
       rc.threads = c.threads;
@@ -242,8 +254,8 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
         using profiler::ProcessRole;
         std::vector<profiler::ProcessSample> samples;
         for (int i = 0; i < 10; ++i) {
-          samples.push_back({0.2 * i, 900, 1, ProcessRole::kLauncher, -1, 20'000'000, 15'000'000,
-                             "mpirun"});
+          samples.push_back(
+              {0.2 * i, 900, 1, ProcessRole::kLauncher, -1, 20'000'000, 15'000'000, "mpirun"});
           for (int r = 0; r < c.world_size; ++r) {
             const int64_t rss = summary.ranks[r].vm_hwm * (i + 1) / 10;
             samples.push_back({0.2 * i + 0.01, 1000 + r, 900, ProcessRole::kRank, r, rss,
@@ -320,7 +332,8 @@ inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& s
       results::RunCase rc;
       rc.case_name = name;
       rc.config = {{"kind", "allreduce"}, {"iters", spec.iters}};
-      if (const auto c = spec.config.find(name); c != spec.config.end()) rc.config.update(c->second);
+      if (const auto c = spec.config.find(name); c != spec.config.end())
+        rc.config.update(c->second);
       rc.mode = "allreduce";  // as the runner records sweeps
       rc.world_size = 2;
       rc.repetition = rep;
@@ -337,12 +350,22 @@ inline SuiteSpec reductions_suite() {
   SuiteSpec s;
   s.name = "reductions";
   s.cases = {
-      {.name = "naive", .mode = "naive", .reduction = "none", .world_size = 1,
-       .step_time_s = 0.08, .comm_share = 0.0},
+      {.name = "naive",
+       .mode = "naive",
+       .reduction = "none",
+       .world_size = 1,
+       .step_time_s = 0.08,
+       .comm_share = 0.0},
       {.name = "per-tensor", .reduction = "per-tensor", .step_time_s = 0.06, .comm_share = 0.35},
-      {.name = "fused", .reduction = "fused", .bucket_mb = 1.0, .step_time_s = 0.05,
+      {.name = "fused",
+       .reduction = "fused",
+       .bucket_mb = 1.0,
+       .step_time_s = 0.05,
        .comm_share = 0.2},
-      {.name = "overlap", .reduction = "overlap", .bucket_mb = 4.0, .step_time_s = 0.045,
+      {.name = "overlap",
+       .reduction = "overlap",
+       .bucket_mb = 4.0,
+       .step_time_s = 0.045,
        .comm_share = 0.1},
   };
   return s;

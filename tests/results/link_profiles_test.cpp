@@ -44,8 +44,8 @@ TEST(LinkProfiles, TheClusterScriptShapesEveryProfileAtItsRate) {
   const std::string script = text.str();
   const std::regex profile_line(R"(\n\s+([a-z0-9.-]+)\) echo )");
   int lines = 0;
-  for (std::sregex_iterator it(script.begin(), script.end(), profile_line), end;
-       it != end; ++it, ++lines) {
+  for (std::sregex_iterator it(script.begin(), script.end(), profile_line), end; it != end;
+       ++it, ++lines) {
     EXPECT_NE(find_link_profile((*it)[1].str()), nullptr) << (*it)[1].str();
   }
   EXPECT_EQ(lines, static_cast<int>(kLinkProfiles.size()));

@@ -32,9 +32,7 @@ class RecordsTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void write(const fs::path& path, const std::string& text) {
-    std::ofstream(path) << text;
-  }
+  void write(const fs::path& path, const std::string& text) { std::ofstream(path) << text; }
 
   // Loads `j` from a file and returns the error message (empty if none).
   std::string load_error(const json& j) {
@@ -324,7 +322,8 @@ TEST_F(RecordsTest, RankStatusRoundTripAndStrictReading) {
 }
 
 TEST(RunStatusTest, NamesRoundTrip) {
-  for (RunStatus s : {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kSkipped}) {
+  for (RunStatus s :
+       {RunStatus::kRunning, RunStatus::kOk, RunStatus::kFailed, RunStatus::kSkipped}) {
     EXPECT_EQ(parse_run_status(to_string(s)), s);
   }
   EXPECT_EQ(parse_run_status("OK"), std::nullopt);

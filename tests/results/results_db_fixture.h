@@ -86,9 +86,8 @@ class ResultsDbTest : public ::testing::Test {
   // Count of rows in `table` for `run_id`, through a separate connection.
   int64_t count_rows(const std::string& table, int64_t run_id) {
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
-    return raw.query_int("SELECT count(*) FROM " + table + " WHERE run_id = " +
-                             std::to_string(run_id),
-                         "counting");
+    return raw.query_int(
+        "SELECT count(*) FROM " + table + " WHERE run_id = " + std::to_string(run_id), "counting");
   }
 
   fs::path dir_;

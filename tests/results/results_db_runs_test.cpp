@@ -114,9 +114,10 @@ TEST_F(ResultsDbTest, FailureMidFinishRunRollsBack) {
   // The last insert (validation losses) failing rolls back everything too.
   {
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
-    raw.exec("CREATE TRIGGER main.fail_val BEFORE INSERT ON val_losses "
-             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
-             "trigger");
+    raw.exec(
+        "CREATE TRIGGER main.fail_val BEFORE INSERT ON val_losses "
+        "BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+        "trigger");
   }
   RunSummary fine = sample_summary(2, 5, 3);
   message = db_error_of([&] { db.finish_run(run_id, RunStatus::kOk, 0, "", &fine); });
@@ -231,7 +232,10 @@ TEST_F(ResultsDbTest, AResetSchemaVersionIsNotCalledEmpty) {
   }
   for (bool writing : {false, true}) {
     const std::string message = db_error_of([&] {
-      if (writing) ResultsDb::open_for_writing(path_); else ResultsDb::open_for_reading(path_);
+      if (writing)
+        ResultsDb::open_for_writing(path_);
+      else
+        ResultsDb::open_for_reading(path_);
     });
     EXPECT_CONTAINS(message, path_.string());
     EXPECT_CONTAINS(message, "schema version");

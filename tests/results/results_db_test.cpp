@@ -17,7 +17,8 @@ TEST_F(ResultsDbTest, NewDatabaseHasCurrentSchema) {
   for (const char* table : {"suites", "runs", "rank_results", "rank_phase_stats", "steps",
                             "val_losses", "poller_samples", "allreduce_rows", "machine_limits"}) {
     EXPECT_EQ(raw.query_int(std::string("SELECT count(*) FROM sqlite_schema WHERE type = "
-                                        "'table' AND name = '") + table + "'",
+                                        "'table' AND name = '") +
+                                table + "'",
                             "table"),
               1)
         << table;
@@ -65,14 +66,15 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
   }
   {  // As an older trainscope would have made it: without these columns.
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
-    raw.exec("ALTER TABLE allreduce_rows DROP COLUMN algbw_gbps; "
-             "ALTER TABLE allreduce_rows DROP COLUMN call_time_us; "
-             "ALTER TABLE rank_results DROP COLUMN data_tokens_held; "
-             "ALTER TABLE rank_results DROP COLUMN load_end_other_runnable; "
-             "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m; "
-             "ALTER TABLE allreduce_rows DROP COLUMN algorithm; "
-             "ALTER TABLE allreduce_rows DROP COLUMN mpi_algorithm",
-             "dropping columns");
+    raw.exec(
+        "ALTER TABLE allreduce_rows DROP COLUMN algbw_gbps; "
+        "ALTER TABLE allreduce_rows DROP COLUMN call_time_us; "
+        "ALTER TABLE rank_results DROP COLUMN data_tokens_held; "
+        "ALTER TABLE rank_results DROP COLUMN load_end_other_runnable; "
+        "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m; "
+        "ALTER TABLE allreduce_rows DROP COLUMN algorithm; "
+        "ALTER TABLE allreduce_rows DROP COLUMN mpi_algorithm",
+        "dropping columns");
   }
   {
     ResultsDb db = ResultsDb::open_for_reading(path_);
@@ -127,9 +129,10 @@ TEST_F(ResultsDbTest, ParameterCountsAreColumnsOfTheRun) {
   }
   {  // As trainscope wrote it before the counts were recorded.
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
-    raw.exec("ALTER TABLE runs DROP COLUMN parameters; "
-             "ALTER TABLE runs DROP COLUMN trainable_parameters",
-             "dropping columns");
+    raw.exec(
+        "ALTER TABLE runs DROP COLUMN parameters; "
+        "ALTER TABLE runs DROP COLUMN trainable_parameters",
+        "dropping columns");
   }
   {
     ResultsDb db = ResultsDb::open_for_reading(path_);
@@ -141,24 +144,39 @@ TEST_F(ResultsDbTest, ParameterCountsAreColumnsOfTheRun) {
   db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
   EXPECT_EQ(db.run_summary(run_id), summary);
   sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
-  EXPECT_EQ(raw.query_text("SELECT parameters || '/' || trainable_parameters FROM runs WHERE id = " +
-                               std::to_string(run_id),
-                           "the counts"),
-            "28388096/32768");
+  EXPECT_EQ(
+      raw.query_text("SELECT parameters || '/' || trainable_parameters FROM runs WHERE id = " +
+                         std::to_string(run_id),
+                     "the counts"),
+      "28388096/32768");
 }
 
 // The machine's limits: a suite's and the doctor's (no suite) apart, latest
 // first, every field back as stored.
 TEST_F(ResultsDbTest, MachineLimitsRoundTrip) {
-  const MachineLimit sgemm{.kind = LimitKind::kSgemm, .model = "tiny", .rows = 62, .threads = 2,
-                           .value = 12.5, .detail = "OpenBLAS 0.3.21 Zen: 2 x (62x32->96)",
-                           .source = std::string(kLimitsBySuiteRun), .host = "h",
+  const MachineLimit sgemm{.kind = LimitKind::kSgemm,
+                           .model = "tiny",
+                           .rows = 62,
+                           .threads = 2,
+                           .value = 12.5,
+                           .detail = "OpenBLAS 0.3.21 Zen: 2 x (62x32->96)",
+                           .source = std::string(kLimitsBySuiteRun),
+                           .host = "h",
                            .measured_at = "2026-01-01T00:00:01.000Z"};
-  MachineLimit busbw{.kind = LimitKind::kAllReduce, .transport = "shm", .ranks = 2, .value = 3.25,
-                     .detail = "sweep", .source = std::string(kLimitsBySuiteRun), .host = "h",
+  MachineLimit busbw{.kind = LimitKind::kAllReduce,
+                     .transport = "shm",
+                     .ranks = 2,
+                     .value = 3.25,
+                     .detail = "sweep",
+                     .source = std::string(kLimitsBySuiteRun),
+                     .host = "h",
                      .measured_at = "2026-01-01T00:00:02.000Z"};
-  MachineLimit doctor{.kind = LimitKind::kMemcpy, .threads = 1, .value = 9.5, .detail = "memcpy",
-                      .source = std::string(kLimitsByDoctor), .host = "h",
+  MachineLimit doctor{.kind = LimitKind::kMemcpy,
+                      .threads = 1,
+                      .value = 9.5,
+                      .detail = "memcpy",
+                      .source = std::string(kLimitsByDoctor),
+                      .host = "h",
                       .measured_at = "2026-01-01T00:00:03.000Z"};
   ResultsDb db = ResultsDb::open_for_writing(path_);
   const int64_t suite_id = db.begin_suite(suite_info("limits"));
@@ -168,7 +186,8 @@ TEST_F(ResultsDbTest, MachineLimitsRoundTrip) {
   EXPECT_EQ(db.machine_limits(suite_id), (std::vector{busbw, sgemm}));
   EXPECT_EQ(db.machine_limits(std::nullopt), std::vector{doctor});
   EXPECT_TRUE(db.machine_limits(other).empty());
-  EXPECT_CONTAINS(db_error_of([&] { db.add_machine_limits(999, std::vector{sgemm}); }), "no suite 999");
+  EXPECT_CONTAINS(db_error_of([&] { db.add_machine_limits(999, std::vector{sgemm}); }),
+                  "no suite 999");
   ResultsDb reader = ResultsDb::open_for_reading(path_);
   EXPECT_EQ(reader.machine_limits(suite_id), (std::vector{busbw, sgemm}));
 }
@@ -244,7 +263,8 @@ TEST_F(ResultsDbTest, GarbageFileIsRefusedAndLeftAlone) {
   std::string message = db_error_of([&] { ResultsDb::open_for_writing(path_); });
   EXPECT_CONTAINS(message, path_.string());
   EXPECT_CONTAINS(message, "not a SQLite database");
-  EXPECT_CONTAINS(db_error_of([&] { ResultsDb::open_for_reading(path_); }), "not a SQLite database");
+  EXPECT_CONTAINS(db_error_of([&] { ResultsDb::open_for_reading(path_); }),
+                  "not a SQLite database");
   std::ifstream in(path_);
   std::string after((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(after, garbage);

@@ -19,7 +19,7 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
   s.trainscope_version = "0.1.0";
   s.git_revision = "abc123def456";
   s.model = {{"n_layer", 2}, {"n_embd", 64 + seed}, {"vocab", 256}};
-  s.options = {{"batch", 4}, {"block", 32}, {"steps", steps}, {"lr", 3e-4},
+  s.options = {{"batch", 4},           {"block", 32},       {"steps", steps}, {"lr", 3e-4},
                {"reduce", "bucketed"}, {"bucket_mb", 25.0}, {"seed", seed}};
   s.world_size = world_size;
   s.threads_per_rank = 2;
@@ -52,8 +52,9 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
     rr.pid = 4000 + r;
     rr.tokens_per_s = 2500.5 + r;
     rr.step_time = sample_stats(0.05 + 0.001 * r);
-    rr.phases = {sample_stats(0.001), sample_stats(0.02), sample_stats(0.025),
-                 sample_stats(0.003 + r * 1e-4), sample_stats(0.002), sample_stats(0.0004),
+    rr.phases = {sample_stats(0.001), sample_stats(0.02),
+                 sample_stats(0.025), sample_stats(0.003 + r * 1e-4),
+                 sample_stats(0.002), sample_stats(0.0004),
                  sample_stats(0.0001)};
     rr.tracked_peak_total = 9000000 + r;
     rr.tracked_peak_by_category = {100 + r, 200, 300, 400, 500, 600, 700, 800};
@@ -68,8 +69,8 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
   }
   if (world_size > 1) {
     for (int r = 0; r < world_size; ++r) {
-      s.transport_per_rank.push_back({{"OMPI_MCA_btl", "self,tcp"},
-                                      {"iface", "eth" + std::to_string(r)}});
+      s.transport_per_rank.push_back(
+          {{"OMPI_MCA_btl", "self,tcp"}, {"iface", "eth" + std::to_string(r)}});
     }
   }
   for (int k = 0; k < steps; k += 5) s.val.push_back({k, 5.6 - 0.01 * k});
@@ -78,17 +79,30 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
 }
 
 inline AllReduceRow sample_allreduce_row(int64_t size_bytes) {
-  return AllReduceRow{"tcp", "lo", 2, size_bytes, size_bytes / 4, "float32", "sum",
-                      12.5 + size_bytes * 1e-3, size_bytes / 12.5e3, size_bytes / 12.5e3, 0,
+  return AllReduceRow{"tcp",
+                      "lo",
+                      2,
+                      size_bytes,
+                      size_bytes / 4,
+                      "float32",
+                      "sum",
+                      12.5 + size_bytes * 1e-3,
+                      size_bytes / 12.5e3,
+                      size_bytes / 12.5e3,
+                      0,
                       {12.0, 13.5 + size_bytes * 1e-3, 12.25}};
 }
 
 inline profiler::ProcessSample sample_poller(int i) {
   using profiler::ProcessRole;
-  return profiler::ProcessSample{0.1 * i, 100 + i % 3, 99,
+  return profiler::ProcessSample{0.1 * i,
+                                 100 + i % 3,
+                                 99,
                                  i % 3 == 0 ? ProcessRole::kLauncher : ProcessRole::kRank,
-                                 i % 3 == 0 ? -1 : i % 3 - 1, 1000000LL * (i + 1),
-                                 i % 4 == 0 ? kUnknown : 900000LL * (i + 1), "trainscope train"};
+                                 i % 3 == 0 ? -1 : i % 3 - 1,
+                                 1000000LL * (i + 1),
+                                 i % 4 == 0 ? kUnknown : 900000LL * (i + 1),
+                                 "trainscope train"};
 }
 
 }  // namespace trainscope::results::testing

@@ -144,9 +144,11 @@ TEST(AllReduceBench, Bf16OnTheWireUnderMpirun) {
 TEST(AllReduceBench, SharedMemoryAlgorithmsVerifyUnderMpirun) {
   for (const std::string algorithm : {"shm", "hier"}) {
     Sweep sweep;
-    ASSERT_NO_FATAL_FAILURE(run_two_rank_sweep(
-        "--allreduce " + algorithm + " --min-bytes 4 --max-bytes 1048580 --factor 4 --iters 3 "
-        "--warmup 1", &sweep));
+    ASSERT_NO_FATAL_FAILURE(
+        run_two_rank_sweep("--allreduce " + algorithm +
+                               " --min-bytes 4 --max-bytes 1048580 --factor 4 --iters 3 "
+                               "--warmup 1",
+                           &sweep));
     ASSERT_EQ(sweep.rows.size(), 10u) << algorithm;  // 4 B .. 1 MiB in x4 steps
     for (const auto& r : sweep.rows) {
       EXPECT_EQ(r.wrong, 0) << algorithm << " " << r.size_bytes;
@@ -167,12 +169,13 @@ TEST(AllReduceBench, AWindowLargerThanDevShmIsAClearError) {
   const double room = static_cast<double>(fs.f_bavail) * static_cast<double>(fs.f_frsize);
   const double max_bytes = 16.0 * (1ll << 30);  // allreduce-bench's limit
   if (2 * max_bytes <= room) GTEST_SKIP() << "/dev/shm holds two 16 GiB windows here";
-  const std::string cmd = std::string(kTwoRankBench) +
-                          "--allreduce shm --min-bytes 16G --max-bytes 16G 2>&1";
+  const std::string cmd =
+      std::string(kTwoRankBench) + "--allreduce shm --min-bytes 16G --max-bytes 16G 2>&1";
   const testing::CommandResult r = testing::run_shell(cmd);
   EXPECT_NE(r.exit_code, 0) << r.output;
-  const std::string message = "--allreduce shm: the shared window needs 32.00 GiB in /dev/shm "
-                              "for the 2 ranks";
+  const std::string message =
+      "--allreduce shm: the shared window needs 32.00 GiB in /dev/shm "
+      "for the 2 ranks";
   const std::size_t at = r.output.find(message);
   EXPECT_NE(at, std::string::npos) << r.output;
   // Every rank refused alike: printed once, by rank 0.
@@ -189,9 +192,10 @@ TEST(AllReduceBench, OneProcessShmDoesNotNeedRoomInDevShm) {
     GTEST_SKIP() << "no mount namespace here (unshare -m needs CAP_SYS_ADMIN)";
   }
   const testing::CommandResult r = testing::run_shell(
-      tiny_shm + "exec " TRAINSCOPE_BINARY_DIR "/trainscope allreduce-bench --comm local "
-      "--allreduce shm --min-bytes 4194304 --max-bytes 4194304 --iters 1 --warmup 0 "
-      "--no-copy-probe' 2>&1");
+      tiny_shm + "exec " TRAINSCOPE_BINARY_DIR
+                 "/trainscope allreduce-bench --comm local "
+                 "--allreduce shm --min-bytes 4194304 --max-bytes 4194304 --iters 1 --warmup 0 "
+                 "--no-copy-probe' 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_EQ(r.output.find("/dev/shm"), std::string::npos) << r.output;
 }

@@ -79,8 +79,7 @@ TEST_F(DiagnosisTest, ASlowRankIsNamedInTheReportAndEvenRanksAreNot) {
                             "extra_args = [\"--inject-delay\", \"1:50\"]\n");
   ASSERT_EQ(r.exit_code(), 0) << r.runs[0].row.error << r.runs[1].row.error;
   auto db = results::ResultsDb::open_for_reading(options_.db_path);
-  const std::string md =
-      report::render_markdown({report::load_suite(db, *db.latest_suite_id())});
+  const std::string md = report::render_markdown({report::load_suite(db, *db.latest_suite_id())});
   EXPECT_NE(rank_row(md, "slow", 1).find("rank 1 computes"), std::string::npos) << md;
   for (const auto& [name, rank] :
        std::vector<std::pair<std::string, int>>{{"slow", 0}, {"even", 0}, {"even", 1}}) {
@@ -107,7 +106,8 @@ TEST_F(DiagnosisTest, AStalledJobEndsItselfNamingTheRankThatDidNotArrive) {
                             "steps = 4\n[[case]]\nname = \"hung\"\ntimeout_s = 30\n"
                             "extra_args = [\"--inject-delay\", \"1:60000\", \"--stall-timeout\", "
                             "\"1\"]\n");
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_EQ(r.runs.size(), 1u);
   const std::string& error = r.runs[0].row.error;
   EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
@@ -182,7 +182,8 @@ TEST_F(DiagnosisTest, ACaseKilledAtItsTimeoutLeavesNoSegmentsOrSessionDirectory)
   const fs::path pid_file = dir_ / "mpirun.pid";
   const std::string wrapper = dir_.write(
       "mpirun.sh", "#!/bin/sh\ncase \"$*\" in *' train '*) echo $$ > " + pid_file.string() +
-                       ".tmp; mv " + pid_file.string() + ".tmp " + pid_file.string() + ";; esac\n"
+                       ".tmp; mv " + pid_file.string() + ".tmp " + pid_file.string() +
+                       ";; esac\n"
                        "exec mpirun \"$@\"\n");
   fs::permissions(wrapper, fs::perms::owner_all);
   options_.mpirun = wrapper;
@@ -241,12 +242,36 @@ json whole_trace(const fs::path& path, int rank) {
 
 TEST_F(DiagnosisTest, AJobKilledMidRunLeavesAWholeTraceOfEveryRank) {
   SpawnOptions spawn;
-  spawn.argv = {"mpirun", "-np", "2", "--oversubscribe", "--bind-to", "none",
-                "--mca", "btl", "self,vader,tcp", "--mca", "btl_tcp_if_include", "lo",
-                "--mca", "oob_tcp_if_include", "lo",
-                kTrainscope, "train", "--model", "tiny", "--steps", "1000000", "--threads", "1",
-                "--mode", "sharded", "--quiet", "--trace", (dir_ / "t.json").string(),
-                "--status-dir", (dir_ / "status").string()};
+  spawn.argv = {"mpirun",
+                "-np",
+                "2",
+                "--oversubscribe",
+                "--bind-to",
+                "none",
+                "--mca",
+                "btl",
+                "self,vader,tcp",
+                "--mca",
+                "btl_tcp_if_include",
+                "lo",
+                "--mca",
+                "oob_tcp_if_include",
+                "lo",
+                kTrainscope,
+                "train",
+                "--model",
+                "tiny",
+                "--steps",
+                "1000000",
+                "--threads",
+                "1",
+                "--mode",
+                "sharded",
+                "--quiet",
+                "--trace",
+                (dir_ / "t.json").string(),
+                "--status-dir",
+                (dir_ / "status").string()};
   spawn.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
   spawn.stdin_file = "/dev/null";
   spawn.stdout_file = dir_ / "stdout";
@@ -261,7 +286,8 @@ TEST_F(DiagnosisTest, AJobKilledMidRunLeavesAWholeTraceOfEveryRank) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   for (int rank : {0, 1}) {
-    const auto pid = results::load_rank_status(results::rank_status_path(dir_ / "status", rank)).pid;
+    const auto pid =
+        results::load_rank_status(results::rank_status_path(dir_ / "status", rank)).pid;
     ASSERT_EQ(::kill(static_cast<pid_t>(pid), SIGKILL), 0) << "rank " << rank;
   }
   ASSERT_TRUE(job.wait_for(60).has_value()) << "mpirun outlived its ranks";

@@ -18,7 +18,8 @@ namespace trainscope::suites {
 namespace {
 
 TEST(Hostfile, ParsesSlotsAndComments) {
-  const auto hosts = parse_hostfile("# cluster\nnode1 slots=4\n\nnode2   # two\nnode3 slots=2 max_slots=8\n", "h");
+  const auto hosts =
+      parse_hostfile("# cluster\nnode1 slots=4\n\nnode2   # two\nnode3 slots=2 max_slots=8\n", "h");
   ASSERT_EQ(hosts.size(), 3u);
   EXPECT_EQ(hosts[0].host, "node1");
   EXPECT_EQ(hosts[0].slots, 4);
@@ -52,12 +53,12 @@ TEST(Hostfile, WrittenHostsReadBackTheSame) {
 // What mpirun 4.1.4 accepts, as it reads it (checked with --display-allocation).
 TEST(Hostfile, ReadsWhatOpenMpiReads) {
   const auto hosts = parse_hostfile(
-      "a slots = 4\n"          // spaces around '='
-      "b count=2 // two\n"     // a synonym, the other comment
-      "c max-slots=6\n"        // max_slots alone: as many slots
-      "d\nd\n"                 // once per slot
-      "e slots=2\ne\n"         // a count plus a bare line
-      "f slots=0\n"            // left out
+      "a slots = 4\n"       // spaces around '='
+      "b count=2 // two\n"  // a synonym, the other comment
+      "c max-slots=6\n"     // max_slots alone: as many slots
+      "d\nd\n"              // once per slot
+      "e slots=2\ne\n"      // a count plus a bare line
+      "f slots=0\n"         // left out
       "root@g cpu=3 max_slots=5\n",
       "hosts");
   ASSERT_EQ(hosts.size(), 6u);

@@ -22,9 +22,10 @@ namespace trainscope::suites {
 namespace {
 
 TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
-  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 4\ntransport = \"tcp\"\nlinks = 2\n"
-                        "[[case]]\nname = \"one\"\n",
-                        "p.toml", ".");
+  Suite s = parse_suite(
+      "name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 4\ntransport = \"tcp\"\nlinks = 2\n"
+      "[[case]]\nname = \"one\"\n",
+      "p.toml", ".");
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
@@ -64,9 +65,10 @@ TEST(Plan, MpirunFlagsTransportAndOversubscribe) {
 // One host's cores: the job runs on the first cores_per_host CPUs this
 // process may use, and a case's own tcp_interface pins its TCP traffic.
 TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
-  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 2\ncores_per_host = 1\n"
-                        "tcp_interface = \"eth7\"\n",
-                        "p.toml", ".");
+  Suite s = parse_suite(
+      "name = \"x\"\n[[case]]\nmode = \"sharded\"\nranks = 2\ncores_per_host = 1\n"
+      "tcp_interface = \"eth7\"\n",
+      "p.toml", ".");
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
@@ -83,9 +85,10 @@ TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
 // Several hosts: one rank per host in turn (--map-by node), not the first
 // host's slots filled first; the hosts pin their own cores, not taskset.
 TEST(Plan, RanksOfSeveralHostsGoRoundTheHosts) {
-  Suite s = parse_suite("name = \"x\"\n[[case]]\nmode = \"sharded\"\nhosts = 2\nranks = 4\n"
-                        "cores_per_host = 1\n",
-                        "p.toml", ".");
+  Suite s = parse_suite(
+      "name = \"x\"\n[[case]]\nmode = \"sharded\"\nhosts = 2\nranks = 4\n"
+      "cores_per_host = 1\n",
+      "p.toml", ".");
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
@@ -114,7 +117,9 @@ TEST(Plan, AllReduceAlgorithmsAndZeroReachTheCommand) {
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
   ctx.slots = 2;
-  auto line = [&](const SuiteCase& c) { return shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv); };
+  auto line = [&](const SuiteCase& c) {
+    return shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv);
+  };
   const std::string plain = line(s.cases[0]);
   for (const char* absent : {"coll_tuned", "--allreduce", "--zero"}) {
     EXPECT_EQ(plain.find(absent), std::string::npos) << plain;
@@ -137,15 +142,17 @@ TEST(Plan, AllReduceAlgorithmsAndZeroReachTheCommand) {
       << shm_zero;
   EXPECT_EQ(shm_zero.find("coll_tuned"), std::string::npos) << shm_zero;
   EXPECT_EQ(plain.find("--comm-dtype"), std::string::npos) << plain;
-  const Suite bf16 = parse_suite("name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n"
-                                 "comm_dtype = \"bf16\"\n[[case]]\n",
-                                 "p.toml", ".");
+  const Suite bf16 = parse_suite(
+      "name = \"x\"\n[base]\nmode = \"sharded\"\nranks = 2\n"
+      "comm_dtype = \"bf16\"\n[[case]]\n",
+      "p.toml", ".");
   const std::string bf16_line = line(bf16.cases[0]);
   EXPECT_NE(bf16_line.find(" --reduce fused --comm-dtype bf16 "), std::string::npos) << bf16_line;
 
-  s = parse_suite("name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[[case]]\n"
-                  "allreduce = \"hier\"\n",
-                  "p.toml", ".");
+  s = parse_suite(
+      "name = \"x\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[[case]]\n"
+      "allreduce = \"hier\"\n",
+      "p.toml", ".");
   const std::string sweep = line(s.cases[0]);
   EXPECT_NE(sweep.find(" allreduce-bench "), std::string::npos) << sweep;
   EXPECT_NE(sweep.find(" --allreduce hier "), std::string::npos) << sweep;

@@ -48,7 +48,8 @@ bool running(pid_t pid) {
 // The root namespace's interfaces and addresses (not their lifetimes, which
 // count down on some machines).
 std::string root_namespace_view() {
-  return run_command("ip -o link show | awk -F': ' '{print $2}'; ip -o addr show | awk '{print $2, $4}'")
+  return run_command(
+             "ip -o link show | awk -F': ' '{print $2}'; ip -o addr show | awk '{print $2, $4}'")
       .output;
 }
 
@@ -88,7 +89,7 @@ class NetnsClusterTest : public testing::NetnsTest {
 
 // Every run of the latest suite in `db`, by case name, with its summary.
 std::map<std::string, results::RunSummary> summaries(const fs::path& db_path,
-                                                      std::vector<results::RunRow>* rows = nullptr) {
+                                                     std::vector<results::RunRow>* rows = nullptr) {
   auto db = results::ResultsDb::open_for_reading(db_path);
   std::map<std::string, results::RunSummary> out;
   const auto suites = db.list_suites();
@@ -139,19 +140,19 @@ TEST_F(NetnsClusterTest, ScriptMakesAndRemovesTheClusterAndTouchesNothingElse) {
                            " -4 -o addr show dev eth0 | awk '{print $4}' | cut -d/ -f1")
                    .output);
       ASSERT_FALSE(addr.empty());
-      const std::string resolved = trim(run_command("ip netns exec " + host(from) +
-                                                    " getent ahostsv4 " + host(to) +
-                                                    " | awk 'NR==1{print $1}'")
-                                            .output);
+      const std::string resolved =
+          trim(run_command("ip netns exec " + host(from) + " getent ahostsv4 " + host(to) +
+                           " | awk 'NR==1{print $1}'")
+                   .output);
       EXPECT_EQ(resolved, addr) << host(from) << " -> " << host(to);
     }
   }
 
   // The agent runs the command in the host's namespaces, with the host's name,
   // accepting ssh-style options before the host; the root's name is untouched.
-  const CommandResult agent = run_command(
-      kScripts + "/netns-rsh-agent.sh -x -o BatchMode=yes " + host(1) +
-      " cat /proc/sys/kernel/hostname ';' ip -4 -o addr show dev eth0 '|' wc -l");
+  const CommandResult agent =
+      run_command(kScripts + "/netns-rsh-agent.sh -x -o BatchMode=yes " + host(1) +
+                  " cat /proc/sys/kernel/hostname ';' ip -4 -o addr show dev eth0 '|' wc -l");
   ASSERT_EQ(agent.exit_code, 0) << agent.output;
   EXPECT_EQ(agent.output, host(1) + "\n1\n");
   EXPECT_EQ(trim(run_command("cat /proc/sys/kernel/hostname").output), hostname_before);
@@ -199,7 +200,8 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
   const SuiteResult on_cluster = run_suite(cluster_suite, cluster_options("cluster.db"));
   ASSERT_EQ(on_cluster.runs.size(), 2u);
   for (const auto& c : on_cluster.runs) {
-    ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
+    ASSERT_EQ(c.row.status, results::RunStatus::kOk)
+        << c.row.run_case.case_name << ": " << c.row.error;
   }
   EXPECT_EQ(processes_left(2), "") << "the jobs left processes in the hosts";
   for (const auto& entry : fs::directory_iterator(dir_->path())) {
@@ -210,7 +212,8 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
   // The same cases on this machine alone, over loopback.
   const SuiteResult local = run_suite(cluster_suite, options("local.db"));
   for (const auto& c : local.runs) {
-    ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
+    ASSERT_EQ(c.row.status, results::RunStatus::kOk)
+        << c.row.run_case.case_name << ": " << c.row.error;
   }
 
   std::vector<results::RunRow> rows;
@@ -227,7 +230,8 @@ TEST_F(NetnsClusterTest, SuiteOverTwoHostsMatchesOneHost) {
         << row.run_case.launcher_command;
     // Rank 0 wrote the summary beside the database (shared on a real
     // cluster more often than /tmp), and the runner removed the folder.
-    EXPECT_NE(row.run_case.launcher_command.find("--summary " + (dir_->path() / "trainscope-suite-").string()),
+    EXPECT_NE(row.run_case.launcher_command.find("--summary " +
+                                                 (dir_->path() / "trainscope-suite-").string()),
               std::string::npos)
         << row.run_case.launcher_command;
     const results::RunSummary& s = multi.at(name);
@@ -319,7 +323,9 @@ TEST_F(NetnsClusterTest, TcpLinksOverTheVeths) {
   o.tcp_interface.clear();  // the suite's tcp_interface says eth0
   const SuiteResult r = run_suite(s, o);
   ASSERT_EQ(r.runs.size(), 2u);
-  for (const auto& c : r.runs) ASSERT_EQ(c.row.status, results::RunStatus::kOk) << c.row.run_case.case_name << ": " << c.row.error;
+  for (const auto& c : r.runs)
+    ASSERT_EQ(c.row.status, results::RunStatus::kOk)
+        << c.row.run_case.case_name << ": " << c.row.error;
   EXPECT_EQ(processes_left(2), "");
 
   std::vector<results::RunRow> rows;
@@ -355,7 +361,8 @@ TEST_F(NetnsClusterTest, HungJobIsKilledOnEveryHost) {
   const Suite s = parse_suite(
       "name = \"netns-hang\"\ntimeout_s = 2\n"
       "[base]\nmodel = \"tiny\"\nbatch = 4\nblock = 32\nsteps = 100000000\nwarmup_steps = 1\n"
-      "threads = 1\nmode = \"sharded\"\nranks = 2\ntransport = \"tcp\"\n[[case]]\nname = \"hang\"\n",
+      "threads = 1\nmode = \"sharded\"\nranks = 2\ntransport = \"tcp\"\n[[case]]\nname = "
+      "\"hang\"\n",
       "hang.toml", dir_->path());
   const SuiteResult r = run_suite(s, cluster_options("hang.db"));
   ASSERT_EQ(r.runs.size(), 1u);
@@ -440,8 +447,8 @@ TEST_F(NetnsClusterTest, AGivenClusterIsUsedAndLeftUpAndOtherShapesAreSkipped) {
   EXPECT_EQ(r.runs[0].row.run_case.link, "gige");
   EXPECT_TRUE(r.runs[0].row.run_case.link_gbps.has_value());
   EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kSkipped);
-  EXPECT_NE(r.runs[1].row.error.find("needs 2 hosts x 1 cores, link 10gbe; --cluster " +
-                                     prefix() + " is 2 hosts x 1 cores, link gige"),
+  EXPECT_NE(r.runs[1].row.error.find("needs 2 hosts x 1 cores, link 10gbe; --cluster " + prefix() +
+                                     " is 2 hosts x 1 cores, link gige"),
             std::string::npos)
       << r.runs[1].row.error;
   EXPECT_EQ(testing::namespaces_of(prefix()).size(), 3u) << "the given cluster was taken down";
@@ -457,7 +464,7 @@ TEST_F(NetnsClusterTest, AnInterruptedSuiteTakesItsClusterDown) {
                          "[base]\nmodel = \"tiny\"\nbatch = 2\nblock = 32\nsteps = 100000000\n"
                          "threads = 1\nmode = \"sharded\"\nhosts = 2\n[[case]]\nname = \"long\"\n";
   SpawnOptions run;
-  run.argv = {testing::trainscope_binary(), "suite", "run", toml.string(), "--db",
+  run.argv = {testing::trainscope_binary(),       "suite", "run", toml.string(), "--db",
               (dir_->path() / "long.db").string()};
   run.stdout_file = dir_->path() / "out";
   run.stderr_file = dir_->path() / "err";
@@ -469,7 +476,8 @@ TEST_F(NetnsClusterTest, AnInterruptedSuiteTakesItsClusterDown) {
   bool running = false;
   for (int i = 0; i < 600 && !running && !runner.try_wait(); ++i) {
     ::usleep(100000);
-    running = !trim(testing::run_shell("ip netns pids " + its_prefix + "-h1 2>/dev/null").output).empty() &&
+    running = !trim(testing::run_shell("ip netns pids " + its_prefix + "-h1 2>/dev/null").output)
+                   .empty() &&
               file_text(dir_->path() / "err").find("[1/1]") != std::string::npos;
   }
   ASSERT_TRUE(running) << file_text(dir_->path() / "err");

@@ -120,7 +120,8 @@ TEST_F(RunnerTest, TheSuitesLimitsAreMeasuredAtItsCasesKeys) {
     EXPECT_GT(run.summary->flops_per_step, 0);
   }
   const auto count = [&](results::LimitKind kind) {
-    return std::count_if(limits.begin(), limits.end(), [&](const auto& l) { return l.kind == kind; });
+    return std::count_if(limits.begin(), limits.end(),
+                         [&](const auto& l) { return l.kind == kind; });
   };
   EXPECT_EQ(count(results::LimitKind::kSgemm), 2);
   EXPECT_EQ(count(results::LimitKind::kMemcpy), 1);
@@ -164,7 +165,8 @@ TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
   r = run_suite(hang, options_);
   ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
-  EXPECT_NE(r.runs[0].row.error.find("timed out after 1.5 s"), std::string::npos) << r.runs[0].row.error;
+  EXPECT_NE(r.runs[0].row.error.find("timed out after 1.5 s"), std::string::npos)
+      << r.runs[0].row.error;
   EXPECT_LT(r.runs[0].seconds, 10.0);
   EXPECT_EQ(r.runs[1].row.status, results::RunStatus::kOk) << r.runs[1].row.error;
   EXPECT_EQ(r.exit_code(), 1);
@@ -185,7 +187,8 @@ TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
 }
 
 TEST_F(RunnerTest, MissingMpirunFailsBeforeWriting) {
-  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
+  const Suite s =
+      suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
   options_.mpirun = "/nonexistent/mpirun";
   try {
     run_suite(s, options_);
@@ -220,7 +223,8 @@ TEST_F(RunnerTest, BadHostfileAndFilterFailBeforeWriting) {
 }
 
 TEST_F(RunnerTest, HostfileOfOtherHostsNeedsAnInterfaceThatReachesThem) {
-  const Suite s = suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
+  const Suite s =
+      suite(std::string("name = \"x\"\n") + kBase + "[[case]]\nmode = \"sharded\"\nranks = 2\n");
   auto write_hosts = [&](const char* text) {
     std::FILE* f = std::fopen((dir_ / "hosts").c_str(), "w");
     std::fputs(text, f);
@@ -276,8 +280,7 @@ TEST_F(RunnerTest, HostsWithoutAClusterAreSkippedWithTheReason) {
   const std::string saved = old ? old : "";
   ::setenv("TRAINSCOPE_SCRIPTS_DIR", (dir_ / "no-scripts").c_str(), 1);
   const SuiteResult r = run_suite(s, options_);
-  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1)
-      : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
+  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1) : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
   EXPECT_EQ(r.exit_code(), 0);
   ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kOk) << r.runs[0].row.error;
@@ -313,8 +316,7 @@ TEST_F(RunnerTest, AClusterThatDoesNotComeUpFailsItsCaseAndTheSuiteGoesOn) {
   ::setenv("TRAINSCOPE_SCRIPTS_DIR", scripts.c_str(), 1);
   SuiteResult r;
   EXPECT_NO_THROW(r = run_suite(s, options_));
-  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1)
-      : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
+  old ? ::setenv("TRAINSCOPE_SCRIPTS_DIR", saved.c_str(), 1) : ::unsetenv("TRAINSCOPE_SCRIPTS_DIR");
   EXPECT_EQ(r.exit_code(), kExitFailure);
   ASSERT_EQ(r.runs.size(), 2u);
   EXPECT_EQ(r.runs[0].row.status, results::RunStatus::kFailed);
@@ -377,10 +379,12 @@ void write_script(const fs::path& path, const std::string& body) {
 // --allreduce would.
 TEST_F(RunnerTest, SweepRowsCarryTheCasesAlgorithmsAndAMismatchFailsTheCase) {
   const fs::path log = dir_ / "mpirun.log";
-  write_script(dir_ / "mpirun",
-               "echo \"$*\" >> " + log.string() + "\n"
-               "while [ \"$1\" != \"" + (dir_ / "bench").string() + "\" ]; do shift; done\n"
-               "exec \"$@\"\n");
+  write_script(dir_ / "mpirun", "echo \"$*\" >> " + log.string() +
+                                    "\n"
+                                    "while [ \"$1\" != \"" +
+                                    (dir_ / "bench").string() +
+                                    "\" ]; do shift; done\n"
+                                    "exec \"$@\"\n");
   const std::string bench = R"(algorithm=mpi
 while [ $# -gt 0 ]; do
   case "$1" in --jsonl) out=$2; shift;; --allreduce) given=$2; shift;; esac; shift

@@ -23,10 +23,10 @@ TEST(SuiteConfig, HostsCoresAndLinksAxes) {
   const Suite s = parse_test_suite(
       "name = \"m\"\n[base]\nmode = \"sharded\"\ncores_per_host = 1\n"
       "[grid]\nhosts = [1, 2, 64]\nlink = [\"gige\", \"500mbit\"]\n");
-  EXPECT_EQ(case_names(s), (std::vector<std::string>{"sharded-r1-fused-c1", "sharded-r2-fused-h2-c1-gige",
-                                                "sharded-r64-fused-h64-c1-gige",
-                                                "sharded-r2-fused-h2-c1-500mbit",
-                                                "sharded-r64-fused-h64-c1-500mbit"}));
+  EXPECT_EQ(case_names(s), (std::vector<std::string>{
+                               "sharded-r1-fused-c1", "sharded-r2-fused-h2-c1-gige",
+                               "sharded-r64-fused-h64-c1-gige", "sharded-r2-fused-h2-c1-500mbit",
+                               "sharded-r64-fused-h64-c1-500mbit"}));
   EXPECT_EQ(s.cases[1].ranks, 2);
   EXPECT_EQ(s.cases[1].hosts, 2);
   EXPECT_EQ(s.cases[1].link, "gige");
@@ -35,34 +35,46 @@ TEST(SuiteConfig, HostsCoresAndLinksAxes) {
       << s.cases[2].skip_reason;
   EXPECT_EQ(s.cases[1].to_json()["link"], "gige");
   EXPECT_FALSE(s.cases[0].to_json().contains("hosts"));  // unset settings stay out of the config
-  const Suite uneven = parse_test_suite("name = \"m\"\n[base]\nmode = \"sharded\"\n[[case]]\nranks = 3\nhosts = 2\n");
+  const Suite uneven = parse_test_suite(
+      "name = \"m\"\n[base]\nmode = \"sharded\"\n[[case]]\nranks = 3\nhosts = 2\n");
   EXPECT_NE(uneven.cases[0].skip_reason.find("do not spread evenly"), std::string::npos);
 }
 
 TEST(SuiteConfig, BatchPerRankScalesWithTheRanksAndDoesNotGoWithBatch) {
-  const Suite s = parse_test_suite("name = \"w\"\n[base]\nmode = \"sharded\"\nbatch_per_rank = 2\n"
-                        "[grid]\nranks = [1, 2]\n");
+  const Suite s = parse_test_suite(
+      "name = \"w\"\n[base]\nmode = \"sharded\"\nbatch_per_rank = 2\n"
+      "[grid]\nranks = [1, 2]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].train.batch, 2);
   EXPECT_EQ(s.cases[1].train.batch, 4);
   EXPECT_EQ(s.cases[1].name, "sharded-r2-fused-bpr2");
-  const std::string e = suite_error("name = \"w\"\n[base]\nbatch = 4\n[[case]]\nbatch_per_rank = 2\n");
+  const std::string e =
+      suite_error("name = \"w\"\n[base]\nbatch = 4\n[[case]]\nbatch_per_rank = 2\n");
   EXPECT_NE(e.find("t.toml:5:"), std::string::npos) << e;
   EXPECT_NE(e.find("does not go with 'batch'"), std::string::npos) << e;
-  const Suite grid = parse_test_suite("name = \"g\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\nbatch = [2, 4]\n");
-  EXPECT_EQ(case_names(grid), (std::vector<std::string>{"sharded-r2-fused-gb2", "sharded-r2-fused-gb4"}));
+  const Suite grid = parse_test_suite(
+      "name = \"g\"\n[base]\nmode = \"sharded\"\nranks = 2\n[grid]\nbatch = [2, 4]\n");
+  EXPECT_EQ(case_names(grid),
+            (std::vector<std::string>{"sharded-r2-fused-gb2", "sharded-r2-fused-gb4"}));
 }
 
 TEST(SuiteConfig, BadHostsCoresAndLinksNameTheLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"dialup\"\n", "t.toml:4:8: unknown link 'dialup'"},
-           {"name = \"x\"\n[[case]]\nlink = \"gige\"\n", "t.toml:3:8: 'link' applies between hosts"},
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"1bit\"\n", "t.toml:4:8: link '1bit' is 1 bit/s; the shaper of the virtual cluster takes 1mbit to 1tbit"},
-           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"5tbit\"\n", "t.toml:4:8: link '5tbit' is 5e+12 bit/s"},
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"dialup\"\n",
+            "t.toml:4:8: unknown link 'dialup'"},
+           {"name = \"x\"\n[[case]]\nlink = \"gige\"\n",
+            "t.toml:3:8: 'link' applies between hosts"},
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"1bit\"\n",
+            "t.toml:4:8: link '1bit' is 1 bit/s; the shaper of the virtual cluster takes 1mbit to "
+            "1tbit"},
+           {"name = \"x\"\n[[case]]\nhosts = 2\nlink = \"5tbit\"\n",
+            "t.toml:4:8: link '5tbit' is 5e+12 bit/s"},
            {"name = \"x\"\n[[case]]\nhosts = 0\n", "'hosts' must be at least 1"},
-           {"name = \"x\"\n[[case]]\ntcp_interface = \"\"\n", "'tcp_interface' must name an interface"},
+           {"name = \"x\"\n[[case]]\ntcp_interface = \"\"\n",
+            "'tcp_interface' must name an interface"},
        }) {
-    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n" << suite_error(text);
+    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n"
+                                                                 << suite_error(text);
   }
 }
 
@@ -77,8 +89,7 @@ TEST(SuiteConfig, MoreCoresThanTheMachineHasOrShmAcrossHostsAreSkipped) {
   EXPECT_NE(s.cases[0].skip_reason.find("1 hosts x 100000 cores need 100000 cores"),
             std::string::npos)
       << s.cases[0].skip_reason;
-  EXPECT_NE(s.cases[1].skip_reason.find("shm carries messages within one host"),
-            std::string::npos)
+  EXPECT_NE(s.cases[1].skip_reason.find("shm carries messages within one host"), std::string::npos)
       << s.cases[1].skip_reason;
 }
 
@@ -90,11 +101,11 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
       "name = \"a\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
       "allreduce = [\"mpi\", \"shm\", \"hier\"]\nmpi_algorithm = [0, 4]\nzero = [0, 1]\n");
   // mpi x {0, 4} + shm + hier (the Open MPI algorithm collapses), each x zero 0/1.
-  EXPECT_EQ(case_names(s), (std::vector<std::string>{
-                          "sharded-r2-fused", "sharded-r2-fused-ar-shm", "sharded-r2-fused-ar-hier",
-                          "sharded-r2-fused-alg4", "sharded-r2-fused-zero1",
-                          "sharded-r2-fused-ar-shm-zero1", "sharded-r2-fused-ar-hier-zero1",
-                          "sharded-r2-fused-alg4-zero1"}));
+  EXPECT_EQ(case_names(s),
+            (std::vector<std::string>{
+                "sharded-r2-fused", "sharded-r2-fused-ar-shm", "sharded-r2-fused-ar-hier",
+                "sharded-r2-fused-alg4", "sharded-r2-fused-zero1", "sharded-r2-fused-ar-shm-zero1",
+                "sharded-r2-fused-ar-hier-zero1", "sharded-r2-fused-alg4-zero1"}));
   for (const auto& c : s.cases) {
     // The trainer refuses ZeRO-1 over hier: skipped with the reason, not run to fail.
     if (c.name == "sharded-r2-fused-ar-hier-zero1") {
@@ -115,18 +126,21 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
   EXPECT_EQ(s.cases[7].to_json()["zero"], 1);
   EXPECT_EQ(s.cases[2].to_json()["allreduce"], "hier");
   // One rank all-reduces nothing: the naive case is one case, not three.
-  const Suite one = parse_test_suite("name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
-                          "mpi_algorithm = [0, 3]\n");
+  const Suite one = parse_test_suite(
+      "name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
+      "mpi_algorithm = [0, 3]\n");
   ASSERT_EQ(case_names(one), (std::vector<std::string>{"naive-r1-fused"}));
   EXPECT_EQ(one.cases[0].train.allreduce, comm::AllReduceAlgorithm::kMpi);
   EXPECT_EQ(one.cases[0].mpi_algorithm, 0);
   // The sweep has the algorithm axes but not ZeRO.
-  const Suite sweep = parse_test_suite("name = \"s\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[grid]\n"
-                            "mpi_algorithm = [0, 6]\n[[case]]\nallreduce = \"shm\"\n");
-  EXPECT_EQ(case_names(sweep), (std::vector<std::string>{"allreduce-r2", "allreduce-r2-alg6",
-                                                    "allreduce-r2-ar-shm"}));
-  EXPECT_NE(suite_error("name = \"s\"\nkind = \"allreduce\"\n[grid]\nzero = [1]\n").find("t.toml:4:"),
-            std::string::npos);
+  const Suite sweep = parse_test_suite(
+      "name = \"s\"\nkind = \"allreduce\"\n[base]\nranks = 2\n[grid]\n"
+      "mpi_algorithm = [0, 6]\n[[case]]\nallreduce = \"shm\"\n");
+  EXPECT_EQ(case_names(sweep),
+            (std::vector<std::string>{"allreduce-r2", "allreduce-r2-alg6", "allreduce-r2-ar-shm"}));
+  EXPECT_NE(
+      suite_error("name = \"s\"\nkind = \"allreduce\"\n[grid]\nzero = [1]\n").find("t.toml:4:"),
+      std::string::npos);
 }
 
 // What gradients travel as: named in the case and its config only for bf16
@@ -137,8 +151,8 @@ TEST(SuiteConfig, CommDtypeAxis) {
       "name = \"c\"\n[base]\nmode = \"sharded\"\nranks = 2\nreduce = \"fused\"\n[grid]\n"
       "comm_dtype = [\"fp32\", \"bf16\"]\nzero = [0, 1]\n");
   EXPECT_EQ(case_names(s), (std::vector<std::string>{"sharded-r2-fused", "sharded-r2-fused-zero1",
-                                                "sharded-r2-fused-comm-bf16",
-                                                "sharded-r2-fused-zero1-comm-bf16"}));
+                                                     "sharded-r2-fused-comm-bf16",
+                                                     "sharded-r2-fused-zero1-comm-bf16"}));
   for (const auto& c : s.cases) EXPECT_EQ(c.skip_reason, "") << c.name;
   EXPECT_FALSE(s.cases[0].to_json().contains("comm_dtype"));
   EXPECT_EQ(s.cases[2].to_json()["comm_dtype"], "bf16");
@@ -176,22 +190,25 @@ TEST(SuiteConfig, ZeroWithoutFusedOrOnOneRankAndShmAcrossHostsAreSkipped) {
 }
 
 TEST(SuiteConfig, BadAllReduceSettingsNameTheLine) {
-  for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"name = \"x\"\n[grid]\nallreduce = [\"mpi\", \"nccl\"]\n",
-            "t.toml:3:21: allreduce: unknown all-reduce algorithm 'nccl' (expected mpi, shm, hier)"},
-           {"name = \"x\"\n[[case]]\nmpi_algorithm = 7\n",
-            "t.toml:3:17: unknown mpi_algorithm 7 (Open MPI's coll_tuned_allreduce_algorithm: 0 "
-            "default, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented "
-            "ring, 6 rabenseifner)"},
-           {"name = \"x\"\n[grid]\nmpi_algorithm = [-1]\n", "t.toml:3:18: unknown mpi_algorithm -1"},
-           {"name = \"x\"\n[grid]\nmpi_algorithm = [\"ring\"]\n",
-            "t.toml:3:18: 'mpi_algorithm' must be an integer"},
-           {"name = \"x\"\n[base]\nzero = 2\n[grid]\nranks = [2]\n", "t.toml:3:8: 'zero' must be at most 1"},
-           {"name = \"x\"\n[[case]]\nranks = 2\nallreduce = \"shm\"\nmpi_algorithm = 4\n",
-            "t.toml:5:17: 'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; "
-            "this case uses 'shm'"},
-       }) {
-    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n" << suite_error(text);
+  for (
+      const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
+          {"name = \"x\"\n[grid]\nallreduce = [\"mpi\", \"nccl\"]\n",
+           "t.toml:3:21: allreduce: unknown all-reduce algorithm 'nccl' (expected mpi, shm, hier)"},
+          {"name = \"x\"\n[[case]]\nmpi_algorithm = 7\n",
+           "t.toml:3:17: unknown mpi_algorithm 7 (Open MPI's coll_tuned_allreduce_algorithm: 0 "
+           "default, 1 basic linear, 2 nonoverlapping, 3 recursive doubling, 4 ring, 5 segmented "
+           "ring, 6 rabenseifner)"},
+          {"name = \"x\"\n[grid]\nmpi_algorithm = [-1]\n", "t.toml:3:18: unknown mpi_algorithm -1"},
+          {"name = \"x\"\n[grid]\nmpi_algorithm = [\"ring\"]\n",
+           "t.toml:3:18: 'mpi_algorithm' must be an integer"},
+          {"name = \"x\"\n[base]\nzero = 2\n[grid]\nranks = [2]\n",
+           "t.toml:3:8: 'zero' must be at most 1"},
+          {"name = \"x\"\n[[case]]\nranks = 2\nallreduce = \"shm\"\nmpi_algorithm = 4\n",
+           "t.toml:5:17: 'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; "
+           "this case uses 'shm'"},
+      }) {
+    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n"
+                                                                 << suite_error(text);
   }
 }
 
@@ -202,11 +219,11 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
   const Suite s = parse_test_suite(
       "name = \"f\"\n[base]\nlora_alpha = 32\n[grid]\nfine_tune = [\"full\", \"lora\"]\n"
       "lora_rank = [8, 16]\nlora_targets = [\"q_proj,v_proj\", \"v,q,k,o\"]\n");
-  EXPECT_EQ(case_names(s), (std::vector<std::string>{
-                          "naive-r1-fused-full", "naive-r1-fused-lora-alpha32",
-                          "naive-r1-fused-lora-rank16-alpha32",
-                          "naive-r1-fused-lora-alpha32-q.k.v.o",
-                          "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
+  EXPECT_EQ(case_names(s),
+            (std::vector<std::string>{"naive-r1-fused-full", "naive-r1-fused-lora-alpha32",
+                                      "naive-r1-fused-lora-rank16-alpha32",
+                                      "naive-r1-fused-lora-alpha32-q.k.v.o",
+                                      "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
   const SuiteCase& full = s.cases[0];
   EXPECT_EQ(full.train.fine_tune, training::FineTune::kFull);
   EXPECT_EQ(full.train.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
@@ -216,8 +233,8 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
   EXPECT_EQ(lora.train.lora.rank, 16);
   EXPECT_EQ(lora.train.lora.alpha, 32);
   EXPECT_EQ(lora.train.lora.targets, (std::vector<training::LoraTarget>{
-                                   training::LoraTarget::kQ, training::LoraTarget::kK,
-                                   training::LoraTarget::kV, training::LoraTarget::kO}));
+                                         training::LoraTarget::kQ, training::LoraTarget::kK,
+                                         training::LoraTarget::kV, training::LoraTarget::kO}));
   EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
   // The layout of the trainer's own options.lora, so the report reads either.
   EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.train.lora));
@@ -229,8 +246,9 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
 }
 
 TEST(SuiteConfig, LoraOnMoreLayersThanTheModelHasIsSkipped) {
-  const Suite s = parse_test_suite("name = \"l\"\n[base]\nfine_tune = \"lora\"\n[grid]\n"
-                        "model = [\"seed\", \"narrow24.json\"]\nlora_layers = [8]\n");
+  const Suite s = parse_test_suite(
+      "name = \"l\"\n[base]\nfine_tune = \"lora\"\n[grid]\n"
+      "model = [\"seed\", \"narrow24.json\"]\nlora_layers = [8]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].name, "seed-naive-r1-fused-lora-last8");
   EXPECT_EQ(s.cases[0].skip_reason, "--lora-layers 8: the model has 4 layers (0 adapts them all)");
@@ -241,8 +259,10 @@ TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"name = \"x\"\n[grid]\nfine_tune = [\"full\", \"qlora\"]\n",
             "t.toml:3:22: fine_tune must be full or lora, got 'qlora'"},
-           {"name = \"x\"\n[base]\nlora_rank = 0\n[[case]]\n", "t.toml:3:13: 'lora_rank' must be at least 1"},
-           {"name = \"x\"\n[base]\nlora_alpha = 0\n[[case]]\n", "t.toml:3:14: 'lora_alpha' must be positive"},
+           {"name = \"x\"\n[base]\nlora_rank = 0\n[[case]]\n",
+            "t.toml:3:13: 'lora_rank' must be at least 1"},
+           {"name = \"x\"\n[base]\nlora_alpha = 0\n[[case]]\n",
+            "t.toml:3:14: 'lora_alpha' must be positive"},
            {"name = \"x\"\n[base]\nlora_dropout = 1.0\n[[case]]\n",
             "t.toml:3:16: 'lora_dropout' must be in [0, 1), got 1"},
            {"name = \"x\"\n[base]\nlora_targets = \"q,x_proj\"\n[[case]]\n",
@@ -251,12 +271,14 @@ TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
             "t.toml:3:16: lora_targets: 'q_proj' is listed twice"},
            // Written on a case that trains every weight: a mistake, as the trainer's flags say.
            {"name = \"x\"\n[[case]]\nfine_tune = \"full\"\nlora_rank = 4\n",
-            "t.toml:4:13: 'lora_rank' sets up LoRA adapters: it goes with fine_tune = \"lora\"; this "
+            "t.toml:4:13: 'lora_rank' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
+            "this "
             "case fine-tunes 'full'"},
            {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nfine_tune = [\"lora\"]\n",
             "t.toml:4:1: unknown key 'fine_tune' in [grid]"},
        }) {
-    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n" << suite_error(text);
+    EXPECT_NE(suite_error(text).find(needle), std::string::npos) << text << "\n"
+                                                                 << suite_error(text);
   }
 }
 
@@ -265,8 +287,9 @@ TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
 // evaluated, each case's command saying so.
 TEST(SuiteConfig, TheFinetuneSuiteIsFullAndLoraOnOneAndTwoRanks) {
   const Suite s = resolve_suite("finetune");
-  EXPECT_EQ(case_names(s), (std::vector<std::string>{"naive-r1-fused-full", "naive-r1-fused-lora",
-                                                "sharded-r2-fused-full", "sharded-r2-fused-lora"}));
+  EXPECT_EQ(case_names(s),
+            (std::vector<std::string>{"naive-r1-fused-full", "naive-r1-fused-lora",
+                                      "sharded-r2-fused-full", "sharded-r2-fused-lora"}));
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
@@ -303,9 +326,9 @@ TEST(SuiteConfig, TheFinetuneSuiteIsFullAndLoraOnOneAndTwoRanks) {
 // without bf16 GEMMs skips exactly the bf16 cases.
 TEST(SuiteConfig, ThePrecisionSuiteSetsBf16BesideFp32) {
   const Suite s = resolve_suite("precision");
-  EXPECT_EQ(case_names(s), (std::vector<std::string>{
-                          "naive-r1-fused", "naive-r1-fused-bf16", "sharded-r2-fused",
-                          "sharded-r2-fused-bf16", "sharded-r2-fused-bf16-comm-bf16"}));
+  EXPECT_EQ(case_names(s),
+            (std::vector<std::string>{"naive-r1-fused", "naive-r1-fused-bf16", "sharded-r2-fused",
+                                      "sharded-r2-fused-bf16", "sharded-r2-fused-bf16-comm-bf16"}));
   PlanContext ctx;
   ctx.trainscope_binary = "/bin/trainscope";
   ctx.mpirun = "/usr/bin/mpirun";
@@ -316,8 +339,7 @@ TEST(SuiteConfig, ThePrecisionSuiteSetsBf16BesideFp32) {
     const std::string line = shell_join(plan_case(s, c, ctx, "/tmp/s.json").argv);
     const bool bf16 = c.name.find("bf16") != std::string::npos;
     EXPECT_EQ(line.find(" --precision bf16") != std::string::npos, bf16) << line;
-    EXPECT_EQ(line.find(" --comm-dtype bf16") != std::string::npos,
-              c.name.ends_with("comm-bf16"))
+    EXPECT_EQ(line.find(" --comm-dtype bf16") != std::string::npos, c.name.ends_with("comm-bf16"))
         << line;
     EXPECT_EQ(c.skip_reason.empty(), bf16_cpu || !bf16) << c.name << ": " << c.skip_reason;
     for (const char* flag : {" --model seed ", " --data builtin:stories ", " --steps 60 "}) {
@@ -332,10 +354,11 @@ TEST(SuiteConfig, InitFromACheckpointDirectory) {
   std::filesystem::create_directories(dir / "ckpt/step-00000010");
   std::ofstream(dir / "ckpt/step-00000010/config.json")
       << training::to_hf_config(training::model_preset("tiny")).dump();
-  const Suite s = parse_suite("name = \"i\"\n[base]\ninit_from = \"ckpt/step-00000010\"\n"
-                              "fine_tune = \"lora\"\n[[case]]\n[[case]]\nname = \"random\"\n"
-                              "model = \"tiny\"\n",
-                              "t.toml", dir.path());
+  const Suite s = parse_suite(
+      "name = \"i\"\n[base]\ninit_from = \"ckpt/step-00000010\"\n"
+      "fine_tune = \"lora\"\n[[case]]\n[[case]]\nname = \"random\"\n"
+      "model = \"tiny\"\n",
+      "t.toml", dir.path());
   ASSERT_EQ(s.cases.size(), 2u);
   const std::string step = std::filesystem::weakly_canonical(dir / "ckpt/step-00000010").string();
   EXPECT_EQ(s.cases[0].train.init_from, step);
@@ -355,8 +378,10 @@ TEST(SuiteConfig, InitFromACheckpointDirectory) {
            {"name = \"x\"\n[base]\ninit_from = \"nowhere\"\n[[case]]\n",
             "t.toml:3:13: init_from 'nowhere' is not a directory"},
            {"name = \"x\"\n[base]\ninit_from = \"ckpt\"\n[[case]]\n", "t.toml:3:13: "},
-           {"name = \"x\"\n[base]\nmodel = \"seed\"\ninit_from = \"ckpt/step-00000010\"\n[[case]]\n",
-            "t.toml:4:13: 'init_from' names the model (its config.json): it does not go with 'model'"},
+           {"name = \"x\"\n[base]\nmodel = \"seed\"\ninit_from = "
+            "\"ckpt/step-00000010\"\n[[case]]\n",
+            "t.toml:4:13: 'init_from' names the model (its config.json): it does not go with "
+            "'model'"},
        }) {
     std::string e;
     try {
@@ -372,8 +397,8 @@ TEST(SuiteConfig, InitFromACheckpointDirectory) {
 // axis with nothing else written for it: checked, named, passed and recorded.
 TEST(SuiteConfig, AnOptionOfTheTableIsAnAxisByItsRowAlone) {
   const Suite s = parse_test_suite("name = \"x\"\n[grid]\nbeta2 = [0.95, 0.999]\n");
-  ASSERT_EQ(case_names(s), (std::vector<std::string>{"naive-r1-fused-beta2-0.95",
-                                                     "naive-r1-fused"}));
+  ASSERT_EQ(case_names(s),
+            (std::vector<std::string>{"naive-r1-fused-beta2-0.95", "naive-r1-fused"}));
   EXPECT_EQ(s.cases[0].train.beta2, 0.95);
   EXPECT_EQ(s.cases[0].to_json()["beta2"], 0.95);
   EXPECT_FALSE(s.cases[1].to_json().contains("beta2")) << "the default is not written";

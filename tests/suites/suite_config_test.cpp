@@ -50,25 +50,28 @@ TEST(SuiteConfig, UnknownModeNamesLineAndChoices) {
 }
 
 TEST(SuiteConfig, MissingNameAndNoCases) {
-  EXPECT_NE(suite_error("[grid]\nranks = [1]\n").find("missing required key 'name'"), std::string::npos);
+  EXPECT_NE(suite_error("[grid]\nranks = [1]\n").find("missing required key 'name'"),
+            std::string::npos);
   EXPECT_NE(suite_error("name = \"x\"\n").find("neither a [grid] nor [[case]]"), std::string::npos);
 }
 
 TEST(SuiteConfig, StepsMustExceedWarmup) {
-  const std::string e = suite_error("name = \"x\"\n[base]\nsteps = 2\nwarmup_steps = 2\n[grid]\nranks = [1]\n");
+  const std::string e =
+      suite_error("name = \"x\"\n[base]\nsteps = 2\nwarmup_steps = 2\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, LinksOnNonTcpCaseIsAnError) {
-  const std::string e =
-      suite_error("name = \"x\"\n[[case]]\nranks = 2\nmode = \"sharded\"\ntransport = \"shm\"\nlinks = 4\n");
+  const std::string e = suite_error(
+      "name = \"x\"\n[[case]]\nranks = 2\nmode = \"sharded\"\ntransport = \"shm\"\nlinks = 4\n");
   EXPECT_NE(e.find("t.toml:6:"), std::string::npos) << e;
   EXPECT_NE(e.find("tcp transport only"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, MoreThanFourTcpLinksAreSkippedWithTheReason) {
-  const Suite s = parse_test_suite("name = \"x\"\n[base]\nranks = 2\nmode = \"sharded\"\n"
-                        "transport = \"tcp\"\n[grid]\nlinks = [4, 8]\n");
+  const Suite s = parse_test_suite(
+      "name = \"x\"\n[base]\nranks = 2\nmode = \"sharded\"\n"
+      "transport = \"tcp\"\n[grid]\nlinks = [4, 8]\n");
   ASSERT_EQ(s.cases.size(), 2u);
   EXPECT_EQ(s.cases[0].skip_reason, "");
   EXPECT_NE(s.cases[1].skip_reason.find("btl_tcp_links 8 hangs Open MPI"), std::string::npos)
@@ -76,15 +79,19 @@ TEST(SuiteConfig, MoreThanFourTcpLinksAreSkippedWithTheReason) {
 }
 
 TEST(SuiteConfig, OutOfRangeAndNonFiniteValuesNameTheLine) {
-  struct Bad { std::string text, where, what; };
+  struct Bad {
+    std::string text, where, what;
+  };
   for (const Bad& b : std::vector<Bad>{
            {"name = \"x\"\n[grid]\nranks = [4294967298]\n", "t.toml:3:", "at most"},
-           {"name = \"x\"\nrepetitions = 4294967296\n[grid]\nranks = [1]\n", "t.toml:2:", "at most"},
+           {"name = \"x\"\nrepetitions = 4294967296\n[grid]\nranks = [1]\n",
+            "t.toml:2:", "at most"},
            {"name = \"x\"\n[base]\nbucket_mb = nan\n[grid]\nranks = [2]\n", "t.toml:3:", "finite"},
            {"name = \"x\"\ntimeout_s = inf\n[grid]\nranks = [1]\n", "t.toml:2:", "finite"},
            {"name = \"x\"\ntcp_interface = \"\"\n[grid]\nranks = [1]\n", "t.toml:2:", "interface"},
            {"name = \"x\"\nbind_to = \"banana\"\n[grid]\nranks = [1]\n", "t.toml:2:", "banana"},
-           {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nthreads = [1, 2]\n", "t.toml:4:", "threads"},
+           {"name = \"x\"\nkind = \"allreduce\"\n[grid]\nthreads = [1, 2]\n",
+            "t.toml:4:", "threads"},
        }) {
     const std::string e = suite_error(b.text);
     EXPECT_NE(e.find(b.where), std::string::npos) << b.text << " -> " << e;
@@ -93,14 +100,16 @@ TEST(SuiteConfig, OutOfRangeAndNonFiniteValuesNameTheLine) {
 }
 
 TEST(SuiteConfig, MissingModelConfigNamesLine) {
-  const std::string e = suite_error("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
+  const std::string e =
+      suite_error("name = \"x\"\n[base]\nmodel = \"nope/none.json\"\n[grid]\nranks = [1]\n");
   EXPECT_NE(e.find("t.toml:3:"), std::string::npos) << e;
   EXPECT_NE(e.find("none.json"), std::string::npos) << e;
 }
 
 TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
   const Suite s = parse_test_suite(
-      "name = \"x\"\n[base]\nbatch = 4\n[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2, 3]\n");
+      "name = \"x\"\n[base]\nbatch = 4\n[grid]\nmode = [\"naive\", \"sharded\"]\nranks = [1, 2, "
+      "3]\n");
   ASSERT_EQ(s.cases.size(), 6u);
   int skipped = 0;
   for (const auto& c : s.cases) {
@@ -124,9 +133,9 @@ TEST(SuiteConfig, GridWithTooManyCombinationsIsAnError) {
   std::string one_to_30 = "[1";
   for (int i = 2; i <= 30; ++i) one_to_30 += ", " + std::to_string(i);
   one_to_30 += "]";
-  const std::string e =
-      suite_error("name = \"big\"\n[grid]\nranks = " + one_to_30 + "\nthreads = " + one_to_30 +
-               "\nbucket_mb = " + one_to_30 + "\nlinks = " + one_to_30 + "\ntransport = [\"tcp\"]\n");
+  const std::string e = suite_error("name = \"big\"\n[grid]\nranks = " + one_to_30 +
+                                    "\nthreads = " + one_to_30 + "\nbucket_mb = " + one_to_30 +
+                                    "\nlinks = " + one_to_30 + "\ntransport = [\"tcp\"]\n");
   EXPECT_NE(e.find("t.toml:2:"), std::string::npos) << e;
   EXPECT_NE(e.find("810000 combinations"), std::string::npos) << e;
 }
@@ -162,7 +171,8 @@ TEST(SuiteConfig, ExplicitCasesOverrideBase) {
   EXPECT_EQ(s.cases[1].train.steps, 5);
   EXPECT_EQ(s.cases[1].train.bucket_mb, 4.0);
   EXPECT_TRUE(s.cases[1].given.contains("bucket_mb"));
-  EXPECT_NE(suite_error("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n").find("duplicate case 'a'"),
+  EXPECT_NE(suite_error("name = \"x\"\n[[case]]\nname = \"a\"\n[[case]]\nname = \"a\"\n")
+                .find("duplicate case 'a'"),
             std::string::npos);
 }
 
@@ -175,7 +185,7 @@ TEST(SuiteConfig, ACaseMayHaveItsOwnExtraArgs) {
   EXPECT_EQ(s.cases[1].extra_args, (std::vector<std::string>{"--inject-delay", "1:50"}));
   // A train flag means nothing to an all-reduce sweep.
   EXPECT_NE(suite_error("name = \"x\"\nkind = \"allreduce\"\n[[case]]\nranks = 2\n"
-                     "extra_args = [\"--x\"]\n")
+                        "extra_args = [\"--x\"]\n")
                 .find("unknown key 'extra_args' in [[case]]"),
             std::string::npos);
 }
@@ -197,16 +207,18 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
   EXPECT_EQ(s.cases[1].sweep.max_bytes, 1024);
   EXPECT_EQ(s.cases[1].name, "allreduce-r2-tcp-l4");
   // Training keys are not allowed in an allreduce suite.
-  EXPECT_NE(suite_error("name = \"x\"\nkind = \"allreduce\"\n[base]\nmodel = \"seed\"\n[grid]\nranks = [2]\n")
-                .find("t.toml:4:"),
-            std::string::npos);
+  EXPECT_NE(
+      suite_error(
+          "name = \"x\"\nkind = \"allreduce\"\n[base]\nmodel = \"seed\"\n[grid]\nranks = [2]\n")
+          .find("t.toml:4:"),
+      std::string::npos);
 }
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
-                               "finetune", "machines", "precision", "reductions", "scaling", "smoke",
-                               "stragglers", "tcp-links"}) {
+  for (const char* expected :
+       {"allreduce", "allreduce-algorithms", "default", "dp-modes", "finetune", "machines",
+        "precision", "reductions", "scaling", "smoke", "stragglers", "tcp-links"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {

@@ -13,7 +13,9 @@
 
 namespace trainscope::suites {
 
-inline Suite parse_test_suite(const std::string& text) { return parse_suite(text, "t.toml", TRAINSCOPE_SOURCE_DIR "/suites"); }
+inline Suite parse_test_suite(const std::string& text) {
+  return parse_suite(text, "t.toml", TRAINSCOPE_SOURCE_DIR "/suites");
+}
 
 // The message of the Error `text` makes the parser throw ("" if none).
 inline std::string suite_error(const std::string& text) {

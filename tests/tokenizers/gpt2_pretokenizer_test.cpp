@@ -29,15 +29,15 @@ TEST(CodePointClassTest, MatchesPythonRegexClasses) {
   EXPECT_EQ(code_point_class('\n'), CodePointClass::kSpace);
   EXPECT_EQ(code_point_class('\''), CodePointClass::kOther);
   EXPECT_EQ(code_point_class(0x1C), CodePointClass::kOther);  // \s in Python re, not in regex
-  EXPECT_EQ(code_point_class(0xA0), CodePointClass::kSpace);   // no-break space
+  EXPECT_EQ(code_point_class(0xA0), CodePointClass::kSpace);  // no-break space
   EXPECT_EQ(code_point_class(0x3000), CodePointClass::kSpace);
-  EXPECT_EQ(code_point_class(0xE9), CodePointClass::kLetter);   // é
-  EXPECT_EQ(code_point_class(0x65E5), CodePointClass::kLetter); // 日
-  EXPECT_EQ(code_point_class(0xB2), CodePointClass::kNumber);   // ²
-  EXPECT_EQ(code_point_class(0x216B), CodePointClass::kNumber); // Ⅻ
-  EXPECT_EQ(code_point_class(0x301), CodePointClass::kOther);   // combining acute
-  EXPECT_EQ(code_point_class(0x1F600), CodePointClass::kOther); // emoji
-  EXPECT_EQ(code_point_class(0x200B), CodePointClass::kOther);  // zero-width space is not \s
+  EXPECT_EQ(code_point_class(0xE9), CodePointClass::kLetter);    // é
+  EXPECT_EQ(code_point_class(0x65E5), CodePointClass::kLetter);  // 日
+  EXPECT_EQ(code_point_class(0xB2), CodePointClass::kNumber);    // ²
+  EXPECT_EQ(code_point_class(0x216B), CodePointClass::kNumber);  // Ⅻ
+  EXPECT_EQ(code_point_class(0x301), CodePointClass::kOther);    // combining acute
+  EXPECT_EQ(code_point_class(0x1F600), CodePointClass::kOther);  // emoji
+  EXPECT_EQ(code_point_class(0x200B), CodePointClass::kOther);   // zero-width space is not \s
   EXPECT_EQ(code_point_class(0xFFFFFFFF), CodePointClass::kOther);
 }
 

@@ -153,10 +153,11 @@ TEST_F(Gpt2VocabTest, TokenizerJsonGivesTheSameIds) {
   const nlohmann::json root = {
       {"version", "1.0"},
       {"pre_tokenizer",
-       {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true},
+       {{"type", "ByteLevel"},
+        {"add_prefix_space", false},
+        {"trim_offsets", true},
         {"use_regex", true}}},
-      {"model",
-       {{"type", "BPE"}, {"dropout", nullptr}, {"vocab", vocab}, {"merges", merges}}}};
+      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"vocab", vocab}, {"merges", merges}}}};
   const std::string path = dir.write("tokenizer.json", root.dump());
   const auto from_json = Gpt2Tokenizer::load(path);
   const auto from_dir = Gpt2Tokenizer::load(dir.path().string());
@@ -196,8 +197,7 @@ TEST(Gpt2TinyVocabTest, MergesByRank) {
   EXPECT_EQ(tok->encode("hell"), (Ids{259}));
   EXPECT_EQ(tok->encode("helo"), (Ids{257, 'l', 'o'}));
   EXPECT_EQ(tok->encode("lll"), (Ids{258, 'l'}));  // left to right, no overlap
-  EXPECT_EQ(tok->encode("hello world<|endoftext|>"),
-            (Ids{260, 261, 'o', 'r', 'l', 'd', 256}));
+  EXPECT_EQ(tok->encode("hello world<|endoftext|>"), (Ids{260, 261, 'o', 'r', 'l', 'd', 256}));
 }
 
 // The default cache is per thread; it must never serve one tokenizer's words
@@ -238,8 +238,8 @@ TEST(Gpt2TinyVocabTest, MergesAllOccurrencesOfARankBeforeNewPairs) {
 
 TEST(Gpt2TinyVocabTest, TokenizerJsonAcceptsBothMergeForms) {
   TempDir dir;
-  nlohmann::json merges = nlohmann::json::array(
-      {"l l", nlohmann::json::array({"h", "e"}), "he ll", "hell o", "Ġ w"});
+  nlohmann::json merges =
+      nlohmann::json::array({"l l", nlohmann::json::array({"h", "e"}), "he ll", "hell o", "Ġ w"});
   nlohmann::json root = {{"pre_tokenizer", {{"type", "ByteLevel"}}},
                          {"model", {{"type", "BPE"}, {"vocab", tiny_vocab()}, {"merges", merges}}}};
   const auto tok = Gpt2Tokenizer::load(dir.write("tokenizer.json", root.dump()));
@@ -287,8 +287,7 @@ TEST(Gpt2BadInputTest, MalformedVocab) {
   vocab.erase(std::string(kEndOfText));
   vocab["h€llo"] = 256;  // € is not in the byte alphabet (é would be)
   dir.write("vocab.json", vocab.dump());
-  expect_error_naming([&] { Gpt2Tokenizer::load(dir.path().string()); },
-                      {vocab_path, "U+20AC"});
+  expect_error_naming([&] { Gpt2Tokenizer::load(dir.path().string()); }, {vocab_path, "U+20AC"});
   vocab = tiny_vocab();
   vocab.erase(std::string(kEndOfText));
   vocab["endoftext"] = 256;
@@ -299,8 +298,7 @@ TEST(Gpt2BadInputTest, MalformedVocab) {
   vocab.erase("A");
   vocab["AA"] = 'A';
   dir.write("vocab.json", vocab.dump());
-  expect_error_naming([&] { Gpt2Tokenizer::load(dir.path().string()); },
-                      {vocab_path, "byte 0x41"});
+  expect_error_naming([&] { Gpt2Tokenizer::load(dir.path().string()); }, {vocab_path, "byte 0x41"});
 }
 
 TEST(Gpt2BadInputTest, InconsistentMerges) {

@@ -24,10 +24,9 @@ inline bool have_gpt2_files() {
          std::filesystem::exists(kGpt2Dir + "/vocab.bpe");
 }
 
-#define TS_REQUIRE_GPT2_FILES()                                                      \
-  if (!::trainscope::training::testing::have_gpt2_files())                           \
-  GTEST_SKIP() << "GPT-2 vocabulary not found in "                                   \
-               << ::trainscope::training::testing::kGpt2Dir                          \
+#define TS_REQUIRE_GPT2_FILES()                                                                 \
+  if (!::trainscope::training::testing::have_gpt2_files())                                      \
+  GTEST_SKIP() << "GPT-2 vocabulary not found in " << ::trainscope::training::testing::kGpt2Dir \
                << " (encoder.json, vocab.bpe); skipping"
 
 // Runs `f`, which must throw trainscope::Error whose message contains every

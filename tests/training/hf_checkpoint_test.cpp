@@ -209,8 +209,8 @@ TEST_F(HfCheckpointTest, ATiedModelsFilesMayAlsoHoldTheHead) {
     ::testing::internal::CaptureStderr();
     load_hf_weights(same, layout, arena);
     EXPECT_EQ(::testing::internal::GetCapturedStderr(), "") << shards;
-    EXPECT_TRUE(std::equal(arena.begin(), arena.begin() + embed.numel,
-                           weights.begin() + embed.offset));
+    EXPECT_TRUE(
+        std::equal(arena.begin(), arena.begin() + embed.numel, weights.begin() + embed.offset));
     std::vector<float> differs = weights;
     differs[static_cast<std::size_t>(head.offset)] += 1.0f;
     save_hf_checkpoint(other, untied, with_head, differs, {.shards = shards});
@@ -220,7 +220,8 @@ TEST_F(HfCheckpointTest, ATiedModelsFilesMayAlsoHoldTheHead) {
     const std::string warning = ::testing::internal::GetCapturedStderr();
     EXPECT_NE(warning.find("trainscope: warning: " + other.string()), std::string::npos) << warning;
     EXPECT_NE(warning.find("lm_head.weight differs from model.embed_tokens.weight"),
-              std::string::npos) << warning;
+              std::string::npos)
+        << warning;
     EXPECT_NE(warning.find("the embedding is used"), std::string::npos) << warning;
     EXPECT_EQ(arena[0], weights[static_cast<std::size_t>(embed.offset)]);
   }

@@ -17,12 +17,18 @@ namespace {
 
 // Every field given, none at its LlamaConfig default.
 nlohmann::json small_llama() {
-  return {{"hidden_size", 64},          {"intermediate_size", 128},
-          {"num_hidden_layers", 2},     {"num_attention_heads", 4},
-          {"num_key_value_heads", 2},   {"vocab_size", 100},
-          {"max_position_embeddings", 64}, {"rms_norm_eps", 1e-5},
-          {"rope_theta", 500000.0},     {"tie_word_embeddings", true},
-          {"bos_token_id", 5},          {"eos_token_id", 6},
+  return {{"hidden_size", 64},
+          {"intermediate_size", 128},
+          {"num_hidden_layers", 2},
+          {"num_attention_heads", 4},
+          {"num_key_value_heads", 2},
+          {"vocab_size", 100},
+          {"max_position_embeddings", 64},
+          {"rms_norm_eps", 1e-5},
+          {"rope_theta", 500000.0},
+          {"tie_word_embeddings", true},
+          {"bos_token_id", 5},
+          {"eos_token_id", 6},
           {"hidden_act", "silu"}};
 }
 

@@ -82,7 +82,7 @@ TEST(LoraLayoutTest, BadOptionsNameTheFlag) {
   l.dropout = 1;
   EXPECT_TRUE(THROWS_BAD_INPUT(l.validate(c), "--lora-dropout"));
   EXPECT_TRUE(THROWS_BAD_INPUT(parse_lora_targets("q_proj,qq", "--lora-targets"),
-                   "--lora-targets: unknown target module 'qq'"));
+                               "--lora-targets: unknown target module 'qq'"));
   EXPECT_TRUE(THROWS_BAD_INPUT(parse_lora_targets("q,q_proj", "--lora-targets"), "listed twice"));
   EXPECT_EQ(parse_lora_targets("down,q", "x"),
             (std::vector<LoraTarget>{LoraTarget::kQ, LoraTarget::kDown}));
@@ -131,10 +131,13 @@ void expect_adapter_gradient_matches(double dropout) {
   model.backward(in.data(), [&](int64_t b) { begins.push_back(b); });
   std::vector<double> analytic(model.grads().begin(), model.grads().end());
   std::vector<double> x(model.adapters().begin(), model.adapters().end());
-  testing::expect_gradient_matches("adapters", x, analytic, [&] {
-    std::copy(x.begin(), x.end(), model.adapters().begin());
-    return training_loss();
-  }, 100000, 1e-5, 1e-6);
+  testing::expect_gradient_matches(
+      "adapters", x, analytic,
+      [&] {
+        std::copy(x.begin(), x.end(), model.adapters().begin());
+        return training_loss();
+      },
+      100000, 1e-5, 1e-6);
   ASSERT_FALSE(begins.empty());
   EXPECT_EQ(begins.back(), 0);
   for (std::size_t i = 1; i < begins.size(); ++i) EXPECT_LT(begins[i], begins[i - 1]);
@@ -159,8 +162,10 @@ TEST(LoraModelTest, DropoutChangesTrainingForwardsOnly) {
     add_noise(m->adapters(), 4, 0.5);
   }
   const std::vector<int32_t> in = tokens(10, c.vocab_size, 0), tg = tokens(10, c.vocab_size, 1);
-  EXPECT_EQ(a.forward(in.data(), tg.data(), 0.0).loss_sum, b.forward(in.data(), tg.data(), 0.0).loss_sum);
-  EXPECT_NE(a.forward(in.data(), tg.data(), 0.1).loss_sum, b.forward(in.data(), tg.data(), 0.1).loss_sum);
+  EXPECT_EQ(a.forward(in.data(), tg.data(), 0.0).loss_sum,
+            b.forward(in.data(), tg.data(), 0.0).loss_sum);
+  EXPECT_NE(a.forward(in.data(), tg.data(), 0.1).loss_sum,
+            b.forward(in.data(), tg.data(), 0.1).loss_sum);
 }
 
 // Fused weights compute what base + adapters compute.
@@ -247,7 +252,8 @@ TEST_F(AdapterFilesTest, AdaptersForAnotherBaseAreRefusedByName) {
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "layers.2."));
   EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "another base model"));
   fs::remove(dir_.path() / kAdapterWeightsFile);
-  EXPECT_TRUE(THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "adapter_model.safetensors is missing"));
+  EXPECT_TRUE(
+      THROWS_BAD_INPUT(load_adapters(dir_.path(), c), "adapter_model.safetensors is missing"));
 }
 
 // Issue 25 item 12: a folder whose adapter_config.json disagrees with its
@@ -284,14 +290,16 @@ TEST_F(AdapterFilesTest, AFolderThatDisagreesWithItselfSaysSo) {
   rewrite("target_modules", six);
   expect("adapter_model.safetensors holds v_proj adapters");
   rewrite("target_modules", {"q_proj"});
-  expect("adapter_model.safetensors holds k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj "
-         "adapters, which adapter_config.json's target_modules (q_proj) does not name");
+  expect(
+      "adapter_model.safetensors holds k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj "
+      "adapters, which adapter_config.json's target_modules (q_proj) does not name");
 }
 
 TEST_F(AdapterFilesTest, ConfigsPeftCouldWriteButWeCannotApplyAreRefused) {
   const ModelConfig c = small_config();
   auto refuse = [&](nlohmann::json j, const std::string& needle) {
-    EXPECT_TRUE(THROWS_BAD_INPUT(from_peft_config(j, c, "adapter_config.json"), needle)) << j.dump();
+    EXPECT_TRUE(THROWS_BAD_INPUT(from_peft_config(j, c, "adapter_config.json"), needle))
+        << j.dump();
   };
   nlohmann::json good = to_peft_config(every_target(), c, "base");
   EXPECT_EQ(from_peft_config(good, c, "x"), every_target());

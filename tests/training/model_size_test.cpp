@@ -16,9 +16,8 @@ namespace {
 // A Llama config.json with `vocab` tokens (70 TB of parameters at
 // 2147483647: beyond any machine).
 nlohmann::json config_with_vocab(long long vocab) {
-  return {{"hidden_size", 4096},         {"intermediate_size", 11008},
-          {"num_attention_heads", 32},   {"num_hidden_layers", 2},
-          {"vocab_size", vocab},         {"max_position_embeddings", 64}};
+  return {{"hidden_size", 4096},    {"intermediate_size", 11008}, {"num_attention_heads", 32},
+          {"num_hidden_layers", 2}, {"vocab_size", vocab},        {"max_position_embeddings", 64}};
 }
 
 TEST(ModelSizeTest, AVocabularyBeyondTheMachinesMemoryNamesTheFieldAndTheBytes) {
@@ -32,7 +31,7 @@ TEST(ModelSizeTest, AVocabularyBeyondTheMachinesMemoryNamesTheFieldAndTheBytes) 
 
 TEST(ModelSizeTest, ALoraRankAboveTheSmallestAdaptedDimensionIsAnError) {
   const ModelConfig tiny = model_preset("tiny");  // dims 32, kv 32, mlp 64
-  LoraConfig lora;  // q_proj, v_proj: [32, 32]
+  LoraConfig lora;                                // q_proj, v_proj: [32, 32]
   lora.rank = 32;
   EXPECT_NO_THROW(lora.validate(tiny));
   lora.rank = 33;

@@ -110,7 +110,8 @@ TEST(LlamaModelTest, AsManyKvHeadsAsHeadsIsPlainAttention) {
   a.init_weights(4);
   b.init_weights(4);
   std::vector<int32_t> in = tokens(10, plain.vocab_size, 0), tg = tokens(10, plain.vocab_size, 1);
-  EXPECT_EQ(a.forward(in.data(), tg.data(), 0.0).loss_sum, b.forward(in.data(), tg.data(), 0.0).loss_sum);
+  EXPECT_EQ(a.forward(in.data(), tg.data(), 0.0).loss_sum,
+            b.forward(in.data(), tg.data(), 0.0).loss_sum);
 }
 
 TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
@@ -118,7 +119,8 @@ TEST(LlamaModelTest, GradReadyHookWalksTheArenaBackwards) {
   const ParamLayout layout(c);
   const std::vector<int64_t> begins = ready_begins(c);
   // One call per tensor, in reverse arena order: every tensor's offset once.
-  ASSERT_EQ(begins.size(), layout.tensors().size() - 3u * c.n_layers) << "q/k/v and gate/up are fused";
+  ASSERT_EQ(begins.size(), layout.tensors().size() - 3u * c.n_layers)
+      << "q/k/v and gate/up are fused";
   EXPECT_EQ(begins.front(), layout.lm_head());
   EXPECT_EQ(begins[1], layout.final_norm());
   EXPECT_EQ(begins[2], layout.layer(c.n_layers - 1).down);
@@ -151,8 +153,8 @@ TEST(LlamaModelTest, OverfitsOneBatch) {
     model.zero_grad();
     const ForwardResult r = model.forward(in.data(), tg.data(), 1.0 / (B * T));
     model.backward(in.data());
-    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(),
-                          m.size(), hp, step);
+    kernels::adamw_update(model.params().data(), model.grads().data(), m.data(), v.data(), m.size(),
+                          hp, step);
     (step == 1 ? first : last) = r.loss_sum / r.predicted;
   }
   EXPECT_GT(first, 5.0);

@@ -39,14 +39,41 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
   const json r = TrainOptions().to_json();
   std::set<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.insert(k);
-  EXPECT_EQ(keys, (std::set<std::string>{
-                      "adam_eps", "allreduce", "batch", "beta1", "beta2", "block", "bucket_mb",
-                      "comm_dtype", "data", "eval_every", "fine_tune", "grad_clip", "init_from",
-                      "inject_delay", "lora", "lr", "lr_warmup", "min_lr", "mode", "model",
-                      "precision", "reduce", "save_every", "schedule", "seed", "shard",
-                      "stall_action", "stall_grace_s", "stall_timeout_s",
-                      "steps", "tokenizer", "val_batches", "warmup_steps", "weight_decay",
-                      "zero"}));
+  EXPECT_EQ(keys, (std::set<std::string>{"adam_eps",
+                                         "allreduce",
+                                         "batch",
+                                         "beta1",
+                                         "beta2",
+                                         "block",
+                                         "bucket_mb",
+                                         "comm_dtype",
+                                         "data",
+                                         "eval_every",
+                                         "fine_tune",
+                                         "grad_clip",
+                                         "init_from",
+                                         "inject_delay",
+                                         "lora",
+                                         "lr",
+                                         "lr_warmup",
+                                         "min_lr",
+                                         "mode",
+                                         "model",
+                                         "precision",
+                                         "reduce",
+                                         "save_every",
+                                         "schedule",
+                                         "seed",
+                                         "shard",
+                                         "stall_action",
+                                         "stall_grace_s",
+                                         "stall_timeout_s",
+                                         "steps",
+                                         "tokenizer",
+                                         "val_batches",
+                                         "warmup_steps",
+                                         "weight_decay",
+                                         "zero"}));
   EXPECT_TRUE(r["lora"].is_null()) << "no adapters under full fine-tuning";
   EXPECT_TRUE(r["inject_delay"].is_null());
   EXPECT_EQ(r["data"]["batching"], "pad");
@@ -79,10 +106,14 @@ TEST(OptionTableTest, RecordsReadBackTyped) {
 
 // A case's config: suite keys, and the adapters as the summary records them.
 TEST(OptionTableTest, CaseConfigsReadBackTyped) {
-  const TrainOptions o = options_from_config(
-      {{"mode", "sharded"}, {"reduce", "overlap"}, {"bucket_mb", nullptr}, {"data", "x.txt"},
-       {"fine_tune", "lora"}, {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
-       {"comm_dtype", "bf16"}, {"ranks", 2}});
+  const TrainOptions o = options_from_config({{"mode", "sharded"},
+                                              {"reduce", "overlap"},
+                                              {"bucket_mb", nullptr},
+                                              {"data", "x.txt"},
+                                              {"fine_tune", "lora"},
+                                              {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
+                                              {"comm_dtype", "bf16"},
+                                              {"ranks", 2}});
   EXPECT_EQ(o.data.data_mode, DataMode::kSharded);
   EXPECT_EQ(o.reduce, comm::ReduceStrategy::kOverlap);
   EXPECT_EQ(o.bucket_mb, TrainOptions().bucket_mb) << "null: not set";
@@ -96,13 +127,14 @@ TEST(OptionTableTest, ValuesAreCheckedAgainstTheirRows) {
   TrainOptions o;
   EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("zero"), o, 2, "zero"),
                                "'zero' must be at most 1, got 2"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
-                               "'lora_alpha' must be positive, got 0"));
+  EXPECT_TRUE(
+      THROWS_BAD_INPUT(set_option_json(*find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
+                       "'lora_alpha' must be positive, got 0"));
   EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("steps"), o, "5", "steps"),
                                "'steps' must be an integer"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(
-      set_option_json(*find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
-      "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
+  EXPECT_TRUE(
+      THROWS_BAD_INPUT(set_option_json(*find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
+                       "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
   set_option_json(*find_suite_option("comm_dtype"), o, "bf16", "comm_dtype");
   EXPECT_EQ(option_text(*find_suite_option("comm_dtype"), o), "bf16");
   EXPECT_FALSE(option_is_default(*find_suite_option("comm_dtype"), o));

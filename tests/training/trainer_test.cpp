@@ -22,8 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path temp_dir(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() / ("trainscope_trainer_test_" + name + "_" +
-                                                  std::to_string(::getpid()));
+  const fs::path p = fs::temp_directory_path() /
+                     ("trainscope_trainer_test_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(p);
   fs::create_directories(p);
   return p;
@@ -125,7 +125,8 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
     FAIL() << "a resume beyond --steps was accepted";
   } catch (const Error& e) {
     // The resumed run saved its end (step 8) where it resumed from.
-    EXPECT_NE(std::string(e.what()).find("--steps 2 is below step 8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--steps 2 is below step 8"), std::string::npos)
+        << e.what();
   }
   fs::remove_all(dir);
 }
@@ -423,21 +424,30 @@ TEST(TrainerTest, BadOptionsNameTheCulprit) {
 TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
   const nlohmann::json good = to_hf_config(model_preset("tiny"));
   EXPECT_EQ(from_hf_config(good, "c.json").dim, model_preset("tiny").dim);
-  struct Bad { const char* path; nlohmann::json value; const char* needle; };
+  struct Bad {
+    const char* path;
+    nlohmann::json value;
+    const char* needle;
+  };
   for (const Bad& b : std::vector<Bad>{
            {"/hidden_act", "gelu", "hidden_act \"gelu\" is not supported"},
            {"/attention_bias", true, "attention_bias is not supported"},
            {"/mlp_bias", true, "mlp_bias is not supported"},
-           {"/rope_scaling", {{"type", "linear"}, {"factor", 2.0}}, "rope_scaling is not supported"},
+           {"/rope_scaling",
+            {{"type", "linear"}, {"factor", 2.0}},
+            "rope_scaling is not supported"},
            {"/rope_theta", "x", "'rope_theta' must be a number"},
            {"/trainscope/default_batch", "4", "'trainscope.default_batch' must be an integer"},
            {"/trainscope/default_batch", 0, "default_batch must be positive"},
-           {"/trainscope/default_block", 1000, "default_block 1000 is larger than max_position_embeddings"},
+           {"/trainscope/default_block", 1000,
+            "default_block 1000 is larger than max_position_embeddings"},
            // Items 9 and 12: library errors and silent wrap-arounds before.
            {"/tie_word_embeddings", "yes", "'tie_word_embeddings' must be true or false"},
-           {"/rope_theta", std::numeric_limits<double>::infinity(), "'rope_theta' must be a finite number"},
+           {"/rope_theta", std::numeric_limits<double>::infinity(),
+            "'rope_theta' must be a finite number"},
            {"/rope_theta", 1e39, "'rope_theta' is 1e+39, out of range for a 32-bit float"},
-           {"/hidden_size", 4294967328ll, "'hidden_size' is 4294967328, out of range for a 32-bit integer"},
+           {"/hidden_size", 4294967328ll,
+            "'hidden_size' is 4294967328, out of range for a 32-bit integer"},
            // Grouped-query settings that would silently mean the defaults, or not fit.
            {"/num_key_value_heads", 0, "num_key_value_heads must be positive, got 0"},
            {"/num_key_value_heads", 3, "key/value heads (3) must divide heads (4)"},

@@ -57,8 +57,7 @@ class BatchSource {
 
   // Fills this rank's rows for global step `step` (>= 0): inputs and targets,
   // each rows() x seq_len() row-major. A target of -1 is not predicted.
-  virtual void batch(int64_t step, std::span<int32_t> inputs,
-                     std::span<int32_t> targets) = 0;
+  virtual void batch(int64_t step, std::span<int32_t> inputs, std::span<int32_t> targets) = 0;
 
   virtual DataStats stats() const = 0;
 };

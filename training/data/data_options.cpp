@@ -57,8 +57,8 @@ std::string_view to_string(ShardMode mode) { return name_of(kShardModes, mode); 
 
 void validate_options(const DataOptions& o) {
   if (o.block < 2) {
-    throw Error(fmt::format("block: {} tokens is too short (need at least 2: one input, one target)",
-                            o.block));
+    throw Error(fmt::format(
+        "block: {} tokens is too short (need at least 2: one input, one target)", o.block));
   }
   if (o.global_batch < 1) {
     throw Error(fmt::format("global batch: {} must be at least 1", o.global_batch));
@@ -76,8 +76,8 @@ void validate_options(const DataOptions& o) {
         o.world_size));
   }
   if (o.global_batch % o.world_size != 0) {
-    throw Error(fmt::format("global batch {} is not divisible by the world size {}",
-                            o.global_batch, o.world_size));
+    throw Error(fmt::format("global batch {} is not divisible by the world size {}", o.global_batch,
+                            o.world_size));
   }
   if (o.max_record_bytes < 1) {
     throw Error(fmt::format("max record bytes: {} must be positive", o.max_record_bytes));
@@ -87,8 +87,9 @@ void validate_options(const DataOptions& o) {
   }
   if (o.threads < 0) throw Error(fmt::format("threads: {} must not be negative", o.threads));
   if (o.mask_prompt && o.mode != BatchMode::kPad) {
-    throw Error("--mask-prompt needs --batching pad: a packed row mixes documents, so it has no "
-                "one prompt to leave out");
+    throw Error(
+        "--mask-prompt needs --batching pad: a packed row mixes documents, so it has no "
+        "one prompt to leave out");
   }
 }
 

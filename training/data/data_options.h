@@ -85,9 +85,9 @@ struct DataOptions {
   int64_t max_record_bytes = kDefaultMaxRecordBytes;
 
   // builtin:stories defaults when the SOURCE string does not set them.
-  int64_t builtin_docs = 20000;      // training stories
-  int64_t builtin_valid_docs = 1000; // validation stories (disjoint indices)
-  uint64_t builtin_seed = 42;        // the corpus itself, not the shuffle
+  int64_t builtin_docs = 20000;       // training stories
+  int64_t builtin_valid_docs = 1000;  // validation stories (disjoint indices)
+  uint64_t builtin_seed = 42;         // the corpus itself, not the shuffle
 
   // Threads that read and tokenize at load; 0 = OpenMP's default. The result
   // does not depend on it. Default 0.

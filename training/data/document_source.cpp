@@ -70,8 +70,7 @@ class FileDocumentSource final : public DocumentSource {
       return;
     }
     if (const int64_t bad = find_invalid_utf8(raw); bad >= 0) {
-      const int64_t line =
-          e.line + std::count(raw.begin(), raw.begin() + bad, '\n');
+      const int64_t line = e.line + std::count(raw.begin(), raw.begin() + bad, '\n');
       throw Error(fmt::format("{}:{}: invalid UTF-8 (byte offset {} in the file)", path_, line,
                               e.offset + bad));
     }
@@ -164,17 +163,18 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
       docs = parse_count(value, what);
       // Train stories are numbered from 0, validation stories from here.
       if (docs >= kValidationStoryBase) {
-        throw Error(fmt::format("{}: {} stories would run into the validation stories (at most "
-                                "{})",
-                                what, docs, kValidationStoryBase - 1));
+        throw Error(
+            fmt::format("{}: {} stories would run into the validation stories (at most "
+                        "{})",
+                        what, docs, kValidationStoryBase - 1));
       }
     } else if (key == "valid_docs") {
       valid_docs = parse_count(value, what);
     } else if (key == "seed") {
       seed = static_cast<uint64_t>(parse_count(value, what));
     } else {
-      throw Error(fmt::format("data source '{}': unknown option '{}' (expected docs, valid_docs, seed)",
-                              spec, key));
+      throw Error(fmt::format(
+          "data source '{}': unknown option '{}' (expected docs, valid_docs, seed)", spec, key));
     }
   }
   const std::string label = fmt::format("builtin:{} (seed {}, {})", rest, seed, split.name);
@@ -184,8 +184,8 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
     return std::make_unique<StorySource>(generate, seed, kValidationStoryBase, valid_docs, label);
   }
   if (missing_split_ok) return nullptr;
-  throw Error(fmt::format("data source '{}' has no split '{}' (it has train and valid)", spec,
-                          split.name));
+  throw Error(
+      fmt::format("data source '{}' has no split '{}' (it has train and valid)", spec, split.name));
 }
 
 ScanOptions scan_options(const DataOptions& options, FileFormat format) {
@@ -212,8 +212,8 @@ SplitSpec SplitSpec::parse(std::string_view split) {
   if (spec.name.empty()) throw Error(fmt::format("split '{}': no split name", split));
   if (open == std::string_view::npos) return spec;
   const auto bad = [&](std::string_view why) {
-    return Error(fmt::format("split '{}': {} (expected e.g. train[100:200] or train[0%:50%])",
-                             split, why));
+    return Error(
+        fmt::format("split '{}': {} (expected e.g. train[100:200] or train[0%:50%])", split, why));
   };
   if (split.back() != ']') throw bad("missing closing ']'");
   const std::string_view inside = split.substr(open + 1, split.size() - open - 2);
@@ -243,8 +243,8 @@ SplitSpec SplitSpec::parse(std::string_view split) {
 std::pair<int64_t, int64_t> SplitSpec::resolve(int64_t size) const {
   const auto at = [size](const std::optional<Bound>& b, int64_t fallback) {
     if (!b) return fallback;
-    const double v = b->percent ? std::floor(static_cast<double>(size) * b->value / 100.0)
-                                : b->value;
+    const double v =
+        b->percent ? std::floor(static_cast<double>(size) * b->value / 100.0) : b->value;
     return std::min<int64_t>(size, static_cast<int64_t>(v));
   };
   const int64_t b = at(begin, 0);
@@ -309,11 +309,10 @@ std::unique_ptr<DocumentSource> open_document_source(const DataOptions& options,
     source = std::move(file_source);
   }
   if (source->size() == 0) {
-    throw Error(fmt::format("data source '{}', split '{}': no examples (empty dataset{})",
-                            options.source, split_text,
-                            source->bad_records() > 0
-                                ? fmt::format(", {} bad records skipped", source->bad_records())
-                                : ""));
+    throw Error(fmt::format(
+        "data source '{}', split '{}': no examples (empty dataset{})", options.source, split_text,
+        source->bad_records() > 0 ? fmt::format(", {} bad records skipped", source->bad_records())
+                                  : ""));
   }
   return source;
 }

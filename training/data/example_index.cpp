@@ -65,8 +65,8 @@ class LineSink {
           return;
         }
       }
-      entries_->push_back({offset + static_cast<int64_t>(t.begin),
-                           static_cast<int64_t>(t.end - t.begin), line_no});
+      entries_->push_back(
+          {offset + static_cast<int64_t>(t.begin), static_cast<int64_t>(t.end - t.begin), line_no});
       return;
     }
     if (options_.one_per_line) {
@@ -112,22 +112,24 @@ void require_seekable_file(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
-  const char* kind = fs::is_fifo(status)               ? "a FIFO (named pipe)"
-                     : fs::is_character_file(status)   ? "a character device"
-                     : fs::is_socket(status)           ? "a socket"
-                     : fs::is_block_file(status)       ? "a block device"
-                     : fs::is_directory(status)        ? "a directory"
-                                                       : nullptr;
+  const char* kind = fs::is_fifo(status)             ? "a FIFO (named pipe)"
+                     : fs::is_character_file(status) ? "a character device"
+                     : fs::is_socket(status)         ? "a socket"
+                     : fs::is_block_file(status)     ? "a block device"
+                     : fs::is_directory(status)      ? "a directory"
+                                                     : nullptr;
   if (kind != nullptr) {
-    throw Error(fmt::format("data file '{}' is {}: data is indexed, then read by offset, so it "
-                            "must be a regular file (save the stream to one first)",
-                            path, kind));
+    throw Error(
+        fmt::format("data file '{}' is {}: data is indexed, then read by offset, so it "
+                    "must be a regular file (save the stream to one first)",
+                    path, kind));
   }
 }
 
 ExampleIndex ExampleIndex::scan(const std::string& path, const ScanOptions& options) {
   if (options.format == FileFormat::kText && !options.one_per_line && options.delimiter.empty()) {
-    throw Error(fmt::format("{}: the document delimiter is empty (set one, or one per line)", path));
+    throw Error(
+        fmt::format("{}: the document delimiter is empty (set one, or one per line)", path));
   }
   // Opening a FIFO would wait, silently, for a writer.
   require_seekable_file(path);
@@ -144,8 +146,8 @@ ExampleIndex ExampleIndex::scan(const std::string& path, const ScanOptions& opti
   // A line that spans chunks is gathered here (bounded by max_record_bytes).
   std::vector<char, kernels::TrackedAllocator<char>> pending{
       kernels::TrackedAllocator<char>(kernels::MemoryCategory::kData)};
-  int64_t file_offset = 0;   // offset of chunk[0]
-  int64_t line_start = 0;    // offset of the current line's first byte
+  int64_t file_offset = 0;  // offset of chunk[0]
+  int64_t line_start = 0;   // offset of the current line's first byte
   int64_t line_no = 1;
   const auto too_long = [&](int64_t bytes) {
     return Error(fmt::format("{}:{}: line is {} bytes or more, over the {} byte limit", path,
@@ -189,7 +191,8 @@ ExampleIndex ExampleIndex::scan(const std::string& path, const ScanOptions& opti
     }
     file_offset += got;
   }
-  if (!pending.empty()) sink.line(std::string_view(pending.data(), pending.size()), line_start, line_no);
+  if (!pending.empty())
+    sink.line(std::string_view(pending.data(), pending.size()), line_start, line_no);
   sink.finish();
   index.bytes_scanned_ = file_offset;
   index.entries_.shrink_to_fit();

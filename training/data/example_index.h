@@ -35,7 +35,7 @@ struct ScanOptions {
   std::string delimiter = "<|endoftext|>";  // text only
   bool one_per_line = false;                // text only
   int64_t max_record_bytes = int64_t{64} << 20;
-  bool skip_bad_records = false;  // JSONL only
+  bool skip_bad_records = false;    // JSONL only
   std::string text_field = "text";  // JSONL only, for skip_bad_records checks
 };
 

@@ -16,30 +16,27 @@ namespace {
 
 // The substitution table, declared once: plain word -> pirate word.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 22> kPirateWords = {{
-    {"hello", "ahoy"},       {"hi", "ahoy"},         {"my", "me"},
-    {"you", "ye"},           {"your", "yer"},        {"friend", "matey"},
-    {"friends", "mateys"},   {"is", "be"},           {"are", "be"},
-    {"the", "th'"},          {"yes", "aye"},         {"money", "doubloons"},
-    {"boy", "lad"},          {"girl", "lass"},       {"stop", "avast"},
-    {"and", "an'"},          {"of", "o'"},           {"to", "t'"},
-    {"old", "ol'"},          {"looking", "lookin'"}, {"going", "goin'"},
-    {"food", "grub"},
+    {"hello", "ahoy"},  {"hi", "ahoy"},      {"my", "me"},          {"you", "ye"},
+    {"your", "yer"},    {"friend", "matey"}, {"friends", "mateys"}, {"is", "be"},
+    {"are", "be"},      {"the", "th'"},      {"yes", "aye"},        {"money", "doubloons"},
+    {"boy", "lad"},     {"girl", "lass"},    {"stop", "avast"},     {"and", "an'"},
+    {"of", "o'"},       {"to", "t'"},        {"old", "ol'"},        {"looking", "lookin'"},
+    {"going", "goin'"}, {"food", "grub"},
 }};
 
 constexpr std::array<std::string_view, 8> kWho = {
-    "my friend", "the old captain", "your brother", "the girl", "the boy", "my crew",
-    "the cook", "hello, my friend, the sailor"};
+    "my friend", "the old captain", "your brother", "the girl",
+    "the boy",   "my crew",         "the cook",     "hello, my friend, the sailor"};
 constexpr std::array<std::string_view, 8> kDoes = {
-    "is looking for", "found", "is going to find", "hid", "lost", "wants", "is counting",
-    "shared"};
+    "is looking for", "found", "is going to find", "hid", "lost", "wants", "is counting", "shared"};
 constexpr std::array<std::string_view, 8> kWhat = {
-    "the money", "the map", "my food", "the old key", "your boots", "the gold coins",
-    "the ship's bell", "a bottle of rum"};
-constexpr std::array<std::string_view, 6> kWhere = {
-    "on the island", "in the cabin", "near the harbor", "under the deck", "by the sea",
-    "at the tavern"};
-constexpr std::array<std::string_view, 5> kWhen = {
-    "today", "at dawn", "before the storm", "every night", "and yes, it is true"};
+    "the money",  "the map",        "my food",         "the old key",
+    "your boots", "the gold coins", "the ship's bell", "a bottle of rum"};
+constexpr std::array<std::string_view, 6> kWhere = {"on the island",   "in the cabin",
+                                                    "near the harbor", "under the deck",
+                                                    "by the sea",      "at the tavern"};
+constexpr std::array<std::string_view, 5> kWhen = {"today", "at dawn", "before the storm",
+                                                   "every night", "and yes, it is true"};
 
 std::string capitalised(std::string s) {
   if (!s.empty()) s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -48,8 +45,8 @@ std::string capitalised(std::string s) {
 
 // Every sentence of the grammar is one combination c in [0, kCombinations):
 // one digit per slot, kWhen's varying fastest.
-constexpr int64_t kCombinations = static_cast<int64_t>(kWho.size() * kDoes.size() * kWhat.size() *
-                                                       kWhere.size() * kWhen.size());
+constexpr int64_t kCombinations =
+    static_cast<int64_t>(kWho.size() * kDoes.size() * kWhat.size() * kWhere.size() * kWhen.size());
 static_assert(kCombinations == kInstructTrainPairs + kInstructValidPairs);
 // Validation reserves one combination in each block of this many consecutive
 // ones: an exact 1 in 16, spread over every who, does and what.

@@ -63,9 +63,10 @@ int64_t encode_prompt_and_answer(const Tokenizer& tokenizer, std::string_view te
   const std::string header = chat_header("assistant");
   const std::size_t at = text.rfind(header);
   if (at == std::string_view::npos) {
-    throw Error(fmt::format("--mask-prompt trains on the assistant's turn, and {} document {} "
-                            "has none (a text record, not a chat or instruction)",
-                            docs.name(), doc));
+    throw Error(
+        fmt::format("--mask-prompt trains on the assistant's turn, and {} document {} "
+                    "has none (a text record, not a chat or instruction)",
+                    docs.name(), doc));
   }
   tokenizer.encode(text.substr(0, at + header.size()), out);
   const auto prompt = static_cast<int64_t>(out->size());
@@ -225,7 +226,7 @@ class DataPipeline final : public BatchSource {
     ids.resize(D);
     std::iota(ids.begin(), ids.end(), int64_t{0});
     load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.mask_prompt,
-                     options_.threads, &store_);
+                   options_.threads, &store_);
   }
 
   int rows() const override { return rows_; }
@@ -242,8 +243,8 @@ class DataPipeline final : public BatchSource {
     const int64_t B = options_.global_batch;
     const int r = options_.rank;
     const bool sharded = options_.data_mode == DataMode::kSharded;
-    const bool strided_pad = sharded && options_.mode == BatchMode::kPad &&
-                             options_.shard == ShardMode::kStrided;
+    const bool strided_pad =
+        sharded && options_.mode == BatchMode::kPad && options_.shard == ShardMode::kStrided;
     if (strided_pad) {
       load_epoch(epoch);
     } else {
@@ -318,9 +319,9 @@ class DataPipeline final : public BatchSource {
     for (int64_t k = 0; k < batches_; ++k) {
       for (int i = 0; i < rows_; ++i) {
         const int64_t row = k * rows_ + i;
-        order[row] = {perm_[k * options_.global_batch + options_.rank +
-                            int64_t{i} * options_.world_size],
-                      row};
+        order[row] = {
+            perm_[k * options_.global_batch + options_.rank + int64_t{i} * options_.world_size],
+            row};
       }
     }
     std::sort(order.begin(), order.end());
@@ -332,7 +333,7 @@ class DataPipeline final : public BatchSource {
       row_slot_[order[j].second] = j;
     }
     load_documents(*docs_, tokenizer_, ids, options_.block, false, options_.mask_prompt,
-                     options_.threads, &store_);
+                   options_.threads, &store_);
     held_ = count;
     loaded_epoch_ = epoch;
   }
@@ -388,9 +389,10 @@ std::unique_ptr<BatchSource> make_pipeline(const DataOptions& options, const Tok
   try {
     return std::make_unique<DataPipeline>(options, tokenizer, std::move(docs));
   } catch (const std::bad_alloc&) {
-    throw Error(fmt::format("data source '{}': its {} documents do not fit in this machine's "
-                            "memory",
-                            options.source, documents));
+    throw Error(
+        fmt::format("data source '{}': its {} documents do not fit in this machine's "
+                    "memory",
+                    options.source, documents));
   }
 }
 

@@ -88,8 +88,8 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer& token
     if (!in) throw Error(fmt::format("{}:{}: cannot read the line", options.input, e.line));
     Record record;
     try {
-      record = parse_record_line(line, options.text_field,
-                                 fmt::format("{}:{}", options.input, e.line));
+      record =
+          parse_record_line(line, options.text_field, fmt::format("{}:{}", options.input, e.line));
     } catch (const Error& error) {
       ++result.dropped_bad;
       if (result.bad_samples.size() < kBadSamples) result.bad_samples.push_back(error.what());
@@ -109,12 +109,12 @@ PrepareResult prepare_data(const PrepareOptions& options, const Tokenizer& token
   }
   result.kept = kept.size();
   if (result.kept == 0) {
-    throw Error(fmt::format(
-        "{}: no example kept (read {}, {} over --max-seq-length {}, {} bad records{}); "
-        "nothing written",
-        options.input, result.read, result.dropped_too_long, options.max_seq_length,
-        result.dropped_bad,
-        result.bad_samples.empty() ? "" : "; first: " + result.bad_samples.front()));
+    throw Error(
+        fmt::format("{}: no example kept (read {}, {} over --max-seq-length {}, {} bad records{}); "
+                    "nothing written",
+                    options.input, result.read, result.dropped_too_long, options.max_seq_length,
+                    result.dropped_bad,
+                    result.bad_samples.empty() ? "" : "; first: " + result.bad_samples.front()));
   }
 
   std::vector<int64_t, kernels::TrackedAllocator<int64_t>> order(

@@ -26,23 +26,23 @@
 namespace trainscope::training {
 
 struct PrepareOptions {
-  std::string input;                  // a JSONL file (required)
-  std::string out_dir;                // created if missing (required)
-  int64_t max_seq_length = 0;         // tokens; 0 = no limit. Default 0
-  double valid_fraction = 0.2;        // in [0, 1). Default 0.2
-  uint64_t seed = 1234;               // shuffle seed. Default 1234
-  std::string text_field = "text";    // field of text records. Default "text"
+  std::string input;                                  // a JSONL file (required)
+  std::string out_dir;                                // created if missing (required)
+  int64_t max_seq_length = 0;                         // tokens; 0 = no limit. Default 0
+  double valid_fraction = 0.2;                        // in [0, 1). Default 0.2
+  uint64_t seed = 1234;                               // shuffle seed. Default 1234
+  std::string text_field = "text";                    // field of text records. Default "text"
   int64_t max_record_bytes = kDefaultMaxRecordBytes;  // longest line. Default 64 MiB
 };
 
 struct PrepareResult {
-  int64_t read = 0;              // non-blank lines
+  int64_t read = 0;  // non-blank lines
   int64_t kept = 0;
   int64_t dropped_too_long = 0;  // over max_seq_length tokens
   int64_t dropped_bad = 0;       // malformed JSON, missing field, bad UTF-8
   int64_t train = 0;
   int64_t valid = 0;
-  int64_t max_tokens_kept = 0;   // longest kept example, in tokens
+  int64_t max_tokens_kept = 0;           // longest kept example, in tokens
   std::vector<std::string> bad_samples;  // the first few bad-record messages
   std::string train_path;
   std::string valid_path;

@@ -47,8 +47,8 @@ Record read_record(const JsonReader& r, std::string_view text_field) {
     return record;
   }
   if (!r.contains(text_field)) {
-    throw Error(fmt::format("record has no '{}' field (nor 'messages' or 'instruction')",
-                            text_field));
+    throw Error(
+        fmt::format("record has no '{}' field (nor 'messages' or 'instruction')", text_field));
   }
   record.kind = RecordKind::kText;
   record.text = r[text_field].get<std::string>();

@@ -19,40 +19,41 @@ struct Person {
 };
 
 constexpr std::array<Person, 24> kNames{{
-    {"Lily", true},  {"Tom", false}, {"Mia", true},   {"Ben", false},  {"Sue", true},
-    {"Max", false},  {"Anna", true}, {"Tim", false},  {"Lucy", true},  {"Sam", false},
-    {"Zoe", true},   {"Jack", false}, {"Emma", true}, {"Leo", false},  {"Ella", true},
-    {"Finn", false}, {"Rosa", true}, {"Noah", false}, {"Kim", true},   {"Ollie", false},
-    {"Amy", true},   {"Joe", false}, {"Daisy", true}, {"Bob", false},
+    {"Lily", true},  {"Tom", false},  {"Mia", true},   {"Ben", false}, {"Sue", true},
+    {"Max", false},  {"Anna", true},  {"Tim", false},  {"Lucy", true}, {"Sam", false},
+    {"Zoe", true},   {"Jack", false}, {"Emma", true},  {"Leo", false}, {"Ella", true},
+    {"Finn", false}, {"Rosa", true},  {"Noah", false}, {"Kim", true},  {"Ollie", false},
+    {"Amy", true},   {"Joe", false},  {"Daisy", true}, {"Bob", false},
 }};
 constexpr std::array<std::string_view, 10> kAnimalKinds{
-    "small dog", "fluffy cat", "brave bunny", "tiny bird", "big bear",
+    "small dog",  "fluffy cat",  "brave bunny", "tiny bird",    "big bear",
     "happy frog", "curious fox", "gentle duck", "little mouse", "kind owl"};
-constexpr std::array<std::string_view, 12> kPlaces{
-    "park", "garden", "forest", "beach", "farm", "big hill",
-    "small town", "backyard", "lake", "school", "playground", "market"};
+constexpr std::array<std::string_view, 12> kPlaces{"park", "garden",   "forest",     "beach",
+                                                   "farm", "big hill", "small town", "backyard",
+                                                   "lake", "school",   "playground", "market"};
 constexpr std::array<std::string_view, 14> kObjects{
-    "red ball", "shiny stone", "blue kite", "toy car", "big box", "soft blanket",
-    "little boat", "yellow flower", "old key", "new hat", "drum", "picture book",
-    "green truck", "teddy bear"};
-constexpr std::array<std::string_view, 8> kAdjectives{
-    "happy", "kind", "curious", "playful", "funny", "shy", "clever", "friendly"};
+    "red ball",     "shiny stone",  "blue kite",     "toy car",   "big box",
+    "soft blanket", "little boat",  "yellow flower", "old key",   "new hat",
+    "drum",         "picture book", "green truck",   "teddy bear"};
+constexpr std::array<std::string_view, 8> kAdjectives{"happy", "kind", "curious", "playful",
+                                                      "funny", "shy",  "clever",  "friendly"};
 constexpr std::array<std::string_view, 8> kActivities{
-    "play with the ball", "run and jump", "sing songs", "draw pictures",
+    "play with the ball", "run and jump",    "sing songs", "draw pictures",
     "look at the clouds", "dig in the sand", "read books", "climb trees"};
-constexpr std::array<std::string_view, 6> kIndoor{
-    "build a tower of blocks", "bake cookies", "paint a picture",
-    "read a story", "make a blanket fort", "play a game"};
-constexpr std::array<std::string_view, 8> kSpots{
-    "bed", "big tree", "table", "bench", "bush", "rock", "door", "slide"};
+constexpr std::array<std::string_view, 6> kIndoor{"build a tower of blocks", "bake cookies",
+                                                  "paint a picture",         "read a story",
+                                                  "make a blanket fort",     "play a game"};
+constexpr std::array<std::string_view, 8> kSpots{"bed",  "big tree", "table", "bench",
+                                                 "bush", "rock",     "door",  "slide"};
 constexpr std::array<std::string_view, 4> kSad{"sad", "worried", "upset", "unhappy"};
-constexpr std::array<std::string_view, 6> kGlad{"happy", "glad", "proud", "excited", "thankful", "joyful"};
-constexpr std::array<std::string_view, 6> kFears{
-    "dark", "big slide", "deep water", "loud thunder", "tall ladder", "barking dog"};
+constexpr std::array<std::string_view, 6> kGlad{"happy",   "glad",     "proud",
+                                                "excited", "thankful", "joyful"};
+constexpr std::array<std::string_view, 6> kFears{"dark",         "big slide",   "deep water",
+                                                 "loud thunder", "tall ladder", "barking dog"};
 constexpr std::array<std::string_view, 6> kTraps{
     "in a bush", "under a log", "in the mud", "behind a fence", "in a hole", "on a high branch"};
-constexpr std::array<std::string_view, 5> kBuilds{
-    "sand castle", "tree house", "snowman", "paper boat", "bird house"};
+constexpr std::array<std::string_view, 5> kBuilds{"sand castle", "tree house", "snowman",
+                                                  "paper boat", "bird house"};
 constexpr std::array<std::string_view, 5> kStuff{
     "sticks and leaves", "sand and water", "boxes and tape", "paper and glue", "stones and mud"};
 constexpr std::array<std::string_view, 4> kWeather{"rain", "snow", "wind", "storm"};
@@ -71,8 +72,7 @@ const std::vector<Step>& openings() {
        "One day, a {kind} named {hero} went to the {place}. ",
        "{hero} was a {adj} {kind} who loved to {activity}. ",
        "There once was a {kind} called {hero}. {He} lived near the {place}. "},
-      {"{He} had a friend named {friend}, a {fkind}. ",
-       "{His} best friend was {friend}. ",
+      {"{He} had a friend named {friend}, a {fkind}. ", "{His} best friend was {friend}. ",
        "Every day, {he} played with {his} friend {friend}. "},
   };
   return steps;
@@ -87,8 +87,7 @@ const std::vector<Plot>& plots() {
         "{He} and {friend} went to the {place} to play with the {obj}. "},
        {"But then the {obj} was gone! {hero} felt {sad}. ",
         "When it was time to go home, {hero} could not find the {obj}. {He} was very {sad}. "},
-       {"\"Where is my {obj}?\" {he} asked. ",
-        "\"Oh no, I lost my {obj}!\" {he} cried. "},
+       {"\"Where is my {obj}?\" {he} asked. ", "\"Oh no, I lost my {obj}!\" {he} cried. "},
        {"{friend} said, \"Don't worry, I will help you look.\" ",
         "\"Let's look for it together,\" said {friend}. "},
        {"They looked under the {spot} and behind the {spot2}. ",
@@ -119,8 +118,7 @@ const std::vector<Plot>& plots() {
         "One morning, {hero} went to the {place} to {activity}. "},
        {"{He} saw a little {animal} stuck {trap}. ",
         "There was a {animal} stuck {trap}. It could not get out. "},
-       {"The {animal} was very {sad}. ",
-        "The poor {animal} looked at {hero} with big eyes. "},
+       {"The {animal} was very {sad}. ", "The poor {animal} looked at {hero} with big eyes. "},
        {"\"Don't be afraid, I will help you,\" said {hero}. ",
         "{hero} wanted to help. \"I am here,\" {he} said softly. "},
        {"{He} pulled very gently, and the {animal} was free! ",
@@ -160,8 +158,7 @@ const std::vector<Plot>& plots() {
       // Building something.
       {{"{hero} and {friend} wanted to build a {build}. ",
         "At the {place}, {hero} had an idea. \"Let's build a {build}!\" {he} said. "},
-       {"They used {stuff}. They worked very hard. ",
-        "They found {stuff} and started to work. "},
+       {"They used {stuff}. They worked very hard. ", "They found {stuff} and started to work. "},
        {"But then the {build} fell down. {hero} felt {sad}. ",
         "Oh no! The wind came and the {build} broke. "},
        {"\"Let's try again,\" said {friend}. \"We can make it better.\" ",
@@ -192,8 +189,8 @@ const std::vector<Plot>& plots() {
 }
 
 constexpr std::array<std::string_view, 6> kSettings{
-    "The sun was shining and the sky was blue. ", "It was a warm and sunny day. ",
-    "It was a cold morning, and the grass was wet. ", "The birds were singing in the trees. ",
+    "The sun was shining and the sky was blue. ",        "It was a warm and sunny day. ",
+    "It was a cold morning, and the grass was wet. ",    "The birds were singing in the trees. ",
     "It was a windy day, and the leaves were dancing. ", "It was a quiet afternoon. "};
 
 constexpr std::array<std::string_view, 4> kEndings{
@@ -245,8 +242,7 @@ void generate_story(uint64_t seed, int64_t index, std::string* out) {
   SplitMix rng(mix_seed(seed, static_cast<uint64_t>(index)));
   const std::size_t hero_index = rng.below(kNames.size());
   const Person hero = kNames[hero_index];
-  const Person friend_ =
-      kNames[(hero_index + 1 + rng.below(kNames.size() - 1)) % kNames.size()];
+  const Person friend_ = kNames[(hero_index + 1 + rng.below(kNames.size() - 1)) % kNames.size()];
   // Half the heroes are children, half animals with names.
   const bool hero_child = rng.below(2) == 0;
   const bool friend_child = rng.below(2) == 0;

@@ -106,9 +106,10 @@ std::string straggler_table(const results::RunFigures& f) {
     table += fmt::format("{:>4} {:>10.1f} {:>10.1f}{}\n", r.rank, r.compute_s * 1e3, r.wait_s * 1e3,
                          r.straggler ? "  straggler: " + results::straggler_note(r) : "");
   }
-  return table + fmt::format("straggler figure (sum over ranks of compute beyond the fastest): "
-                             "{:.1f} ms per step\n",
-                             f.straggler_s * 1e3);
+  return table + fmt::format(
+                     "straggler figure (sum over ranks of compute beyond the fastest): "
+                     "{:.1f} ms per step\n",
+                     f.straggler_s * 1e3);
 }
 
 }  // namespace
@@ -151,9 +152,8 @@ results::RankResult RunReport::rank_result() const {
   me.pid = ::getpid();
   me.step_time = to_time_stats(run.wall);
   me.phases = phase_stats(run);
-  me.tokens_per_s = run.wall.median > 0
-                        ? static_cast<double>(data_.rows) * data_.seq_len / run.wall.median
-                        : 0;
+  me.tokens_per_s =
+      run.wall.median > 0 ? static_cast<double>(data_.rows) * data_.seq_len / run.wall.median : 0;
   me.tracked_peak_total = log_.peaks.total;
   me.tracked_peak_by_category.values = log_.peaks.by_category;
   const profiler::ProcessMemory pm = profiler::self_process_memory(true);
@@ -166,16 +166,16 @@ results::RankResult RunReport::rank_result() const {
   me.load_end = profiler::read_host_load(log_.job_on_host);
   const kernels::BlasInfo blas = kernels::blas_info();
   const Precision precision = ctx_.options.precision;
-  me.kernels = {.blas_library = blas.library,
-                .blas_core = blas.core,
-                .blas_choice = std::string(kernels::blas_choice_name(blas.choice)),
-                .blas_best = blas.best,
-                .cpu_isa = blas.isa,
-                .omp_threads = omp_get_max_threads(),
-                .blas_threads = openblas_get_num_threads(),
-                .precision = std::string(precision_name(precision)),
-                .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description()
-                                                           : std::string()};
+  me.kernels = {
+      .blas_library = blas.library,
+      .blas_core = blas.core,
+      .blas_choice = std::string(kernels::blas_choice_name(blas.choice)),
+      .blas_best = blas.best,
+      .cpu_isa = blas.isa,
+      .omp_threads = omp_get_max_threads(),
+      .blas_threads = openblas_get_num_threads(),
+      .precision = std::string(precision_name(precision)),
+      .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description() : std::string()};
   return me;
 }
 
@@ -264,11 +264,12 @@ void RunReport::write_trace() const {
 void RunReport::print_report(const results::RunSummary& summary) const {
   const results::Totals& t = summary.totals;
   const double flops = state_.flops_per_step;
-  ctx_.say(fmt::format("\nsummary: {} steps measured (first {} excluded), median step {:.1f} ms, "
-                       "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
-                       run_times_.measured_steps, run_times_.warmup_steps,
-                       t.step_time_median_s * 1e3, t.step_time_p95_s * 1e3, t.tokens_per_s,
-                       t.step_time_median_s > 0 ? flops / t.step_time_median_s / 1e9 : 0.0));
+  ctx_.say(
+      fmt::format("\nsummary: {} steps measured (first {} excluded), median step {:.1f} ms, "
+                  "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
+                  run_times_.measured_steps, run_times_.warmup_steps, t.step_time_median_s * 1e3,
+                  t.step_time_p95_s * 1e3, t.tokens_per_s,
+                  t.step_time_median_s > 0 ? flops / t.step_time_median_s / 1e9 : 0.0));
   ctx_.say(memory_table(summary.ranks));
   ctx_.say(phase_table(summary.ranks));
   if (ctx_.world > 1) ctx_.say(straggler_table(results::run_figures(&summary, {})));

@@ -53,7 +53,7 @@ class RunReport {
   const TrainingData& data_;
   TrainingState& state_;
   const StepLog& log_;
-  profiler::RunTimes run_times_;         // this rank's, over the measured steps
+  profiler::RunTimes run_times_;          // this rank's, over the measured steps
   std::vector<nlohmann::json> per_rank_;  // every rank's rank_report(), by rank
 };
 

@@ -31,7 +31,7 @@ struct RunContext {
   comm::Communicator& comm;  // every collective of the run goes through it
   std::FILE* out;            // rank 0's progress lines and tables
   const int rank, world;
-  const bool lead;           // rank 0: prints, and writes the outputs
+  const bool lead;  // rank 0: prints, and writes the outputs
 
   // Rank 0 prints `text`, unless --quiet.
   void say(const std::string& text) const {

@@ -46,8 +46,9 @@ int64_t bucket_bytes(const TrainOptions& o) {
 void choose_model(TrainOptions& options, RunPlan& plan) {
   if (!options.init_from.empty()) {
     if (!options.resume.empty()) {
-      throw Error("--resume continues a run (its weights, optimizer state and step); --init-from "
-                  "starts a new run from pretrained weights: give one");
+      throw Error(
+          "--resume continues a run (its weights, optimizer state and step); --init-from "
+          "starts a new run from pretrained weights: give one");
     }
     plan.config = read_hf_config(options.init_from);
   } else if (!options.resume.empty()) {
@@ -73,29 +74,33 @@ void choose_model(TrainOptions& options, RunPlan& plan) {
 void check_zero(const TrainOptions& o, int world) {
   if (o.zero == 0) return;
   if (o.zero != 1) {
-    throw Error(fmt::format("--zero must be 0 or 1 (ZeRO stage 2 and 3 are not built), got {}",
-                            o.zero));
+    throw Error(
+        fmt::format("--zero must be 0 or 1 (ZeRO stage 2 and 3 are not built), got {}", o.zero));
   }
   if (world == 1) {
-    throw Error("--zero 1 shards the optimizer state over the ranks, and this job has one rank: "
-                "run it under mpirun with 2 or more ranks, or use --zero 0");
+    throw Error(
+        "--zero 1 shards the optimizer state over the ranks, and this job has one rank: "
+        "run it under mpirun with 2 or more ranks, or use --zero 0");
   }
   if (o.reduce != comm::ReduceStrategy::kFused) {
-    throw Error(fmt::format("--zero 1 reduce-scatters the gradient's --bucket-mb buckets after "
-                            "backward, as --reduce fused all-reduces them; got --reduce {}",
-                            comm::reduce_strategy_name(o.reduce)));
+    throw Error(
+        fmt::format("--zero 1 reduce-scatters the gradient's --bucket-mb buckets after "
+                    "backward, as --reduce fused all-reduces them; got --reduce {}",
+                    comm::reduce_strategy_name(o.reduce)));
   }
   if (o.allreduce == comm::AllReduceAlgorithm::kHier) {
-    throw Error("--zero 1 with --allreduce hier is not offered: its reduce-scatter would need a "
-                "third level; use --allreduce mpi or shm");
+    throw Error(
+        "--zero 1 with --allreduce hier is not offered: its reduce-scatter would need a "
+        "third level; use --allreduce mpi or shm");
   }
 }
 
 void check_options(const TrainOptions& o, const ModelConfig& config, int world) {
   if (o.save_every > 0 && o.checkpoint_dir.empty()) {
-    throw Error(fmt::format("--save-every {} saves checkpoints, but there is no --checkpoint-dir "
-                            "to save them in",
-                            o.save_every));
+    throw Error(
+        fmt::format("--save-every {} saves checkpoints, but there is no --checkpoint-dir "
+                    "to save them in",
+                    o.save_every));
   }
   if (o.batch < 0) throw Error(fmt::format("--batch must be positive, got {}", o.batch));
   if (o.block < 2) throw Error(fmt::format("--block must be at least 2, got {}", o.block));
@@ -106,9 +111,10 @@ void check_options(const TrainOptions& o, const ModelConfig& config, int world) 
   if (o.steps < 0) throw Error(fmt::format("--steps must not be negative, got {}", o.steps));
   if (!(o.lr > 0)) throw Error(fmt::format("--lr must be positive, got {}", o.lr));
   if (o.data.data_mode == DataMode::kNaive && world > 1) {
-    throw Error(fmt::format("--mode naive runs one process, but this job has {} ranks (use "
-                            "duplicated or sharded)",
-                            world));
+    throw Error(
+        fmt::format("--mode naive runs one process, but this job has {} ranks (use "
+                    "duplicated or sharded)",
+                    world));
   }
   if (o.batch % world != 0) {
     throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world));
@@ -159,25 +165,27 @@ void check_resume(const TrainOptions& options, const RunPlan& plan) {
   // Without --init-from, a LoRA run's frozen base is the seed's random weights.
   if (resume.adapters && options.init_from.empty() &&
       saved.value("seed", options.seed) != options.seed) {
-    throw Error(fmt::format("--resume: {} adapts the random weights of --seed {}, this run has "
-                            "--seed {}",
-                            resume.step_dir.string(), saved["seed"].dump(), options.seed));
+    throw Error(
+        fmt::format("--resume: {} adapts the random weights of --seed {}, this run has "
+                    "--seed {}",
+                    resume.step_dir.string(), saved["seed"].dump(), options.seed));
   }
   // The loop would train nothing and still report success.
   if (resume.step > options.steps) {
-    throw Error(fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
-                            "continues to --steps in total",
-                            options.steps, resume.step, resume.step_dir.string()));
+    throw Error(
+        fmt::format("--steps {} is below step {} of checkpoint {}: a resumed run "
+                    "continues to --steps in total",
+                    options.steps, resume.step, resume.step_dir.string()));
   }
 }
 
 std::unique_ptr<Tokenizer> open_tokenizer(const std::string& spec, const ModelConfig& config) {
   std::unique_ptr<Tokenizer> tokenizer = make_tokenizer(spec);
   if (tokenizer->vocab_size() > config.vocab_size) {
-    throw Error(fmt::format("tokenizer {} has {} ids but the model's vocabulary is {} ({}): "
-                            "use a model with vocab >= {}",
-                            spec, tokenizer->vocab_size(), config.vocab_size, config.name,
-                            tokenizer->vocab_size()));
+    throw Error(fmt::format(
+        "tokenizer {} has {} ids but the model's vocabulary is {} ({}): "
+        "use a model with vocab >= {}",
+        spec, tokenizer->vocab_size(), config.vocab_size, config.name, tokenizer->vocab_size()));
   }
   return tokenizer;
 }
@@ -195,9 +203,10 @@ void check_ranks_agree(comm::Communicator& comm, const json& mine) {
     const json::json_pointer ptr(path);
     const std::string a = ref.contains(ptr) ? ref[ptr].dump() : "(absent)";
     const std::string b = other.contains(ptr) ? other[ptr].dump() : "(absent)";
-    throw Error(fmt::format("ranks disagree on the configuration: field '{}' is {} on rank 0 but "
-                            "{} on rank {}",
-                            path, a, b, r));
+    throw Error(
+        fmt::format("ranks disagree on the configuration: field '{}' is {} on rank 0 but "
+                    "{} on rank {}",
+                    path, a, b, r));
   }
 }
 
@@ -315,10 +324,10 @@ void prepare_tracing(const RunContext& ctx, const RunPlan& plan, TrainingState& 
   state.sync->set_trace(&state.recorder);
   state.recorder.record_memory(profiler::trace_clock_ns(), profiler::tracked_memory());  // setup's
   comm::run_collectively(ctx.comm, [&] {
-    state.trace_stream.emplace(state.recorder,
-                               profiler::TraceStreamOptions{
-                                   .path = profiler::rank_trace_path(trace_path, ctx.rank),
-                                   .clock_offset_ns = plan.clock_offsets[ctx.rank]});
+    state.trace_stream.emplace(
+        state.recorder,
+        profiler::TraceStreamOptions{.path = profiler::rank_trace_path(trace_path, ctx.rank),
+                                     .clock_offset_ns = plan.clock_offsets[ctx.rank]});
   });
 }
 
@@ -424,9 +433,10 @@ TrainingData load_run_data(const RunContext& ctx, const RunPlan& plan) {
     if (ctx.options.eval_every > 0) {
       data.val_source = open_validation_source(data.options, *plan.tokenizer);
       if (!data.val_source) {
-        throw Error(fmt::format("--eval-every {}: data source {} has no validation split (a "
-                                "directory with valid.jsonl, or builtin:stories, has one)",
-                                ctx.options.eval_every, data.options.source));
+        throw Error(
+            fmt::format("--eval-every {}: data source {} has no validation split (a "
+                        "directory with valid.jsonl, or builtin:stories, has one)",
+                        ctx.options.eval_every, data.options.source));
       }
     }
   });
@@ -464,8 +474,7 @@ void print_run_header(const RunContext& ctx, const RunPlan& plan, const Training
       "trainscope train: model {} ({} layers, dims {}, heads {}{}, mlp {}, vocab {}{}; "
       "{:.2f} M parameters)\n",
       c.name, c.n_layers, c.dim, c.n_heads,
-      c.kv_heads() == c.n_heads ? std::string()
-                                : fmt::format(" sharing {} kv heads", c.kv_heads()),
+      c.kv_heads() == c.n_heads ? std::string() : fmt::format(" sharing {} kv heads", c.kv_heads()),
       c.mlp_dim, c.vocab_size, c.tie_embeddings ? ", tied embeddings" : "",
       static_cast<double>(state.param_count()) / 1e6));
   ctx.say(trainable_line(ctx, c, state));
@@ -473,8 +482,8 @@ void print_run_header(const RunContext& ctx, const RunPlan& plan, const Training
   const std::string& init_from = ctx.options.init_from;
   ctx.say(fmt::format("  {:.1f} GFLOP per step, data loaded in {:.2f} s{}\n",
                       state.flops_per_step / 1e9, data.load_s,
-                      plan.resume ? fmt::format(", resumed from {} at step {}",
-                                                plan.resume->step_dir.string(), state.start_step)
+                      plan.resume          ? fmt::format(", resumed from {} at step {}",
+                                                         plan.resume->step_dir.string(), state.start_step)
                       : !init_from.empty() ? fmt::format(", weights from {}", init_from)
                                            : std::string()));
 }

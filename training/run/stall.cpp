@@ -58,10 +58,11 @@ profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
   watch.host = comm.host();
   watch.timeout_s = options.stall_timeout_s;
   if (options.stall_action == StallAction::kAbort) {
-    watch.abort_after_s = options.stall_timeout_s +
-                          (options.stall_grace_s > 0 ? options.stall_grace_s : options.stall_timeout_s);
-    watch.not_arrived = [dir = options.status_dir, world = comm.size()](
-                            const profiler::RankStatus& mine) {
+    watch.abort_after_s =
+        options.stall_timeout_s +
+        (options.stall_grace_s > 0 ? options.stall_grace_s : options.stall_timeout_s);
+    watch.not_arrived = [dir = options.status_dir,
+                         world = comm.size()](const profiler::RankStatus& mine) {
       return ranks_not_arrived(dir, world, mine);
     };
   }

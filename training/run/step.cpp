@@ -268,13 +268,12 @@ void StepRunner::log_step(const StepFigures& f) const {
   if (every <= 0) return;
   if ((f.step + 1) % every != 0 && !ctx_.is_last(f.step) && f.step != state_.start_step) return;
   const double comm_s = state_.sync->stats().comm_s;
-  ctx_.say(fmt::format("step {:>5}/{} | loss {:.4f} | lr {:.2e} | {:7.1f} ms | {:8.0f} tok/s | "
-                       "{:6.1f} GFLOP/s{}\n",
-                       f.step + 1, ctx_.options.steps, f.loss, f.lr, f.seconds * 1e3,
-                       data_.tokens_per_step() / f.seconds,
-                       state_.flops_per_step / f.seconds / 1e9,
-                       ctx_.world > 1 ? fmt::format(" | comm {:.1f} ms", comm_s * 1e3)
-                                      : std::string()));
+  ctx_.say(
+      fmt::format("step {:>5}/{} | loss {:.4f} | lr {:.2e} | {:7.1f} ms | {:8.0f} tok/s | "
+                  "{:6.1f} GFLOP/s{}\n",
+                  f.step + 1, ctx_.options.steps, f.loss, f.lr, f.seconds * 1e3,
+                  data_.tokens_per_step() / f.seconds, state_.flops_per_step / f.seconds / 1e9,
+                  ctx_.world > 1 ? fmt::format(" | comm {:.1f} ms", comm_s * 1e3) : std::string()));
 }
 
 }  // namespace

@@ -15,11 +15,11 @@ std::array<CodePointClass, 128> make_ascii_classes() {
   std::array<CodePointClass, 128> classes{};
   for (uint32_t cp = 0; cp < 128; ++cp) {
     const CodePointRange* end = kCodePointRanges + kNumCodePointRanges;
-    const CodePointRange* it = std::upper_bound(
-        kCodePointRanges, end, cp,
-        [](uint32_t value, const CodePointRange& r) { return value < r.first; });
-    classes[cp] = (it != kCodePointRanges && (it - 1)->last >= cp) ? (it - 1)->cls
-                                                                    : CodePointClass::kOther;
+    const CodePointRange* it =
+        std::upper_bound(kCodePointRanges, end, cp,
+                         [](uint32_t value, const CodePointRange& r) { return value < r.first; });
+    classes[cp] =
+        (it != kCodePointRanges && (it - 1)->last >= cp) ? (it - 1)->cls : CodePointClass::kOther;
   }
   return classes;
 }
@@ -62,9 +62,9 @@ inline std::size_t contraction_length(std::string_view text, std::size_t pos) {
 CodePointClass code_point_class(uint32_t cp) {
   if (cp < 128) return kAsciiClasses[cp];
   const CodePointRange* end = kCodePointRanges + kNumCodePointRanges;
-  const CodePointRange* it = std::upper_bound(
-      kCodePointRanges, end, cp,
-      [](uint32_t value, const CodePointRange& r) { return value < r.first; });
+  const CodePointRange* it =
+      std::upper_bound(kCodePointRanges, end, cp,
+                       [](uint32_t value, const CodePointRange& r) { return value < r.first; });
   if (it == kCodePointRanges) return CodePointClass::kOther;
   --it;
   return cp <= it->last ? it->cls : CodePointClass::kOther;

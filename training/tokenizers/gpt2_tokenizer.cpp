@@ -63,9 +63,8 @@ const std::array<int16_t, 324>& unicode_to_byte() {
     const auto& forward = gpt2_byte_to_unicode();
     for (int b = 0; b < 256; ++b) {
       const auto* s = reinterpret_cast<const unsigned char*>(forward[b].data());
-      const uint32_t cp = forward[b].size() == 1
-                              ? s[0]
-                              : (uint32_t(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
+      const uint32_t cp =
+          forward[b].size() == 1 ? s[0] : (uint32_t(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
       t[cp] = static_cast<int16_t>(b);
     }
     return t;
@@ -107,9 +106,10 @@ std::vector<std::string> vocab_from_json(const Json& vocab, const std::string& s
     }
     const int64_t id = id_json.get<int64_t>();
     if (id < 0 || id >= static_cast<int64_t>(n)) {
-      throw Error(fmt::format("{}: token \"{}\" has id {}, outside [0, {}) (the {} ids must be "
-                              "0..{})",
-                              source, terminal_safe(token), id, n, n, n - 1));
+      throw Error(
+          fmt::format("{}: token \"{}\" has id {}, outside [0, {}) (the {} ids must be "
+                      "0..{})",
+                      source, terminal_safe(token), id, n, n, n - 1));
     }
     if (seen[id]) {
       throw Error(fmt::format("{}: tokens \"{}\" and \"{}\" both have id {}", source,
@@ -154,8 +154,8 @@ std::vector<Gpt2Tokenizer::Merge> merges_from_text(const fs::path& path) {
 std::vector<Gpt2Tokenizer::Merge> merges_from_json(const Json& merges_json,
                                                    const std::string& path) {
   if (!merges_json.is_array()) {
-    throw Error(fmt::format("{}: model.merges is {}, expected an array", path,
-                            merges_json.type_name()));
+    throw Error(
+        fmt::format("{}: model.merges is {}, expected an array", path, merges_json.type_name()));
   }
   std::vector<Gpt2Tokenizer::Merge> merges;
   merges.reserve(merges_json.size());
@@ -192,14 +192,16 @@ std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const s
   }
   const std::string type = model->value("type", std::string("(missing)"));
   if (type != "BPE") {
-    throw Error(fmt::format("{}: model.type is \"{}\", expected \"BPE\" (a byte-level BPE "
-                            "tokenizer like GPT-2's)",
-                            name, terminal_safe(type)));
+    throw Error(
+        fmt::format("{}: model.type is \"{}\", expected \"BPE\" (a byte-level BPE "
+                    "tokenizer like GPT-2's)",
+                    name, terminal_safe(type)));
   }
   // Options that would change the ids from GPT-2's.
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"}) {
     const auto it = model->find(key);
-    if (it != model->end() && !it->is_null() && !(it->is_string() && it->get<std::string>().empty())) {
+    if (it != model->end() && !it->is_null() &&
+        !(it->is_string() && it->get<std::string>().empty())) {
       throw Error(fmt::format("{}: model.{} is {}, which GPT-2 byte-level BPE does not use", name,
                               key, terminal_safe(it->dump())));
     }
@@ -216,13 +218,14 @@ std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const s
                             terminal_safe(pre_type)));
   }
   if (pre->value("add_prefix_space", false)) {
-    throw Error(fmt::format("{}: pre_tokenizer.add_prefix_space is true; GPT-2 does not add a "
-                            "space before the text",
-                            name));
+    throw Error(
+        fmt::format("{}: pre_tokenizer.add_prefix_space is true; GPT-2 does not add a "
+                    "space before the text",
+                    name));
   }
   if (!pre->value("use_regex", true)) {
-    throw Error(fmt::format("{}: pre_tokenizer.use_regex is false; GPT-2 splits with its regex",
-                            name));
+    throw Error(
+        fmt::format("{}: pre_tokenizer.use_regex is false; GPT-2 splits with its regex", name));
   }
   const auto vocab = model->find("vocab");
   if (vocab == model->end()) throw Error(fmt::format("{}: no model.vocab", name));
@@ -236,12 +239,10 @@ std::unique_ptr<Gpt2Tokenizer> load_tokenizer_json(const fs::path& path, const s
 
 std::unique_ptr<Gpt2Tokenizer> load_vocab_and_merges(const fs::path& vocab_path,
                                                      const fs::path& merges_path,
-                                                     const std::string& spec,
-                                                     Gpt2Options options) {
-  return std::make_unique<Gpt2Tokenizer>(vocab_from_json(read_json_file(vocab_path),
-                                                         vocab_path.string()),
-                                         merges_from_text(merges_path), vocab_path.string(),
-                                         spec, options);
+                                                     const std::string& spec, Gpt2Options options) {
+  return std::make_unique<Gpt2Tokenizer>(
+      vocab_from_json(read_json_file(vocab_path), vocab_path.string()),
+      merges_from_text(merges_path), vocab_path.string(), spec, options);
 }
 
 }  // namespace
@@ -262,8 +263,8 @@ const std::array<std::string, 256>& gpt2_byte_to_unicode() {
     // Printable bytes stand for themselves; the rest are moved to 256 + n.
     int n = 0;
     for (int b = 0; b < 256; ++b) {
-      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) ||
-                             (b >= 0xAE && b <= 0xFF);
+      const bool printable =
+          (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
       t[b] = utf8(printable ? b : 256 + n++);
     }
     return t;
@@ -298,9 +299,10 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
   for (std::size_t id = 0; id < tokens.size(); ++id) {
     uint32_t bad_cp = 0;
     if (!token_to_bytes(tokens[id], &token_bytes_[id], &bad_cp)) {
-      throw Error(fmt::format("{}: token \"{}\" (id {}) has character U+{:04X}, which is not in "
-                              "GPT-2's byte-to-unicode alphabet",
-                              vocab_source, terminal_safe(tokens[id]), id, bad_cp));
+      throw Error(
+          fmt::format("{}: token \"{}\" (id {}) has character U+{:04X}, which is not in "
+                      "GPT-2's byte-to-unicode alphabet",
+                      vocab_source, terminal_safe(tokens[id]), id, bad_cp));
     }
     if (token_bytes_[id].empty()) {
       throw Error(fmt::format("{}: id {} is the empty token", vocab_source, id));
@@ -310,9 +312,10 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
   for (int b = 0; b < 256; ++b) {
     const auto it = id_of_bytes.find(std::string(1, static_cast<char>(b)));
     if (it == id_of_bytes.end()) {
-      throw Error(fmt::format("{}: no token for byte 0x{:02X} (\"{}\"); a byte-level vocabulary "
-                              "needs all 256",
-                              vocab_source, b, gpt2_byte_to_unicode()[b]));
+      throw Error(
+          fmt::format("{}: no token for byte 0x{:02X} (\"{}\"); a byte-level vocabulary "
+                      "needs all 256",
+                      vocab_source, b, gpt2_byte_to_unicode()[b]));
     }
     byte_ids_[b] = it->second;
   }
@@ -345,10 +348,11 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
     const int32_t right = lookup(m.right, &right_bytes);
     const auto merged = id_of_bytes.find(left_bytes + right_bytes);
     if (merged == id_of_bytes.end()) {
-      throw Error(fmt::format("{}: merge \"{} {}\": the merged token \"{}{}\" is not in the "
-                              "vocabulary ({})",
-                              m.origin, terminal_safe(m.left), terminal_safe(m.right),
-                              terminal_safe(m.left), terminal_safe(m.right), vocab_source));
+      throw Error(
+          fmt::format("{}: merge \"{} {}\": the merged token \"{}{}\" is not in the "
+                      "vocabulary ({})",
+                      m.origin, terminal_safe(m.left), terminal_safe(m.right),
+                      terminal_safe(m.left), terminal_safe(m.right), vocab_source));
     }
     const uint64_t key = pair_key(left, right);
     const auto [it, inserted] = first_rank.emplace(key, rank);
@@ -367,22 +371,22 @@ Gpt2Tokenizer::Gpt2Tokenizer(const std::vector<std::string>& tokens,
 
 Gpt2Tokenizer::~Gpt2Tokenizer() = default;
 
-std::unique_ptr<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& path,
-                                                   Gpt2Options options) {
+std::unique_ptr<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& path, Gpt2Options options) {
   const std::string spec = "gpt2:" + path;
   if (path.empty()) throw Error("gpt2 tokenizer: empty path (expected gpt2:PATH)");
   std::error_code ec;
   const fs::path p(path);
   const fs::file_status status = fs::status(p, ec);
   if (!fs::exists(status)) {
-    throw Error(fmt::format("gpt2 tokenizer: {} does not exist (expected a directory with "
-                            "vocab.json + merges.txt, encoder.json + vocab.bpe or tokenizer.json, "
-                            "or a tokenizer.json file)",
-                            path));
+    throw Error(
+        fmt::format("gpt2 tokenizer: {} does not exist (expected a directory with "
+                    "vocab.json + merges.txt, encoder.json + vocab.bpe or tokenizer.json, "
+                    "or a tokenizer.json file)",
+                    path));
   }
   if (!fs::is_directory(status)) return load_tokenizer_json(p, spec, options);
-  for (const auto& [vocab, merges] : {std::pair{"vocab.json", "merges.txt"},
-                                      std::pair{"encoder.json", "vocab.bpe"}}) {
+  for (const auto& [vocab, merges] :
+       {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}}) {
     const bool has_vocab = fs::exists(p / vocab), has_merges = fs::exists(p / merges);
     if (has_vocab && has_merges) return load_vocab_and_merges(p / vocab, p / merges, spec, options);
     if (has_vocab != has_merges) {
@@ -390,14 +394,15 @@ std::unique_ptr<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& path,
                               has_vocab ? vocab : merges, has_vocab ? merges : vocab));
     }
   }
-  if (fs::exists(p / "tokenizer.json")) return load_tokenizer_json(p / "tokenizer.json", spec, options);
-  throw Error(fmt::format("gpt2 tokenizer: {} holds none of vocab.json + merges.txt, "
-                          "encoder.json + vocab.bpe, tokenizer.json",
-                          path));
+  if (fs::exists(p / "tokenizer.json"))
+    return load_tokenizer_json(p / "tokenizer.json", spec, options);
+  throw Error(
+      fmt::format("gpt2 tokenizer: {} holds none of vocab.json + merges.txt, "
+                  "encoder.json + vocab.bpe, tokenizer.json",
+                  path));
 }
 
-bool Gpt2Tokenizer::find_pair(int32_t left, int32_t right, int32_t* rank,
-                              int32_t* merged) const {
+bool Gpt2Tokenizer::find_pair(int32_t left, int32_t right, int32_t* rank, int32_t* merged) const {
   const uint64_t key = pair_key(left, right);
   std::size_t slot = (key * 0x9E3779B97F4A7C15ull) >> pair_shift_;
   const std::size_t mask = pair_table_.size() - 1;

@@ -50,8 +50,7 @@ class Gpt2Tokenizer final : public Tokenizer {
   // `path` is a directory holding vocab.json + merges.txt, encoder.json +
   // vocab.bpe or tokenizer.json (tried in that order), or a tokenizer.json
   // file. Throws trainscope::Error naming the file (and merges line) at fault.
-  static std::unique_ptr<Gpt2Tokenizer> load(const std::string& path,
-                                             Gpt2Options options = {});
+  static std::unique_ptr<Gpt2Tokenizer> load(const std::string& path, Gpt2Options options = {});
 
   // From parsed data: `tokens[id]` is the token in GPT-2's byte-to-unicode
   // alphabet (as in encoder.json), `merges` the pairs in rank order, each with

@@ -41,7 +41,6 @@ class Tokenizer {
   }
 };
 
-
 }  // namespace trainscope::training
 
 #endif  // TRAINSCOPE_TRAINING_TOKENIZERS_TOKENIZER_H_
