@@ -69,17 +69,25 @@ LayerActs16 layer_acts16(const ModelConfig& c, int64_t N) {
 template <typename T>
 int64_t LlamaModel<T>::activation_elements(const ModelConfig& c, int B, int Tn) {
   const int64_t N = int64_t{B} * Tn;
-  // residual stream (L+1) x N x C, the blocks, final norm + rstd, logits.
-  return (c.n_layers + 1) * N * c.dim + c.n_layers * layer_acts(c, B, Tn).size + N * c.dim + N +
-         N * c.vocab_size;
+  // residual stream (L+1) x N x C, the blocks, final norm + rstd (the
+  // logits are never held: head_and_loss).
+  return (c.n_layers + 1) * N * c.dim + c.n_layers * layer_acts(c, B, Tn).size + N * c.dim + N;
+}
+
+template <typename T>
+int LlamaModel<T>::head_chunk_rows(const ModelConfig& c, int rows) {
+  const int64_t fit = kHeadChunkBytes / (int64_t{c.vocab_size} * static_cast<int64_t>(sizeof(T)));
+  return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max(rows, 1)));
 }
 
 template <typename T>
 int64_t LlamaModel<T>::workspace_elements(const ModelConfig& c, int B, int Tn, int threads) {
   const int64_t N = int64_t{B} * Tn, C = c.dim, F = c.mlp_dim, Q = c.q_dim(), KV = c.kv_dim();
-  // dres, dln [N, C]; datty [N, Q]; dqkv [N, Q + 2KV]; dgu [N, 2F]; dh [N, F]; attention scratch.
+  // dres, dln [N, C]; datty [N, Q]; dqkv [N, Q + 2KV]; dgu [N, 2F]; dh [N, F]; attention
+  // scratch; one chunk of the head's logits.
   return N * (2 * C + 2 * Q + 2 * KV + 3 * F) +
-         static_cast<int64_t>(k::attention_workspace_size(Tn, threads));
+         static_cast<int64_t>(k::attention_workspace_size(Tn, threads)) +
+         int64_t{head_chunk_rows(c, static_cast<int>(N))} * c.vocab_size;
 }
 
 template <typename T>
@@ -109,7 +117,8 @@ void LlamaModel<T>::check_memory(int rows, int seq_len, bool own_gradients) cons
   const double weights = static_cast<double>(layout_.total()) * bytes_each;
   const double grads =
       own_gradients ? static_cast<double>(trainable_count(config_, lora_)) * bytes_each : 0;
-  const double logits = double{1} * rows * seq_len * config_.vocab_size * bytes_each;
+  const double head_chunk =
+      double{1} * head_chunk_rows(config_, rows * seq_len) * config_.vocab_size * bytes_each;
   const double acts =
       static_cast<double>(activation_elements(config_, rows, seq_len)) * bytes_each +
       static_cast<double>(workspace_elements(config_, rows, seq_len, threads_)) * bytes_each;
@@ -117,9 +126,10 @@ void LlamaModel<T>::check_memory(int rows, int seq_len, bool own_gradients) cons
       fmt::format("{}: {} rows x {} tokens (vocab_size {})", config_.name, rows, seq_len,
                   config_.vocab_size),
       weights + grads + acts,
-      fmt::format("weights {}, gradients {}, activations and workspace {} of which the logits {}",
+      fmt::format("weights {}, gradients {}, activations and workspace {} of which a chunk of "
+                  "the logits {}",
                   k::format_bytes(weights), k::format_bytes(grads), k::format_bytes(acts),
-                  k::format_bytes(logits)));
+                  k::format_bytes(head_chunk)));
 }
 
 template <typename T>
@@ -185,8 +195,6 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   p += int64_t{N_} * C;
   rstdf_ = p;
   p += N_;
-  logits_ = p;
-  p += int64_t{N_} * config.vocab_size;
   TS_CHECK(p == acts_.data() + acts_.size());
 
   T* s = scratch_.data();
@@ -202,6 +210,8 @@ LlamaModel<T>::LlamaModel(const ModelConfig& config, int rows, int seq_len,
   dgu_ = take(int64_t{N_} * 2 * config.mlp_dim);
   dh_ = take(int64_t{N_} * config.mlp_dim);
   att_ws_ = take(static_cast<int64_t>(k::attention_workspace_size(T_, threads_)));
+  head_rows_ = head_rows_max_ = head_chunk_rows(config, N_);
+  head_chunk_ = take(int64_t{head_rows_} * config.vocab_size);
   TS_CHECK(s == scratch_.data() + scratch_.size());
   if (precision_ == Precision::kBf16) allocate_bf16();
 }
@@ -229,7 +239,8 @@ void LlamaModel<T>::allocate_bf16() {
     weights16_ = k::Buffer<uint16_t>(total, MemoryCategory::kParameters);
     acts16_ = k::Buffer<uint16_t>(config_.n_layers * layer_acts16(config_, N).size + N * C,
                                   MemoryCategory::kActivations);
-    dout16_ = k::Buffer<uint16_t>(N * std::max({V, 2 * F, W, C}), MemoryCategory::kWorkspace);
+    dout16_ = k::Buffer<uint16_t>(std::max(N * std::max({2 * F, W, C}), head_rows_ * V),
+                                  MemoryCategory::kWorkspace);
   }
 }
 
@@ -414,8 +425,41 @@ void LlamaModel<T>::run_layers() {
   }
   const T* last = res_ + int64_t{config_.n_layers} * N_ * C;
   k::rmsnorm_forward(lnf_, rstdf_, last, P + layout_.final_norm(), N_, C, config_.norm_eps);
-  linear_forward(logits_, lnf_, act16(config_.n_layers, 0), layout_.lm_head(), N_, C,
-                 config_.vocab_size);
+}
+
+// A chunk of rows at a time: its logits [R, V] (a GEMM), the loss and, for
+// training, the logits' gradient in their place (or rounded into dout16_ in
+// bf16), whose two GEMMs are done at once: the final norm's output gradient
+// into dln_ and the head's weight gradient into grads(). What is never held
+// is the [N, V] logits: 392 MiB of seed's 571 MiB of activations at 4 x 511
+// tokens, written, read and written again in memory each step.
+template <typename T>
+double LlamaModel<T>::head_and_loss(const int32_t* targets, double grad_scale, int64_t* predicted) {
+  const int C = config_.dim, V = config_.vocab_size;
+  const bool training = grad_scale != 0;
+  const bool bf16 = precision_ == Precision::kBf16;
+  T* dweight = training && !lora_ ? grads_.data() + layout_.lm_head() : nullptr;
+  uint16_t* lnf16 = act16(config_.n_layers, 0);
+  if (training) std::memset(dln_, 0, sizeof(T) * int64_t{N_} * C);
+  double loss = 0;
+  *predicted = 0;
+  for (int r0 = 0; r0 < N_; r0 += head_rows_) {
+    const int R = std::min(head_rows_, N_ - r0);
+    const int64_t at = int64_t{r0} * C;
+    uint16_t* in16 = lnf16 != nullptr ? lnf16 + at : nullptr;
+    linear_forward(head_chunk_, lnf_ + at, in16, layout_.lm_head(), R, C, V);
+    int64_t chunk_predicted = 0;
+    loss += k::softmax_xent_forward(head_chunk_, targets + r0, R, V, grad_scale, &chunk_predicted,
+                                    training && bf16 ? dout16_.data() : nullptr);
+    *predicted += chunk_predicted;
+    if (!training) continue;
+    if (bf16) {
+      linear_backward_rounded(dln_ + at, dweight, in16, layout_.lm_head(), R, C, V);
+    } else {
+      linear_backward(dln_ + at, dweight, head_chunk_, lnf_ + at, in16, layout_.lm_head(), R, C, V);
+    }
+  }
+  return loss;
 }
 
 template <typename T>
@@ -423,7 +467,6 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
                                      double grad_scale) {
   dropout_active_ = lora_ && lora_->dropout > 0 && targets != nullptr && grad_scale != 0;
   if (dropout_active_) ++dropout_forwards_;
-  logits_grad16_ = false;
   embed_and_check(inputs);
   run_layers();
   ForwardResult r;
@@ -436,10 +479,7 @@ ForwardResult LlamaModel<T>::forward(const int32_t* inputs, const int32_t* targe
                         targets[i], i / T_, i % T_, config_.vocab_size));
       }
     }
-    // bf16: the gradient straight into dout16_, rounded for the head's GEMMs.
-    logits_grad16_ = precision_ == Precision::kBf16 && grad_scale != 0;
-    r.loss_sum = k::softmax_xent_forward(logits_, targets, N_, config_.vocab_size, grad_scale,
-                                         &r.predicted, logits_grad16_ ? dout16_.data() : nullptr);
+    r.loss_sum = head_and_loss(targets, grad_scale, &r.predicted);
   }
   return r;
 }
@@ -449,7 +489,12 @@ const T* LlamaModel<T>::forward_logits(const int32_t* inputs) {
   dropout_active_ = false;
   embed_and_check(inputs);
   run_layers();
-  return logits_;
+  if (logits_.size() == 0) {
+    logits_ = k::Buffer<T>(int64_t{N_} * config_.vocab_size, MemoryCategory::kActivations);
+  }
+  linear_forward(logits_.data(), lnf_, act16(config_.n_layers, 0), layout_.lm_head(), N_,
+                 config_.dim, config_.vocab_size);
+  return logits_.data();
 }
 
 template <typename T>
@@ -459,7 +504,7 @@ void LlamaModel<T>::zero_grad() {
 
 template <typename T>
 void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
-  const int C = config_.dim, V = config_.vocab_size;
+  const int C = config_.dim;
   const int64_t NC = int64_t{N_} * C;
   const T* P = params_.data();
   const bool full = !lora_;  // else only the adapters have gradients
@@ -471,17 +516,9 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
     if (hook && begin < final_from) hook(final_from = begin);
   };
 
-  // Head: logits_ holds grad_scale * dloss/dlogits, or in bf16 dout16_ does, rounded.
-  std::memset(dln_, 0, sizeof(T) * NC);
-  T* head_grad = full ? G + layout_.lm_head() : nullptr;
-  if (logits_grad16_) {
-    linear_backward_rounded(dln_, head_grad, act16(config_.n_layers, 0), layout_.lm_head(), N_, C,
-                            V);
-  } else {
-    linear_backward(dln_, head_grad, logits_, lnf_, act16(config_.n_layers, 0), layout_.lm_head(),
-                    N_, C, V);
-  }
-  // Tied, the head's gradient is the embedding's, final only at the end.
+  // The head's GEMMs ran in forward (head_and_loss): dln_ holds the final
+  // norm's output gradient, grads() the head's. Tied, the head's gradient is
+  // the embedding's, final only at the end.
   if (full && !config_.tie_embeddings) ready(layout_.lm_head());
   std::memset(dres_, 0, sizeof(T) * NC);
   const T* last = res_ + int64_t{config_.n_layers} * NC;

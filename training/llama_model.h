@@ -31,6 +31,7 @@
 #ifndef TRAINSCOPE_TRAINING_LLAMA_MODEL_H_
 #define TRAINSCOPE_TRAINING_LLAMA_MODEL_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -117,17 +118,31 @@ class LlamaModel {
   void init_weights(uint64_t seed);
 
   // Runs the model on inputs [B, T]. With targets [B, T] (-1 = not predicted)
-  // returns the summed loss; when grad_scale != 0 it also leaves
-  // grad_scale * dloss/dlogits in place of the logits for backward().
-  // Token ids must be in [0, vocab) (checked: Error names the row and column).
+  // returns the summed loss. The LM head and the loss run fused, a chunk of
+  // rows at a time (head_and_loss): the [B, T, V] logits are never held.
+  // When grad_scale != 0 the chunk's loss gradient is consumed at once: the
+  // head's weight gradient ACCUMULATES into grads() here, in forward (so
+  // zero_grad() comes before forward()), and the final norm's output
+  // gradient is kept for backward(). Token ids must be in [0, vocab)
+  // (checked: Error names the row and column).
   ForwardResult forward(const int32_t* inputs, const int32_t* targets, double grad_scale);
-  // Logits only ([B, T, V], valid until the next forward), for inference/tests.
+  // Logits only ([B, T, V], valid until the next forward), for inference and
+  // tests; the first call allocates them (category activations).
   const T* forward_logits(const int32_t* inputs);
 
-  // Accumulates into grads() the gradient of grad_scale * loss_sum of the last
-  // forward(). `hook` (optional) hears about gradients as they become final.
+  // Accumulates into grads() the rest of the gradient of grad_scale *
+  // loss_sum of the last forward(). `hook` (optional) hears about gradients
+  // as they become final.
   void backward(const int32_t* inputs, const GradReadyHook& hook = nullptr);
+  // Before a training forward (see forward()).
   void zero_grad();
+
+  // Rows of the LM head's chunk: about kHeadChunkBytes of logits at a time.
+  static int head_chunk_rows(const ModelConfig& c, int rows);
+  // Fewer rows a chunk than head_chunk_rows() (tests: several chunks on a
+  // small model); clamped to [1, that].
+  void set_head_chunk_rows(int rows) { head_rows_ = std::clamp(rows, 1, head_rows_max_); }
+  static constexpr int64_t kHeadChunkBytes = int64_t{32} << 20;
 
   // Activation floats per the model's own formula, for memory accounting:
   // forward-saved tensors (category activations) and backward scratch
@@ -149,6 +164,8 @@ class LlamaModel {
   void check_memory(int rows, int seq_len, bool own_gradients) const;
   void embed_and_check(const int32_t* inputs);
   void run_layers();
+  // The head and the loss over rows in chunks of head_rows_ (see forward()).
+  double head_and_loss(const int32_t* targets, double grad_scale, int64_t* predicted);
   void layer_backward(int l, const std::function<void(int64_t)>& ready);
   // out (row stride ldo) += layer l's adapter t applied to inp [N, in], if any.
   void lora_forward(int l, LoraTarget t, T* out, int ldo, const T* inp);
@@ -196,18 +213,20 @@ class LlamaModel {
   };
   std::vector<Bf16Weight> bf16_weights_;
   kernels::Buffer<uint16_t> weights16_, acts16_, dout16_;
-  // The last forward wrote the logits' gradient into dout16_, rounded (bf16).
-  bool logits_grad16_ = false;
   bool weights_changed_ = true;
   int64_t bf16_weight_copies_ = 0;
   // Views into acts_ (per layer: stride layer_stride_).
   int64_t layer_stride_ = 0;
   T* res_ = nullptr;  // (L + 1) x [N, C] residual stream
   T* layer0_ = nullptr;
-  T *lnf_ = nullptr, *rstdf_ = nullptr, *logits_ = nullptr;
-  // Views into scratch_.
+  T *lnf_ = nullptr, *rstdf_ = nullptr;
+  kernels::Buffer<T> logits_;  // forward_logits() only
+  // Views into scratch_. dln_ holds the final norm's output gradient from a
+  // training forward to backward; head_chunk_ one chunk of logits, then its
+  // gradient.
   T *dres_ = nullptr, *dln_ = nullptr, *datty_ = nullptr, *dqkv_ = nullptr, *dgu_ = nullptr,
-    *dh_ = nullptr, *att_ws_ = nullptr;
+    *dh_ = nullptr, *att_ws_ = nullptr, *head_chunk_ = nullptr;
+  int head_rows_ = 0, head_rows_max_ = 0;
 };
 
 }  // namespace trainscope::training

@@ -125,8 +125,8 @@ void expect_adapter_gradient_matches(double dropout) {
     model.set_dropout_seed(9);
     return model.forward(in.data(), tg.data(), 1.0).loss_sum;
   };
-  training_loss();
   model.zero_grad();
+  training_loss();
   std::vector<int64_t> begins;
   model.backward(in.data(), [&](int64_t b) { begins.push_back(b); });
   std::vector<double> analytic(model.grads().begin(), model.grads().end());

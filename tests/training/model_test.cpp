@@ -56,9 +56,9 @@ void expect_whole_model_gradient_matches(const ModelConfig& c) {
   std::vector<int32_t> in = tokens(B * T, c.vocab_size, 0), tg = tokens(B * T, c.vocab_size, 1);
   tg[3] = -1;  // a masked position
 
+  model.zero_grad();
   const ForwardResult r = model.forward(in.data(), tg.data(), 1.0);
   ASSERT_EQ(r.predicted, B * T - 1);
-  model.zero_grad();
   model.backward(in.data());
   std::vector<double> analytic(model.grads().begin(), model.grads().end());
   std::vector<double> x(model.params().begin(), model.params().end());
@@ -182,6 +182,34 @@ TEST(LlamaModelTest, FlopsMatchTheIssueFigureForSeed) {
   // One step of seed at batch 4 x block 512 is about 203 GFLOP.
   const double flops = LlamaModel<float>::train_flops(model_preset("seed"), 4, 511);
   EXPECT_NEAR(flops / 1e9, 203, 3);
+}
+
+// The fused head (head_and_loss) in chunks of 3 rows gives what one chunk of
+// every row gives: the same loss and gradients, up to the order of sums.
+TEST(ModelTest, TheHeadInChunksIsTheHeadWhole) {
+  const ModelConfig c = gqa_config();
+  const int B = 2, T = 5;
+  const std::vector<int32_t> in = tokens(B * T, c.vocab_size, 0),
+                             tg = tokens(B * T, c.vocab_size, 1);
+  auto pass = [&](int chunk_rows) {
+    LlamaModel<double> model(c, B, T);
+    model.init_weights(7);
+    model.set_head_chunk_rows(chunk_rows);
+    model.zero_grad();
+    const ForwardResult r = model.forward(in.data(), tg.data(), 1.0 / (B * T));
+    model.backward(in.data());
+    return std::pair(r.loss_sum, std::vector<double>(model.grads().begin(), model.grads().end()));
+  };
+  const auto [whole_loss, whole] = pass(B * T);
+  const auto [chunked_loss, chunked] = pass(3);
+  EXPECT_NEAR(chunked_loss, whole_loss, 1e-12 * std::abs(whole_loss));
+  ASSERT_EQ(chunked.size(), whole.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    worst = std::max(worst, std::abs(chunked[i] - whole[i]) / (std::abs(whole[i]) + 1e-12));
+  }
+  EXPECT_LT(worst, 1e-9);
+  EXPECT_NE(chunked, std::vector<double>(whole.size(), 0.0));
 }
 
 }  // namespace

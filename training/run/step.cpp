@@ -157,11 +157,12 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
     auto scope = timer().phase(Phase::kForward);
     inject_delay();
     const double scale = global_predicted > 0 ? 1.0 / static_cast<double>(global_predicted) : 0.0;
+    // Before forward: the fused head leaves its weight gradient there.
+    model.zero_grad();
     fr = model.forward(state_.inputs.data(), state_.targets.data(), scale);
   }
   {
     auto scope = timer().phase(Phase::kBackward);
-    model.zero_grad();
     sync.begin_step(step);
     model.backward(state_.inputs.data(), [&](int64_t begin) {
       if (!sync.overlaps()) return;
