@@ -24,6 +24,7 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "kernels/blas_core.h"
+#include "kernels/gemm_backend.h"
 #include "base/check.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
@@ -144,6 +145,10 @@ void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>
         {"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, threads),
          best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed", Status::kInfo});
   }
+  out.push_back({"GEMM", "--gemm auto's choices (fp32, per shape)",
+                 fmt::format("{} ({})", kernels::gemm_cache_summary(),
+                             kernels::gemm_cache_path().string()),
+                 Status::kInfo});
   bf16_finding(out, limits, here, threads);
   limits.push_back(suites::memcpy_limit(results::kLimitsByDoctor));
   out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)",

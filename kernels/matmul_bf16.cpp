@@ -11,25 +11,16 @@
 #include <compare>
 
 #include "kernels/float16.h"
+#include "kernels/onednn_matmul.h"
 #include "kernels/storage.h"
 
 namespace trainscope::kernels {
 namespace {
 
-// The engine, its stream, and the one scratchpad every primitive shares
-// (primitives run one at a time). oneDNN would otherwise malloc a scratchpad
-// per call: tens of MB for the LM head, fresh pages the kernel zeroes on
-// every call, outside the memory tracker. `columns` holds one column chunk of
-// a wide weight gradient, transposed (below).
-struct Engine {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  Buffer<uint8_t> scratchpad;
-  Buffer<float> columns;
-};
-Engine& engine() {
-  static Engine e;
-  return e;
+// One column chunk of a wide weight gradient, transposed (below).
+Buffer<float>& columns_buffer() {
+  static Buffer<float> columns;
+  return columns;
 }
 
 // Grows a tracked workspace buffer to at least n elements, never shrinks it.
@@ -39,69 +30,8 @@ E* at_least(Buffer<E>& buffer, int64_t n) {
   return buffer.data();
 }
 
-// dst[M, N] (+)= a[M, K] @ b[K, N], each operand row-major or transposed in
-// memory; b's and dst's rows may be longer than N (ld_b, ld_dst; 0 means N):
-// a column chunk of a wider matrix. One primitive per such shape: creating
-// one costs far more than a call.
-struct GemmShape {
-  int64_t M, N, K;
-  bool a_transposed, b_transposed, accumulate;
-  int64_t ld_b = 0, ld_dst = 0;
-  auto operator<=>(const GemmShape&) const = default;
-};
-
-struct Primitive {
-  dnnl::memory::desc a, b, dst, scratchpad;
-  dnnl::matmul matmul;
-};
-
-// A [rows, cols] matrix stored row-major with rows ld apart, or stored as its
-// transpose (columns ld apart); ld 0 means dense.
-dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t ld,
-                          dnnl::memory::data_type type) {
-  if (ld == 0) ld = transposed ? rows : cols;
-  return dnnl::memory::desc({rows, cols}, type,
-                            transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1});
-}
-
-const Primitive& primitive(const GemmShape& s) {
-  using dt = dnnl::memory::data_type;
-  static std::map<GemmShape, Primitive> cache;
-  if (auto it = cache.find(s); it != cache.end()) return it->second;
-  Primitive p;
-  p.a = matrix(s.M, s.K, s.a_transposed, 0, dt::bf16);
-  p.b = matrix(s.K, s.N, s.b_transposed, s.ld_b, dt::bf16);
-  p.dst = matrix(s.M, s.N, false, s.ld_dst, dt::f32);
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (s.accumulate) {
-    dnnl::post_ops ops;
-    ops.append_sum(1.0f);  // dst = dst + a @ b
-    attr.set_post_ops(ops);
-  }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr, engine().engine);
-  p.scratchpad = pd.scratchpad_desc();
-  p.matmul = dnnl::matmul(pd);
-  // Grown to the largest primitive's need, once, when that primitive is made.
-  at_least(engine().scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));
-  return cache.emplace(s, std::move(p)).first->second;
-}
-
-std::string onednn_version_and_isa() {
-  using isa = dnnl::cpu_isa;
-  const dnnl_version_t* v = dnnl_version();
-  const char* name = "other";
-  switch (dnnl::get_effective_cpu_isa()) {
-    case isa::avx512_core_amx: name = "avx512_core_amx"; break;
-    case isa::avx512_core_bf16: name = "avx512_core_bf16"; break;
-    case isa::avx512_core_vnni: name = "avx512_core_vnni"; break;
-    case isa::avx512_core: name = "avx512_core"; break;
-    case isa::avx2_vnni: name = "avx2_vnni"; break;
-    case isa::avx2: name = "avx2"; break;
-    default: break;
-  }
-  return fmt::format("oneDNN {}.{}.{}, CPU ISA {}", v->major, v->minor, v->patch, name);
-}
+using GemmShape = internal::OnednnShape;
+using internal::onednn_version_and_isa;
 
 Bf16GemmOptions& options() {
   static Bf16GemmOptions o;
@@ -132,18 +62,10 @@ void emulated_gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint
               static_cast<int>(s.ld_dst == 0 ? s.N : s.ld_dst));
 }
 
-void gemm(const GemmShape& s, float* dst, const uint16_t* a, const uint16_t* b) {
+void gemm(GemmShape s, float* dst, const uint16_t* a, const uint16_t* b) {
   if (options().gemm == Bf16Gemm::kEmulated) return emulated_gemm(s, dst, a, b);
-  const Primitive& p = primitive(s);
-  Engine& e = engine();
-  dnnl::memory ma(p.a, e.engine, const_cast<uint16_t*>(a));
-  dnnl::memory mb(p.b, e.engine, const_cast<uint16_t*>(b));
-  dnnl::memory md(p.dst, e.engine, dst);
-  dnnl::memory pad(p.scratchpad, e.engine, e.scratchpad.data());
-  p.matmul.execute(
-      e.stream,
-      {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, md}, {DNNL_ARG_SCRATCHPAD, pad}});
-  e.stream.wait();
+  s.bf16 = true;
+  internal::onednn_matmul(s, dst, a, b);
 }
 
 // Whether a GEMM with OC output columns (the LM head: OC = vocabulary) runs
@@ -201,7 +123,7 @@ void matmul_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, con
   if (!column_chunks(OC)) return gemm({OC, C, N, true, false, true}, dweight, dout, inp);
   // Chunk by chunk: columns [C, width] = inp^T [C, N] @ dout[:, o0:o0 + width],
   // then added transposed into dweight's rows o0...
-  float* columns = at_least(engine().columns, int64_t{C} * kBf16ColumnChunk);
+  float* columns = at_least(columns_buffer(), int64_t{C} * kBf16ColumnChunk);
   for (int64_t o0 = 0; o0 < OC; o0 += kBf16ColumnChunk) {
     const int64_t width = std::min<int64_t>(kBf16ColumnChunk, OC - o0);
     gemm({C, width, N, true, false, false, OC, 0}, columns, inp, dout + o0);
@@ -220,7 +142,11 @@ Bf16GemmOptions bf16_gemm_options() { return options(); }
 std::string onednn_bf16_unavailable() {
   static const std::string why = [] {
     try {
-      primitive({2, 2, 2, false, true, false});
+      const uint16_t zeros[4] = {};
+      float out[4];
+      internal::onednn_matmul({.M = 2, .N = 2, .K = 2, .a_transposed = false, .b_transposed = true,
+                               .accumulate = false, .bf16 = true},
+                              out, zeros, zeros);
       return std::string();
     } catch (const dnnl::error& e) {
       return fmt::format("{} has no bf16 matmul ({})", onednn_version_and_isa(), e.what());

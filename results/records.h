@@ -243,10 +243,17 @@ struct KernelInfo {
   int blas_threads = 0;
   std::string precision;  // "fp32", "bf16"; "" before it was recorded (fp32)
   std::string bf16_gemm;  // bf16: "oneDNN 2.6.3, CPU ISA avx512_core_bf16"
-  // "OpenBLAS 0.3.21 Cooperlake" (+ ", bf16 oneDNN ..."): what two runs must
-  // share for their GEMM timings to compare.
+  // fp32: the library of the linear layers' GEMMs (kernels/gemm_backend.h):
+  // "openblas", "onednn", "auto: onednn for 3 of 7 timed shapes"; "" before
+  // it was recorded (openblas).
+  std::string gemm;
+  // "OpenBLAS 0.3.21 Cooperlake" (+ ", bf16 oneDNN ...", + ", GEMMs auto: ..."
+  // when not OpenBLAS alone): what two runs must share for their GEMM timings
+  // to compare.
   std::string label() const {
-    return blas_library + " " + blas_core + (bf16_gemm.empty() ? "" : ", bf16 " + bf16_gemm);
+    const bool blas_only = gemm.empty() || gemm == "openblas";
+    return blas_library + " " + blas_core + (bf16_gemm.empty() ? "" : ", bf16 " + bf16_gemm) +
+           (blas_only ? "" : ", GEMMs " + gemm);
   }
   bool operator==(const KernelInfo&) const = default;
 };
@@ -262,6 +269,7 @@ struct Fields<KernelInfo> {
       field("blas_threads", &KernelInfo::blas_threads),
       field("precision", &KernelInfo::precision),
       field("bf16_gemm", &KernelInfo::bf16_gemm),
+      field("gemm", &KernelInfo::gemm).absent_ok(),
   };
 };
 

@@ -25,6 +25,7 @@ constexpr std::string_view kBatchings[] = {"pad", "pack"};
 constexpr std::string_view kDataModes[] = {"naive", "duplicated", "sharded"};
 constexpr std::string_view kShards[] = {"strided", "contiguous"};
 constexpr std::string_view kStallActions[] = {"warn", "abort"};
+constexpr std::string_view kGemmBackends[] = {"auto", "openblas", "onednn"};
 
 // An enumeration's TextRef from its field, name and parse functions.
 #define TS_ENUM_REF(field, name_of, parse, choices)                                                \
@@ -150,6 +151,13 @@ std::vector<TrainOption> model_rows() {
        .ref = TS_ENUM_REF(precision, precision_name, parse_precision, kPrecisions),
        .suite = "precision", .axis = true,
        .name_part = [](const O& o) { return std::string(precision_name(o.precision)); }},
+      {.summary = "gemm", .flag = "--gemm",
+       .help = "The library of the fp32 linear layers' GEMMs: openblas, onednn, or auto (per "
+               "shape the faster on this machine, timed once and cached: kernels/gemm_backend.h)",
+       .ref = TS_ENUM_REF(gemm, kernels::gemm_backend_name, kernels::parse_gemm_backend,
+                          kGemmBackends),
+       .suite = "gemm", .axis = true,
+       .name_part = [](const O& o) { return "gemm-" + std::string(kernels::gemm_backend_name(o.gemm)); }},
       {.summary = "warmup_steps", .flag = "--warmup-steps",
        .help = "First steps left out of the timing statistics (page faults, caches)",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.warmup_steps; }),

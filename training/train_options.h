@@ -12,6 +12,7 @@
 
 #include "comm/all_reducer.h"
 #include "comm/grad_sync.h"
+#include "kernels/gemm_backend.h"
 #include "training/data/data_options.h"
 #include "training/lora.h"
 #include "training/lr_schedule.h"
@@ -57,6 +58,8 @@ struct TrainOptions {
   double grad_clip = 1.0;                  // max global gradient norm; <= 0 disables
   uint64_t seed = 42;                      // weights; the data order uses data.seed
   Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
+  // The library of the fp32 linear layers' GEMMs (kernels/gemm_backend.h).
+  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;
   int threads = 0;                         // per rank; 0 = cores / ranks on this host
   int64_t warmup_steps = 1;                // first steps left out of the timing statistics
 

@@ -50,6 +50,7 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
                                          "data",
                                          "eval_every",
                                          "fine_tune",
+                                         "gemm",
                                          "grad_clip",
                                          "init_from",
                                          "inject_delay",

@@ -13,6 +13,7 @@
 
 #include "comm/all_reducer.h"
 #include "kernels/blas_core.h"
+#include "kernels/gemm_backend.h"
 #include "kernels/matmul_bf16.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stats.h"
@@ -175,7 +176,8 @@ results::RankResult RunReport::rank_result() const {
       .omp_threads = omp_get_max_threads(),
       .blas_threads = openblas_get_num_threads(),
       .precision = std::string(precision_name(precision)),
-      .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description() : std::string()};
+      .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description() : std::string(),
+      .gemm = kernels::gemm_choices_summary()};
   return me;
 }
 

@@ -17,6 +17,7 @@
 
 #include "base/atomic_file.h"
 #include "kernels/cpu_isa.h"
+#include "kernels/gemm_backend.h"
 #include "kernels/matmul_bf16.h"
 #include "profiler/clock.h"
 #include "profiler/memory_tracker.h"
@@ -415,6 +416,7 @@ RunPlan configure_run(RunContext& ctx) {
     if (ctx.lead) check_outputs(o, plan.resume.has_value());
   });
   set_threads(plan.threads);
+  kernels::set_gemm_backend(o.gemm);
   agree_across_ranks(ctx, plan);
   if (!o.trace_path.empty() && ctx.world > 1) measure_clock_offsets(ctx.comm, plan.clock_offsets);
   return plan;

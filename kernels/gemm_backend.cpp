@@ -1,0 +1,226 @@
+#include "kernels/gemm_backend.h"
+
+#include <cblas.h>
+#include <fmt/format.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "base/atomic_file.h"
+#include "base/check.h"
+#include "kernels/onednn_matmul.h"
+#include "kernels/storage.h"
+
+extern "C" char* openblas_get_corename(void);
+
+namespace trainscope::kernels {
+
+namespace {
+
+using nlohmann::json;
+
+struct State {
+  GemmBackend backend = GemmBackend::kOpenBlas;
+  std::map<GemmKey, GemmChoice> chosen;  // this process's, in the order made
+  std::optional<json> cache;             // the file's, once read
+};
+State& state() {
+  static State s;
+  return s;
+}
+
+std::string key_text(const GemmKey& k) {
+  return fmt::format("{}{}{} M{} N{} K{}", k.a_transposed ? 'T' : 'N', k.b_transposed ? 'T' : 'N',
+                     k.accumulate ? "+" : "=", k.M, k.N, k.K);
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("model name")) return line.substr(line.find(':') + 2);
+  }
+  return "unknown CPU";
+}
+
+// What a cached choice is valid for: the CPU, both libraries as they run
+// here, and the threads a GEMM gets.
+std::string machine_key() {
+  return fmt::format("{} | OpenBLAS {} | {} | {} threads", cpu_model(), openblas_get_corename(),
+                     internal::onednn_version_and_isa(), omp_get_max_threads());
+}
+
+json& cache() {
+  State& s = state();
+  if (!s.cache) {
+    s.cache = json::object();
+    try {
+      std::ifstream in(gemm_cache_path());
+      if (in) s.cache = json::parse(in);
+      if (!s.cache->is_object()) s.cache = json::object();
+    } catch (const std::exception&) {
+      s.cache = json::object();  // unreadable: measured again, rewritten
+    }
+  }
+  return *s.cache;
+}
+
+void save_cache() {
+  try {
+    std::filesystem::create_directories(gemm_cache_path().parent_path());
+    write_file_atomically(gemm_cache_path(), cache().dump(2) + "\n");
+  } catch (const std::exception&) {
+    // A cache that cannot be written costs the timing again next run, nothing more.
+  }
+}
+
+// Seconds of the fastest of `reps` calls.
+double best_seconds(GemmBackend backend, const GemmKey& k, float* dst, const float* a,
+                    const float* b, int reps) {
+  double best = 1e300;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    gemm_f32(backend, k, dst, a, b);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                              .count());
+  }
+  return best;
+}
+
+GemmChoice measure(const GemmKey& k) {
+  Buffer<float> a(k.M * k.K, MemoryCategory::kWorkspace), b(k.K * k.N, MemoryCategory::kWorkspace),
+      dst(k.M * k.N, MemoryCategory::kWorkspace);
+  for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<float>((i % 13) - 6) / 8;
+  for (std::size_t i = 0; i < b.size(); ++i) b.data()[i] = static_cast<float>((i % 11) - 5) / 8;
+  std::fill(dst.data(), dst.data() + dst.size(), 0.0f);
+  const double flops = 2.0 * static_cast<double>(k.M) * static_cast<double>(k.N) *
+                       static_cast<double>(k.K);
+  GemmChoice c{k, GemmBackend::kOpenBlas, 0, 0};
+  try {
+    best_seconds(GemmBackend::kOneDnn, k, dst.data(), a.data(), b.data(), 1);  // makes the primitive
+    best_seconds(GemmBackend::kOpenBlas, k, dst.data(), a.data(), b.data(), 1);
+    // Alternated, so that a drift of the machine's speed hits both.
+    double blas = 1e300, dnn = 1e300;
+    for (int round = 0; round < 3; ++round) {
+      blas = std::min(blas, best_seconds(GemmBackend::kOpenBlas, k, dst.data(), a.data(), b.data(), 1));
+      dnn = std::min(dnn, best_seconds(GemmBackend::kOneDnn, k, dst.data(), a.data(), b.data(), 1));
+    }
+    c.openblas_gflops = flops / blas / 1e9;
+    c.onednn_gflops = flops / dnn / 1e9;
+    c.backend = dnn < blas ? GemmBackend::kOneDnn : GemmBackend::kOpenBlas;
+  } catch (const std::exception&) {
+    c.backend = GemmBackend::kOpenBlas;  // oneDNN has no such primitive here
+  }
+  return c;
+}
+
+GemmChoice choose(const GemmKey& k) {
+  json& machine = cache()[machine_key()];
+  const std::string text = key_text(k);
+  if (machine.contains(text) && machine[text].is_object()) {
+    const json& e = machine[text];
+    return {k, e.value("backend", "openblas") == "onednn" ? GemmBackend::kOneDnn
+                                                          : GemmBackend::kOpenBlas,
+            e.value("openblas_gflops", 0.0), e.value("onednn_gflops", 0.0)};
+  }
+  const GemmChoice c = measure(k);
+  machine[text] = {{"backend", gemm_backend_name(c.backend)},
+                   {"openblas_gflops", c.openblas_gflops},
+                   {"onednn_gflops", c.onednn_gflops}};
+  save_cache();
+  return c;
+}
+
+}  // namespace
+
+std::string_view gemm_backend_name(GemmBackend b) {
+  switch (b) {
+    case GemmBackend::kAuto: return "auto";
+    case GemmBackend::kOpenBlas: return "openblas";
+    case GemmBackend::kOneDnn: return "onednn";
+  }
+  return "?";
+}
+
+GemmBackend parse_gemm_backend(std::string_view text, std::string_view where) {
+  for (GemmBackend b : {GemmBackend::kAuto, GemmBackend::kOpenBlas, GemmBackend::kOneDnn}) {
+    if (text == gemm_backend_name(b)) return b;
+  }
+  throw Error(fmt::format("{}: unknown GEMM library '{}' (expected auto, openblas, onednn)", where,
+                          text));
+}
+
+void set_gemm_backend(GemmBackend b) { state().backend = b; }
+GemmBackend gemm_backend() { return state().backend; }
+
+GemmBackend backend_for(const GemmKey& k) {
+  State& s = state();
+  if (s.backend != GemmBackend::kAuto) return s.backend;
+  const double flops = 2.0 * static_cast<double>(k.M) * static_cast<double>(k.N) *
+                       static_cast<double>(k.K);
+  if (flops < kAutoMinFlops) return GemmBackend::kOpenBlas;
+  auto it = s.chosen.find(k);
+  if (it == s.chosen.end()) it = s.chosen.emplace(k, choose(k)).first;
+  return it->second.backend;
+}
+
+std::vector<GemmChoice> gemm_choices() {
+  std::vector<GemmChoice> out;
+  for (const auto& [k, c] : state().chosen) out.push_back(c);
+  return out;
+}
+
+std::string gemm_choices_summary() {
+  const State& s = state();
+  if (s.backend != GemmBackend::kAuto) return std::string(gemm_backend_name(s.backend));
+  const auto dnn = std::count_if(s.chosen.begin(), s.chosen.end(), [](const auto& e) {
+    return e.second.backend == GemmBackend::kOneDnn;
+  });
+  return fmt::format("auto: onednn for {} of {} timed shapes", dnn, s.chosen.size());
+}
+
+std::string gemm_cache_summary() {
+  const json& all = cache();
+  const auto it = all.find(machine_key());
+  if (it == all.end() || !it->is_object() || it->empty()) return "no shape timed yet";
+  int dnn = 0;
+  for (const auto& [text, e] : it->items()) {
+    dnn += e.is_object() && e.value("backend", "") == "onednn";
+  }
+  return fmt::format("onednn for {} of {} cached shapes", dnn, it->size());
+}
+
+std::filesystem::path gemm_cache_path() {
+  if (const char* dir = std::getenv("TRAINSCOPE_CACHE_DIR"); dir && *dir) {
+    return std::filesystem::path(dir) / "gemm-choices.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home && *home ? home : "/tmp") / ".cache" / "trainscope" /
+         "gemm-choices.json";
+}
+
+void reset_gemm_choices() {
+  state().chosen.clear();
+  state().cache.reset();
+}
+
+void gemm_f32(GemmBackend backend, const GemmKey& k, float* dst, const float* a, const float* b) {
+  if (backend == GemmBackend::kOneDnn) {
+    internal::onednn_matmul({.M = k.M, .N = k.N, .K = k.K, .a_transposed = k.a_transposed,
+                             .b_transposed = k.b_transposed, .accumulate = k.accumulate},
+                            dst, a, b);
+    return;
+  }
+  const auto M = static_cast<int>(k.M), N = static_cast<int>(k.N), K = static_cast<int>(k.K);
+  cblas_sgemm(CblasRowMajor, k.a_transposed ? CblasTrans : CblasNoTrans,
+              k.b_transposed ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, a, k.a_transposed ? M : K,
+              b, k.b_transposed ? K : N, k.accumulate ? 1.0f : 0.0f, dst, N);
+}
+
+}  // namespace trainscope::kernels

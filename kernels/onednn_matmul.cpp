@@ -1,0 +1,106 @@
+#include "kernels/onednn_matmul.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "kernels/storage.h"
+
+namespace trainscope::kernels::internal {
+namespace {
+
+// The engine, its stream, and the one scratchpad every primitive shares
+// (primitives run one at a time). oneDNN would otherwise malloc a scratchpad
+// per call: tens of MB for the LM head, fresh pages the kernel zeroes on
+// every call, outside the memory tracker.
+struct Engine {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  Buffer<uint8_t> scratchpad;
+};
+Engine& engine() {
+  static Engine e;
+  return e;
+}
+
+// Grows a tracked workspace buffer to at least n elements, never shrinks it.
+template <typename E>
+E* at_least(Buffer<E>& buffer, int64_t n) {
+  if (std::cmp_less(buffer.size(), n)) buffer = Buffer<E>(n, MemoryCategory::kWorkspace);
+  return buffer.data();
+}
+
+struct Primitive {
+  dnnl::memory::desc a, b, dst, scratchpad;
+  dnnl::matmul matmul;
+};
+
+// A [rows, cols] matrix stored row-major with rows ld apart, or stored as its
+// transpose (columns ld apart); ld 0 means dense.
+dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t ld,
+                          dnnl::memory::data_type type) {
+  if (ld == 0) ld = transposed ? rows : cols;
+  return dnnl::memory::desc({rows, cols}, type,
+                            transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1});
+}
+
+const Primitive& primitive(const OnednnShape& s) {
+  using dt = dnnl::memory::data_type;
+  static std::map<OnednnShape, Primitive> cache;
+  if (auto it = cache.find(s); it != cache.end()) return it->second;
+  Primitive p;
+  const dt in = s.bf16 ? dt::bf16 : dt::f32;
+  p.a = matrix(s.M, s.K, s.a_transposed, 0, in);
+  p.b = matrix(s.K, s.N, s.b_transposed, s.ld_b, in);
+  p.dst = matrix(s.M, s.N, false, s.ld_dst, dt::f32);
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (s.accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);  // dst = dst + a @ b
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr, engine().engine);
+  p.scratchpad = pd.scratchpad_desc();
+  p.matmul = dnnl::matmul(pd);
+  // Grown to the largest primitive's need, once, when that primitive is made.
+  at_least(engine().scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));
+  return cache.emplace(s, std::move(p)).first->second;
+}
+
+}  // namespace
+
+void onednn_matmul(const OnednnShape& s, float* dst, const void* a, const void* b) {
+  const Primitive& p = primitive(s);
+  Engine& e = engine();
+  dnnl::memory ma(p.a, e.engine, const_cast<void*>(a));
+  dnnl::memory mb(p.b, e.engine, const_cast<void*>(b));
+  dnnl::memory md(p.dst, e.engine, dst);
+  dnnl::memory pad(p.scratchpad, e.engine, e.scratchpad.data());
+  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma},
+                              {DNNL_ARG_WEIGHTS, mb},
+                              {DNNL_ARG_DST, md},
+                              {DNNL_ARG_SCRATCHPAD, pad}});
+  e.stream.wait();
+}
+
+std::string onednn_version_and_isa() {
+  using isa = dnnl::cpu_isa;
+  const dnnl_version_t* v = dnnl_version();
+  const char* name = "other";
+  switch (dnnl::get_effective_cpu_isa()) {
+    case isa::avx512_core_amx: name = "avx512_core_amx"; break;
+    case isa::avx512_core_bf16: name = "avx512_core_bf16"; break;
+    case isa::avx512_core_vnni: name = "avx512_core_vnni"; break;
+    case isa::avx512_core: name = "avx512_core"; break;
+    case isa::avx2_vnni: name = "avx2_vnni"; break;
+    case isa::avx2: name = "avx2"; break;
+    default: break;
+  }
+  return fmt::format("oneDNN {}.{}.{}, CPU ISA {}", v->major, v->minor, v->patch, name);
+}
+
+}  // namespace trainscope::kernels::internal
