@@ -22,8 +22,10 @@ ProcessMemory self_process_memory(bool with_pss) {
     m.rss_bytes = parse_kb_field(text, "VmRSS:");
     m.hwm_bytes = parse_kb_field(text, "VmHWM:");
   }
-  if (with_pss && read_small_file("/proc/self/smaps_rollup", &text) == 0)
+  if (with_pss && read_small_file("/proc/self/smaps_rollup", &text) == 0) {
     m.pss_bytes = parse_kb_field(text, "Pss:");
+    m.huge_bytes = parse_kb_field(text, "AnonHugePages:");
+  }
   return m;
 }
 

@@ -47,6 +47,10 @@ struct ProcessMemory {
   int64_t rss_bytes = -1;  // VmRSS: resident now
   int64_t hwm_bytes = -1;  // VmHWM: peak resident since start
   int64_t pss_bytes = -1;  // Pss: resident, shared pages divided among sharers
+  // AnonHugePages (with Pss): anonymous memory backed by transparent huge
+  // pages. A rank whose large buffers fell back to 4 KiB pages streams them
+  // through the TLB (the optimizer's pass over the arena most of all).
+  int64_t huge_bytes = -1;
 };
 // Reads /proc/self/status and, if `with_pss`, /proc/self/smaps_rollup.
 ProcessMemory self_process_memory(bool with_pss = true);

@@ -97,9 +97,11 @@ std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp)
 // ---- per-rank compute and wait, and stragglers ----
 
 constexpr std::string_view kRankTimesCaption =
-    "Per-rank time per step: compute is the training thread's time outside collectives, wait its "
-    "time inside them (arrival to completion), all-reduce the gradient reduction in flight "
-    "(overlap: its thread); medians over the measured steps and the repetitions";
+    "Per-rank time per step: compute is the training thread's time outside collectives (the "
+    "optimizer is part of it), wait its time inside them (arrival to completion), split step by "
+    "step into waiting for slower ranks and transfer (the least wait of any rank in the step: the "
+    "last to arrive waits for nothing else), all-reduce the gradient reduction in flight (overlap: "
+    "its thread); medians over the measured steps and the repetitions";
 
 // Cases with more than one rank that measured anything.
 std::vector<const ComparisonRow*> multi_rank_rows(const Comparison& cmp) {
@@ -132,14 +134,17 @@ std::string rank_times_html(const Comparison& cmp) {
   std::string out = fmt::format(
       "<h3>Compute and wait per rank</h3>\n<p class=\"meta\">{}.</p>\n"
       "<table class=\"rank-times\"><tr><th class=\"name\">case</th><th>rank</th>"
-      "<th>compute ms</th><th>wait ms</th><th>all-reduce ms</th><th>compute vs median</th>"
+      "<th>compute ms</th><th>optimizer ms</th><th>wait ms</th><th>waiting for others ms</th>"
+      "<th>transfer ms</th><th>all-reduce ms</th><th>compute vs median</th>"
       "<th class=\"name\">straggler</th></tr>\n",
       html_escape(kRankTimesCaption));
   for (const auto* r : rows) {
     for (const auto& t : r->figures.rank_times) {
       out += t.straggler ? "<tr class=\"straggler\">" : "<tr>";
       out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms_2dp(t.compute_s)) +
-             td(ms_2dp(t.wait_s)) + td(ms_2dp(t.comm_time_s)) +
+             td(ms_2dp(t.optimizer_s)) + td(ms_2dp(t.wait_s)) +
+             td(ms_2dp(t.waiting_for_others_s)) + td(ms_2dp(t.transfer_s)) +
+             td(ms_2dp(t.comm_time_s)) +
              td(signed_percent(t.compute_vs_median)) +
              td(t.straggler ? results::straggler_note(t) : "", "name") + "</tr>\n";
     }
@@ -153,12 +158,15 @@ std::string rank_times_markdown(const Comparison& cmp) {
   if (rows.empty()) return "";
   std::string out = fmt::format("{}:\n\n", kRankTimesCaption);
   out +=
-      "| case | rank | compute ms | wait ms | all-reduce ms | compute vs median | straggler |\n"
-      "|:--|--:|--:|--:|--:|--:|:--|\n";
+      "| case | rank | compute ms | optimizer ms | wait ms | waiting for others ms | transfer ms "
+      "| all-reduce ms | compute vs median | straggler |\n"
+      "|:--|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n";
   for (const auto* r : rows) {
     for (const auto& t : r->figures.rank_times) {
-      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r->case_name),
-                         t.rank, ms_2dp(t.compute_s), ms_2dp(t.wait_s), ms_2dp(t.comm_time_s),
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                         markdown_cell(r->case_name), t.rank, ms_2dp(t.compute_s),
+                         ms_2dp(t.optimizer_s), ms_2dp(t.wait_s), ms_2dp(t.waiting_for_others_s),
+                         ms_2dp(t.transfer_s), ms_2dp(t.comm_time_s),
                          signed_percent(t.compute_vs_median),
                          t.straggler ? "**" + results::straggler_note(t) + "**" : "");
     }

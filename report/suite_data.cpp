@@ -145,7 +145,10 @@ std::vector<results::RankTimes> median_rank_times(const std::vector<results::Run
     out.push_back({.rank = rank,
                    .compute_s = median(&results::RankTimes::compute_s),
                    .wait_s = median(&results::RankTimes::wait_s),
-                   .comm_time_s = median(&results::RankTimes::comm_time_s)});
+                   .comm_time_s = median(&results::RankTimes::comm_time_s),
+                   .waiting_for_others_s = median(&results::RankTimes::waiting_for_others_s),
+                   .transfer_s = median(&results::RankTimes::transfer_s),
+                   .optimizer_s = median(&results::RankTimes::optimizer_s)});
   }
   results::flag_stragglers(out);
   return out;

@@ -74,6 +74,29 @@ double median_over_steps(const RunSummary& s, const std::vector<StepRecord>& ste
   return median_of(std::move(values));
 }
 
+// Fills waiting_for_others_s and transfer_s of `out` (ranks that recorded
+// steps) from each measured step's least wait over the ranks.
+void split_waits(const RunSummary& s, std::vector<RankTimes>& out) {
+  std::vector<std::span<const StepRecord>> ranks;
+  size_t steps = SIZE_MAX;
+  for (const auto& t : out) {
+    ranks.push_back(measured_steps(s, s.steps[t.rank]));
+    steps = std::min(steps, ranks.back().size());
+  }
+  if (ranks.size() < 2 || steps == 0 || steps == SIZE_MAX) return;
+  std::vector<double> least(steps, INFINITY);
+  for (const auto& r : ranks) {
+    for (size_t i = 0; i < steps; ++i) least[i] = std::min(least[i], r[i].phases[Phase::kComm]);
+  }
+  const double transfer = median_of(least);
+  for (size_t k = 0; k < out.size(); ++k) {
+    std::vector<double> waiting(steps);
+    for (size_t i = 0; i < steps; ++i) waiting[i] = ranks[k][i].phases[Phase::kComm] - least[i];
+    out[k].waiting_for_others_s = median_of(std::move(waiting));
+    out[k].transfer_s = transfer;
+  }
+}
+
 std::vector<RankTimes> rank_times(const RunSummary& s) {
   std::vector<RankTimes> out;
   for (size_t r = 0; r < s.steps.size(); ++r) {
@@ -84,8 +107,11 @@ std::vector<RankTimes> rank_times(const RunSummary& s) {
                                  [](const StepRecord& step) { return step.phases[Phase::kComm]; });
     t.comm_time_s =
         median_over_steps(s, s.steps[r], [](const StepRecord& step) { return step.comm_time_s; });
+    t.optimizer_s = median_over_steps(
+        s, s.steps[r], [](const StepRecord& step) { return step.phases[Phase::kOptimizer]; });
     out.push_back(t);
   }
+  split_waits(s, out);
   flag_stragglers(out);
   return out;
 }

@@ -46,6 +46,12 @@ struct RankTimes {
   double compute_s = kNaN;    // step_compute_s
   double wait_s = kNaN;       // phases.comm: the training thread in collectives
   double comm_time_s = kNaN;  // gradient all-reduces in flight (overlap: its thread)
+  // wait_s split in two, step by step: the least wait of any rank in that
+  // step is transfer (the last rank to arrive waits for nothing else), the
+  // rest of this rank's is waiting for slower ranks to arrive.
+  double waiting_for_others_s = kNaN;
+  double transfer_s = kNaN;
+  double optimizer_s = kNaN;  // phases.optimizer, part of compute_s
   // compute_s / the median over ranks of compute_s, minus 1: 0.38 is 38% above.
   double compute_vs_median = kNaN;
   bool straggler = false;  // beyond both straggler limits

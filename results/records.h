@@ -287,6 +287,7 @@ struct RankResult {
   int64_t vm_hwm = kUnknown;  // /proc/self/status VmHWM, bytes
   int64_t vm_rss = kUnknown;  // VmRSS at the end of the run, bytes
   int64_t pss = kUnknown;     // smaps_rollup Pss, bytes
+  int64_t huge_pages = kUnknown;  // smaps_rollup AnonHugePages at the end, bytes
   DataStats data;
   CommStats comm;
   // The host's load as training started and as it ended (docs/METRICS.md,
@@ -310,6 +311,7 @@ struct Fields<RankResult> {
       field("vm_hwm", &RankResult::vm_hwm, {.minus_one_is_null = true}),
       field("vm_rss", &RankResult::vm_rss, {.minus_one_is_null = true}),
       field("pss", &RankResult::pss, {.minus_one_is_null = true}),
+      field("huge_pages", &RankResult::huge_pages, {.minus_one_is_null = true}).absent_ok(),
       field("data", &RankResult::data, {.prefix = "data_"}),
       field("comm", &RankResult::comm, {.prefix = "comm_"}),
       field("load_start", &RankResult::load_start, {.prefix = "load_start_"}).absent_ok(),

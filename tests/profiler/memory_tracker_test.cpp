@@ -53,6 +53,21 @@ TEST(MemoryTrackerTest, ProcessViewSeesTouchedPages) {
   EXPECT_EQ(j["process"]["rss_bytes"].get<int64_t>(), r.process.rss_bytes);
 }
 
+// Large tracked buffers are advised onto transparent huge pages
+// (kernels/storage.cpp); the process view says how much of the process is.
+TEST(MemoryTrackerTest, LargeBuffersAreCountedOnHugePages) {
+  std::string thp;
+  if (read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", &thp) != 0 ||
+      thp.find("[never]") != std::string::npos) {
+    GTEST_SKIP() << "transparent huge pages are off or unknown on this machine: " << thp;
+  }
+  const int64_t before = self_process_memory(true).huge_bytes;
+  ASSERT_GE(before, 0) << "AnonHugePages read from /proc/self/smaps_rollup";
+  Buffer<float> big(int64_t{16} << 20, MemoryCategory::kOptimizerState);  // 64 MiB, touched
+  EXPECT_GT(self_process_memory(true).huge_bytes, before)
+      << "a 64 MiB tracked buffer got no huge page (memory too fragmented?)";
+}
+
 TEST(MemoryTrackerTest, RecordWithoutProcessViewHasUnknownRss) {
   const MemoryRecord r = memory_record(0, false);
   EXPECT_EQ(r.process.rss_bytes, -1);

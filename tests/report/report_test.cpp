@@ -253,7 +253,8 @@ TEST_F(ReportTest, AStragglerIsNamedInTheTablesAndTheMarkdown) {
   const std::string md = render_markdown({suite});
   // Rank 1 computes 0.8*50 + 20 ms against rank 0's 40 (with seeded noise):
   // 20% above the median of 50.
-  EXPECT_NE(md.find("| slow | 1 | 59.76 | 9.94 |"), std::string::npos) << md;
+  // The slow rank arrives last: its wait is all transfer, none waiting for others.
+  EXPECT_NE(md.find("| slow | 1 | 59.76 | 2.48 | 9.94 | 0.00 | 9.94 |"), std::string::npos) << md;
   EXPECT_NE(md.find("**rank 1 computes 20% above the median** |"), std::string::npos) << md;
   EXPECT_EQ(md.find("rank 0 computes"), std::string::npos) << md;
   EXPECT_EQ(count(md, "computes"), 1u) << md;

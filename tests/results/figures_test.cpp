@@ -58,6 +58,33 @@ TEST(FiguresTest, ASlowRankIsNamedWithHowMuchAboveTheMedian) {
   for (double x : per_step) EXPECT_NEAR(x, 0.050, 1e-12);
 }
 
+// The 2-rank optimizer anomaly of issue 26: the slow phase alternates
+// between ranks, so each rank's wait splits into transfer (the least wait
+// of the step) and waiting for the partner, step by step.
+TEST(FiguresTest, AWaitSplitsIntoTransferAndWaitingForTheSlowerRank) {
+  RunSummary s = two_ranks(0.010);
+  for (int r = 0; r < 2; ++r) {
+    for (StepRecord& step : s.steps[r]) {
+      const bool slow_here = step.step % 2 == r;  // rank 0 slow on even steps, rank 1 on odd
+      step.phases[Phase::kOptimizer] = slow_here ? 0.500 : 0.100;
+      step.phases[Phase::kComm] = 0.003 + (slow_here ? 0.0 : 0.400);
+      step.step_time_s = step.phases[Phase::kForward] + step.phases[Phase::kOptimizer] +
+                         step.phases[Phase::kComm];
+    }
+  }
+  // 5 measured steps (1..5): rank 0 slow on 2 and 4, rank 1 on 1, 3 and 5.
+  const RunFigures f = run_figures(&s, {});
+  ASSERT_EQ(f.rank_times.size(), 2u);
+  for (const RankTimes& t : f.rank_times) {
+    EXPECT_NEAR(t.transfer_s, 0.003, 1e-12) << t.rank;
+    EXPECT_NEAR(t.waiting_for_others_s + t.transfer_s, t.wait_s, 1e-12) << t.rank;
+  }
+  EXPECT_NEAR(f.rank_times[0].waiting_for_others_s, 0.400, 1e-12) << "waits on 3 of 5 steps";
+  EXPECT_NEAR(f.rank_times[1].waiting_for_others_s, 0.0, 1e-12) << "waits on 2 of 5 steps";
+  EXPECT_NEAR(f.rank_times[0].optimizer_s, 0.100, 1e-12);
+  EXPECT_NEAR(f.rank_times[1].optimizer_s, 0.500, 1e-12);
+}
+
 TEST(FiguresTest, RanksThatComputeAlikeAreNotFlagged) {
   const RunSummary s = two_ranks(0.010);
   const RunFigures f = run_figures(&s, {});

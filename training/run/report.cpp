@@ -65,19 +65,20 @@ results::DataStats to_data_stats(const DataStats& ds) {
 std::string memory_table(const std::vector<results::RankResult>& ranks) {
   using kernels::format_bytes;
   std::string table =
-      "\ntracked peak memory by category, and process peak resident memory (VmHWM):\n";
+      "\ntracked peak memory by category, process peak resident memory (VmHWM) and what of it is "
+      "on huge pages at the end (AnonHugePages):\n";
   table += fmt::format("{:>4}", "rank");
   for (std::string_view label : kernels::kMemoryCategoryLabels) {
     table += fmt::format(" {:>11}", label);
   }
-  table += fmt::format(" {:>11} {:>11}\n", "tracked", "VmHWM");
+  table += fmt::format(" {:>11} {:>11} {:>11}\n", "tracked", "VmHWM", "huge pages");
   for (const results::RankResult& rr : ranks) {
     table += fmt::format("{:>4}", rr.rank);
     for (int64_t bytes : rr.tracked_peak_by_category.values) {
       table += fmt::format(" {:>11}", format_bytes(bytes));
     }
-    table += fmt::format(" {:>11} {:>11}\n", format_bytes(rr.tracked_peak_total),
-                         format_bytes(rr.vm_hwm));
+    table += fmt::format(" {:>11} {:>11} {:>11}\n", format_bytes(rr.tracked_peak_total),
+                         format_bytes(rr.vm_hwm), format_bytes(rr.huge_pages));
   }
   return table;
 }
@@ -101,10 +102,15 @@ std::string phase_table(const std::vector<results::RankResult>& ranks) {
 // Each rank's step split into computing and waiting, and which rank the
 // others wait for (results/figures.h).
 std::string straggler_table(const results::RunFigures& f) {
-  std::string table = "\nmedian time per step computing and waiting in collectives (ms):\n";
-  table += fmt::format("{:>4} {:>10} {:>10}\n", "rank", "compute", "wait");
+  std::string table =
+      "\nmedian time per step computing and waiting in collectives (ms; the optimizer is part of "
+      "compute, wait is waiting for slower ranks plus transfer):\n";
+  table += fmt::format("{:>4} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "rank", "compute", "optimizer",
+                       "wait", "for others", "transfer");
   for (const results::RankTimes& r : f.rank_times) {
-    table += fmt::format("{:>4} {:>10.1f} {:>10.1f}{}\n", r.rank, r.compute_s * 1e3, r.wait_s * 1e3,
+    table += fmt::format("{:>4} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f} {:>10.1f}{}\n", r.rank,
+                         r.compute_s * 1e3, r.optimizer_s * 1e3, r.wait_s * 1e3,
+                         r.waiting_for_others_s * 1e3, r.transfer_s * 1e3,
                          r.straggler ? "  straggler: " + results::straggler_note(r) : "");
   }
   return table + fmt::format(
@@ -161,6 +167,7 @@ results::RankResult RunReport::rank_result() const {
   me.vm_hwm = pm.hwm_bytes;
   me.vm_rss = pm.rss_bytes;
   me.pss = pm.pss_bytes;
+  me.huge_pages = pm.huge_bytes;
   me.data = to_data_stats(data_.source->stats());
   me.comm = log_.comm_total;
   me.load_start = log_.load_start;
