@@ -2,37 +2,39 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "kernels/gemm.h"
 #include "kernels/parallel.h"
 
 namespace trainscope::kernels {
 
-std::size_t attention_workspace_size(int Tn, int threads) {
-  return static_cast<std::size_t>(threads) * Tn * Tn;
-}
+namespace {
 
-// Per (batch, head): S = q k^T / sqrt(hd) by one GEMM, causal softmax row by
-// row, out = P v by a second GEMM. The (b, h) pairs run on separate threads;
-// OpenBLAS runs single-threaded inside an OpenMP parallel region.
+// Query rows per tile: large enough for the GEMMs to run near their peak,
+// small enough that a tile's scores (kQueryTile x T) stay in L2.
+constexpr int kQueryTile = 64;
+
+int query_tile(int Tn) { return std::min(kQueryTile, Tn); }
+
+// One tile's causal scores P[R, kmax] (row stride kmax) for query rows
+// r0..r0+R-1 against keys 0..kmax-1 (kmax = r0 + R): S = scale q k^T, then
+// in each row t the keys j <= t. With `lse` null, P = softmax(S) and the
+// rows' log-sum-exp go to lse_out; else P = exp(S - lse) as forward made it.
 template <typename T>
-void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, int B, int Tn, int NH,
-                       int NKV, int hd, int ld_qkv) {
-  const int C = NH * hd, group = NH / NKV;
-  const T scale = T(1) / std::sqrt(static_cast<T>(hd));
-#pragma omp parallel for schedule(static)
-  for (int bh = 0; bh < B * NH; ++bh) {
-    const int b = bh / NH, h = bh % NH;
-    const int64_t row0 = static_cast<int64_t>(b) * Tn;
-    const T* qb = q + row0 * ld_qkv + h * hd;
-    const T* kb = k + row0 * ld_qkv + (h / group) * hd;
-    const T* vb = v + row0 * ld_qkv + (h / group) * hd;
-    T* P = att + static_cast<int64_t>(bh) * Tn * Tn;
-    internal::gemm(false, true, Tn, Tn, hd, scale, qb, ld_qkv, kb, ld_qkv, T(0), P, Tn);
-    for (int t = 0; t < Tn; ++t) {
-      T* row = P + static_cast<int64_t>(t) * Tn;
+void causal_tile_scores(T* P, const T* qt, const T* k, int ld_qkv, int r0, int R, int hd, T scale,
+                        const T* lse, T* lse_out) {
+  const int kmax = r0 + R;
+  internal::gemm(false, true, R, kmax, hd, scale, qt, ld_qkv, k, ld_qkv, T(0), P, kmax);
+  for (int i = 0; i < R; ++i) {
+    const int t = r0 + i;
+    T* row = P + static_cast<int64_t>(i) * kmax;
+    if (lse != nullptr) {
+      const T m = lse[t];
+#pragma omp simd
+      for (int j = 0; j <= t; ++j) row[j] = internal::fast_exp(row[j] - m);
+    } else {
       T mx = row[0];
       for (int j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
       T sum = 0;
@@ -44,55 +46,97 @@ void attention_forward(T* out, T* att, const T* q, const T* k, const T* v, int B
       const T inv = T(1) / sum;
 #pragma omp simd
       for (int j = 0; j <= t; ++j) row[j] *= inv;
-      for (int j = t + 1; j < Tn; ++j) row[j] = 0;
+      lse_out[t] = mx + std::log(sum);
     }
-    internal::gemm(false, false, Tn, hd, Tn, T(1), P, Tn, vb, ld_qkv, T(0), out + row0 * C + h * hd,
-                   C);
+    for (int j = t + 1; j < kmax; ++j) row[j] = 0;
   }
 }
 
+}  // namespace
+
+std::size_t attention_workspace_size(int Tn, int threads) {
+  // Per thread: a tile's probabilities and their gradient.
+  return static_cast<std::size_t>(threads) * 2 * query_tile(Tn) * Tn;
+}
+
+// Per (batch, head), tile by tile of query rows: the tile's scores against
+// the keys up to its last row (causal: nothing later is computed), the
+// softmax of each whole row, out = P v. The (b, h) pairs run on separate
+// threads; OpenBLAS runs single-threaded inside an OpenMP parallel region.
 template <typename T>
-void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* att, const T* q,
+void attention_forward(T* out, T* lse, T* workspace, const T* q, const T* k, const T* v, int B,
+                       int Tn, int NH, int NKV, int hd, int ld_qkv) {
+  const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
+  const T scale = T(1) / std::sqrt(static_cast<T>(hd));
+#pragma omp parallel for schedule(static)
+  for (int bh = 0; bh < B * NH; ++bh) {
+    const int b = bh / NH, h = bh % NH;
+    const int64_t row0 = static_cast<int64_t>(b) * Tn;
+    const T* qb = q + row0 * ld_qkv + h * hd;
+    const T* kb = k + row0 * ld_qkv + (h / group) * hd;
+    const T* vb = v + row0 * ld_qkv + (h / group) * hd;
+    T* P = workspace + static_cast<int64_t>(omp_get_thread_num()) * 2 * tile * Tn;
+    T* lse_bh = lse + static_cast<int64_t>(bh) * Tn;
+    for (int r0 = 0; r0 < Tn; r0 += tile) {
+      const int R = std::min(tile, Tn - r0), kmax = r0 + R;
+      causal_tile_scores(P, qb + int64_t{r0} * ld_qkv, kb, ld_qkv, r0, R, hd, scale,
+                         static_cast<const T*>(nullptr), lse_bh);
+      internal::gemm(false, false, R, hd, kmax, T(1), P, kmax, vb, ld_qkv, T(0),
+                     out + (row0 + r0) * C + h * hd, C);
+    }
+  }
+}
+
+// Per (batch, kv head), its query heads in order, tile by tile: the tile's
+// probabilities again from the saved log-sum-exp, then
+//   dV += P^T dO;  dP = dO V^T;  dS = P (dP - rowsum(dP P)) scale;
+//   dQ += dS K;  dK += dS^T Q.
+template <typename T>
+void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const T* lse, const T* q,
                         const T* k, const T* v, int B, int Tn, int NH, int NKV, int hd,
                         int ld_qkv) {
-  const int C = NH * hd, group = NH / NKV;
+  const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
 #pragma omp parallel for schedule(static)
   for (int bk = 0; bk < B * NKV; ++bk) {
     const int b = bk / NKV, kh = bk % NKV;
     const int64_t row0 = static_cast<int64_t>(b) * Tn;
     const int64_t kv_off = row0 * ld_qkv + kh * hd;
-    T* dS = workspace + static_cast<int64_t>(omp_get_thread_num()) * Tn * Tn;
+    T* P = workspace + static_cast<int64_t>(omp_get_thread_num()) * 2 * tile * Tn;
+    T* dS = P + static_cast<int64_t>(tile) * Tn;
     for (int h = kh * group; h < (kh + 1) * group; ++h) {
-      const int64_t q_off = row0 * ld_qkv + h * hd;
-      const T* P = att + (static_cast<int64_t>(b) * NH + h) * Tn * Tn;
-      const T* dO = dout + row0 * C + h * hd;
-      // dV += P^T dO;  dP = dO V^T
-      internal::gemm(true, false, Tn, hd, Tn, T(1), P, Tn, dO, C, T(1), dv + kv_off, ld_qkv);
-      internal::gemm(false, true, Tn, Tn, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, Tn);
-      // Softmax backward: dS = P * (dP - sum_j dP_j P_j), scaled; zero above the diagonal.
-      for (int t = 0; t < Tn; ++t) {
-        const T* p = P + static_cast<int64_t>(t) * Tn;
-        T* ds = dS + static_cast<int64_t>(t) * Tn;
-        T dot = 0;
+      const T* lse_bh = lse + (static_cast<int64_t>(b) * NH + h) * Tn;
+      for (int r0 = 0; r0 < Tn; r0 += tile) {
+        const int R = std::min(tile, Tn - r0), kmax = r0 + R;
+        const int64_t q_off = (row0 + r0) * ld_qkv + h * hd;
+        const T* dO = dout + (row0 + r0) * C + h * hd;
+        causal_tile_scores(P, q + q_off, k + kv_off, ld_qkv, r0, R, hd, scale, lse_bh,
+                           static_cast<T*>(nullptr));
+        internal::gemm(true, false, kmax, hd, R, T(1), P, kmax, dO, C, T(1), dv + kv_off, ld_qkv);
+        internal::gemm(false, true, R, kmax, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, kmax);
+        for (int i = 0; i < R; ++i) {
+          const int t = r0 + i;
+          const T* p = P + static_cast<int64_t>(i) * kmax;
+          T* ds = dS + static_cast<int64_t>(i) * kmax;
+          T dot = 0;
 #pragma omp simd reduction(+ : dot)
-        for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
+          for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
 #pragma omp simd
-        for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
-        for (int j = t + 1; j < Tn; ++j) ds[j] = 0;
+          for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
+          for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
+        }
+        internal::gemm(false, false, R, hd, kmax, T(1), dS, kmax, k + kv_off, ld_qkv, T(1),
+                       dq + q_off, ld_qkv);
+        internal::gemm(true, false, kmax, hd, R, T(1), dS, kmax, q + q_off, ld_qkv, T(1),
+                       dk + kv_off, ld_qkv);
       }
-      // dQ += dS K;  dK += dS^T Q
-      internal::gemm(false, false, Tn, hd, Tn, T(1), dS, Tn, k + kv_off, ld_qkv, T(1), dq + q_off,
-                     ld_qkv);
-      internal::gemm(true, false, Tn, hd, Tn, T(1), dS, Tn, q + q_off, ld_qkv, T(1), dk + kv_off,
-                     ld_qkv);
     }
   }
 }
 
-template void attention_forward<float>(float*, float*, const float*, const float*, const float*,
-                                       int, int, int, int, int, int);
-template void attention_forward<double>(double*, double*, const double*, const double*,
+template void attention_forward<float>(float*, float*, float*, const float*, const float*,
+                                       const float*, int, int, int, int, int, int);
+template void attention_forward<double>(double*, double*, double*, const double*, const double*,
                                         const double*, int, int, int, int, int, int);
 template void attention_backward<float>(float*, float*, float*, float*, const float*, const float*,
                                         const float*, const float*, const float*, int, int, int,

@@ -43,7 +43,7 @@ LayerActs layer_acts(const ModelConfig& c, int B, int T) {
   a.ln1 = take(N * C);
   a.rstd1 = take(N);
   a.qkv = take(N * (Q + 2 * KV));
-  a.att = take(int64_t{B} * c.n_heads * T * T);
+  a.att = take(int64_t{B} * c.n_heads * T);  // log-sum-exp per query row
   a.atty = take(N * Q);
   a.res_mid = take(N * C);
   a.ln2 = take(N * C);
@@ -407,8 +407,8 @@ void LlamaModel<T>::run_layers() {
     }
     k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
     k::rope_forward(qkv + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
-    k::attention_forward(base + a.atty, base + a.att, qkv, qkv + Q, qkv + Q + KV, B_, T_, NH, NKV,
-                         hd, W);
+    k::attention_forward(base + a.atty, base + a.att, att_ws_, qkv, qkv + Q, qkv + Q + KV, B_, T_,
+                         NH, NKV, hd, W);
     // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2)))
     linear_forward(base + a.res_mid, base + a.atty, act16(l, a16.atty), w.o_proj, N_, Q, C);
     lora_forward(l, LoraTarget::kO, base + a.res_mid, C, base + a.atty);

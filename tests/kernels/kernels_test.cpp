@@ -125,46 +125,82 @@ TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
   expect_gradient_matches("dx", x, dx, loss);
 }
 
-// Multi-head (NKV = NH) and grouped-query (two query heads per kv head).
-TEST(AttentionTest, BackwardMatchesFiniteDifferences) {
-  for (const int NKV : {2, 1}) {
-    SCOPED_TRACE(NKV);
-    const int B = 2, Tn = 5, NH = 2, hd = 3, Q = NH * hd, KV = NKV * hd, ld = Q + 2 * KV;
-    Vec qkv = random_vector(B * Tn * ld, 14), r = random_vector(B * Tn * Q, 15);
-    auto run = [&](Vec& out, Vec& att) {
-      attention_forward(out.data(), att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B,
-                        Tn, NH, NKV, hd, ld);
-    };
-    auto loss = [&] {
-      Vec out(B * Tn * Q), att(B * NH * Tn * Tn);
-      run(out, att);
-      return dot(out, r);
-    };
-    Vec out(B * Tn * Q), att(B * NH * Tn * Tn);
-    run(out, att);
-    // Causal: the first token attends only to itself; probabilities sum to one.
-    for (int bh = 0; bh < B * NH; ++bh)
-      for (int t = 0; t < Tn; ++t) {
-        double s = 0;
-        for (int j = 0; j < Tn; ++j) {
-          const double p = att[(bh * Tn + t) * Tn + j];
-          if (j > t) {
-            EXPECT_EQ(p, 0.0);
-          }
-          s += p;
-        }
-        EXPECT_NEAR(s, 1.0, 1e-12);
+// The [T, T] probabilities of one (batch, head) as the definition gives
+// them, to hold the kernel's log-sum-exp and outputs against.
+Vec reference_probabilities(const Vec& qkv, int b, int h, int Tn, int NH, int NKV, int hd, int ld) {
+  const int Q = NH * hd, KV = NKV * hd, kvh = h / (NH / NKV);
+  Vec P(Tn * Tn, 0.0);
+  for (int t = 0; t < Tn; ++t) {
+    double mx = -1e300, sum = 0;
+    std::vector<double> s(t + 1);
+    for (int j = 0; j <= t; ++j) {
+      double d = 0;
+      for (int i = 0; i < hd; ++i) {
+        d += qkv[(b * Tn + t) * ld + h * hd + i] * qkv[(b * Tn + j) * ld + Q + kvh * hd + i];
       }
-    if (NKV == 1) {
-      // Both query heads read the one kv head: head 1 of the first token
-      // attends only to itself, so its output is that token's v.
-      for (int i = 0; i < hd; ++i) EXPECT_NEAR(out[hd + i], qkv[Q + KV + i], 1e-12);
+      s[j] = d / std::sqrt(double(hd));
+      mx = std::max(mx, s[j]);
     }
-    Vec dqkv(B * Tn * ld, 0), ws(attention_workspace_size(Tn, 64));
-    attention_backward(dqkv.data(), dqkv.data() + Q, dqkv.data() + Q + KV, ws.data(), r.data(),
-                       att.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B, Tn, NH, NKV,
-                       hd, ld);
-    expect_gradient_matches("dqkv", qkv, dqkv, loss);
+    for (int j = 0; j <= t; ++j) sum += std::exp(s[j] - mx);
+    for (int j = 0; j <= t; ++j) P[t * Tn + j] = std::exp(s[j] - mx) / sum;
+    (void)KV;
+  }
+  return P;
+}
+
+// Multi-head (NKV = NH) and grouped-query (two query heads per kv head), at
+// lengths within one query tile and across several (the last one partial).
+TEST(AttentionTest, BackwardMatchesFiniteDifferences) {
+  for (const int Tn : {5, 150}) {
+    for (const int NKV : {2, 1}) {
+      SCOPED_TRACE(::testing::Message() << "T " << Tn << ", NKV " << NKV);
+      const int B = 2, NH = 2, hd = 3, Q = NH * hd, KV = NKV * hd, ld = Q + 2 * KV;
+      Vec qkv = random_vector(B * Tn * ld, 14), r = random_vector(B * Tn * Q, 15);
+      Vec ws(attention_workspace_size(Tn, 64));
+      auto run = [&](Vec& out, Vec& lse) {
+        attention_forward(out.data(), lse.data(), ws.data(), qkv.data(), qkv.data() + Q,
+                          qkv.data() + Q + KV, B, Tn, NH, NKV, hd, ld);
+      };
+      auto loss = [&] {
+        Vec out(B * Tn * Q), lse(B * NH * Tn);
+        run(out, lse);
+        return dot(out, r);
+      };
+      Vec out(B * Tn * Q), lse(B * NH * Tn);
+      run(out, lse);
+      // Each output row is its probabilities times v, causal, as defined.
+      double worst = 0;
+      for (int b = 0; b < B; ++b) {
+        for (int h = 0; h < NH; ++h) {
+          const Vec P = reference_probabilities(qkv, b, h, Tn, NH, NKV, hd, ld);
+          const int kvh = h / (NH / NKV);
+          for (int t = 0; t < Tn; ++t) {
+            for (int i = 0; i < hd; ++i) {
+              double want = 0;
+              for (int j = 0; j <= t; ++j) {
+                want += P[t * Tn + j] * qkv[(b * Tn + j) * ld + Q + KV + kvh * hd + i];
+              }
+              worst = std::max(worst, std::abs(out[(b * Tn + t) * Q + h * hd + i] - want));
+            }
+          }
+        }
+      }
+      EXPECT_LT(worst, 1e-12);
+      // The first token attends only to itself: its log-sum-exp is its own score.
+      double self = 0;
+      for (int i = 0; i < hd; ++i) self += qkv[i] * qkv[Q + i];
+      EXPECT_NEAR(lse[0], self / std::sqrt(double(hd)), 1e-12);
+      if (NKV == 1) {
+        // Both query heads read the one kv head: head 1 of the first token
+        // attends only to itself, so its output is that token's v.
+        for (int i = 0; i < hd; ++i) EXPECT_NEAR(out[hd + i], qkv[Q + KV + i], 1e-12);
+      }
+      Vec dqkv(B * Tn * ld, 0);
+      attention_backward(dqkv.data(), dqkv.data() + Q, dqkv.data() + Q + KV, ws.data(), r.data(),
+                         lse.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV, B, Tn, NH,
+                         NKV, hd, ld);
+      expect_gradient_matches("dqkv", qkv, dqkv, loss, /*max_checks=*/200);
+    }
   }
 }
 
