@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -177,7 +180,8 @@ double noether_shift(int64_t m, int64_t n, double alpha, double power) {
 // The exact test's power at small sizes, where Noether's formula is far off
 // (it calls 5 vs 5 powerless; separated samples reach p = 0.008): simulated
 // normal repetitions from a fixed seed, the same draws for every shift
-// tried, so the power grows with the shift and bisection finds it.
+// tried, so the power grows with the shift and bisection finds it. Each
+// draw's sides are sorted once; U at a shift is then one merge.
 double simulated_shift(int64_t m, int64_t n, double alpha, double power) {
   int64_t critical = -1;  // reject when U <= critical or U >= m n - critical
   while (mann_whitney_null_cdf(m, n, critical + 1) < alpha / 2) ++critical;
@@ -185,16 +189,24 @@ double simulated_shift(int64_t m, int64_t n, double alpha, double power) {
   constexpr int kDraws = 2000;
   std::mt19937_64 rng(kBootstrapSeed);
   std::normal_distribution<double> normal(0, 1);
-  std::vector<double> draws(static_cast<size_t>(kDraws * (m + n)));
+  const auto width = static_cast<size_t>(m + n);
+  std::vector<double> draws(kDraws * width);
   for (double& d : draws) d = normal(rng);
+  for (int k = 0; k < kDraws; ++k) {
+    double* x = &draws[k * width];
+    std::sort(x, x + m);
+    std::sort(x + m, x + m + n);
+  }
   auto power_at = [&](double delta) {
     int rejected = 0;
     for (int k = 0; k < kDraws; ++k) {
-      const double* x = &draws[static_cast<size_t>(k * (m + n))];
+      const double* x = &draws[k * width];
       const double* y = x + m;
-      int64_t u = 0;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < n; ++j) u += y[j] + delta > x[i];
+      int64_t u = 0, below = 0;  // u: pairs with y + delta > x
+      for (int64_t j = 0; j < n; ++j) {
+        while (below < m && x[below] < y[j] + delta) ++below;
+        u += below;
+      }
       rejected += u <= critical || u >= m * n - critical;
     }
     return static_cast<double>(rejected) / kDraws;
@@ -208,6 +220,25 @@ double simulated_shift(int64_t m, int64_t n, double alpha, double power) {
   return hi;
 }
 
+// The detectable shift depends on the sizes, alpha and power alone, and a
+// check asks for the same few sizes again and again.
+double detectable_shift(int64_t m, int64_t n, double alpha, double power) {
+  if (m > kMannWhitneyExactMax || n > kMannWhitneyExactMax) {
+    return noether_shift(m, n, alpha, power);
+  }
+  static std::mutex mutex;
+  static std::map<std::tuple<int64_t, int64_t, double, double>, double> cache;
+  const auto key = std::tuple{m, n, alpha, power};
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  const double shift = simulated_shift(m, n, alpha, power);
+  std::lock_guard lock(mutex);
+  cache.emplace(key, shift);
+  return shift;
+}
+
 }  // namespace
 
 double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alpha,
@@ -215,19 +246,22 @@ double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alph
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (!std::isfinite(noise) || m < 1 || n < 1) return kInf;
   if (mann_whitney_min_p_value(m, n) >= alpha) return kInf;
-  const double delta = m <= kMannWhitneyExactMax && n <= kMannWhitneyExactMax
-                           ? simulated_shift(m, n, alpha, power)
-                           : noether_shift(m, n, alpha, power);
+  const double delta = detectable_shift(m, n, alpha, power);
   // delta standard deviations of the logs, as a relative change.
   return std::expm1(delta * noise);
 }
 
 int64_t repetitions_for_effect(double noise, double effect, double alpha, double power,
                                int64_t limit) {
-  for (int64_t n = 2; n <= limit; ++n) {
-    if (minimum_detectable_effect(noise, n, n, alpha, power) <= effect) return n;
+  // The detectable effect falls as n grows: bisect for the first n it fits.
+  auto fits = [&](int64_t n) { return minimum_detectable_effect(noise, n, n, alpha, power) <= effect; };
+  if (!fits(limit)) return limit + 1;
+  int64_t lo = 1, hi = limit;  // !fits(lo) (1 vs 1 detects nothing), fits(hi)
+  while (hi - lo > 1) {
+    const int64_t mid = (lo + hi) / 2;
+    (fits(mid) ? hi : lo) = mid;
   }
-  return limit + 1;
+  return hi;
 }
 
 }  // namespace trainscope::report

@@ -23,7 +23,8 @@
 // With fewer than two figures on a side there is no interval: low and high
 // are NaN and has_interval() is false ("one repetition: no interval").
 //
-// Thread-safety: pure functions.
+// Thread-safety: pure functions (the detectable shift of a size is cached
+// under a mutex).
 #ifndef TRAINSCOPE_REPORT_ANALYSIS_INTERVALS_H_
 #define TRAINSCOPE_REPORT_ANALYSIS_INTERVALS_H_
 
