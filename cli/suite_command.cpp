@@ -138,9 +138,10 @@ void add_suite_command(CLI::App& app) {
                   "Run every case K times (overrides the suite's repetitions)")
       ->check(at_least(1));
   run->add_option("--order-seed", f->o.order_seed,
-                  "With several repetitions the suite runs in rounds, every case once per round "
-                  "in a shuffled order (drift of the machine then spreads over every case); this "
-                  "seeds the shuffle (default: a random seed, recorded with the suite)");
+                  "With several repetitions the suite runs in rounds, every case once per round, "
+                  "each round after the first in a shuffled order (drift of the machine then "
+                  "spreads over every case); this seeds the shuffle (default: a random seed, "
+                  "recorded with the suite)");
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
   auto* timeout = run->add_option("--timeout", f->timeout_s,
                                   "Per-case timeout in seconds (overrides the suite's timeout_s)");

@@ -203,7 +203,9 @@ class SuiteRun {
     std::mt19937_64 shuffle(order_seed_);
     std::vector<const SuiteCase*> order = plan_.cases;
     for (int rep = 0; rep < plan_.repetitions && !signals_.interrupted(); ++rep) {
-      if (plan_.repetitions > 1) std::shuffle(order.begin(), order.end(), shuffle);
+      // The first round keeps the suite's order, which reports list cases in
+      // (the order of their first runs); the others are shuffled.
+      if (rep > 0) std::shuffle(order.begin(), order.end(), shuffle);
       for (const SuiteCase* c : order) {
         if (signals_.interrupted()) break;
         result_.runs.push_back(run_case(*c, rep));

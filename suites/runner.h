@@ -6,8 +6,8 @@
 // machine's sgemm, memcpy and all-reduce peaks at what the cases use,
 // suites/limit_probes.h, stored with the suite; --no-limits), launch (one
 // job per case and repetition; with several repetitions they run in rounds,
-// every case once per round, each round in an order shuffled from a seed the
-// suite records, so that a machine drifting during the suite slows every
+// every case once per round, the first in the suite's order and each later
+// one in an order shuffled from a seed the suite records, so that a machine drifting during the suite slows every
 // case alike instead of the last ones), ingest (the job's summary or sweep rows into
 // the database) and print (one row per case).
 //
