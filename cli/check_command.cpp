@@ -35,7 +35,7 @@ void add_check_command(CLI::App& app) {
     std::vector<std::string> ratios;
     std::string markdown;
     std::string save_baseline;
-    bool allow_too_few_samples = false;
+    bool allow_inconclusive = false;
     bool timings_across_machines = false;
     bool allow_kernel_change = false;
   };
@@ -43,29 +43,30 @@ void add_check_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "check",
       "Check a suite for regressions. Exit 0 pass, 1 regression, 2 bad input (including a\n"
-      "gate that cannot detect a slowdown, see TOO FEW SAMPLES).\n"
+      "gate that cannot detect a slowdown of --threshold: INCONCLUSIVE).\n"
       "Cases are matched by name within the suite of the same name; their configurations\n"
-      "must be identical. Timings (step time and tokens/s; busbw per message size of an\n"
-      "all-reduce sweep) regress only when a Mann-Whitney U test on the samples of both sides\n"
-      "is significant (p < --alpha) AND the median is worse by more than --threshold percent.\n"
-      "Samples are one figure per usable repetition when the test on them can reach\n"
-      "p < --alpha (4 vs 4 at 0.05), else every measured step of rank 0 (tokens/s is then\n"
-      "shown without a verdict) or every timed all-reduce call. A timing comparison whose\n"
-      "samples are too few for p ever to go below --alpha (3 vs 3 cannot go below 0.1) can\n"
-      "detect nothing: its verdict is TOO FEW SAMPLES, and unless --allow-too-few-samples the\n"
-      "check then exits 2 when nothing regressed. Deterministic figures of the\n"
-      "first usable repetition are compared exactly per rank: tracked peak bytes by\n"
-      "category and total, collective calls and bytes (higher = regression, lower =\n"
-      "improved, refresh the baseline); train and validation losses within\n"
-      "--loss-tolerance. A case usable in the baseline that failed now is a regression.\n"
-      "A side measured on a loaded machine (docs/METRICS.md) prints a warning line.\n"
+      "must be identical. Timings (step time median and tokens/s; busbw per message size of\n"
+      "an all-reduce sweep) are compared on one figure per usable repetition: a run's steps\n"
+      "are not independent samples and never decide a verdict. A timing regresses only when\n"
+      "a Mann-Whitney U test over the repetitions is significant (p < --alpha) AND the\n"
+      "median is worse by more than --threshold percent. Each row shows the change with its\n"
+      "Hodges-Lehmann 95% interval and the smallest slowdown the comparison detects with\n"
+      "80% power at the repetitions' noise (detectable). A row whose repetitions are too few\n"
+      "for p ever to go below --alpha (3 vs 3 cannot go below 0.1), or whose detectable\n"
+      "slowdown exceeds --threshold, is INCONCLUSIVE and names the repetitions a side it\n"
+      "needs; unless --allow-inconclusive the check then exits 2 when nothing regressed.\n"
+      "Deterministic figures of the first usable repetition are compared exactly per rank:\n"
+      "tracked peak bytes by category and total, collective calls and bytes (higher =\n"
+      "regression, lower = improved, refresh the baseline); train and validation losses\n"
+      "within --loss-tolerance. A case usable in the baseline that failed now is a\n"
+      "regression. A side measured on a loaded machine (docs/METRICS.md) prints a warning.\n"
       "Ratio rules compare two cases of the current suite (noisy CI machines): see --ratio.\n"
       "--save-baseline writes a baseline JSON (schema trainscope.baseline/1: per case the\n"
       "configuration, timing samples and deterministic figures, plus a \"ratios\" list of\n"
       "rule strings and the --threshold, which every later check applies) instead of checking.");
-  sub->add_option("--db", flags->db, "Results database holding the current suite")
-      ->required()
+  sub->add_option("--db", flags->db, "Results database holding the current suite (required)")
       ->check(kDbFile);
+  add_check_calibrate_command(*sub);
   sub->add_option("--suite", flags->suite, "Current suite: latest or a suite id")
       ->capture_default_str();
   sub->add_option("--baseline", flags->baseline,
@@ -102,15 +103,17 @@ void add_check_command(CLI::App& app) {
   sub->add_flag("--allow-kernel-change", flags->allow_kernel_change,
                 "Compare timings even when the baseline ran other GEMM kernels (OpenBLAS core) "
                 "than the current run; without it that is an input error (exit 2)");
-  sub->add_flag("--allow-too-few-samples", flags->allow_too_few_samples,
-                "Pass (exit 0 when nothing regressed) even when some timing comparisons have too "
-                "few samples ever to be significant (verdict TOO FEW SAMPLES); without it such a "
-                "check exits 2, since a gate that cannot detect a slowdown must not pass silently");
+  sub->add_flag("--allow-inconclusive,--allow-too-few-samples", flags->allow_inconclusive,
+                "Pass (exit 0 when nothing regressed) even when some timing comparisons could not "
+                "detect a slowdown of --threshold (verdict INCONCLUSIVE); without it such a check "
+                "exits 2, since a gate that cannot detect a slowdown must not pass silently");
   sub->add_option("--markdown", flags->markdown,
                   "Also write the result table as Markdown to this file (atomically)");
   sub->add_option("--save-baseline", flags->save_baseline,
                   "Write a baseline JSON of the --db suite to this file (atomically) and exit");
-  sub->callback([flags, threshold] {
+  sub->callback([flags, threshold, sub] {
+    if (sub->got_subcommand("calibrate")) return;
+    if (flags->db.empty()) throw Error("check: --db is required (the database holding the current suite)");
     std::optional<double> threshold_pct;
     if (threshold->count() > 0) threshold_pct = flags->threshold;
     std::vector<report::RatioRule> ratios;
@@ -148,13 +151,13 @@ void add_check_command(CLI::App& app) {
       write_file_atomically(flags->markdown, report::check_markdown(result));
     }
     if (result.regressions() > 0) throw SilentExit{kExitFailure};
-    if (result.too_few_samples() > 0 && !flags->allow_too_few_samples) {
+    if (result.inconclusive() > 0 && !flags->allow_inconclusive) {
       throw Error(fmt::format(
-          "{} timing comparison(s) have too few samples for the Mann-Whitney test ever to reach "
-          "p < {:g} (verdict TOO FEW SAMPLES): they cannot detect a regression. Give the suite "
-          "more steps or repetitions and re-create the baseline, or pass "
-          "--allow-too-few-samples to accept that",
-          result.too_few_samples(), flags->alpha));
+          "{} timing comparison(s) are INCONCLUSIVE: their repetitions are too few (or too "
+          "noisy) to detect a slowdown of {:g}% at alpha {:g}. Run the suite with the "
+          "repetitions the notes name (suite run --repeat N, both sides; `check calibrate` "
+          "measures what this machine needs), or pass --allow-inconclusive to accept that",
+          result.inconclusive(), result.threshold_pct, flags->alpha));
     }
   });
 }

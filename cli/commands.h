@@ -28,6 +28,11 @@ void add_suite_command(CLI::App& app);
 void add_allreduce_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+// The command as typed, every flag included, for a suite's record.
+std::string this_command_line();
+
+// `check calibrate`, a subcommand of `check` (cli/check_calibrate_command.cpp).
+void add_check_calibrate_command(CLI::App& check);
 void add_cluster_command(CLI::App& app);
 void add_generate_command(CLI::App& app);
 void add_fuse_command(CLI::App& app);

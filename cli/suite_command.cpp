@@ -20,9 +20,7 @@
 #include "suites/suite_config.h"
 
 namespace trainscope::cli {
-namespace {
 
-// The command as typed, every flag included, for the suite's record.
 std::string this_command_line() {
   std::vector<std::string> args;
   std::string text;
@@ -37,6 +35,8 @@ std::string this_command_line() {
   if (!args.empty()) args[0] = "trainscope";
   return suites::shell_join(args);
 }
+
+namespace {
 
 // A case's extra_args are flags for `trainscope train`: wrong ones fail now,
 // naming the suite and the case, not when the case runs.
@@ -137,6 +137,11 @@ void add_suite_command(CLI::App& app) {
   run->add_option("--repeat", f->o.repeat,
                   "Run every case K times (overrides the suite's repetitions)")
       ->check(at_least(1));
+  run->add_option("--order-seed", f->o.order_seed,
+                  "With several repetitions the suite runs in rounds, every case once per round, "
+                  "each round after the first in a shuffled order (drift of the machine then "
+                  "spreads over every case); this seeds the shuffle (default: a random seed, "
+                  "recorded with the suite)");
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
   auto* timeout = run->add_option("--timeout", f->timeout_s,
                                   "Per-case timeout in seconds (overrides the suite's timeout_s)");

@@ -4,8 +4,11 @@
 #include <unistd.h>
 
 #include <cblas.h>
+#include <fmt/format.h>
 
+#include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <regex>
@@ -14,6 +17,7 @@
 
 #include "base/check.h"
 #include "base/process.h"
+#include "base/quote.h"
 #include "profiler/proc_fs.h"
 #include "profiler/supervise.h"
 
@@ -101,7 +105,24 @@ json capture_environment(const std::string& command_line) {
   }
   env["mca"] = std::move(mca);
   env["command_line"] = command_line;
+  if (const double slowdown = planted_slowdown_pct(); slowdown > 0) {
+    env["test_hooks"] = json{{kSlowdownVariable, slowdown}};
+  }
   return env;
+}
+
+double planted_slowdown_pct() {
+  const char* text = std::getenv(kSlowdownVariable);
+  if (!text || !*text) return 0;
+  const std::string_view value(text);
+  double pct = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), pct);
+  if (ec != std::errc() || end != value.data() + value.size() || !(pct >= 0 && pct <= 1000)) {
+    throw Error(fmt::format("{}={}: expected a percentage from 0 to 1000 (the slowdown every "
+                            "rank plants in its compute each step)",
+                            kSlowdownVariable, quoted_for_terminal(value)));
+  }
+  return pct;
 }
 
 json host_facts(const json& environment) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -199,8 +200,13 @@ class SuiteRun {
 
   SuiteResult run() {
     begin();
+    std::mt19937_64 shuffle(order_seed_);
+    std::vector<const SuiteCase*> order = plan_.cases;
     for (int rep = 0; rep < plan_.repetitions && !signals_.interrupted(); ++rep) {
-      for (const SuiteCase* c : plan_.cases) {
+      // The first round keeps the suite's order, which reports list cases in
+      // (the order of their first runs); the others are shuffled.
+      if (rep > 0) std::shuffle(order.begin(), order.end(), shuffle);
+      for (const SuiteCase* c : order) {
         if (signals_.interrupted()) break;
         result_.runs.push_back(run_case(*c, rep));
         print_row(result_.runs.back());
@@ -224,6 +230,7 @@ class SuiteRun {
   const RunnerOptions& options_;
   const SuitePlan& plan_;
   const int name_width_ = result_name_width(case_names(plan_), plan_.repetitions);
+  const uint64_t order_seed_ = options_.order_seed.value_or(std::random_device{}());
   results::ResultsDb db_;
   ScopedTempDir work_dir_;
   CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
@@ -246,6 +253,11 @@ void SuiteRun::begin() {
   info.definition = suite_.text;
   info.git_revision = TRAINSCOPE_GIT_REVISION;
   info.environment = results::capture_environment(options_.command_line);
+  if (plan_.repetitions > 1) {
+    info.environment["run_order"] = {{"rounds", plan_.repetitions},
+                                     {"shuffled", true},
+                                     {"seed", order_seed_}};
+  }
   info.host_facts = results::host_facts(info.environment);
   info.command_line = options_.command_line;
   result_.suite_id = db_.begin_suite(info);

@@ -5,7 +5,10 @@
 // line built, suites/launch_plan.h, before anything is written), limits (the
 // machine's sgemm, memcpy and all-reduce peaks at what the cases use,
 // suites/limit_probes.h, stored with the suite; --no-limits), launch (one
-// job per case and repetition), ingest (the job's summary or sweep rows into
+// job per case and repetition; with several repetitions they run in rounds,
+// every case once per round, the first in the suite's order and each later
+// one in an order shuffled from a seed the suite records, so that a machine drifting during the suite slows every
+// case alike instead of the last ones), ingest (the job's summary or sweep rows into
 // the database) and print (one row per case).
 //
 // Cases with hosts > 1 run on the hostfile's hosts, on the virtual cluster
@@ -64,6 +67,10 @@ struct RunnerOptions {
   std::string tcp_interface;  // empty: the suite's
   std::string cluster;        // --cluster: a virtual cluster's prefix; "": make them
   int repeat = 0;             // > 0 overrides the suite's repetitions
+  // Seed of the rounds' shuffled order (several repetitions); unset: drawn
+  // from std::random_device. Recorded in the suite's environment as
+  // run_order.seed, so an order can be run again.
+  std::optional<uint64_t> order_seed;
   std::string filter;         // run only cases whose name contains this
   bool dry_run = false;       // print the plan; run and write nothing
   // Measure the machine's limits (suites/limit_probes.h) before the first

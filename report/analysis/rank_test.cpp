@@ -111,4 +111,18 @@ double mann_whitney_min_p_value(int64_t m, int64_t n) {
   return std::min(1.0, std::erfc(z / std::sqrt(2.0)));
 }
 
+double mann_whitney_null_cdf(int64_t m, int64_t n, int64_t u) {
+  if (u < 0) return 0.0;
+  if (m <= 0 || n <= 0 || u >= m * n) return 1.0;
+  if (m <= kMannWhitneyExactMax && n <= kMannWhitneyExactMax) {
+    const std::vector<double> pmf = exact_u_distribution(static_cast<int>(m), static_cast<int>(n));
+    double below = 0;
+    for (int64_t k = 0; k <= u; ++k) below += pmf[k];
+    return std::min(1.0, below);
+  }
+  const double mn = static_cast<double>(m) * static_cast<double>(n);
+  const double sd = std::sqrt(mn / 12.0 * static_cast<double>(m + n + 1));
+  return 0.5 * std::erfc(-(static_cast<double>(u) + 0.5 - mn / 2.0) / sd / std::sqrt(2.0));
+}
+
 }  // namespace trainscope::report

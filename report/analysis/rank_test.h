@@ -41,6 +41,13 @@ MannWhitneyResult mann_whitney_u(std::span<const double> a, std::span<const doub
 // 0.029. 1 when either sample is empty.
 double mann_whitney_min_p_value(int64_t m, int64_t n);
 
+// P(U <= u) under the null hypothesis for samples of sizes m and n without
+// ties: exact up to kMannWhitneyExactMax a side, else the normal
+// approximation with continuity correction. The critical values of the
+// published tables and the Hodges-Lehmann interval (report/analysis/
+// intervals.h) are read from it. 0 for u < 0, 1 for u >= m n.
+double mann_whitney_null_cdf(int64_t m, int64_t n, int64_t u);
+
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_ANALYSIS_RANK_TEST_H_

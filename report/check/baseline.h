@@ -95,6 +95,11 @@ struct CheckSuite {
   // A baseline file's timing threshold, percent (--save-baseline --threshold):
   // a gate's rules travel with its baseline.
   std::optional<double> threshold_pct;
+  // From `check calibrate`: the repetitions a side a check needs on this
+  // machine for the threshold, and the calibration (A/A false alarms, each
+  // case's noise) that says so.
+  std::optional<int64_t> repetitions;
+  nlohmann::json calibration;
   // Where it was measured (hostname, cpu_model, cores): timings are compared
   // with a baseline only from the same machine (empty: unknown).
   nlohmann::json machine = nlohmann::json::object();
@@ -162,6 +167,8 @@ struct Fields<report::CheckSuite> {
       field("cases", &T::cases),
       field("ratios", &T::ratios).absent_ok(),
       field("threshold_pct", &T::threshold_pct).absent_ok(),
+      field("repetitions", &T::repetitions).absent_ok(),
+      field("calibration", &T::calibration).absent_ok(),
       field("machine", &T::machine).absent_ok(),
   };
 };

@@ -9,8 +9,8 @@
 #include <set>
 
 #include "base/check.h"
-#include "profiler/stats.h"
-#include "report/analysis/rank_test.h"
+#include "report/analysis/intervals.h"
+#include "report/check/timing_rows.h"
 #include "report/format.h"
 
 namespace trainscope::report {
@@ -28,128 +28,6 @@ std::string signed_percent(double base, double cur) {
 }
 
 std::string join_ints(const std::vector<int>& v) { return fmt::format("{}", fmt::join(v, ",")); }
-
-// A timing figure as a check row shows it.
-struct TimingMetric {
-  std::string name;      // "step time", "busbw 1048576 B"
-  bool lower_is_better;  // step time yes, tokens/s and busbw no
-  double scale;          // for display: seconds -> ms
-  std::string unit;
-};
-
-// Whether the U test on samples of these sizes can reach p < alpha at all.
-bool test_can_reach(size_t n_base, size_t n_cur, double alpha) {
-  return mann_whitney_min_p_value(static_cast<int64_t>(n_base), static_cast<int64_t>(n_cur)) <
-         alpha;
-}
-
-// `samples` names what one sample is, e.g. "repetitions".
-CheckRow timing_row(const std::string& case_name, const TimingMetric& metric,
-                    const std::vector<double>& base, const std::vector<double>& cur,
-                    const std::string& samples, const CheckOptions& o) {
-  CheckRow row;
-  row.case_name = case_name;
-  row.metric = metric.name;
-  const double mb = median_of(base), mc = median_of(cur);
-  row.baseline = format_number(mb * metric.scale, 3) + metric.unit;
-  row.current = format_number(mc * metric.scale, 3) + metric.unit;
-  row.change = signed_percent(mb, mc);
-  if (base.empty() || cur.empty() || !std::isfinite(mb) || !std::isfinite(mc)) {
-    row.verdict = Verdict::kInfo;
-    row.note = "no samples on one side";
-    return row;
-  }
-  const auto test = mann_whitney_u(base, cur);
-  row.p_value = fmt::format("{:.4f}", test.p_value);
-  row.note = fmt::format("{} vs {} {}", base.size(), cur.size(), samples);
-  if (!test_can_reach(base.size(), cur.size(), o.alpha)) {
-    row.verdict = Verdict::kTooFewSamples;
-    row.note += fmt::format(": p cannot go below {:.4f} whatever the times (alpha {:g})",
-                            mann_whitney_min_p_value(static_cast<int64_t>(base.size()),
-                                                     static_cast<int64_t>(cur.size())),
-                            o.alpha);
-    return row;
-  }
-  const double worse_pct = (metric.lower_is_better ? (mc - mb) : (mb - mc)) / std::fabs(mb) * 100;
-  const bool significant = test.p_value < o.alpha;
-  const double threshold = o.threshold_pct.value_or(kDefaultThresholdPct);
-  if (significant && worse_pct > threshold) {
-    row.verdict = Verdict::kRegression;
-  } else if (significant && -worse_pct > threshold) {
-    row.verdict = Verdict::kImproved;
-  } else {
-    row.verdict = Verdict::kSame;
-    if (std::fabs(worse_pct) > threshold) row.note += ", not significant";
-  }
-  return row;
-}
-
-std::string repetitions_text(size_t base, size_t cur) {
-  return fmt::format("{} vs {} repetitions", base, cur);
-}
-
-void compare_timings(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
-                     std::vector<CheckRow>& rows) {
-  const CaseTimings& bt = b.timings;
-  const CaseTimings& ct = c.timings;
-  const TimingMetric step_time{"step time", true, 1e3, " ms"};
-  const TimingMetric tokens{"tokens/s", false, 1, ""};
-  if (test_can_reach(bt.step_time_median_s.size(), ct.step_time_median_s.size(), o.alpha)) {
-    TimingMetric median = step_time;
-    median.name = "step time median";
-    rows.push_back(
-        timing_row(c.name, median, bt.step_time_median_s, ct.step_time_median_s, "repetitions", o));
-    rows.push_back(timing_row(c.name, tokens, bt.tokens_per_s, ct.tokens_per_s, "repetitions", o));
-    return;
-  }
-  const std::string repetitions =
-      repetitions_text(bt.step_time_median_s.size(), ct.step_time_median_s.size());
-  rows.push_back(timing_row(c.name, step_time, bt.step_times_s, ct.step_times_s,
-                            "steps (" + repetitions + " are too few)", o));
-  CheckRow tps;
-  tps.case_name = c.name;
-  tps.metric = tokens.name;
-  tps.baseline = format_number(median_of(bt.tokens_per_s), 1);
-  tps.current = format_number(median_of(ct.tokens_per_s), 1);
-  tps.change = signed_percent(median_of(bt.tokens_per_s), median_of(ct.tokens_per_s));
-  tps.verdict = Verdict::kInfo;
-  tps.note = fmt::format("no test: {} cannot reach p < {:g}; the step time row tests the speed",
-                         repetitions, o.alpha);
-  rows.push_back(std::move(tps));
-}
-
-const BusbwSamples* find_size(const std::vector<BusbwSamples>& sweep, int64_t size_bytes) {
-  for (const auto& s : sweep) {
-    if (s.size_bytes == size_bytes) return &s;
-  }
-  return nullptr;
-}
-
-// busbw per message size: on the repetitions when their test can reach
-// alpha, else on every timed call (when both sides recorded them).
-void compare_busbw(const CaseRecord& b, const CaseRecord& c, const CheckOptions& o,
-                   std::vector<CheckRow>& rows) {
-  for (const BusbwSamples& base : b.timings.busbw) {
-    const TimingMetric metric{fmt::format("busbw {} B", base.size_bytes), false, 1, " GB/s"};
-    const BusbwSamples* cur = find_size(c.timings.busbw, base.size_bytes);
-    if (!cur) {
-      rows.push_back({c.name, metric.name, format_number(median_of(base.per_repetition), 3), "-",
-                      "", "", Verdict::kRegression, "size missing in the current sweep"});
-      continue;
-    }
-    const bool by_call =
-        !test_can_reach(base.per_repetition.size(), cur->per_repetition.size(), o.alpha) &&
-        !base.per_call.empty() && !cur->per_call.empty();
-    rows.push_back(by_call ? timing_row(c.name, metric, base.per_call, cur->per_call,
-                                        "calls (" +
-                                            repetitions_text(base.per_repetition.size(),
-                                                             cur->per_repetition.size()) +
-                                            " are too few)",
-                                        o)
-                           : timing_row(c.name, metric, base.per_repetition, cur->per_repetition,
-                                        "repetitions", o));
-  }
-}
 
 // Either side measured on a loaded machine: its timings may be the machine's.
 // `baseline_timings`: whether the baseline's timings are compared (else only
@@ -266,9 +144,9 @@ std::string pointer_value(const json& j, const std::string& pointer) {
   return j.contains(p) ? j.at(p).dump() : "(absent)";
 }
 
-double ratio_metric(const CaseRecord& c, const std::string& metric) {
-  return metric == "tokens_per_s" ? median_of(c.timings.tokens_per_s)
-                                  : median_of(c.timings.step_time_median_s);
+// One figure per usable repetition: the unit a ratio's interval is made of.
+const std::vector<double>& ratio_samples(const CaseRecord& c, const std::string& metric) {
+  return metric == "tokens_per_s" ? c.timings.tokens_per_s : c.timings.step_time_median_s;
 }
 
 void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<CheckRow>& rows) {
@@ -291,13 +169,20 @@ void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<C
     rows.push_back(std::move(row));
     return;
   }
-  const double a = ratio_metric(*num, rule.metric), b = ratio_metric(*den, rule.metric);
-  const double ratio = a / b;
-  row.current = format_number(ratio, 3);
-  const bool ok =
-      std::isfinite(ratio) && (rule.at_most ? ratio <= rule.bound : ratio >= rule.bound);
+  const std::vector<double>& a = ratio_samples(*num, rule.metric);
+  const std::vector<double>& b = ratio_samples(*den, rule.metric);
+  const Interval ratio = bootstrap_ratio_of_medians(a, b);
+  row.current = format_number(ratio.estimate, 3);
+  if (ratio.has_interval()) {
+    row.change = fmt::format("[{}, {}]", format_number(ratio.low, 3), format_number(ratio.high, 3));
+  }
+  const double r = ratio.estimate;
+  const bool ok = std::isfinite(r) && (rule.at_most ? r <= rule.bound : r >= rule.bound);
   row.verdict = ok ? Verdict::kSame : Verdict::kRegression;
-  row.note = fmt::format("medians {:.6g} / {:.6g}", a, b);
+  row.note = fmt::format("medians {:.6g} / {:.6g} over {} / {} repetitions{}", median_of(a),
+                         median_of(b), a.size(), b.size(),
+                         ratio.has_interval() ? "; change column: 95% bootstrap interval"
+                                              : ": one repetition, no interval");
   rows.push_back(std::move(row));
 }
 
@@ -311,7 +196,7 @@ std::string_view to_string(Verdict v) {
     case Verdict::kImproved: return "improved";
     case Verdict::kRegression: return "REGRESSION";
     case Verdict::kInfo: return "info";
-    case Verdict::kTooFewSamples: return "TOO FEW SAMPLES";
+    case Verdict::kInconclusive: return "INCONCLUSIVE";
   }
   return "?";
 }
@@ -322,9 +207,9 @@ int CheckResult::regressions() const {
   }));
 }
 
-int CheckResult::too_few_samples() const {
+int CheckResult::inconclusive() const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) {
-    return r.verdict == Verdict::kTooFewSamples;
+    return r.verdict == Verdict::kInconclusive;
   }));
 }
 
@@ -363,12 +248,12 @@ void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
                   const CheckOptions& options, CheckResult& result) {
   if (!b.usable()) {
     result.rows.push_back({c.name, "status", b.status, c.status, "", "", Verdict::kInfo,
-                           "not usable in the baseline: not compared"});
+                           "not usable in the baseline: not compared", ""});
     return;
   }
   if (!c.usable()) {
     result.rows.push_back(
-        {c.name, "status", b.status, c.status, "", "", Verdict::kRegression, c.reason});
+        {c.name, "status", b.status, c.status, "", "", Verdict::kRegression, c.reason, ""});
     return;
   }
   if (timings && !b.kernels.empty() && !c.kernels.empty() && b.kernels != c.kernels) {
@@ -383,8 +268,8 @@ void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
     }
     result.warnings.push_back(what + ": timings compared anyway (--allow-kernel-change)");
   }
-  if (timings && b.timings.busbw.empty()) compare_timings(b, c, options, result.rows);
-  if (timings && !b.timings.busbw.empty()) compare_busbw(b, c, options, result.rows);
+  if (timings && b.timings.busbw.empty()) compare_step_timings(b, c, options, result.rows);
+  if (timings && !b.timings.busbw.empty()) compare_sweep_busbw(b, c, options, result.rows);
   compare_counters(b, c, result.rows);
   compare_losses(c.name, "train loss", b.deterministic.train_loss, c.deterministic.train_loss,
                  options.loss_rel_tol, result.rows);
@@ -441,7 +326,7 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
     for (const auto& c : current.cases) {
       if (!baseline->find(c.name)) {
         result.rows.push_back({c.name, "status", "-", c.status, "", "", Verdict::kInfo,
-                               "new case: not in the baseline"});
+                               "new case: not in the baseline", ""});
       }
     }
     ratios.insert(ratios.end(), baseline->ratios.begin(), baseline->ratios.end());
@@ -454,12 +339,15 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
 
 namespace {
 
-// "1 regression(s) in 100 check(s)[, 7 with too few samples to detect one]".
+// "1 regression(s) in 100 check(s)[, 7 inconclusive (too few repetitions to
+// detect a slowdown of the threshold)]".
 std::string tally(const CheckResult& result) {
   std::string out =
       fmt::format("{} regression(s) in {} check(s)", result.regressions(), result.rows.size());
-  if (result.too_few_samples() > 0) {
-    out += fmt::format(", {} with too few samples to detect one", result.too_few_samples());
+  if (result.inconclusive() > 0) {
+    out += fmt::format(
+        ", {} inconclusive (too few repetitions to detect a slowdown of the threshold)",
+        result.inconclusive());
   }
   return out;
 }
@@ -467,12 +355,12 @@ std::string tally(const CheckResult& result) {
 }  // namespace
 
 std::string check_table_text(const CheckResult& result) {
-  const std::vector<std::string> header = {"case",   "metric", "baseline", "current",
-                                           "change", "p",      "verdict",  "note"};
+  const std::vector<std::string> header = {"case", "metric",     "baseline", "current", "change",
+                                           "p",    "detectable", "verdict",  "note"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : result.rows) {
     rows.push_back({r.case_name, r.metric, r.baseline, r.current, r.change, r.p_value,
-                    std::string(to_string(r.verdict)), r.note});
+                    r.detectable, std::string(to_string(r.verdict)), r.note});
   }
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
@@ -507,16 +395,17 @@ std::string check_markdown(const CheckResult& result) {
                                                    : result.baseline_source),
       result.threshold_pct, result.alpha);
   out +=
-      "| case | metric | baseline | current | change | p | verdict | note |\n"
-      "|:--|:--|--:|--:|--:|--:|:--|:--|\n";
+      "| case | metric | baseline | current | change | p | detectable | verdict | note |\n"
+      "|:--|:--|--:|--:|--:|--:|--:|:--|:--|\n";
   for (const auto& r : result.rows) {
-    const bool alarm = r.verdict == Verdict::kRegression || r.verdict == Verdict::kTooFewSamples;
+    const bool alarm = r.verdict == Verdict::kRegression || r.verdict == Verdict::kInconclusive;
     const std::string verdict =
         alarm ? fmt::format("**{}**", to_string(r.verdict)) : std::string(to_string(r.verdict));
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.case_name),
-                       markdown_cell(r.metric), markdown_cell(r.baseline), markdown_cell(r.current),
-                       markdown_cell(r.change), markdown_cell(r.p_value), verdict,
-                       markdown_cell(r.note));
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       markdown_cell(r.case_name), markdown_cell(r.metric),
+                       markdown_cell(r.baseline), markdown_cell(r.current),
+                       markdown_cell(r.change), markdown_cell(r.p_value),
+                       markdown_cell(r.detectable), verdict, markdown_cell(r.note));
   }
   if (!result.warnings.empty()) out += "\n";
   for (const auto& w : result.warnings) out += "- **Warning**: " + markdown_cell(w) + "\n";

@@ -4,22 +4,20 @@
 //
 // What is compared, per case (matched by case name within the suite of the
 // same name; the configuration must be identical, else it is an input error):
-//  * Timings (noisy): step time and tokens/s of training cases; busbw per
-//    message size of all-reduce sweeps (higher is better). A regression needs
-//    both a significant Mann-Whitney U test (p < alpha) and a median worse by
-//    more than the threshold, as Google Benchmark's compare.py does. Samples
-//    are one figure per usable repetition (independent runs: the step time
-//    median and tokens/s, the size's busbw) when the test on them can reach
-//    p < alpha; otherwise the figures within the runs: every measured step of
-//    rank 0 of every usable repetition (warm-up steps left out; tokens/s is
-//    then shown without a verdict), every timed call of the sweep's size.
-//  * Too few samples: a timing comparison whose samples are too few for the
-//    test ever to reach p < alpha, whatever the times (3 vs 3 cannot go below
-//    p = 0.1; mann_whitney_min_p_value), gets Verdict::
-//    kTooFewSamples. It can detect nothing, so it is neither "ok" nor a
-//    regression, and a gate must not contain one: `trainscope check` exits 2
-//    (bad input: the suite or the baseline cannot be gated) when there are
-//    such rows and no regression, unless given --allow-too-few-samples.
+//  * Timings (noisy): step time median and tokens/s of training cases; busbw
+//    per message size of all-reduce sweeps (higher is better). The unit is
+//    the repetition: one figure per usable run on each side
+//    (report/check/timing_rows.h). A regression needs both a significant
+//    Mann-Whitney U test (p < alpha) and a median worse by more than the
+//    threshold, as Google Benchmark's compare.py does. Each row shows the
+//    change with its Hodges-Lehmann interval and the smallest slowdown it
+//    could detect (80% power at the repetitions' noise).
+//  * Inconclusive: too few repetitions for the test ever to reach p < alpha
+//    (3 vs 3 cannot go below p = 0.1), or a detectable slowdown above the
+//    threshold, gets Verdict::kInconclusive with the repetitions a side it
+//    needs. It is neither "ok" nor a regression, and a gate must not contain
+//    one: `trainscope check` exits 2 when there are such rows and no
+//    regression, unless given --allow-inconclusive.
 //  * Deterministic figures, from the first usable repetition: tracked peak
 //    bytes by category and in total, collective calls and bytes, per rank,
 //    compared exactly (more is a regression, less is reported as improved so
@@ -38,7 +36,8 @@
 //    machine's rather than the code's.
 // Ratio rules ("[metric:]A/B<=bound" or ">="; metric step_time (default) or
 // tokens_per_s) compare the medians of two cases of the current suite, which
-// stays meaningful on noisy CI machines where absolute timings are not.
+// stays meaningful on noisy CI machines where absolute timings are not; the
+// row shows the ratio's bootstrap interval over the repetitions.
 //
 // Input errors (trainscope::Error, exit code 2) name the culprit: a baseline
 // from a newer schema, a baseline case missing from the current suite,
@@ -80,9 +79,9 @@ struct CheckOptions {
   bool allow_kernel_change = false;
 };
 
-// kTooFewSamples: a timing comparison that could not be significant whatever
-// the times (see above); shown as "TOO FEW SAMPLES", never as "ok".
-enum class Verdict { kSame, kImproved, kRegression, kInfo, kTooFewSamples };
+// kInconclusive: a timing comparison that could not have detected a slowdown
+// of the threshold (see above); shown as "INCONCLUSIVE", never as "ok".
+enum class Verdict { kSame, kImproved, kRegression, kInfo, kInconclusive };
 std::string_view to_string(Verdict v);
 
 struct CheckRow {
@@ -90,10 +89,13 @@ struct CheckRow {
   std::string metric;
   std::string baseline;  // formatted
   std::string current;
-  std::string change;   // e.g. "+51.2%"
+  std::string change;   // e.g. "+51.2%", timings "+51.2% [+40.3%, +60.0%]"
   std::string p_value;  // "" when no test
   Verdict verdict = Verdict::kSame;
   std::string note;
+  // Timings: the smallest slowdown the comparison detects with 80% power at
+  // the repetitions' noise, e.g. "7.5%"; "-" when it cannot detect any.
+  std::string detectable;
 };
 
 struct CheckResult {
@@ -105,7 +107,7 @@ struct CheckResult {
   std::vector<CheckRow> rows;
   std::vector<std::string> warnings;  // e.g. a side measured on a loaded machine
   int regressions() const;
-  int too_few_samples() const;  // rows with Verdict::kTooFewSamples
+  int inconclusive() const;  // rows with Verdict::kInconclusive
 };
 
 // `baseline` may be null: only the ratio rules are checked (there must be

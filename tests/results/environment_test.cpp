@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/check.h"
+
 namespace trainscope::results {
 namespace {
 
@@ -30,6 +32,29 @@ TEST(EnvironmentTest, CapturesHostFactsAndMcaSettings) {
   nlohmann::json facts = host_facts(env);
   EXPECT_EQ(facts.at("cores"), env.at("cores"));
   EXPECT_FALSE(facts.contains("command_line"));
+}
+
+// The planted-slowdown test hook belongs to the environment: recorded there
+// when set, and a value that is not a percentage names the variable.
+TEST(EnvironmentTest, TheSlowdownHookIsRecordedAndCheckedNamingTheVariable) {
+  ::unsetenv("TRAINSCOPE_SLOWDOWN");
+  EXPECT_EQ(planted_slowdown_pct(), 0.0);
+  EXPECT_FALSE(capture_environment("x").contains("test_hooks"));
+  ::setenv("TRAINSCOPE_SLOWDOWN", "15", 1);
+  EXPECT_EQ(planted_slowdown_pct(), 15.0);
+  EXPECT_EQ(capture_environment("x").at("test_hooks").at("TRAINSCOPE_SLOWDOWN"), 15.0);
+  for (const char* bad : {"abc", "-3", "15%", "2000"}) {
+    ::setenv("TRAINSCOPE_SLOWDOWN", bad, 1);
+    try {
+      planted_slowdown_pct();
+      ADD_FAILURE() << bad << ": expected an error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string("TRAINSCOPE_SLOWDOWN='") + bad + "'"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ::unsetenv("TRAINSCOPE_SLOWDOWN");
 }
 
 }  // namespace

@@ -98,6 +98,42 @@ TEST_F(RunnerTest, SmallSuiteWritesOkRunsAndSoundDb) {
   }
 }
 
+// Repetitions run in rounds (every case once per round), each round after
+// the first in an order shuffled from the seed the suite records.
+TEST_F(RunnerTest, RepetitionsRunInShuffledRoundsFromARecordedSeed) {
+  const Suite s = suite(std::string("name = \"rounds\"\ntimeout_s = 120\n") + kBase +
+                        "[grid]\nbatch = [2, 4, 8]\n");
+  options_.repeat = 3;
+  options_.order_seed = 7;
+  options_.measure_limits = false;
+  const SuiteResult r = run_suite(s, options_);
+  ASSERT_EQ(r.exit_code(), 0);
+  ASSERT_EQ(r.runs.size(), 9u);
+  std::vector<std::string> suite_order;
+  for (const auto& c : s.cases) suite_order.push_back(c.name);
+  bool shuffled = false;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::string> names;
+    for (int i = 0; i < 3; ++i) {
+      const auto& run = r.runs[static_cast<size_t>(round * 3 + i)].row.run_case;
+      EXPECT_EQ(run.repetition, round) << run.case_name;
+      names.push_back(run.case_name);
+    }
+    if (round == 0) EXPECT_EQ(names, suite_order) << "the first round keeps the suite's order";
+    shuffled = shuffled || names != suite_order;
+    std::sort(names.begin(), names.end());
+    std::vector<std::string> expected = suite_order;
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(names, expected) << "round " << round << ": every case once";
+  }
+  EXPECT_TRUE(shuffled) << "three rounds in the suite's own order";
+  auto db = results::ResultsDb::open_for_reading(options_.db_path);
+  const auto suites = db.list_suites();
+  ASSERT_EQ(suites.size(), 1u);
+  EXPECT_EQ(suites[0].info.environment.at("run_order").at("seed"), 7u);
+  EXPECT_EQ(suites[0].info.environment.at("run_order").at("rounds"), 3);
+}
+
 // The machine's limits, measured before the first case at what the cases
 // use, stored with the suite; each run's key finds its limit. --no-limits:
 // none.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <filesystem>
 #include <fstream>
@@ -502,6 +503,22 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
     EXPECT_GE(load.loadavg_1m, 0.0);
   }
   fs::remove_all(dir);
+}
+
+// TRAINSCOPE_SLOWDOWN (results/environment.h) plants busy-waiting in every
+// step's compute: the same losses and options (it is no configuration), a
+// longer backward.
+TEST(TrainerTest, ThePlantedSlowdownLengthensComputeAndChangesNothingElse) {
+  auto comm = comm::make_communicator("local");
+  const auto plain = run_training(tiny_options(6), *comm, stdout);
+  ::setenv("TRAINSCOPE_SLOWDOWN", "400", 1);
+  const auto slowed = run_training(tiny_options(6), *comm, stdout);
+  ::unsetenv("TRAINSCOPE_SLOWDOWN");
+  EXPECT_EQ(losses(slowed), losses(plain));
+  EXPECT_EQ(slowed.options, plain.options);
+  // 400% of forward + backward is waited in backward: it must at least double.
+  EXPECT_GT(slowed.ranks.at(0).phases[profiler::Phase::kBackward].median,
+            2 * plain.ranks.at(0).phases[profiler::Phase::kBackward].median);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "kernels/adamw.h"
 #include "profiler/clock.h"
 #include "profiler/memory_tracker.h"
+#include "results/environment.h"
 #include "training/run/milestones.h"
 
 namespace trainscope::training {
@@ -80,6 +81,7 @@ class StepRunner {
   int64_t load_batch(int64_t step);
   double forward_backward(int64_t step, int64_t global_predicted);
   void inject_delay() const;
+  void plant_slowdown(std::chrono::steady_clock::time_point compute_start) const;
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void gather_parameters();
@@ -94,6 +96,7 @@ class StepRunner {
   results::RunSummary& summary_;
   StepLog& log_;
   Milestones milestones_;
+  double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
 };
 
@@ -153,6 +156,7 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
   LlamaModel<float>& model = *state_.model;
   comm::GradSync& sync = *state_.sync;
   ForwardResult fr;
+  const auto compute_start = std::chrono::steady_clock::now();
   {
     auto scope = timer().phase(Phase::kForward);
     inject_delay();
@@ -169,6 +173,7 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
       auto comm_scope = timer().phase(Phase::kComm);
       sync.on_ready(begin);
     });
+    plant_slowdown(compute_start);
   }
   double loss_sum = fr.loss_sum;
   {
@@ -184,6 +189,20 @@ void StepRunner::inject_delay() const {
   const std::optional<InjectedDelay>& delay = ctx_.options.inject_delay;
   if (!delay || delay->rank != ctx_.rank) return;
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay->ms));
+}
+
+// TRAINSCOPE_SLOWDOWN=PCT (results/environment.h): a slowdown planted in
+// proportion to this rank's own forward and backward, so that it scales with
+// the case like a real regression of the kernels would. A busy-wait, not a
+// sleep: a sleeping rank would free its core for the others.
+void StepRunner::plant_slowdown(std::chrono::steady_clock::time_point compute_start) const {
+  if (slowdown_pct_ <= 0) return;
+  const auto compute = std::chrono::steady_clock::now() - compute_start;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         compute * (slowdown_pct_ / 100));
+  while (std::chrono::steady_clock::now() < until) {
+  }
 }
 
 // Every rank sees the same (all-reduced) loss, so every rank stops here.
