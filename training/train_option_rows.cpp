@@ -25,6 +25,7 @@ constexpr std::string_view kBatchings[] = {"pad", "pack"};
 constexpr std::string_view kDataModes[] = {"naive", "duplicated", "sharded"};
 constexpr std::string_view kShards[] = {"strided", "contiguous"};
 constexpr std::string_view kStallActions[] = {"warn", "abort"};
+constexpr std::string_view kEngines[] = {"trainscope", "pytorch"};
 
 // An enumeration's TextRef from its field, name and parse functions.
 #define TS_ENUM_REF(field, name_of, parse, choices)                                                \
@@ -294,6 +295,19 @@ std::vector<TrainOption> state_rows() {
        .help = "Also checkpoint every N steps (0: end only; a resumed run keeps its own)",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.save_every; }),
        .check = Check::kNonNegative},
+      {.flag = "--export-run",
+       .help = "Write what another framework needs to train this same run into DIR, and stop "
+               "before training: the step-0 weights (DIR/init, safetensors), every step's global "
+               "batch (DIR/batches.bin) and the learning rates and AdamW settings (DIR/run.json); "
+               "one process only. The suites' PyTorch peer reads it",
+       .ref = Ref<std::string>([](O& o) -> std::string& { return o.export_dir; })},
+      // A suite case's engine: no flag (`train` is trainscope); the runner
+      // launches bench/pytorch/ddp_train.py for the other (suites/pytorch_peer.h).
+      {.summary = "engine",
+       .ref = TS_ENUM_REF(engine, engine_name, parse_engine, kEngines),
+       .suite = "engine", .axis = true, .command = Emit::kNever,
+       .name_part = [](const O& o) { return std::string(engine_name(o.engine)); },
+       .name_when = NameWhen::kWhenSetOrVarying},
       {.flag = "--overwrite",
        .help = "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
                "a directory holding another run's checkpoints is refused)",
