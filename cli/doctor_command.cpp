@@ -241,11 +241,11 @@ void pytorch_findings(std::vector<Finding>& out) {
       value = e.what();
     }
   }
-  out.push_back({"suites", "PyTorch (vs-pytorch suite)", value,
-                 python.empty() ? Status::kInfo : Status::kOk,
-                 python.empty() ? "apt-get install python3-torch (scripts/install-deps.sh): without "
-                                  "it the suites' PyTorch cases are skipped"
-                                : ""});
+  const bool found = !python.empty();
+  out.push_back({"suites", "PyTorch (vs-pytorch suite)", value, found ? Status::kOk : Status::kInfo,
+                 found ? ""
+                       : "apt-get install python3-torch (scripts/install-deps.sh): without it "
+                         "the suites' PyTorch cases are skipped"});
 }
 
 void tool_findings(std::vector<Finding>& out) {

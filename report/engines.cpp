@@ -84,14 +84,15 @@ Table engine_pairs_table(const SuiteData& suite) {
     const CaseFigures pt = case_figures(*p.pytorch);
     const bool both = ts.usable > 0 && pt.usable > 0 && pt.tokens_per_s > 0;
     const std::string status =
-        both ? "" : fmt::format(" ({}: {})", ts.usable > 0 ? p.pytorch->name : p.trainscope->name,
-                                ts.usable > 0 ? pt.status + " " + pt.reason : ts.status + " " + ts.reason);
-    t.rows.push_back({p.trainscope->name + " / " + p.pytorch->name + status,
-                      placement(ts, *p.trainscope), format_number(ts.tokens_per_s, 0),
-                      format_number(pt.tokens_per_s, 0),
-                      both ? format_number(ts.tokens_per_s / pt.tokens_per_s, 2) + "x" : "-",
-                      fmt::format("{}/{}", ts.usable, pt.usable), losses_cell(*p.trainscope,
-                                                                              *p.pytorch)});
+        both ? ""
+             : fmt::format(
+                   " ({}: {})", ts.usable > 0 ? p.pytorch->name : p.trainscope->name,
+                   ts.usable > 0 ? pt.status + " " + pt.reason : ts.status + " " + ts.reason);
+    t.rows.push_back(
+        {p.trainscope->name + " / " + p.pytorch->name + status, placement(ts, *p.trainscope),
+         format_number(ts.tokens_per_s, 0), format_number(pt.tokens_per_s, 0),
+         both ? format_number(ts.tokens_per_s / pt.tokens_per_s, 2) + "x" : "-",
+         fmt::format("{}/{}", ts.usable, pt.usable), losses_cell(*p.trainscope, *p.pytorch)});
   }
   t.note =
       "Ratio of the medians of repetitions of each case's tokens/s (the slowest rank's). Both "

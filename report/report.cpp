@@ -319,7 +319,9 @@ std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& rep
   if (suite.cases.empty()) {
     return out + "<p class=\"note\">This suite has no runs recorded.</p>\n</section>\n";
   }
-  if (const Table engines = engine_pairs_table(suite); !engines.rows.empty()) out += to_html(engines);
+  if (const Table engines = engine_pairs_table(suite); !engines.rows.empty()) {
+    out += to_html(engines);
+  }
   const Comparison cmp = compare_cases(suite);
   out += fmt::format("<h3>Comparison against the baseline case {}</h3>\n",
                      html_escape(cmp.baseline_case));

@@ -225,7 +225,8 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     flag("--jsonl", output.string());
   }
   if (c.kind == CaseKind::kTrain && c.train.engine == training::Engine::kPytorch) {
-    plan_pytorch_peer(c, ctx, case_interface(suite, c, ctx), output, plan);  // in place of the trainscope command
+    // In place of the trainscope command.
+    plan_pytorch_peer(c, ctx, case_interface(suite, c, ctx), output, plan);
   }
   // One host's cores: its processes (mpirun and the ranks, which inherit it)
   // run on the first cores_per_host CPUs this process may use.

@@ -109,11 +109,9 @@ std::string pytorch_skip_reason(const SuiteCase& c) {
   return "";
 }
 
-void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx,
-                       const std::string& tcp_interface, const fs::path& output,
-                       LaunchPlan& plan) {
-  const auto binary = std::find(plan.argv.begin(), plan.argv.end(),
-                                ctx.trainscope_binary.string());
+void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
+                       const fs::path& output, LaunchPlan& plan) {
+  const auto binary = std::find(plan.argv.begin(), plan.argv.end(), ctx.trainscope_binary.string());
   TS_CHECK(binary != plan.argv.end());
   const fs::path dir = output.parent_path() / (output.stem().string() + "-export");
   const fs::path store = output.parent_path() / (output.stem().string() + "-store");
@@ -130,14 +128,13 @@ void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx,
   }
   const TrainOptions& t = c.train;
   const std::string python = pytorch_python().empty() ? "python3" : pytorch_python();
-  plan.argv.insert(
-      plan.argv.end(),
-      {python, pytorch_peer_script().string(), "--run", dir.string(),
-       "--mode", c.ranks > 1 ? "sharded" : "naive", "--reduce",
-       std::string(comm::reduce_strategy_name(t.reduce)), "--bucket-mb",
-       fmt::format("{}", t.bucket_mb), "--comm-dtype",
-       std::string(comm::comm_dtype_name(t.comm_dtype)), "--threads",
-       std::to_string(t.threads), "--summary", output.string(), "--quiet"});
+  plan.argv.insert(plan.argv.end(),
+                   {python, pytorch_peer_script().string(), "--run", dir.string(), "--mode",
+                    c.ranks > 1 ? "sharded" : "naive", "--reduce",
+                    std::string(comm::reduce_strategy_name(t.reduce)), "--bucket-mb",
+                    fmt::format("{}", t.bucket_mb), "--comm-dtype",
+                    std::string(comm::comm_dtype_name(t.comm_dtype)), "--threads",
+                    std::to_string(t.threads), "--summary", output.string(), "--quiet"});
   if (c.ranks > 1) plan.argv.insert(plan.argv.end(), {"--rendezvous", store.string()});
 }
 

@@ -37,9 +37,8 @@ std::string pytorch_skip_reason(const SuiteCase& c);
 // the trainscope binary on) by the peer's, and sets the plan's `prepare`
 // command that exports the run first. `output` is the summary the peer writes;
 // gloo's sockets go over `tcp_interface`, as Open MPI's TCP traffic would.
-void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx,
-                       const std::string& tcp_interface, const std::filesystem::path& output,
-                       LaunchPlan& plan);
+void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
+                       const std::filesystem::path& output, LaunchPlan& plan);
 
 }  // namespace trainscope::suites
 

@@ -25,14 +25,23 @@ SuiteSpec engines_suite(double pytorch_loss_offset) {
   spec.repetitions = 3;
   const nlohmann::json ts = {{"engine", "trainscope"}}, pt = {{"engine", "pytorch"}};
   spec.cases = {
-      {.name = "r1-trainscope", .mode = "naive", .world_size = 1, .step_time_s = 0.05,
+      {.name = "r1-trainscope",
+       .mode = "naive",
+       .world_size = 1,
+       .step_time_s = 0.05,
        .config = ts},
-      {.name = "r1-pytorch", .mode = "naive", .world_size = 1, .step_time_s = 0.10,
-       .loss_offset = pytorch_loss_offset, .config = pt},
-      {.name = "r2-trainscope", .mode = "sharded", .world_size = 2, .step_time_s = 0.04,
-       .config = ts},
-      {.name = "r2-pytorch", .mode = "sharded", .world_size = 2, .step_time_s = 0.02,
+      {.name = "r1-pytorch",
+       .mode = "naive",
+       .world_size = 1,
+       .step_time_s = 0.10,
+       .loss_offset = pytorch_loss_offset,
        .config = pt},
+      {.name = "r2-trainscope",
+       .mode = "sharded",
+       .world_size = 2,
+       .step_time_s = 0.04,
+       .config = ts},
+      {.name = "r2-pytorch", .mode = "sharded", .world_size = 2, .step_time_s = 0.02, .config = pt},
       {.name = "lonely", .mode = "naive", .world_size = 1, .threads = 2},
   };
   return spec;

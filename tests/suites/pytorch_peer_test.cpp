@@ -80,8 +80,8 @@ TEST(PytorchPeer, SettingsItHasNoCounterpartForAreSkipsWithTheReason) {
         << s.cases[i].name << ": " << s.cases[i].skip_reason;
   }
   // The same settings on trainscope cases are no reason to skip.
-  const Suite t = parse_test_suite(
-      "name = \"x\"\n[base]\nranks = 2\n[[case]]\nmode = \"duplicated\"\n");
+  const Suite t =
+      parse_test_suite("name = \"x\"\n[base]\nranks = 2\n[[case]]\nmode = \"duplicated\"\n");
   EXPECT_EQ(t.cases[0].skip_reason, "");
 }
 

@@ -18,10 +18,10 @@ using nlohmann::json;
 
 void check_exportable(const RunContext& ctx, const std::filesystem::path& dir) {
   if (ctx.world != 1) {
-    throw Error(fmt::format(
-        "--export-run writes the global batches of every step: run it as one process "
-        "(this job has {} ranks)",
-        ctx.world));
+    throw Error(
+        fmt::format("--export-run writes the global batches of every step: run it as one process "
+                    "(this job has {} ranks)",
+                    ctx.world));
   }
   if (ctx.options.fine_tune == FineTune::kLora) {
     throw Error("--export-run exports full training only: LoRA adapters are not written");
