@@ -15,6 +15,7 @@ for a in "$@"; do
 done
 db=${args[0]:-$root/out/vs-pytorch.db}
 mkdir -p "$(dirname "$db")"
+load=$(cut -d' ' -f1 /proc/loadavg)  # other work on the machine skews every figure
 start=$(date +%s)
 "$bin" suite run vs-pytorch --db "$db"
 took=$(( $(date +%s) - start ))
@@ -28,7 +29,7 @@ fi
 printf '%s\n' "$table"
 [[ $readme == 1 ]] || exit 0
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-stamp="Measured by \`scripts/vs-pytorch.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores ($cpu); the suite took ${took} s."
+stamp="Measured by \`scripts/vs-pytorch.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores ($cpu); the suite took ${took} s, load average ${load} at its start."
 TABLE="$table" STAMP="$stamp" python3 - "$root/README.md" <<'PY'
 import os, sys
 path = sys.argv[1]
