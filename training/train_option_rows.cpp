@@ -18,6 +18,7 @@ using O = TrainOptions;
 
 // ---- text forms ------------------------------------------------------------
 
+constexpr std::string_view kEngines[] = {"trainscope", "pytorch"};
 constexpr std::string_view kPrecisions[] = {"fp32", "bf16"};
 constexpr std::string_view kFineTunes[] = {"full", "lora"};
 constexpr std::string_view kSchedules[] = {"constant", "cosine"};
@@ -25,7 +26,6 @@ constexpr std::string_view kBatchings[] = {"pad", "pack"};
 constexpr std::string_view kDataModes[] = {"naive", "duplicated", "sharded"};
 constexpr std::string_view kShards[] = {"strided", "contiguous"};
 constexpr std::string_view kStallActions[] = {"warn", "abort"};
-constexpr std::string_view kEngines[] = {"trainscope", "pytorch"};
 
 // An enumeration's TextRef from its field, name and parse functions.
 #define TS_ENUM_REF(field, name_of, parse, choices)                                                \
