@@ -30,7 +30,8 @@ std::filesystem::path pytorch_peer_script();
 // Why a pytorch case cannot run ("" when it can): PyTorch absent, or a
 // setting the peer has no counterpart for (duplicated data, contiguous
 // shards, ZeRO-1, bf16 GEMMs, LoRA, trainscope's own all-reduce algorithms
-// and Open MPI transports, validation, extra trainscope flags).
+// and Open MPI transports, validation, extra trainscope flags), or bf16
+// gradients where this PyTorch's gloo cannot all-reduce bf16.
 std::string pytorch_skip_reason(const SuiteCase& c);
 
 // Replaces the trainscope command of a planned pytorch case (everything from

@@ -41,6 +41,8 @@ def parse_args():
     p.add_argument("--run", help="directory written by trainscope --export-run")
     p.add_argument("--describe", action="store_true",
                    help="print PyTorch's version and BLAS (trainscope doctor) and exit")
+    p.add_argument("--check-bf16-allreduce", action="store_true",
+                   help="exit 0 if gloo all-reduces bf16 (--comm-dtype bf16), else say why, exit 1")
     p.add_argument("--summary", help="write the run summary (JSON) here (rank 0)")
     p.add_argument("--mode", default="naive", choices=["naive", "sharded"])
     p.add_argument("--reduce", default="fused",
@@ -136,6 +138,23 @@ def wrap_ddp(torch, model, args, world):
         meter = CommMeter(default_hooks.allreduce_hook, group, 4)
     ddp.register_comm_hook(None, meter.hook)
     return ddp, meter, cap
+
+
+def bf16_allreduce_problem(torch):
+    """Why gloo cannot all-reduce bf16 here (DDP's bf16_compress_hook needs it); None if it can."""
+    import torch.distributed as dist
+    group = dist.new_group(backend="gloo") if dist.is_initialized() else None
+    if group is None:
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        dist.all_reduce(torch.ones(1, dtype=torch.bfloat16), group=group)
+        return None
+    except RuntimeError as e:
+        return (f"DDP's bf16_compress_hook all-reduces bf16, which gloo in PyTorch "
+                f"{torch.__version__} does not ({e})")
+    finally:
+        if group is None:
+            dist.destroy_process_group()
 
 
 def time_stats(values):
@@ -349,6 +368,11 @@ def main():
         torch.ones(64, 64) @ torch.ones(64, 64)  # loads the BLAS library
         print(blas_description(torch))
         return
+    if args.check_bf16_allreduce:
+        import torch
+        problem = bf16_allreduce_problem(torch)
+        print(problem or "ok")
+        sys.exit(1 if problem else 0)
     if not args.run:
         fail("--run DIR is required (a directory written by trainscope train --export-run)")
     rank, world, local_ranks = mpi_env()
@@ -366,6 +390,10 @@ def main():
             fail("several ranks need --rendezvous FILE (on a filesystem every rank sees)")
         store = torch.distributed.FileStore(args.rendezvous, world)
         torch.distributed.init_process_group("gloo", store=store, rank=rank, world_size=world)
+    if world > 1 and args.comm_dtype == "bf16":
+        problem = bf16_allreduce_problem(torch)
+        if problem:
+            fail(problem)
     trainer = Trainer(torch, args, run, rank, world, threads)
     if rank == 0 and not args.quiet:
         print(f"ddp_train.py: PyTorch {torch.__version__}, {world} rank{'s' if world > 1 else ''}"
