@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch reference for trainscope's training-step benchmark (not built; run on demand).
 
-The same model as trainscope's `seed` preset (Llama: 4 layers, dims 256, 4 heads,
+The same model as trainscope's `seed` preset (bench/pytorch/llama.py, also the suites' PyTorch peer) (Llama: 4 layers, dims 256, 4 heads,
 SwiGLU 512, vocab 50257, RMSNorm, rotate-half RoPE, untied head), the same step
 (forward, cross-entropy, backward, AdamW) at batch 4 x 511 tokens, in float32 on
 the CPU. Prints one row per configuration with median tokens/s over the timed steps.
@@ -27,79 +27,16 @@ TUNED_ENV = {"MALLOC_MMAP_THRESHOLD_": str(1 << 40), "MALLOC_TRIM_THRESHOLD_": s
 
 def run_one(threads, steps, batch, block):
     import torch
-    import torch.nn as nn
     import torch.nn.functional as F
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pytorch"))
+    import llama  # the model the suites' PyTorch peer trains too
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    C, L, H, FF, V = 256, 4, 4, 512, 50257
-    hd = C // H
-    T = block - 1
-
-    class RMSNorm(nn.Module):
-        def __init__(self, d, eps=1e-5):
-            super().__init__()
-            self.weight = nn.Parameter(torch.ones(d))
-            self.eps = eps
-
-        def forward(self, x):
-            return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
-
-    inv_freq = 1.0 / (10000 ** (torch.arange(0, hd, 2).float() / hd))
-    freqs = torch.outer(torch.arange(T).float(), inv_freq)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos(), emb.sin()
-
-    def rotate_half(x):
-        x1, x2 = x[..., : hd // 2], x[..., hd // 2:]
-        return torch.cat((-x2, x1), dim=-1)
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.input_layernorm = RMSNorm(C)
-            self.q = nn.Linear(C, C, bias=False)
-            self.k = nn.Linear(C, C, bias=False)
-            self.v = nn.Linear(C, C, bias=False)
-            self.o = nn.Linear(C, C, bias=False)
-            self.post_attention_layernorm = RMSNorm(C)
-            self.gate = nn.Linear(C, FF, bias=False)
-            self.up = nn.Linear(C, FF, bias=False)
-            self.down = nn.Linear(FF, C, bias=False)
-
-        def forward(self, x):
-            B = x.shape[0]
-            h = self.input_layernorm(x)
-            q = self.q(h).view(B, T, H, hd).transpose(1, 2)
-            k = self.k(h).view(B, T, H, hd).transpose(1, 2)
-            v = self.v(h).view(B, T, H, hd).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
-            a = F.scaled_dot_product_attention(q, k, v, is_causal=True) \
-                if hasattr(F, "scaled_dot_product_attention") else None
-            if a is None:
-                s = (q @ k.transpose(-1, -2)) / hd ** 0.5
-                s = s.masked_fill(torch.triu(torch.ones(T, T, dtype=torch.bool), 1), float("-inf"))
-                a = s.softmax(-1) @ v
-            x = x + self.o(a.transpose(1, 2).reshape(B, T, C))
-            h = self.post_attention_layernorm(x)
-            return x + self.down(F.silu(self.gate(h)) * self.up(h))
-
-    class Model(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.embed = nn.Embedding(V, C)
-            self.layers = nn.ModuleList([Block() for _ in range(L)])
-            self.norm = RMSNorm(C)
-            self.head = nn.Linear(C, V, bias=False)
-
-        def forward(self, x):
-            x = self.embed(x)
-            for layer in self.layers:
-                x = layer(x)
-            return self.head(self.norm(x))
-
-    model = Model()
+    config = llama.Config.preset_seed()
+    V = config.vocab
+    model = llama.LlamaForCausalLM(config)
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.01)
     tokens = torch.randint(0, V, (batch, block))
     x, y = tokens[:, :-1], tokens[:, 1:]
@@ -114,7 +51,7 @@ def run_one(threads, steps, batch, block):
         if i > 0:  # the first step allocates and faults everything in
             times.append(dt)
     med = statistics.median(times)
-    return {"threads": threads, "median_step_s": med, "tokens_per_s": batch * T / med,
+    return {"threads": threads, "median_step_s": med, "tokens_per_s": batch * (block - 1) / med,
             "torch": torch.__version__}
 
 

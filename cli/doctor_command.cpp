@@ -33,6 +33,7 @@
 #include "results/environment.h"
 #include "results/results_db.h"
 #include "suites/limit_probes.h"
+#include "suites/pytorch_peer.h"
 #include "training/model_config.h"
 #include "training/precision.h"
 
@@ -230,6 +231,28 @@ void virtual_host_findings(std::vector<Finding>& out) {
                  ok ? "" : "apt-get install iproute2; namespaces need root and CAP_SYS_ADMIN"});
 }
 
+// The suites' PyTorch peer (engine = "pytorch"): which PyTorch, on which BLAS.
+void pytorch_findings(std::vector<Finding>& out) {
+  const std::string& python = suites::pytorch_python();
+  std::string value = "not installed (no Python here imports torch)";
+  if (!python.empty()) {
+    SpawnOptions describe;
+    describe.argv = {python, suites::pytorch_peer_script().string(), "--describe"};
+    try {
+      const auto r = profiler::run_to_completion(describe, 60);
+      value = r.exit_code == 0 ? first_line(r.out) + " via " + python
+                               : "found, but --describe failed: " + first_line(r.err);
+    } catch (const Error& e) {
+      value = e.what();
+    }
+  }
+  const bool found = !python.empty();
+  out.push_back({"suites", "PyTorch (vs-pytorch suite)", value, found ? Status::kOk : Status::kInfo,
+                 found ? ""
+                       : "apt-get install python3-torch (scripts/install-deps.sh): without it "
+                         "the suites' PyTorch cases are skipped"});
+}
+
 void tool_findings(std::vector<Finding>& out) {
   const auto gnuplot = report::find_gnuplot();
   out.push_back({"report", "gnuplot (charts)", gnuplot ? *gnuplot : "not found",
@@ -277,6 +300,7 @@ void run(const DoctorFlags& flags) {
   if (!flags.skip_mpi) mpi_findings(env, findings);
   virtual_host_findings(findings);
   tool_findings(findings);
+  pytorch_findings(findings);
   bool usable = true;
   for (const Finding& f : findings) usable = usable && !(f.needed && f.status == Status::kMissing);
   if (flags.json_out) {

@@ -11,6 +11,7 @@
 #include "base/check.h"
 #include "report/algorithms.h"
 #include "report/answers.h"
+#include "report/engines.h"
 #include "report/charts.h"
 #include "report/comparison.h"
 #include "report/gnuplot.h"
@@ -326,6 +327,9 @@ std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& rep
   if (suite.cases.empty()) {
     return out + "<p class=\"note\">This suite has no runs recorded.</p>\n</section>\n";
   }
+  if (const Table engines = engine_pairs_table(suite); !engines.rows.empty()) {
+    out += to_html(engines);
+  }
   const Comparison cmp = compare_cases(suite);
   out += fmt::format("<h3>Comparison against the baseline case {}</h3>\n",
                      html_escape(cmp.baseline_case));
@@ -392,6 +396,9 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     if (suite.cases.empty()) {
       out += "No runs recorded.\n\n";
       continue;
+    }
+    if (const Table engines = engine_pairs_table(suite); !engines.rows.empty()) {
+      out += to_markdown(engines);
     }
     const Comparison cmp = compare_cases(suite);
     out += fmt::format("Baseline: {}\n\n", markdown_cell(cmp.baseline_case));

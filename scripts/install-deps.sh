@@ -19,6 +19,7 @@ packages=(
   gnuplot-nox                         # report charts
   chromium                            # report test: renders the HTML report headless
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
+  python3-torch                       # the suites' PyTorch peer (bench/pytorch/, suite vs-pytorch)
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP

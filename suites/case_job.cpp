@@ -79,6 +79,26 @@ void label_sweep_rows(const SuiteCase& c, Ingested& in) {
   }
 }
 
+// The plan's command before the job (a pytorch case's export); its error,
+// "" when it succeeded.
+std::string prepare_job(const LaunchPlan& plan, double timeout_s, const SignalGuard& signals) {
+  if (plan.prepare.empty()) return "";
+  for (const fs::path& p : plan.prepare_removes) {
+    std::error_code ec;
+    fs::remove_all(p, ec);
+  }
+  SpawnOptions options;
+  options.argv = plan.prepare;
+  options.env = plan.env;
+  const profiler::CompletedRun run = profiler::run_to_completion(options, timeout_s, &signals);
+  if (run.exit_code == 0 && !run.timed_out && !run.interrupted) return "";
+  std::string err = run.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  return fmt::format("exporting the run for the PyTorch peer failed ({}): {}",
+                     run.timed_out ? "timed out" : fmt::format("exit {}", run.exit_code),
+                     err.substr(err.rfind('\n') == std::string::npos ? 0 : err.rfind('\n') + 1));
+}
+
 }  // namespace
 
 // Runs the job in its own process group (the runner decides what Ctrl-C
@@ -98,6 +118,11 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
   JobOutcome outcome;
   std::optional<ChildProcess> job;
   try {
+    outcome.start_error = prepare_job(plan, timeout_s, signals);
+    if (!outcome.start_error.empty()) {
+      outcome.run.exit_code = 1;
+      return outcome;
+    }
     job.emplace(spawn(spawn_options));
   } catch (const Error& e) {
     outcome.run.exit_code = e.exit_code();

@@ -16,6 +16,7 @@
 #include "profiler/proc_fs.h"
 #include "profiler/supervise.h"
 #include "results/allreduce_algorithms.h"
+#include "suites/pytorch_peer.h"
 
 namespace trainscope::suites {
 namespace {
@@ -222,6 +223,10 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     flag("--warmup", std::to_string(c.sweep.warmup));
     allreduce_flag();
     flag("--jsonl", output.string());
+  }
+  if (c.kind == CaseKind::kTrain && c.train.engine == training::Engine::kPytorch) {
+    // In place of the trainscope command.
+    plan_pytorch_peer(c, ctx, case_interface(suite, c, ctx), output, plan);
   }
   // One host's cores: its processes (mpirun and the ranks, which inherit it)
   // run on the first cores_per_host CPUs this process may use.

@@ -47,6 +47,10 @@ struct LaunchPlan {
   std::vector<std::string> env;  // extra NAME=VALUE entries
   bool uses_mpirun = false;
   nlohmann::json transport = nlohmann::json::object();  // MCA settings asked for
+  // Run to its end before the job, unpolled (a pytorch case's export,
+  // suites/pytorch_peer.h); empty: none. `prepare_removes` are removed first.
+  std::vector<std::string> prepare;
+  std::vector<std::filesystem::path> prepare_removes;
 };
 
 // The case's transport as its runs record it (RunCase::links): for tcp its

@@ -163,7 +163,10 @@ SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, CaseHostPro
     }
     std::string env;
     for (const auto& e : launch.env) env += e + " ";
-    std::fprintf(out, "%s: %s%s\n", c->name.c_str(), env.c_str(), shell_join(launch.argv).c_str());
+    // A pytorch case's export runs first (suites/pytorch_peer.h).
+    const std::string prepare = launch.prepare.empty() ? "" : shell_join(launch.prepare) + " && ";
+    std::fprintf(out, "%s: %s%s%s\n", c->name.c_str(), prepare.c_str(), env.c_str(),
+                 shell_join(launch.argv).c_str());
   }
   std::fflush(out);
   return result;

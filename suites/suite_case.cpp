@@ -9,6 +9,7 @@
 #include "base/check.h"
 #include "results/allreduce_algorithms.h"
 #include "suites/cpus.h"
+#include "suites/pytorch_peer.h"
 #include "training/model_config.h"
 
 namespace trainscope::suites {
@@ -255,6 +256,7 @@ std::string placement_skip_reason(const SuiteCase& c) {
 
 std::string skip_reason(const SuiteCase& c) {
   std::string why = setting_skip_reason(c);
+  if (why.empty()) why = pytorch_skip_reason(c);
   return why.empty() ? placement_skip_reason(c) : why;
 }
 

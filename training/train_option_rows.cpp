@@ -18,6 +18,7 @@ using O = TrainOptions;
 
 // ---- text forms ------------------------------------------------------------
 
+constexpr std::string_view kEngines[] = {"trainscope", "pytorch"};
 constexpr std::string_view kPrecisions[] = {"fp32", "bf16"};
 constexpr std::string_view kFineTunes[] = {"full", "lora"};
 constexpr std::string_view kSchedules[] = {"constant", "cosine"};
@@ -302,6 +303,19 @@ std::vector<TrainOption> state_rows() {
        .help = "Also checkpoint every N steps (0: end only; a resumed run keeps its own)",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.save_every; }),
        .check = Check::kNonNegative},
+      {.flag = "--export-run",
+       .help = "Write what another framework needs to train this same run into DIR, and stop "
+               "before training: the step-0 weights (DIR/init, safetensors), every step's global "
+               "batch (DIR/batches.bin) and the learning rates and AdamW settings (DIR/run.json); "
+               "one process only. The suites' PyTorch peer reads it",
+       .ref = Ref<std::string>([](O& o) -> std::string& { return o.export_dir; })},
+      // A suite case's engine: no flag (`train` is trainscope); the runner
+      // launches bench/pytorch/ddp_train.py for the other (suites/pytorch_peer.h).
+      {.summary = "engine",
+       .ref = TS_ENUM_REF(engine, engine_name, parse_engine, kEngines),
+       .suite = "engine", .axis = true, .command = Emit::kNever,
+       .name_part = [](const O& o) { return std::string(engine_name(o.engine)); },
+       .name_when = NameWhen::kWhenSetOrVarying},
       {.flag = "--overwrite",
        .help = "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
                "a directory holding another run's checkpoints is refused)",

@@ -20,6 +20,14 @@ FineTune parse_fine_tune(std::string_view name, std::string_view what) {
   throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
 }
 
+std::string_view engine_name(Engine e) { return e == Engine::kPytorch ? "pytorch" : "trainscope"; }
+
+Engine parse_engine(std::string_view name, std::string_view what) {
+  if (name == "trainscope") return Engine::kTrainscope;
+  if (name == "pytorch") return Engine::kPytorch;
+  throw Error(fmt::format("{} must be trainscope or pytorch, got '{}'", what, name));
+}
+
 std::string_view stall_action_name(StallAction a) {
   return a == StallAction::kAbort ? "abort" : "warn";
 }

@@ -44,6 +44,13 @@ enum class StallAction { kWarn, kAbort };
 std::string_view stall_action_name(StallAction a);
 StallAction parse_stall_action(std::string_view name, std::string_view what = "--stall-action");
 
+// Which program trains a suite case: trainscope itself, or the PyTorch peer
+// (bench/pytorch/ddp_train.py: the same model, weights, batches and
+// optimizer under DistributedDataParallel), to measure them side by side.
+enum class Engine { kTrainscope, kPytorch };
+std::string_view engine_name(Engine e);
+Engine parse_engine(std::string_view name, std::string_view what = "engine");
+
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path
   int batch = 0;               // global batch (rows); 0 = the preset's default
@@ -88,6 +95,10 @@ struct TrainOptions {
   // A Hugging Face checkpoint directory to start from (its config.json is the
   // model; a fresh optimizer); empty: random initial weights.
   std::string init_from;
+  // Non-empty: write what another framework needs to train this run there
+  // (training/run/export.h) and stop before training.
+  std::string export_dir;
+  Engine engine = Engine::kTrainscope;  // a suite case's; `train` is trainscope
   FineTune fine_tune = FineTune::kFull;
   LoraConfig lora;              // with kLora
   std::string summary_path;     // JSON summary (rank 0)

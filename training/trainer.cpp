@@ -8,6 +8,7 @@
 #include "comm/watched_communicator.h"
 #include "kernels/storage.h"
 #include "profiler/stall_watchdog.h"
+#include "training/run/export.h"
 #include "training/run/report.h"
 #include "training/run/run_context.h"
 #include "training/run/setup.h"
@@ -41,6 +42,9 @@ class TrainingRun {
   void load_data() { data_ = load_run_data(ctx_, plan_); }
   void build_model() { build_training_state(ctx_, plan_, data_, watchdog_, state_); }
   void print_header() const { print_run_header(ctx_, plan_, data_, state_); }
+  // --export-run: instead of training.
+  bool exports() const { return !ctx_.options.export_dir.empty(); }
+  void export_for_peer() { export_run(ctx_, plan_, data_, state_); }
   // Up to --steps, or a non-finite loss (the summary then says so).
   void train() { log_ = train_steps(ctx_, plan_, data_, state_, summary_); }
   void gather_totals() { report_.gather_totals(summary_); }
@@ -72,6 +76,12 @@ results::RunSummary run_training(const TrainOptions& options, comm::Communicator
   watchdog.set_stage("build_model");
   run.build_model();
   run.print_header();
+  if (run.exports()) {
+    watchdog.set_stage("export");
+    run.export_for_peer();
+    watchdog.set_stage("finished");
+    return run.take_summary();
+  }
   watchdog.set_stage("train");
   run.train();
   watchdog.set_stage("gather_totals");

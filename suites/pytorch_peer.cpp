@@ -1,0 +1,160 @@
+#include "suites/pytorch_peer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+#include "base/check.h"
+#include "profiler/supervise.h"
+
+#ifndef TRAINSCOPE_PYTORCH_SOURCE_DIR
+#define TRAINSCOPE_PYTORCH_SOURCE_DIR "bench/pytorch"
+#endif
+
+namespace trainscope::suites {
+namespace {
+
+namespace fs = std::filesystem;
+using training::TrainOptions;
+
+bool imports_torch(const std::string& python) {
+  try {
+    SpawnOptions o;
+    o.argv = {python, "-c", "import torch"};
+    return profiler::run_to_completion(o, 60).exit_code == 0;
+  } catch (const Error&) {
+    return false;  // not installed at all
+  }
+}
+
+// What the peer does not do, as the reason a case is skipped.
+std::string unsupported_setting(const SuiteCase& c) {
+  const TrainOptions& t = c.train;
+  if (t.data.data_mode == training::DataMode::kDuplicated) {
+    return "PyTorch has no duplicated mode: DDP's ranks read their own shard of each batch "
+           "(use mode = \"sharded\")";
+  }
+  if (t.data.data_mode == training::DataMode::kSharded &&
+      t.data.shard != training::ShardMode::kStrided) {
+    return "the PyTorch peer takes rows r, r + N, ... of each global batch (DistributedSampler's "
+           "order, shard = \"strided\"); this case shards contiguously";
+  }
+  if (t.zero > 0) return "the PyTorch peer runs plain DDP; ZeRO-1 is not mapped";
+  if (t.precision != training::Precision::kFp32) {
+    return "the PyTorch peer trains in fp32; bf16 GEMMs are not mapped";
+  }
+  if (t.fine_tune != training::FineTune::kFull) return "the PyTorch peer trains every weight";
+  if (t.allreduce != comm::AllReduceAlgorithm::kMpi || c.mpi_algorithm > 0) {
+    return "DDP reduces over gloo; trainscope's and Open MPI's all-reduce algorithms do not apply";
+  }
+  if (c.transport != "auto") {
+    return fmt::format("DDP's gloo has its own TCP transport; Open MPI's {} does not apply",
+                       c.transport);
+  }
+  if (t.eval_every > 0) return "the PyTorch peer does not evaluate (eval_every = 0)";
+  if (!c.extra_args.empty()) return "extra_args are trainscope's flags; the PyTorch peer has none";
+  return "";
+}
+
+// The export: the case's trainscope command as one process of the naive
+// run (the same global batches), writing `dir` instead of training.
+std::vector<std::string> export_command(std::vector<std::string> argv, const fs::path& dir) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    const bool valued = i + 1 < argv.size();
+    if (valued && (a == "--summary" || a == "--status-dir" || a == "--reduce" ||
+                   a == "--bucket-mb" || a == "--comm-dtype" || a == "--shard")) {
+      ++i;  // the peer's, or the run's own
+      continue;
+    }
+    out.push_back(a);
+    if (valued && a == "--mode") {
+      out.push_back("naive");
+      ++i;
+    }
+  }
+  out.insert(out.end(), {"--export-run", dir.string()});
+  return out;
+}
+
+// "" when this PyTorch's gloo all-reduces bf16 (1.13's does not); asked once.
+const std::string& bf16_allreduce_problem() {
+  static const std::string problem = [] {
+    SpawnOptions o;
+    o.argv = {pytorch_python(), pytorch_peer_script().string(), "--check-bf16-allreduce"};
+    o.env = {"GLOO_SOCKET_IFNAME=lo"};
+    try {
+      const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
+      if (r.exit_code == 0) return std::string();
+      const std::string said = r.out.substr(0, r.out.find('\n'));
+      return said.empty() ? "the PyTorch peer could not check its bf16 all-reduce" : said;
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }();
+  return problem;
+}
+
+}  // namespace
+
+std::filesystem::path pytorch_peer_script() {
+  return fs::path(TRAINSCOPE_PYTORCH_SOURCE_DIR) / "ddp_train.py";
+}
+
+const std::string& pytorch_python() {
+  static const std::string python = [] {
+    std::vector<std::string> candidates;
+    if (const char* p = std::getenv("TRAINSCOPE_PYTHON"); p && *p) candidates.emplace_back(p);
+    candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
+    for (const std::string& p : candidates) {
+      if (imports_torch(p)) return p;
+    }
+    return std::string();
+  }();
+  return python;
+}
+
+std::string pytorch_skip_reason(const SuiteCase& c) {
+  if (c.kind != CaseKind::kTrain || c.train.engine != training::Engine::kPytorch) return "";
+  if (std::string why = unsupported_setting(c); !why.empty()) return why;
+  if (pytorch_python().empty()) {
+    return "PyTorch is not installed: no Python here imports torch (Debian's python3-torch, "
+           "scripts/install-deps.sh; or set TRAINSCOPE_PYTHON)";
+  }
+  if (c.train.comm_dtype == comm::CommDtype::kBf16 && c.ranks > 1) return bf16_allreduce_problem();
+  return "";
+}
+
+void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
+                       const fs::path& output, LaunchPlan& plan) {
+  const auto binary = std::find(plan.argv.begin(), plan.argv.end(), ctx.trainscope_binary.string());
+  TS_CHECK(binary != plan.argv.end());
+  const fs::path dir = output.parent_path() / (output.stem().string() + "-export");
+  const fs::path store = output.parent_path() / (output.stem().string() + "-store");
+  plan.prepare = export_command({binary, plan.argv.end()}, dir);
+  plan.prepare_removes = {dir, store};
+  plan.argv.erase(binary, plan.argv.end());
+  // Every rank's, on remote hosts too (mpirun -x); gloo would otherwise bind
+  // the address of the host's name, which a virtual host may not have.
+  const std::string gloo_if = "GLOO_SOCKET_IFNAME=" + tcp_interface;
+  if (plan.uses_mpirun) {
+    plan.argv.insert(plan.argv.end(), {"-x", gloo_if});
+  } else {
+    plan.env.push_back(gloo_if);
+  }
+  const TrainOptions& t = c.train;
+  const std::string python = pytorch_python().empty() ? "python3" : pytorch_python();
+  plan.argv.insert(plan.argv.end(),
+                   {python, pytorch_peer_script().string(), "--run", dir.string(), "--mode",
+                    c.ranks > 1 ? "sharded" : "naive", "--reduce",
+                    std::string(comm::reduce_strategy_name(t.reduce)), "--bucket-mb",
+                    fmt::format("{}", t.bucket_mb), "--comm-dtype",
+                    std::string(comm::comm_dtype_name(t.comm_dtype)), "--threads",
+                    std::to_string(t.threads), "--summary", output.string(), "--quiet"});
+  if (c.ranks > 1) plan.argv.insert(plan.argv.end(), {"--rendezvous", store.string()});
+}
+
+}  // namespace trainscope::suites

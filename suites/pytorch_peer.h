@@ -1,0 +1,46 @@
+// The PyTorch peer of a suite case (engine = "pytorch"): the same training run
+// as the trainscope case of the same settings, done by PyTorch's
+// DistributedDataParallel (bench/pytorch/ddp_train.py), so the suites measure
+// the framework users would pick instead, side by side, from the same weights
+// and data. The case's job is two commands: `trainscope train --export-run`
+// (one process: the step-0 weights, every global batch, the learning rates)
+// before the job, then the peer under the same mpirun, placement and threads
+// as a trainscope case, writing a trainscope run summary.
+//
+// Thread-safety: the interpreter probe runs once (a function-local static).
+#ifndef TRAINSCOPE_SUITES_PYTORCH_PEER_H_
+#define TRAINSCOPE_SUITES_PYTORCH_PEER_H_
+
+#include <filesystem>
+#include <string>
+
+#include "suites/launch_plan.h"
+#include "suites/suite_case.h"
+
+namespace trainscope::suites {
+
+// The Python that imports torch: $TRAINSCOPE_PYTHON, Debian's
+// /usr/bin/python3 (python3-torch installs there), or python3 on the PATH;
+// "" when none does.
+const std::string& pytorch_python();
+
+// bench/pytorch/ddp_train.py in the source tree this binary was built from.
+std::filesystem::path pytorch_peer_script();
+
+// Why a pytorch case cannot run ("" when it can): PyTorch absent, or a
+// setting the peer has no counterpart for (duplicated data, contiguous
+// shards, ZeRO-1, bf16 GEMMs, LoRA, trainscope's own all-reduce algorithms
+// and Open MPI transports, validation, extra trainscope flags), or bf16
+// gradients where this PyTorch's gloo cannot all-reduce bf16.
+std::string pytorch_skip_reason(const SuiteCase& c);
+
+// Replaces the trainscope command of a planned pytorch case (everything from
+// the trainscope binary on) by the peer's, and sets the plan's `prepare`
+// command that exports the run first. `output` is the summary the peer writes;
+// gloo's sockets go over `tcp_interface`, as Open MPI's TCP traffic would.
+void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
+                       const std::filesystem::path& output, LaunchPlan& plan);
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_PYTORCH_PEER_H_
