@@ -61,7 +61,8 @@
 #                 hosts: [{name, address, cpus ("" when not pinned)}]
 #   hostfile      `P-hI slots=S` per host (S = C when pinned, else 1)
 #   P-hI.cpus     host I's CPU list, read by the agent and netns-mpirun.sh
-#   P-hI.cgroup   host I's cgroup folder (with --cpu-share), ditto
+#   P-hI.cgroup   host I's cgroup folder (with --cpu-share), ditto, through
+#   cgroup/       a bind mount of the cluster's cgroup (visible in the hosts)
 #
 # Run jobs on it with scripts/netns-mpirun.sh (mpirun inside the first host of
 # the hostfile, remote daemons started by scripts/netns-rsh-agent.sh); see
@@ -266,6 +267,11 @@ find_cgroup() {
   return 1
 }
 cluster_cgroup() { echo "$cgroup_root/trainscope-$prefix"; }
+# The cluster's cgroup as processes inside the hosts reach it: `ip netns
+# exec` mounts a sysfs of the namespace over /sys, hiding /sys/fs/cgroup, so
+# the agent (started inside the head host by mpirun) could not join another
+# host's cgroup there. A bind mount under the state folder stays visible.
+cgroup_mount() { echo "$state_dir/cgroup"; }
 
 # One cgroup per host under trainscope-P, each with the quota.
 make_cgroups() {
@@ -276,6 +282,10 @@ make_cgroups() {
     echo +cpu >"$cgroup_root/cgroup.subtree_control" 2>/dev/null   # usually on already
     echo +cpu >"$dir/cgroup.subtree_control" ||
       { echo "$prog: cannot enable the cpu controller in $dir" >&2; return 1; }
+  fi
+  mkdir -p "$(cgroup_mount)" || { echo "$prog: cannot create $(cgroup_mount)" >&2; return 1; }
+  if ! mountpoint -q "$(cgroup_mount)"; then
+    run "bind-mounting $dir on $(cgroup_mount)" mount --bind "$dir" "$(cgroup_mount)" || return 1
   fi
   for ((i = 0; i < count; i++)); do
     cg="$dir/$(host_ns "$i")"
@@ -295,6 +305,10 @@ make_cgroups() {
 # Removes the cluster's cgroups; with `kill`, ends what is still in them
 # first (a cgroup with processes cannot be removed).
 remove_cgroups() {  # remove_cgroups [kill]
+  if mountpoint -q "$(cgroup_mount)" 2>/dev/null; then
+    umount "$(cgroup_mount)" 2>/dev/null || umount -l "$(cgroup_mount)"
+  fi
+  rmdir "$(cgroup_mount)" 2>/dev/null
   find_cgroup || return 0
   local dir cg try rc=0
   dir=$(cluster_cgroup)
@@ -545,7 +559,7 @@ write_state() {
       write_atomically "$state_dir/$ns.cpus" "${host_cpus[i]}"$'\n' || return 1
     fi
     if [[ -n "$cgroup_dir" ]]; then
-      write_atomically "$state_dir/$ns.cgroup" "$cgroup_dir/$ns"$'\n' || return 1
+      write_atomically "$state_dir/$ns.cgroup" "$(cgroup_mount)/$ns"$'\n' || return 1
     fi
     # One host per line.
     hosts_json+="${hosts_json:+,}"$'\n'"    {\"name\": \"$ns\", \"address\": \"$SUBNET.$((i + 1))\", \"cpus\": \"${host_cpus[i]:-}\"}"
