@@ -230,9 +230,10 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
           {},
           "",
           {0, 1, 3, 4, 10}};
-  bool dilated = false;
+  bool dilated = false, loaded = false;
   for (const auto& r : p.validation) {
     dilated = dilated || r.cpu_share < 1;
+    loaded = loaded || r.loaded;
     if (r.overlap && r.cores_per_host == 1) {
       v.note =
           "On a host with one core, overlap's reduction thread takes CPU time from the training "
@@ -250,8 +251,15 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
                           (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
                       r.scaling == Scaling::kWeak ? "weak" : "strong",
                       r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s) + spread,
-                      ms_1dp(r.predicted_step_s), pct(r.error()), times(r.measured_speedup),
+                      ms_1dp(r.predicted_step_s), pct(r.error()) + (r.loaded ? " (loaded)" : ""),
+                      times(r.measured_speedup),
                       times(r.predicted_speedup), r.compute_from});
+  }
+  if (loaded) {
+    v.note += std::string(v.note.empty() ? "" : " ") +
+              "An error marked (loaded): the case or its one-machine case was measured on a "
+              "loaded machine (see Machine load), so it measures the other load as much as the "
+              "model.";
   }
   if (dilated) {
     v.note += std::string(v.note.empty() ? "" : " ") +

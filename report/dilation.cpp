@@ -78,6 +78,10 @@ std::vector<DilationCheck> dilation_checks(const SuiteData& suite) {
       c.real_compute_s = dilation_compute(fr);
       c.dilated_exposed_s = fd.comm_exposed_s * f;
       c.real_exposed_s = fr.comm_exposed_s;
+      if (fd.loaded > 0 || fr.loaded > 0) {
+        c.loaded = fmt::format("{}: {}", fd.loaded > 0 ? d.name : r.name,
+                               fd.loaded > 0 ? fd.load.loaded : fr.load.loaded);
+      }
       out.push_back(std::move(c));
       break;
     }
@@ -105,8 +109,11 @@ Table dilation_table(const SuiteData& suite) {
                                   format_number(c.real_compute_s * 1e3, 1)),
                       fmt::format("{} / {}", format_number(c.dilated_exposed_s * 1e3, 1),
                                   format_number(c.real_exposed_s * 1e3, 1)),
-                      ok ? "within " + format_number(kDilationTolerance * 100, 0) + "%"
-                         : dilation_reason(c)});
+                      (ok ? "within " + format_number(kDilationTolerance * 100, 0) + "%"
+                          : dilation_reason(c)) +
+                          (c.loaded.empty() ? "" : "; measured on a loaded machine (" + c.loaded +
+                                                       "): a quota is a ceiling, and other "
+                                                       "load takes from the hosts unevenly")});
   }
   return t;
 }

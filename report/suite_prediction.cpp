@@ -135,6 +135,7 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
     v.measured_max_s = v.repetitions == 0 ? s : std::max(v.measured_max_s, s);
     ++v.repetitions;
   }
+  v.loaded = f.loaded > 0 || case_figures(*one).loaded > 0;
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
   v.measured_speedup = f.tokens_per_s / f_share / case_figures(*one).tokens_per_s;

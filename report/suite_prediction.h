@@ -49,6 +49,7 @@ struct ValidationRow {
   // NaN with one repetition: the spread the measured point carries.
   double measured_min_s = NAN, measured_max_s = NAN;
   int repetitions = 0;  // usable ones
+  bool loaded = false;  // measured on a loaded machine (it or its one-machine case)
   double predicted_step_s = 0;
   double measured_speedup = 0;  // tokens/s over the one-machine case's
   double predicted_speedup = 0;
