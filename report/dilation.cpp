@@ -13,14 +13,19 @@ namespace {
 // undilated one: the target.
 constexpr double kDilationTolerance = 0.10;
 
-double dilation_phase(const CaseFigures& f, profiler::Phase p) {
-  const auto i = static_cast<std::size_t>(p);
-  return i < f.phase_mean_s.size() ? f.phase_mean_s[i] : NAN;
-}
-
+// A rank's compute per step (its training thread outside collectives: a
+// fused reduction's buckets may be reduced inside the backward phase, so
+// phase times would count the all-reduce too), the mean over the ranks.
 double dilation_compute(const CaseFigures& f) {
-  return dilation_phase(f, profiler::Phase::kForward) +
-         dilation_phase(f, profiler::Phase::kBackward);
+  double sum = 0;
+  int n = 0;
+  for (const auto& r : f.rank_times) {
+    if (std::isfinite(r.compute_s)) {
+      sum += r.compute_s;
+      ++n;
+    }
+  }
+  return n > 0 ? sum / n : NAN;
 }
 
 // Why a dilated step and a real one differ, from where the difference is.

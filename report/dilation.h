@@ -35,7 +35,7 @@ struct DilationCheck {
   double share = 1;
   double dilated_step_s = 0;  // median step x F
   double real_step_s = 0;
-  double dilated_compute_s = 0, real_compute_s = 0;  // forward + backward (mean over ranks) x F
+  double dilated_compute_s = 0, real_compute_s = 0;  // a rank's compute (mean over ranks) x F
   double dilated_exposed_s = 0, real_exposed_s = 0;  // all-reduce not hidden by backward x F
   // Where either was measured on a loaded machine (METRICS.md, machine
   // load): the first such run's words; "" when neither was.
