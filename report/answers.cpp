@@ -10,6 +10,7 @@
 
 #include "report/algorithms.h"
 #include "report/comparison.h"
+#include "report/dilation.h"
 #include "report/finetune.h"
 #include "report/findings.h"
 #include "report/format.h"
@@ -38,7 +39,9 @@ Table machines_table(const SuiteData& suite) {
           {0, 3, 5, 6, 10, 12}};
   for (const auto& r : machine_rows(suite)) {
     t.rows.push_back(
-        {r.case_name, std::to_string(r.hosts),
+        {r.case_name,
+         std::to_string(r.hosts) +
+             (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
          r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
          r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling, r.reduction,
          std::to_string(r.steps), format_number(r.wall_s, 2), format_number(r.tokens_per_s, 0),
@@ -227,7 +230,10 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
           {},
           "",
           {0, 1, 3, 4, 10}};
+  bool dilated = false, loaded = false;
   for (const auto& r : p.validation) {
+    dilated = dilated || r.cpu_share < 1;
+    loaded = loaded || r.loaded;
     if (r.overlap && r.cores_per_host == 1) {
       v.note =
           "On a host with one core, overlap's reduction thread takes CPU time from the training "
@@ -235,11 +241,31 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
           "counts no CPU for the all-reduce, so it expects more from overlap there than such a "
           "host gives.";
     }
-    v.rows.push_back({r.case_name, r.link, std::to_string(r.hosts),
+    // The spread of the repetitions beside the median, when there are several.
+    const std::string spread =
+        r.repetitions > 1 ? fmt::format(" ({}-{}, {} reps)", ms_1dp(r.measured_min_s),
+                                        ms_1dp(r.measured_max_s), r.repetitions)
+                          : "";
+    v.rows.push_back({r.case_name, r.link,
+                      std::to_string(r.hosts) +
+                          (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
                       r.scaling == Scaling::kWeak ? "weak" : "strong",
-                      r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s),
-                      ms_1dp(r.predicted_step_s), pct(r.error()), times(r.measured_speedup),
+                      r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s) + spread,
+                      ms_1dp(r.predicted_step_s), pct(r.error()) + (r.loaded ? " (loaded)" : ""),
+                      times(r.measured_speedup),
                       times(r.predicted_speedup), r.compute_from});
+  }
+  if (loaded) {
+    v.note += std::string(v.note.empty() ? "" : " ") +
+              "An error marked (loaded): the case or its one-machine case was measured on a "
+              "loaded machine (see Machine load), so it measures the other load as much as the "
+              "model.";
+  }
+  if (dilated) {
+    v.note += std::string(v.note.empty() ? "" : " ") +
+              "Hosts marked dilated xK ran at a CPU share of 1/K of a core behind links of 1/K "
+              "the rate: their step times are divided by K (and their link's bandwidth "
+              "multiplied by K) before they are set beside the prediction.";
   }
   out.push_back(std::move(v));
   return out;
@@ -281,6 +307,7 @@ std::string answers_html(const SuiteData& suite) {
     out += "</dl>\n";
   }
   out += to_html(machines_table(suite));
+  out += to_html(dilation_table(suite));
   out += to_html(algorithms_table(suite));
   out += to_html(zero_table(suite));
   out += to_html(fine_tune_table(suite));
@@ -305,6 +332,7 @@ std::string answers_markdown(const SuiteData& suite) {
     out += "\n";
   }
   out += to_markdown(machines_table(suite));
+  out += to_markdown(dilation_table(suite));
   out += to_markdown(algorithms_table(suite));
   out += to_markdown(zero_table(suite));
   out += to_markdown(fine_tune_table(suite));

@@ -12,6 +12,7 @@
 
 #include "report/algorithms.h"
 #include "report/case_options.h"
+#include "report/dilation.h"
 #include "report/finetune.h"
 #include "report/format.h"
 
@@ -366,7 +367,8 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
     r.hosts = c.run_case.host_count;
     r.cores_per_host = c.run_case.cores_per_host;
     r.link = c.run_case.link;
-    r.link_gbps = c.run_case.link_gbps.value_or(NAN);
+    r.cpu_share = dilation_share(c.run_case);
+    r.link_gbps = c.run_case.link_gbps.value_or(NAN) / r.cpu_share;
     r.reduction = c.run_case.reduction.empty() ? c.run_case.mode : c.run_case.reduction;
     if (const CaseReduction how = case_reduction(c); !how.is_default()) {
       r.reduction += ", " + how.label();
@@ -374,13 +376,13 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
     const CaseOptions o = case_options(c);
     r.scaling = o.batch_per_rank > 0 ? "weak" : "strong";
     r.steps = o.trains ? o.train.steps : 0;
-    r.wall_s = f.step_median_s * r.steps;
-    r.tokens_per_s = f.tokens_per_s;
+    r.wall_s = f.step_median_s * r.steps * r.cpu_share;
+    r.tokens_per_s = f.tokens_per_s / r.cpu_share;
     r.status = f.status;
     if (r.hosts > 1) {
       if (const CaseData* one = one_machine_case(suite, c)) {
         r.baseline = one->name;
-        r.time_saved = time_saved(case_figures(*one).tokens_per_s, f.tokens_per_s);
+        r.time_saved = time_saved(case_figures(*one).tokens_per_s, r.tokens_per_s);
       }
     }
     out.push_back(std::move(r));

@@ -45,6 +45,7 @@ struct MachineRow {
   double tokens_per_s = 0;
   std::string baseline;   // the one-machine case (hosts > 1)
   double time_saved = 0;  // vs baseline on the same data; NaN without one
+  double cpu_share = 1;   // < 1: dilated; times, tokens/s and the link are scaled back
   std::string status;
 };
 

@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 
 #include "report/case_options.h"
+#include "report/dilation.h"
 #include "report/findings.h"
+#include "results/figures.h"
 #include "results/link_profiles.h"
 
 namespace trainscope::report {
@@ -48,16 +50,19 @@ std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* late
   for (const auto& c : suite.cases) {
     const auto& rc = c.run_case;
     if (rc.host_count < 2 || !rc.link_gbps || !(*rc.link_gbps > 0)) continue;
-    latencies.push_back(rc.link_latency_us.value_or(0) * 1e-6);
+    // A dilated cluster's link, in undilated time: F x the rate was
+    // measured at 1/F the speed.
+    const double share = dilation_share(rc);
+    const double gbps = *rc.link_gbps / share, latency_us = rc.link_latency_us.value_or(0) * share;
+    latencies.push_back(latency_us * 1e-6);
     const bool known = std::any_of(out.begin(), out.end(),
                                    [&](const PredictedLink& l) { return l.model.name == rc.link; });
     if (known) continue;
     PredictedLink l;
-    l.model = {rc.link.empty() ? "unshaped" : rc.link, rc.link_latency_us.value_or(0) * 1e-6,
-               *rc.link_gbps * 1e9 / 8};
+    l.model = {rc.link.empty() ? "unshaped" : rc.link, latency_us * 1e-6, gbps * 1e9 / 8};
     l.measured = true;
-    l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us", c.name, *rc.link_gbps,
-                           rc.link_latency_us.value_or(0));
+    l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us{}", c.name, gbps,
+                           latency_us, share < 1 ? " (" + dilation_label(share) + ", scaled)" : "");
     out.push_back(std::move(l));
   }
   const double latency = latencies.empty() ? 0 : median_of(latencies);
@@ -102,7 +107,11 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   const CaseOptions options = case_options(c);
   v.scaling = options.batch_per_rank > 0 ? Scaling::kWeak : Scaling::kStrong;
   v.compute_from = one->name;
-  const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6, *rc.link_gbps * 1e9 / 8};
+  // Dilated (report/dilation.h): every time x F, the link's bandwidth / F.
+  v.cpu_share = dilation_share(rc);
+  const double f_share = v.cpu_share;
+  const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6 * f_share,
+                       *rc.link_gbps * 1e9 / 8 / f_share};
   Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
   // Strong scaling shrinks each rank's batch, and a smaller batch runs its
   // GEMMs less efficiently than the proportional share the model assumes:
@@ -119,10 +128,17 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
       v.compute_from = at->name;
     }
   }
-  v.measured_step_s = f.step_median_s;
+  v.measured_step_s = f.step_median_s * f_share;
+  for (const RunData* run : c.usable_runs()) {
+    const double s = results::run_figures(&*run->summary, run->allreduce).step_median_s * f_share;
+    v.measured_min_s = v.repetitions == 0 ? s : std::min(v.measured_min_s, s);
+    v.measured_max_s = v.repetitions == 0 ? s : std::max(v.measured_max_s, s);
+    ++v.repetitions;
+  }
+  v.loaded = f.loaded > 0 || case_figures(*one).loaded > 0;
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
-  v.measured_speedup = f.tokens_per_s / case_figures(*one).tokens_per_s;
+  v.measured_speedup = f.tokens_per_s / f_share / case_figures(*one).tokens_per_s;
   return v;
 }
 
@@ -134,19 +150,21 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
   // predictions are set beside.
   const RunData* run = one.first_usable();
   if (!run || run->summary->steps.empty()) return std::nullopt;
-  std::vector<double> forward, backward, other, tokens;
+  std::vector<double> forward, backward, other, tokens, s_samples;
   using profiler::Phase;
   for (const auto& st : measured_steps(*run->summary, run->summary->steps.front())) {
     forward.push_back(st.phases[Phase::kForward]);
     backward.push_back(st.phases[Phase::kBackward]);
     other.push_back(st.phases[Phase::kData] + st.phases[Phase::kOptimizer]);
     tokens.push_back(static_cast<double>(st.tokens));
+    s_samples.push_back(forward.back() + backward.back() + other.back());
   }
   StepModel s;
   s.forward_s = median_of(forward);
   s.backward_s = median_of(backward);
   s.other_s = median_of(other);
   s.tokens_per_rank = median_of(tokens);
+  s.compute_samples = std::move(s_samples);
   if (!(s.forward_s > 0) || !(s.backward_s > 0) || !std::isfinite(s.other_s) ||
       !(s.tokens_per_rank > 0)) {
     return std::nullopt;

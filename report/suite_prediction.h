@@ -18,6 +18,7 @@
 #ifndef TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
 #define TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,7 +43,13 @@ struct ValidationRow {
   int cores_per_host = 0;  // 0: not pinned
   bool overlap = false;
   Scaling scaling = Scaling::kWeak;
+  double cpu_share = 1;  // < 1: dilated (report/dilation.h); measured times are x this
   double measured_step_s = 0;
+  // The lowest and highest of the repetitions' median steps (x cpu_share),
+  // NaN with one repetition: the spread the measured point carries.
+  double measured_min_s = NAN, measured_max_s = NAN;
+  int repetitions = 0;  // usable ones
+  bool loaded = false;  // measured on a loaded machine (it or its one-machine case)
   double predicted_step_s = 0;
   double measured_speedup = 0;  // tokens/s over the one-machine case's
   double predicted_speedup = 0;

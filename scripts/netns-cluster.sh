@@ -4,7 +4,8 @@
 # machine; optionally with each host on its own cores and behind a link of a
 # given rate, so that it behaves like another machine on a network.
 #
-#   netns-cluster.sh up N [--prefix P] [--cores-per-host C] [--link PROFILE | --rate RATE]
+#   netns-cluster.sh up N [--prefix P] [--cores-per-host C] [--cpu-share F]
+#                         [--link PROFILE | --rate RATE]
 #   netns-cluster.sh down [--prefix P]   # removes everything `up` made
 #   netns-cluster.sh status [--prefix P]
 #
@@ -29,6 +30,19 @@
 # v2, but Open MPI, which sees the whole machine, would bind ranks to cores
 # of other hosts, so netns-mpirun.sh refuses --bind-to other than none there.
 #
+# Hosts smaller than a core: with --cpu-share F (0 < F <= 1) each host also
+# gets a CPU quota of F of its cores, a cgroup of its own (cpu.max on cgroup
+# v2, cpu.cfs_quota_us/cfs_period_us on v1, whichever has the cpu
+# controller here) with a short period (2 ms, longer only where F x period
+# would fall below the kernel's 1 ms minimum quota), so that a step is
+# throttled smoothly rather than in 100 ms bursts. floor(1/F) hosts then
+# share each group of C CPUs (their quotas fit in it), so N hosts need
+# ceil(N / floor(1/F)) x C CPUs: 8 hosts at 0.25 run on 2 cores. The agent
+# and netns-mpirun.sh put every process they start into its host's cgroup
+# (children inherit it). This is what time dilation needs: N hosts at share F
+# with links at F x the rate behave, to first order, like N full-speed hosts
+# with time stretched by 1/F (docs/CLUSTERS.md).
+#
 # Links: a token bucket (tc tbf) on both ends of each host's veth, the bridge
 # port's egress (traffic into the host) and eth0's egress (traffic out of
 # it), so each direction of each host's link runs at the rate, as on a
@@ -39,12 +53,16 @@
 # the namespaces themselves):
 #   cluster.json  the configuration, for programs (suites/virtual_cluster.h):
 #                 prefix, subnet, interface, cores_per_host (0: not pinned),
+#                 cpu_share (1: no quota), cpu_period_us, cgroup (the
+#                 cluster's cgroup folder, "" without a quota),
 #                 link (profile, or "custom" for --rate; "unlimited"), rate
 #                 (tc syntax, "" when unlimited), rate_bits_per_second (0:
 #                 unlimited), tbf_burst_bytes, tbf_limit_bytes, hostfile, and
 #                 hosts: [{name, address, cpus ("" when not pinned)}]
 #   hostfile      `P-hI slots=S` per host (S = C when pinned, else 1)
 #   P-hI.cpus     host I's CPU list, read by the agent and netns-mpirun.sh
+#   P-hI.cgroup   host I's cgroup folder (with --cpu-share), ditto, through
+#   cgroup/       a bind mount of the cluster's cgroup (visible in the hosts)
 #
 # Run jobs on it with scripts/netns-mpirun.sh (mpirun inside the first host of
 # the hostfile, remote daemons started by scripts/netns-rsh-agent.sh); see
@@ -62,7 +80,7 @@ prog=${0##*/}
 
 usage() {
   cat <<EOF
-usage: $prog up N [--prefix P] [--cores-per-host C] [--link PROFILE | --rate RATE]
+usage: $prog up N [--prefix P] [--cores-per-host C] [--cpu-share F] [--link PROFILE | --rate RATE]
                                   create (or reconfigure) a cluster of N hosts P-h0..P-h(N-1)
        $prog down [--prefix P]    remove the cluster's namespaces, qdiscs, state and
                                   /etc/netns/P-* entries
@@ -78,6 +96,10 @@ Default prefix: ts. Needs root, \`ip\` and \`tc\` (iproute2), \`taskset\` (util-
                       use (N x C of them must exist); every process started in it by
                       netns-rsh-agent.sh or netns-mpirun.sh is pinned there (taskset).
                       Without it, hosts share all cores.
+  --cpu-share F       each host gets F (0 < F <= 1) of its cores' time: a cgroup CPU
+                      quota (cgroup v2 cpu.max or v1 cfs quota) with a 2 ms period;
+                      floor(1/F) hosts share each group of C cores (C = 1 if not
+                      given). With link rates x F this dilates time by 1/F.
   --link PROFILE      each host's link, both directions: gige (1gbit), 2.5gbe (2500mbit),
                       10gbe (10gbit), tb-bridge (a Thunderbolt IP bridge, 20gbit),
                       unlimited (no shaping; the default)
@@ -91,7 +113,7 @@ running keep their old cores. The configuration is in $STATE_ROOT/P/cluster.json
 and the hostfile beside it.
 
 Exit codes: 0 ok, 1 a step failed, 2 bad usage (also an unknown profile, a rate tc
-rejects, more cores than exist), not root, no \`ip\`, or namespaces not permitted here
+rejects, more cores than exist, a share outside (0, 1]), not root, no \`ip\`, or namespaces not permitted here
 (e.g. a container without CAP_NET_ADMIN). A failed \`up\` leaves nothing behind.
 EOF
 }
@@ -113,6 +135,7 @@ esac
 count=""
 prefix=ts
 cores_per_host=""
+cpu_share=""
 link=""
 rate_arg=""
 while [[ $# -gt 0 ]]; do
@@ -124,12 +147,13 @@ while [[ $# -gt 0 ]]; do
   fi
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --prefix|--cores-per-host|--link|--rate)
+    --prefix|--cores-per-host|--cpu-share|--link|--rate)
       [[ $# -ge 2 ]] || die 2 "$1 needs a value"
       [[ "$1" == --prefix || "$cmd" == up ]] || die 2 "$1 is an option of 'up' only"
       case "$1" in
         --prefix) prefix=$2 ;;
         --cores-per-host) cores_per_host=$2 ;;
+        --cpu-share) cpu_share=$2 ;;
         --link) link=$2 ;;
         --rate) rate_arg=$2 ;;
       esac
@@ -177,13 +201,132 @@ declare -a host_cpus=()   # host I's CPU list, "" when not pinned
 plan_cores() {
   local -a allowed
   read -r -a allowed <<<"$(allowed_cpus)"
-  local need=$((count * cores_per_host)) i
+  # With a CPU share, floor(1/F) hosts share a group: their quotas fit in it.
+  local groups=$(((count + hosts_per_group - 1) / hosts_per_group)) i g
+  local need=$((groups * cores_per_host))
   if ((need > ${#allowed[@]})); then
+    if ((hosts_per_group > 1)); then
+      die 2 "up $count --cores-per-host $cores_per_host --cpu-share $cpu_share_text needs $need cores ($hosts_per_group hosts share each group of $cores_per_host), but this process may use ${#allowed[@]} (CPUs $(cpu_list "${allowed[@]}"))"
+    fi
     die 2 "up $count --cores-per-host $cores_per_host needs $count x $cores_per_host = $need cores, but this process may use ${#allowed[@]} (CPUs $(cpu_list "${allowed[@]}"))"
   fi
   for ((i = 0; i < count; i++)); do
-    host_cpus[i]=$(cpu_list "${allowed[@]:i*cores_per_host:cores_per_host}")
+    g=$((i / hosts_per_group))
+    host_cpus[i]=$(cpu_list "${allowed[@]:g*cores_per_host:cores_per_host}")
   done
+}
+
+# ---- CPU share: a cgroup quota per host --------------------------------------
+share_milli=1000     # F in thousandths (bash has integers only)
+cpu_share_text=1     # F as recorded
+hosts_per_group=1    # hosts that share one group of cores
+cpu_period_us=0      # 0: no quota
+cpu_quota_us=0
+plan_share() {
+  [[ -z "$cpu_share" ]] && return 0
+  [[ "$cpu_share" =~ ^(0?\.[0-9]+|[01](\.[0-9]*)?)$ ]] ||
+    die 2 "--cpu-share '$cpu_share': give the fraction of a core each host gets, 0 < F <= 1 (e.g. 0.5)"
+  share_milli=$(awk -v f="$cpu_share" 'BEGIN { printf "%.0f\n", f * 1000 }')
+  ((share_milli >= 10 && share_milli <= 1000)) ||
+    die 2 "--cpu-share '$cpu_share': the share must be within 0.01..1"
+  cpu_share_text=$(awk -v m="$share_milli" 'BEGIN { printf "%g\n", m / 1000 }')
+  [[ -z "$cores_per_host" ]] && cores_per_host=1   # a share is of the host's own cores
+  hosts_per_group=$((1000 / share_milli))
+  # A short period, so that a step is throttled in 2 ms slices, not 100 ms
+  # bursts; longer only where the quota would fall below the kernel's 1 ms.
+  local milli_cores=$((share_milli * cores_per_host))
+  cpu_period_us=2000
+  cpu_quota_us=$((cpu_period_us * milli_cores / 1000))
+  if ((cpu_quota_us < 1000)); then
+    cpu_period_us=$(((1000000 + milli_cores - 1) / milli_cores))
+    cpu_quota_us=$((cpu_period_us * milli_cores / 1000))
+  fi
+}
+
+# The cpu controller's hierarchy: cgroup v2 where its root offers `cpu`
+# (pure v2, or a hybrid whose unified tree has it), else v1's cpu mount.
+cgroup_version=""
+cgroup_root=""
+find_cgroup() {
+  local dev mnt type opts rest
+  while read -r dev mnt type opts rest; do
+    if [[ "$type" == cgroup2 && -r "$mnt/cgroup.controllers" ]] &&
+       grep -qw cpu "$mnt/cgroup.controllers"; then
+      cgroup_version=v2
+      cgroup_root=$mnt
+      return 0
+    fi
+  done </proc/mounts
+  while read -r dev mnt type opts rest; do
+    if [[ "$type" == cgroup && ",$opts," == *,cpu,* ]]; then
+      cgroup_version=v1
+      cgroup_root=$mnt
+      return 0
+    fi
+  done </proc/mounts
+  return 1
+}
+cluster_cgroup() { echo "$cgroup_root/trainscope-$prefix"; }
+# The cluster's cgroup as processes inside the hosts reach it: `ip netns
+# exec` mounts a sysfs of the namespace over /sys, hiding /sys/fs/cgroup, so
+# the agent (started inside the head host by mpirun) could not join another
+# host's cgroup there. A bind mount under the state folder stays visible.
+cgroup_mount() { echo "$state_dir/cgroup"; }
+
+# One cgroup per host under trainscope-P, each with the quota.
+make_cgroups() {
+  local dir cg i
+  dir=$(cluster_cgroup)
+  mkdir -p "$dir" || { echo "$prog: cannot create cgroup $dir" >&2; return 1; }
+  if [[ $cgroup_version == v2 ]]; then
+    echo +cpu >"$cgroup_root/cgroup.subtree_control" 2>/dev/null   # usually on already
+    echo +cpu >"$dir/cgroup.subtree_control" ||
+      { echo "$prog: cannot enable the cpu controller in $dir" >&2; return 1; }
+  fi
+  mkdir -p "$(cgroup_mount)" || { echo "$prog: cannot create $(cgroup_mount)" >&2; return 1; }
+  if ! mountpoint -q "$(cgroup_mount)"; then
+    run "bind-mounting $dir on $(cgroup_mount)" mount --bind "$dir" "$(cgroup_mount)" || return 1
+  fi
+  for ((i = 0; i < count; i++)); do
+    cg="$dir/$(host_ns "$i")"
+    mkdir -p "$cg" || { echo "$prog: cannot create cgroup $cg" >&2; return 1; }
+    if [[ $cgroup_version == v2 ]]; then
+      echo "$cpu_quota_us $cpu_period_us" >"$cg/cpu.max" ||
+        { echo "$prog: cannot write $cg/cpu.max" >&2; return 1; }
+    else
+      # Unlimited first: a period shorter than the old quota is refused.
+      { echo -1 >"$cg/cpu.cfs_quota_us" && echo "$cpu_period_us" >"$cg/cpu.cfs_period_us" &&
+        echo "$cpu_quota_us" >"$cg/cpu.cfs_quota_us"; } ||
+        { echo "$prog: cannot set the CPU quota in $cg" >&2; return 1; }
+    fi
+  done
+}
+
+# Removes the cluster's cgroups; with `kill`, ends what is still in them
+# first (a cgroup with processes cannot be removed).
+remove_cgroups() {  # remove_cgroups [kill]
+  if mountpoint -q "$(cgroup_mount)" 2>/dev/null; then
+    umount "$(cgroup_mount)" 2>/dev/null || umount -l "$(cgroup_mount)"
+  fi
+  rmdir "$(cgroup_mount)" 2>/dev/null
+  find_cgroup || return 0
+  local dir cg try rc=0
+  dir=$(cluster_cgroup)
+  [[ -d "$dir" ]] || return 0
+  for cg in "$dir"/"$prefix"-h*; do
+    [[ -d "$cg" ]] || continue
+    if [[ "${1:-}" == kill && -s "$cg/cgroup.procs" ]]; then
+      xargs -r kill -KILL <"$cg/cgroup.procs" 2>/dev/null
+    fi
+    for try in 1 2 3 4 5 6 7 8 9 10; do   # a killed process takes a moment to leave
+      rmdir "$cg" 2>/dev/null && break
+      [[ "${1:-}" == kill ]] || break
+      sleep 0.1
+    done
+    [[ -d "$cg" ]] && { echo "$prog: could not remove cgroup $cg" >&2; rc=1; }
+  done
+  rmdir "$dir" 2>/dev/null || { [[ -d "$dir" ]] && rc=1; }
+  return $rc
 }
 
 # ---- link rates ------------------------------------------------------------
@@ -259,8 +402,14 @@ if [[ "$cmd" == up ]]; then
   if [[ -n "$cores_per_host" ]]; then
     [[ "$cores_per_host" =~ ^[1-9][0-9]{0,5}$ ]] ||
       die 2 "--cores-per-host '$cores_per_host': give a positive number of cores"
+  fi
+  plan_share   # a share without --cores-per-host pins to one core each
+  if [[ -n "$cores_per_host" ]]; then
     command -v taskset >/dev/null 2>&1 || die 2 "'taskset' is missing: install util-linux (scripts/install-deps.sh)"
     plan_cores
+  fi
+  if [[ -n "$cpu_share" ]]; then
+    find_cgroup || die 2 "--cpu-share needs the cgroup cpu controller (cgroup v2 cpu.max or v1 cpu.cfs_quota_us); none is mounted here"
   fi
   plan_link
   [[ -n "$rate_text" ]] && { command -v tc >/dev/null 2>&1 || die 2 "the 'tc' command is missing: install iproute2"; }
@@ -315,6 +464,7 @@ do_down() {
     # Deleting a namespace destroys its interfaces, and with them the veth peers.
     ip netns delete "$ns" 2>/dev/null || { echo "$prog: could not delete namespace $ns" >&2; rc=1; }
   done
+  remove_cgroups kill || rc=1
   local d
   for d in /etc/netns/"$prefix"-br /etc/netns/"$prefix"-h*; do
     [[ -d "$d" && "$(basename "$d")" =~ ^${prefix}-(br|h[0-9]+)$ ]] || continue
@@ -398,13 +548,18 @@ write_state() {
   local i ns slots=1 hosts_json="" json
   [[ -n "$cores_per_host" ]] && slots=$cores_per_host
   mkdir -p "$state_dir" || { echo "$prog: cannot create $state_dir" >&2; return 1; }
-  rm -f -- "$state_dir"/*.cpus
+  rm -f -- "$state_dir"/*.cpus "$state_dir"/*.cgroup
+  local cgroup_dir=""
+  [[ -n "$cpu_share" ]] && cgroup_dir=$(cluster_cgroup)
   local hostfile_text=""
   for ((i = 0; i < count; i++)); do
     ns=$(host_ns "$i")
     hostfile_text+="$ns slots=$slots"$'\n'
     if [[ -n "${host_cpus[i]:-}" ]]; then
       write_atomically "$state_dir/$ns.cpus" "${host_cpus[i]}"$'\n' || return 1
+    fi
+    if [[ -n "$cgroup_dir" ]]; then
+      write_atomically "$state_dir/$ns.cgroup" "$(cgroup_mount)/$ns"$'\n' || return 1
     fi
     # One host per line.
     hosts_json+="${hosts_json:+,}"$'\n'"    {\"name\": \"$ns\", \"address\": \"$SUBNET.$((i + 1))\", \"cpus\": \"${host_cpus[i]:-}\"}"
@@ -416,6 +571,10 @@ write_state() {
   "subnet": "$SUBNET.0/24",
   "interface": "eth0",
   "cores_per_host": ${cores_per_host:-0},
+  "cpu_share": $cpu_share_text,
+  "cpu_period_us": $cpu_period_us,
+  "cpu_quota_us": $cpu_quota_us,
+  "cgroup": "$cgroup_dir",
   "link": "$link_name",
   "rate": "$rate_text",
   "rate_bits_per_second": $rate_bps,
@@ -449,6 +608,11 @@ do_up() {
     rc=$?
     ((rc == 0)) || return $rc
   done
+  if [[ -n "$cpu_share" ]]; then
+    make_cgroups || return 1
+  else
+    remove_cgroups   # an earlier `up` with a share; left if something still runs there
+  fi
   write_state || return 1
   # Hosts beyond N from an earlier, larger `up` keep working but are not in
   # the new hosts files; say so rather than silently removing them.
@@ -479,7 +643,10 @@ do_status() {
       /^  "cores_per_host":/ { gsub(/[ "]/, "", $2); cores = ($2 == "0") ? "shared (not pinned)" : $2 }
       /^  "link":/ { gsub(/[ "]/, "", $2); link = $2 }
       /^  "rate":/ { gsub(/[ "]/, "", $2); rate = $2 }
-      END { printf "cluster %s: link %s%s, cores per host %s\n", prefix, link, rate == "" ? "" : " (" rate ")", cores }
+      /^  "cpu_share":/ { gsub(/[ "]/, "", $2); share = $2 }
+      /^  "cpu_period_us":/ { gsub(/[ "]/, "", $2); period = $2 }
+      END { printf "cluster %s: link %s%s, cores per host %s%s\n", prefix, link, rate == "" ? "" : " (" rate ")", cores,
+                   (share == "" || share == "1") ? "" : ", CPU share " share " of them (period " period " us)" }
     ' prefix="$prefix" "$state"
     echo "configuration: $state; hostfile: $state_dir/hostfile"
   else

@@ -107,6 +107,18 @@ if [ -r "$cpus_file" ]; then
   pin="taskset -c $(cat "$cpus_file")"
 fi
 
+# HOST's CPU quota (netns-cluster.sh up --cpu-share): this shell joins the
+# host's cgroup before exec, so the command and all it starts are charged to
+# it. None recorded: no quota.
+cgroup_file=/run/trainscope-netns/${head%-h*}/$head.cgroup
+if [ -r "$cgroup_file" ]; then
+  cgroup_dir=$(cat "$cgroup_file")
+  if ! echo $$ 2>/dev/null >"$cgroup_dir/cgroup.procs"; then
+    echo "$prog: cannot join $head's cgroup $cgroup_dir (is the cluster up? scripts/netns-cluster.sh status)" >&2
+    exit 2
+  fi
+fi
+
 # exec all the way down: mpirun keeps this script's pid (and process group),
 # so whoever started us can signal it directly. $pin is unquoted on purpose:
 # empty, or three words.

@@ -17,7 +17,8 @@
 # /etc/netns/HOST/hosts over /etc/hosts, so the cluster's names resolve there.
 # When the cluster pins hosts to cores (netns-cluster.sh up --cores-per-host),
 # the command runs under `taskset -c` on HOST's CPUs (recorded in
-# /run/trainscope-netns/PREFIX/HOST.cpus), inherited by all it starts.
+# /run/trainscope-netns/PREFIX/HOST.cpus), inherited by all it starts; with
+# --cpu-share it first joins HOST's cgroup (HOST.cgroup), whose quota caps it.
 #
 # Exit status: the command's, or 255 (like ssh) when HOST cannot be entered.
 prog=netns-rsh-agent.sh
@@ -53,6 +54,18 @@ cpus_file=/run/trainscope-netns/${host%-h*}/$host.cpus
 pin=""
 if [ -r "$cpus_file" ]; then
   pin="taskset -c $(cat "$cpus_file")"
+fi
+
+# HOST's CPU quota (netns-cluster.sh up --cpu-share): this shell joins the
+# host's cgroup before exec, so the command and all it starts are charged to
+# it. None recorded: no quota.
+cgroup_file=/run/trainscope-netns/${host%-h*}/$host.cgroup
+if [ -r "$cgroup_file" ]; then
+  cgroup_dir=$(cat "$cgroup_file")
+  if ! echo $$ 2>/dev/null >"$cgroup_dir/cgroup.procs"; then
+    echo "$prog: cannot join $host's cgroup $cgroup_dir (is the cluster up? scripts/netns-cluster.sh status)" >&2
+    exit 255
+  fi
 fi
 
 # The host name is written through /proc (no dependency on hostname(1)); $1 is

@@ -25,9 +25,20 @@ std::string cluster_link(const std::string& link) {
   return results::find_link_profile(link) ? link : "custom";
 }
 
-std::string cluster_key(int hosts, int cores_per_host, const std::string& link) {
-  return fmt::format("{} hosts x {} cores, link {}", hosts, cores_per_host,
-                     link.empty() ? "unlimited" : link);
+std::string cluster_key(int hosts, int cores_per_host, const std::string& link, double share) {
+  return fmt::format("{} hosts x {} cores{}, link {}{}", hosts, cores_per_host,
+                     share < 1 ? fmt::format(" at a CPU share of {:g}", share) : "",
+                     link.empty() ? "unlimited" : link,
+                     share < 1 ? fmt::format(" x {:g}", share) : "");
+}
+
+// The rate a dilated case's cluster is shaped to: its link's x the share
+// (std::nullopt when unlimited, which stays unlimited).
+std::optional<double> dilated_bits(const SuiteCase& c) {
+  const double bits = results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link)
+                          .value_or(0);
+  if (!(bits > 0)) return std::nullopt;
+  return std::round(bits * c.cpu_share);
 }
 
 // The first `count` of a hostfile's hosts: the file itself when it has no
@@ -101,7 +112,7 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   w.ctx = base_;
   w.link = c.link;
   if (c.hosts <= 1) return w;
-  const std::string needs = cluster_key(c.hosts, c.cores_per_host, c.link);
+  const std::string needs = cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share);
   if (!base_.hostfile.empty()) {
     w.link = "";
     if (c.hosts > static_cast<int>(hostfile_hosts_.size())) {
@@ -119,12 +130,12 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
     const int hosts = static_cast<int>(cfg.hosts.size());
     // By rate: a case's "1gbit" is the cluster's gige, and one tc rate is
     // not another.
-    const double bits =
-        results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link).value_or(-1);
+    const double bits = dilated_bits(c).value_or(0);
     if (c.hosts > hosts || c.cores_per_host != cfg.cores_per_host ||
-        bits != static_cast<double>(cfg.rate_bits_per_second)) {
+        std::abs(c.cpu_share - cfg.cpu_share) > 1e-3 ||
+        std::abs(bits - static_cast<double>(cfg.rate_bits_per_second)) > 1e-3 * bits) {
       w.skip_reason = fmt::format("needs {}; --cluster {} is {}", needs, cfg.prefix,
-                                  cluster_key(hosts, cfg.cores_per_host, cfg.link));
+                                  cluster_key(hosts, cfg.cores_per_host, cfg.link, cfg.cpu_share));
     }
     w.link = cfg.link == "custom" ? cfg.rate : cfg.link;
     return w;
@@ -169,7 +180,7 @@ CaseHosts CaseHostProvider::prepare(const Suite& suite, const SuiteCase& c) {
 }
 
 void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
-  const std::string key = cluster_key(c.hosts, c.cores_per_host, c.link);
+  const std::string key = cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share);
   if (cluster_ && key == cluster_key_) return;
   cluster_.reset();  // takes the previous one down
   cluster_key_.clear();
@@ -178,7 +189,12 @@ void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
   spec.prefix = own_prefix_;
   spec.hosts = c.hosts;
   spec.cores_per_host = c.cores_per_host;
-  (results::find_link_profile(c.link) || c.link.empty() ? spec.link : spec.rate) = c.link;
+  spec.cpu_share = c.cpu_share;
+  if (c.cpu_share < 1 && dilated_bits(c)) {
+    spec.rate = fmt::format("{:.0f}bit", *dilated_bits(c));  // time dilation: F x the rate
+  } else {
+    (results::find_link_profile(c.link) || c.link.empty() ? spec.link : spec.rate) = c.link;
+  }
   std::fprintf(progress_, "  bringing up a virtual cluster: %s (prefix %s)\n", key.c_str(),
                own_prefix_.c_str());
   std::fflush(progress_);
@@ -202,6 +218,7 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
   probe.ranks = 2;
   probe.hosts = 2;
   probe.cores_per_host = c.cores_per_host;
+  probe.cpu_share = c.cpu_share;
   probe.transport = c.transport == "auto" ? "tcp" : c.transport;
   probe.links = c.links;
   probe.tcp_interface = c.tcp_interface;

@@ -21,11 +21,12 @@ using training::TrainOptions;
 // The parts of a generated name in order; the option table's rows not
 // listed here (options added since) follow the listed ones. Placement keys
 // are the case's own (placement_part).
-constexpr std::array<std::string_view, 20> kNameOrder = {
+constexpr std::array<std::string_view, 21> kNameOrder = {
     "model",          "mode",          "ranks",         "reduce",         "bucket_mb",
     "allreduce",      "mpi_algorithm", "zero",          "precision",      "comm_dtype",
     "fine_tune",      "threads",       "transport",     "links",          "hosts",
-    "cores_per_host", "link",          "tcp_interface", "batch_per_rank", "batch"};
+    "cores_per_host", "cpu_share",     "link",          "tcp_interface",  "batch_per_rank",
+    "batch"};
 
 // A placement key's name part, "" for none; std::nullopt: not a placement key.
 std::optional<std::string> placement_part(const SuiteCase& c, std::string_view key,
@@ -39,6 +40,7 @@ std::optional<std::string> placement_part(const SuiteCase& c, std::string_view k
   if (key == "cores_per_host") {
     return c.cores_per_host > 0 ? fmt::format("c{}", c.cores_per_host) : "";
   }
+  if (key == "cpu_share") return c.cpu_share < 1 ? fmt::format("f{:g}", c.cpu_share) : "";
   if (key == "link") return c.link;
   if (key == "tcp_interface") {
     return !c.tcp_interface.empty() && varying.contains("tcp_interface") ? c.tcp_interface : "";
@@ -134,6 +136,7 @@ nlohmann::json SuiteCase::to_json() const {
   // (baselines compare them) still match.
   if (hosts > 1) j["hosts"] = hosts;
   if (cores_per_host > 0) j["cores_per_host"] = cores_per_host;
+  if (cpu_share < 1) j["cpu_share"] = cpu_share;
   if (!link.empty()) j["link"] = link;
   if (!tcp_interface.empty()) j["tcp_interface"] = tcp_interface;
   if (batch_per_rank > 0) j["batch_per_rank"] = batch_per_rank;
@@ -159,6 +162,10 @@ void collapse(SuiteCase& c) {
   }
   if (c.transport != "tcp") c.links = 0;
   if (c.hosts <= 1) c.link.clear();
+  if (c.cpu_share_cores > 0) {
+    c.cpu_share = std::min(1.0, static_cast<double>(c.cpu_share_cores) / c.hosts);
+  }
+  if (c.hosts <= 1) c.cpu_share = 1;  // a share dilates virtual hosts only
   // Open MPI's algorithms are its MPI_Allreduce's.
   if (c.ranks == 1 || c.train.allreduce != comm::AllReduceAlgorithm::kMpi) c.mpi_algorithm = 0;
 }
@@ -230,7 +237,15 @@ std::string placement_skip_reason(const SuiteCase& c) {
   if (c.ranks % c.hosts != 0) {
     return fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
   }
-  if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
+  if (c.cpu_share < 1) {
+    // As netns-cluster.sh places them: floor(1/F) hosts share a core group.
+    const int per_group = static_cast<int>(1 / c.cpu_share + 1e-9);
+    const int need = (c.hosts + per_group - 1) / per_group * std::max(1, c.cores_per_host);
+    if (need > cores) {
+      return fmt::format("{} hosts at a CPU share of {:g} need {} cores; this machine has {}",
+                         c.hosts, c.cpu_share, need, cores);
+    }
+  } else if (c.cores_per_host > 0 && c.hosts * c.cores_per_host > cores) {
     return fmt::format("{} hosts x {} cores need {} cores; this machine has {}", c.hosts,
                        c.cores_per_host, c.hosts * c.cores_per_host, cores);
   }

@@ -60,6 +60,10 @@ struct SuiteCase {
   // (scripts/netns-cluster.sh), ranks spread evenly over them.
   int hosts = 1;
   int cores_per_host = 0;               // CPUs each host's processes may use; 0: not pinned
+  // < 1: each virtual host gets this share of its cores (a cgroup quota) and
+  // its link F x the rate: time dilated by 1/F (docs/CLUSTERS.md).
+  double cpu_share = 1;
+  int cpu_share_cores = 0;  // > 0: cpu_share = min(1, this / hosts), set by collapse()
   std::string link;                     // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
                                         // unlimited) or a tc rate (500mbit); "": unlimited
   std::string tcp_interface;            // "": the suite's

@@ -9,6 +9,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -48,11 +49,11 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 // Every suite key in the order a grid expands its axes (the order they had
 // before the option table); option-table keys not listed here come after.
 // clang-format off
-constexpr std::array<std::string_view, 40> kKeyOrder = {
+constexpr std::array<std::string_view, 41> kKeyOrder = {
     "model", "mode", "ranks", "reduce", "bucket_mb", "threads", "transport", "links", "allreduce",
     "mpi_algorithm", "zero", "comm_dtype", "fine_tune", "precision", "lora_rank", "lora_alpha",
-    "lora_dropout", "lora_layers", "lora_targets", "hosts", "cores_per_host", "link",
-    "tcp_interface", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
+    "lora_dropout", "lora_layers", "lora_targets", "hosts", "cores_per_host", "cpu_share",
+    "link", "tcp_interface", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
     "warmup_steps", "eval_every", "shard", "lr", "init_from", "extra_args", "min_bytes",
     "max_bytes", "factor", "iters", "warmup"};
 // clang-format on
@@ -151,6 +152,7 @@ class Parser {
   std::string resolve_model(const toml::node& n, const std::string& v) const;
   std::string resolve_init_from(const toml::node& n) const;
   std::string read_link(const toml::node& n) const;
+  void read_cpu_share(const toml::node& n, SuiteCase& c) const;
   int read_mpi_algorithm(const toml::node& n) const;
   void read_header(const toml::table& root, Suite& suite);
   SuiteCase read_base(const toml::table& root) const;
@@ -183,6 +185,7 @@ const std::vector<Setting>& Parser::settings() {
       {"cores_per_host", true, true, true, [](P p, SuiteCase& c, N n) {
          c.cores_per_host = static_cast<int>(p.get_int(n, "cores_per_host", 1));
        }},
+      {"cpu_share", true, true, true, [](P p, SuiteCase& c, N n) { p.read_cpu_share(n, c); }},
       {"link", true, true, true, [](P p, SuiteCase& c, N n) { c.link = p.read_link(n); }},
       {"tcp_interface", true, true, true, [](P p, SuiteCase& c, N n) {
          c.tcp_interface = p.get_string(n, "tcp_interface");
@@ -284,6 +287,26 @@ std::string Parser::read_link(const toml::node& n) const {
                         v, *bits));
   }
   return v;
+}
+
+// A CPU share in (0, 1], or "C/hosts": C cores shared by however many hosts
+// the case has (min(1, C / hosts), resolved by collapse()).
+void Parser::read_cpu_share(const toml::node& n, SuiteCase& c) const {
+  static const std::regex kPerHosts("([1-9][0-9]{0,4})/hosts");
+  std::smatch m;
+  const std::string text = n.is_string() ? *n.value<std::string>() : "";
+  if (n.is_string() && std::regex_match(text, m, kPerHosts)) {
+    c.cpu_share_cores = std::stoi(m[1]);
+    return;
+  }
+  if (!n.is_number()) {
+    fail(n, "'cpu_share' must be a number in (0, 1] (each host's share of a core) or \"C/hosts\" "
+            "(C cores shared by the hosts)");
+  }
+  const double v = get_number(n, "cpu_share");
+  if (!(v >= 0.01 && v <= 1)) fail(n, fmt::format("'cpu_share' must be within 0.01..1, got {}", v));
+  c.cpu_share = v;
+  c.cpu_share_cores = 0;
 }
 
 // An Open MPI coll_tuned_allreduce_algorithm number; the error lists them.

@@ -89,6 +89,8 @@ VirtualClusterConfig parse_virtual_cluster_config(std::string_view text,
     c.prefix = r["prefix"].get<std::string>();
     c.interface = r["interface"].get<std::string>();
     c.cores_per_host = r["cores_per_host"].get<int>();
+    // Absent in clusters made before shares existed: no quota.
+    if (r.contains("cpu_share")) c.cpu_share = r["cpu_share"].get<double>();
     c.link = r["link"].get<std::string>();
     c.rate = r["rate"].get<std::string>();
     c.rate_bits_per_second = r["rate_bits_per_second"].get<int64_t>();
@@ -174,6 +176,9 @@ VirtualCluster VirtualCluster::up(const VirtualClusterSpec& spec) {
   std::vector<std::string> args = {"up", std::to_string(spec.hosts), "--prefix", spec.prefix};
   if (spec.cores_per_host > 0) {
     args.insert(args.end(), {"--cores-per-host", std::to_string(spec.cores_per_host)});
+  }
+  if (spec.cpu_share < 1) {
+    args.insert(args.end(), {"--cpu-share", fmt::format("{:.3f}", spec.cpu_share)});
   }
   if (!spec.link.empty()) args.insert(args.end(), {"--link", spec.link});
   if (!spec.rate.empty()) args.insert(args.end(), {"--rate", spec.rate});

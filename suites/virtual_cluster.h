@@ -48,6 +48,7 @@ struct VirtualClusterConfig {
   std::string prefix;
   std::string interface = "eth0";    // the interface the hosts share
   int cores_per_host = 0;            // 0: not pinned, every host shares all cores
+  double cpu_share = 1;              // of its cores' time each host may use (a cgroup quota)
   std::string link = "unlimited";    // profile name, or "custom" for a --rate
   std::string rate;                  // tc syntax ("1gbit"); "" when unlimited
   int64_t rate_bits_per_second = 0;  // one direction of each host's link; 0: unlimited
@@ -64,6 +65,10 @@ struct VirtualClusterSpec {
   std::string prefix = "ts";
   int hosts = 2;
   int cores_per_host = 0;  // > 0: pin host I to the I-th group of this many cores
+  // < 1: each host gets this share of its cores (a cgroup CPU quota), and
+  // floor(1 / cpu_share) hosts share a group of cores (pinned to 1 core each
+  // when cores_per_host is 0): time dilation (docs/CLUSTERS.md).
+  double cpu_share = 1;
   std::string link;        // a profile: gige, 2.5gbe, 10gbe, tb-bridge, unlimited
   std::string rate;        // or a rate in tc's syntax ("500mbit"); neither: unlimited
 };

@@ -17,6 +17,7 @@ StepModel scaled(const StepModel& step, int hosts, Scaling scaling) {
   s.backward_s *= f;
   s.other_s *= f;
   s.tokens_per_rank *= f;
+  for (double& x : s.compute_samples) x *= f;
   return s;
 }
 
@@ -44,8 +45,14 @@ double step_seconds(const StepModel& s, const LinkModel& link, int hosts, bool o
   const double bucket_s = allreduce_seconds(link, hosts, s.grad_bytes / buckets);
   *comm_s = buckets * bucket_s;
   if (hosts <= 1) return s.compute_s();
-  if (!overlap) return s.compute_s() + *comm_s;
-  return s.forward_s + s.other_s + overlapped_comm_end(s.backward_s, buckets, bucket_s);
+  // The all-reduce starts when the slowest rank gets there.
+  const double slowest = s.compute_samples.empty()
+                             ? 0
+                             : std::max(0.0, expected_slowest(s.compute_samples, hosts) -
+                                                 expected_slowest(s.compute_samples, 1));
+  if (!overlap) return s.compute_s() + slowest + *comm_s;
+  return s.forward_s + s.other_s + slowest +
+         overlapped_comm_end(s.backward_s, buckets, bucket_s);
 }
 
 }  // namespace
@@ -98,6 +105,18 @@ Prediction predict(const StepModel& step, const LinkModel& link, int hosts, bool
   p.speedup = p.tokens_per_s / one_host;
   p.efficiency = p.speedup / hosts;
   return p;
+}
+
+double expected_slowest(std::span<const double> samples, int n) {
+  if (samples.empty()) return NAN;
+  std::vector<double> x(samples.begin(), samples.end());
+  std::sort(x.begin(), x.end());
+  const double m = static_cast<double>(x.size());
+  double sum = 0;
+  for (std::size_t i = 1; i <= x.size(); ++i) {
+    sum += x[i - 1] * (std::pow(i / m, n) - std::pow((i - 1) / m, n));
+  }
+  return sum;
 }
 
 std::vector<int> host_counts(int max_hosts) {

@@ -18,6 +18,10 @@
 // walkthrough does); strong scaling keeps the global batch, so per-rank
 // compute shrinks as 1/N. The model leaves out what the hosts share (a
 // switch, memory bandwidth) and treats compute as linear in the rows.
+// Every rank waits for the slowest at the all-reduce: when the one-host
+// case's compute of each measured step is known (StepModel::compute_samples),
+// the step adds the expected slowest of N draws from those steps over one
+// draw (expected_slowest), which grows with N as step-to-step noise does.
 //
 // Thread-safety: pure functions.
 #ifndef TRAINSCOPE_REPORT_ANALYSIS_PREDICTION_H_
@@ -56,6 +60,9 @@ struct StepModel {
   double grad_bytes = 0;       // all-reduced per step
   double bucket_bytes = 0;     // overlap's bucket (<= 0 or >= grad_bytes: one bucket)
   double tokens_per_rank = 0;  // tokens one rank trains per step at the measured batch
+  // One rank's compute (forward + backward + other) in each measured step,
+  // for the slowest of N ranks; empty: ranks are taken to be alike.
+  std::vector<double> compute_samples;
   double compute_s() const { return forward_s + backward_s + other_s; }
 };
 
@@ -75,6 +82,11 @@ struct Prediction {
 
 Prediction predict(const StepModel& step, const LinkModel& link, int hosts, bool overlap,
                    Scaling scaling);
+
+// The expected largest of `n` independent draws from the empirical
+// distribution of `samples` (NaN when empty): with them sorted, the sum of
+// x_(i) ((i/m)^n - ((i-1)/m)^n). n = 1 gives their mean.
+double expected_slowest(std::span<const double> samples, int n);
 
 // The hosts counts 1, 2, 4, ... up to `max_hosts` (and max_hosts itself).
 std::vector<int> host_counts(int max_hosts);

@@ -123,6 +123,31 @@ TEST(PredictionTest, BestBucketBalancesLatencyAgainstWhatOverlapHides) {
   EXPECT_LE(step_at(high_latency), step_at(s.grad_bytes));
 }
 
+// Every rank waits for the slowest: the expected largest of N draws from
+// the one-host case's steps, added over one draw, grows with N.
+TEST(PredictionTest, TheSlowestOfNRanksSetsTheStep) {
+  const std::vector<double> two = {1.0, 2.0};
+  EXPECT_DOUBLE_EQ(expected_slowest(two, 1), 1.5);   // the mean
+  EXPECT_DOUBLE_EQ(expected_slowest(two, 2), 1.75);  // 2 unless both draw 1
+  EXPECT_TRUE(std::isnan(expected_slowest({}, 2)));
+  StepModel s = seed_like();
+  const LinkModel gige{"gige", 50e-6, 117e6};
+  const double alike = predict(s, gige, 8, false, Scaling::kWeak).step_s;
+  s.compute_samples = {0.6, 0.62, 0.64, 0.66, 0.7, 0.9};  // one slow step in six
+  const double mean = expected_slowest(s.compute_samples, 1);
+  EXPECT_DOUBLE_EQ(predict(s, gige, 1, false, Scaling::kWeak).step_s, s.compute_s());
+  EXPECT_NEAR(predict(s, gige, 8, false, Scaling::kWeak).step_s - alike,
+              expected_slowest(s.compute_samples, 8) - mean, 1e-12);
+  EXPECT_GT(predict(s, gige, 8, true, Scaling::kWeak).step_s,
+            predict(s, gige, 2, true, Scaling::kWeak).step_s);
+  // Strong scaling: each rank's compute, and its noise, are 1/N.
+  const double strong = predict(s, gige, 4, false, Scaling::kStrong).step_s;
+  StepModel quiet = s;
+  quiet.compute_samples.clear();
+  EXPECT_NEAR(strong - predict(quiet, gige, 4, false, Scaling::kStrong).step_s,
+              (expected_slowest(s.compute_samples, 4) - mean) / 4, 1e-12);
+}
+
 TEST(PredictionTest, HostCountsAreDoublingsUpToTheMaximum) {
   EXPECT_EQ(host_counts(64), (std::vector<int>{1, 2, 4, 8, 16, 32, 64}));
   EXPECT_EQ(host_counts(6), (std::vector<int>{1, 2, 4, 6}));

@@ -11,6 +11,7 @@
 
 #include "kernels/blas_core.h"
 #include "base/check.h"
+#include "suites/cpus.h"
 #include "suites/launch_plan.h"
 #include "tests/suites/suite_parse.h"
 #include "tests/temp_dir.h"
@@ -408,6 +409,43 @@ TEST(SuiteConfig, AnOptionOfTheTableIsAnAxisByItsRowAlone) {
   EXPECT_NE(line.find(" --beta2 0.95 "), std::string::npos) << line;
   EXPECT_NE(suite_error("name = \"x\"\n[grid]\nbeta2 = [1.5]\n")
                 .find("t.toml:3:10: 'beta2' must be in [0, 1), got 1.5"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainscope::suites
+
+namespace trainscope::suites {
+namespace {
+
+// cpu_share: a number, or "C/hosts" resolved per case (two cores shared by
+// however many hosts); named and recorded when below 1, gone on one host;
+// more hosts than the cores hold at that share is a skip; bad values are
+// errors at their line.
+TEST(SuiteConfig, CpuShareDilatesVirtualHosts) {
+  const Suite s = parse_test_suite(
+      "name = \"x\"\n[base]\nmode = \"sharded\"\ncores_per_host = 1\ncpu_share = \"2/hosts\"\n"
+      "[grid]\nhosts = [1, 2, 4]\n"
+      "[[case]]\nname = \"half\"\nmode = \"sharded\"\nhosts = 2\ncpu_share = 0.5\n"
+      "[[case]]\nname = \"many\"\nmode = \"sharded\"\nhosts = 250\ncpu_share = 0.5\n");
+  ASSERT_EQ(s.cases.size(), 5u);
+  EXPECT_DOUBLE_EQ(s.cases[0].cpu_share, 1);  // one host: nothing to dilate
+  EXPECT_FALSE(s.cases[0].to_json().contains("cpu_share"));
+  EXPECT_DOUBLE_EQ(s.cases[1].cpu_share, 1);  // 2 cores over 2 hosts: a whole core each
+  EXPECT_DOUBLE_EQ(s.cases[2].cpu_share, 0.5);
+  EXPECT_EQ(s.cases[2].to_json()["cpu_share"], 0.5);
+  EXPECT_NE(s.cases[2].name.find("h4-c1-f0.5"), std::string::npos) << s.cases[2].name;
+  if (cores_available() >= 2) EXPECT_EQ(s.cases[2].skip_reason, "");  // 4 halves on 2 cores
+  EXPECT_DOUBLE_EQ(s.cases[3].cpu_share, 0.5);
+  EXPECT_NE(s.cases[4].skip_reason.find("250 hosts at a CPU share of 0.5 need 125 cores"),
+            std::string::npos)
+      << s.cases[4].skip_reason;
+
+  EXPECT_NE(suite_error("name = \"x\"\n[base]\ncpu_share = 1.5\n")
+                .find("t.toml:3:13: 'cpu_share' must be within 0.01..1, got 1.5"),
+            std::string::npos);
+  EXPECT_NE(suite_error("name = \"x\"\n[base]\ncpu_share = \"half\"\n")
+                .find("t.toml:3:13: 'cpu_share' must be a number in (0, 1]"),
             std::string::npos);
 }
 

@@ -1,0 +1,136 @@
+// Hosts smaller than a core (netns-cluster.sh up --cpu-share F): each host's
+// processes run under a cgroup CPU quota of F of its core, hosts whose
+// quotas fit share a core, the quota goes with `down`, and a share outside
+// (0, 1] or more hosts than the cores can hold is bad input. The base of
+// time dilation (docs/CLUSTERS.md).
+//
+// These make clusters (netns_fixture.h: skipped with the reason where this
+// machine cannot; nothing of a test's cluster may remain).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "base/check.h"
+#include "suites/cpus.h"
+#include "suites/virtual_cluster.h"
+#include "tests/suites/netns_fixture.h"
+
+namespace trainscope::suites {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::kScripts;
+using testing::run_shell;
+using testing::trim;
+
+class CpuShareTest : public testing::NetnsTest {};
+
+std::string slurp_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return trim(s.str());
+}
+
+// The quota / period a cgroup folder holds (v2 cpu.max or v1 cfs files),
+// with the period in microseconds.
+std::pair<double, long> share_of_cgroup(const fs::path& cg) {
+  long quota = 0, period = 0;
+  if (fs::exists(cg / "cpu.max")) {
+    std::istringstream(slurp_file(cg / "cpu.max")) >> quota >> period;
+  } else {
+    quota = std::stol(slurp_file(cg / "cpu.cfs_quota_us"));
+    period = std::stol(slurp_file(cg / "cpu.cfs_period_us"));
+  }
+  return {period > 0 ? static_cast<double>(quota) / static_cast<double>(period) : 0, period};
+}
+
+// Seconds of "0m1.230000s": the format of the shell's `times`.
+double times_seconds(const std::string& word) {
+  const std::size_t m = word.find('m');
+  if (m == std::string::npos) return -1;
+  return std::stod(word.substr(0, m)) * 60 + std::stod(word.substr(m + 1));
+}
+
+TEST_F(CpuShareTest, AHostAtHalfAShareGetsHalfACore) {
+  VirtualClusterSpec spec;
+  spec.prefix = prefix();
+  spec.hosts = 2;
+  spec.cpu_share = 0.5;
+  try {
+    cluster_.emplace(VirtualCluster::up(spec));
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_DOUBLE_EQ(cluster_->config().cpu_share, 0.5);
+  // Two halves fit in one core: both hosts are pinned to the same one.
+  const auto cpus = cluster_->host_cpus();
+  ASSERT_EQ(cpus.size(), 2u);
+  EXPECT_FALSE(cpus[0].empty());
+  EXPECT_EQ(cpus[0], cpus[1]);
+
+  const fs::path cg = slurp_file("/run/trainscope-netns/" + prefix() + "/" + host(0) + ".cgroup");
+  ASSERT_TRUE(fs::is_directory(cg)) << cg;
+  const auto [share, period_us] = share_of_cgroup(cg);
+  EXPECT_DOUBLE_EQ(share, 0.5);
+  EXPECT_GE(period_us, 1000);  // short, so that a step is throttled smoothly
+  EXPECT_LE(period_us, 5000);
+
+  // A busy loop for 2 s of wall clock in host 0: its CPU time is about half
+  // of it. The quota caps it from above whatever else runs; from below,
+  // other work on this core may take some (a tolerant bound).
+  const auto t0 = std::chrono::steady_clock::now();
+  const CommandResult busy = run_shell(kScripts + "/netns-rsh-agent.sh " + host(0) +
+                                       " 'timeout 2 sh -c \"while :; do :; done\"; times'");
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::istringstream lines(busy.output);
+  std::string self_line, children_line;
+  std::getline(lines, self_line);
+  std::getline(lines, children_line);
+  std::istringstream words(children_line);
+  std::string user, sys;
+  ASSERT_TRUE(words >> user >> sys) << busy.output;
+  const double cpu = times_seconds(user) + times_seconds(sys);
+  EXPECT_GE(wall, 2.0);
+  EXPECT_LE(cpu / 2.0, 0.5 * 1.2) << busy.output;
+  EXPECT_GE(cpu / 2.0, 0.5 * 0.4) << busy.output;
+  // It was throttled: the quota, not chance, held it back.
+  const std::string stat = slurp_file(cg / "cpu.stat");
+  std::istringstream fields(stat);
+  long throttled = -1;
+  for (std::string key; fields >> key;) {
+    if (key == "nr_throttled") fields >> throttled;
+  }
+  EXPECT_GT(throttled, 0) << stat;
+
+  cluster_->down();
+  EXPECT_FALSE(fs::exists(cg)) << "the host's cgroup outlived `down`";
+  EXPECT_FALSE(fs::exists(cg.parent_path())) << "the cluster's cgroup outlived `down`";
+}
+
+TEST_F(CpuShareTest, ASharesOutsideZeroToOneOrTooFewCoresIsExitCode2) {
+  const std::string up = kScripts + "/netns-cluster.sh up ";
+  const std::string p = " --prefix " + prefix();
+  for (const std::string share : {"0", "1.5", "half", "-0.5"}) {
+    const CommandResult r = run_shell(up + "2" + p + " --cpu-share " + share + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << share << ": " << r.output;
+    EXPECT_NE(r.output.find("--cpu-share '" + share + "'"), std::string::npos) << r.output;
+  }
+  // Two hosts at 0.5 fit in a core: one host more than the cores hold.
+  const int hosts = 2 * cores_available() + 1;
+  const CommandResult r =
+      run_shell(up + std::to_string(hosts) + p + " --cpu-share 0.5 2>&1");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("needs " + std::to_string(cores_available() + 1) + " cores"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(testing::namespaces_of(prefix()).empty());
+}
+
+}  // namespace
+}  // namespace trainscope::suites
