@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """PyTorch reference for trainscope's training-step benchmark (not built; run on demand).
 
-The same model as trainscope's `seed` preset (bench/pytorch/llama.py, also the suites' PyTorch peer) (Llama: 4 layers, dims 256, 4 heads,
-SwiGLU 512, vocab 50257, RMSNorm, rotate-half RoPE, untied head), the same step
-(forward, cross-entropy, backward, AdamW) at batch 4 x 511 tokens, in float32 on
+The same model as trainscope's `seed` preset (bench/pytorch/llama.py, which the suites'
+PyTorch peer trains too: Llama, 4 layers, dims 256, 4 heads, SwiGLU 512, vocab 50257,
+RMSNorm, rotate-half RoPE, untied head), the same step (forward, cross-entropy, backward,
+AdamW) at batch 4 x 511 tokens, in float32 on
 the CPU. Prints one row per configuration with median tokens/s over the timed steps.
 
     python3 bench/pytorch_reference.py              # 1 and 2 threads, default and tuned malloc

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/supervise.h"
 #include "suite_parse.h"
 
 namespace trainscope::suites {
@@ -87,6 +88,27 @@ TEST(PytorchPeer, SettingsItHasNoCounterpartForAreSkipsWithTheReason) {
   const Suite t =
       parse_test_suite("name = \"x\"\n[base]\nranks = 2\n[[case]]\nmode = \"duplicated\"\n");
   EXPECT_EQ(t.cases[0].skip_reason, "");
+}
+
+// DDP's bf16_compress_hook needs gloo to sum bf16, which PyTorch 1.13's does
+// not: skipped there with the peer's own words, run where gloo can.
+TEST(PytorchPeer, Bf16GradientsAreSkippedWhereGlooCannotSumThem) {
+  if (pytorch_python().empty()) GTEST_SKIP() << "no Python here imports torch";
+  SpawnOptions check;
+  check.argv = {pytorch_python(), pytorch_peer_script().string(), "--check-bf16-allreduce"};
+  check.env = {"GLOO_SOCKET_IFNAME=lo"};
+  const profiler::CompletedRun r = profiler::run_to_completion(check, 60);
+  const Suite s = parse_test_suite(
+      "name = \"x\"\n[base]\nengine = \"pytorch\"\nmode = \"sharded\"\nranks = 2\n"
+      "[[case]]\ncomm_dtype = \"bf16\"\n[[case]]\ncomm_dtype = \"fp32\"\n");
+  if (r.exit_code == 0) {
+    EXPECT_EQ(s.cases[0].skip_reason, "");
+  } else {
+    EXPECT_NE(s.cases[0].skip_reason.find("bf16_compress_hook"), std::string::npos)
+        << s.cases[0].skip_reason;
+    EXPECT_NE(r.out.find(s.cases[0].skip_reason), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(s.cases[1].skip_reason, "");
 }
 
 TEST(PytorchPeer, EngineIsAnAxisThatNamesItsCases) {

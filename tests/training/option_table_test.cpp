@@ -48,6 +48,7 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
                                          "bucket_mb",
                                          "comm_dtype",
                                          "data",
+                                         "engine",
                                          "eval_every",
                                          "fine_tune",
                                          "gemm",
