@@ -435,7 +435,9 @@ TEST(SuiteConfig, CpuShareDilatesVirtualHosts) {
   EXPECT_DOUBLE_EQ(s.cases[2].cpu_share, 0.5);
   EXPECT_EQ(s.cases[2].to_json()["cpu_share"], 0.5);
   EXPECT_NE(s.cases[2].name.find("h4-c1-f0.5"), std::string::npos) << s.cases[2].name;
-  if (cores_available() >= 2) EXPECT_EQ(s.cases[2].skip_reason, "");  // 4 halves on 2 cores
+  if (cores_available() >= 2) {
+    EXPECT_EQ(s.cases[2].skip_reason, "");  // 4 halves on 2 cores
+  }
   EXPECT_DOUBLE_EQ(s.cases[3].cpu_share, 0.5);
   EXPECT_NE(s.cases[4].skip_reason.find("250 hosts at a CPU share of 0.5 need 125 cores"),
             std::string::npos)
