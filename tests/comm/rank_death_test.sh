@@ -46,12 +46,20 @@ if [[ -z "$victim" ]]; then
   echo "rank 1 never appeared"; kill "$job"; exit 1
 fi
 sleep 1   # let it get into the training loop
+# This job's shared-memory segments share a job id ("vader_segment.HOST.0.JOBID.RANK"):
+# the victim maps them. Only those count as left behind; other jobs on the
+# machine (tests of other checkouts) may come and go meanwhile.
+job_prefix=$(grep -o '/dev/shm/vader_segment\.[^ ]*' "/proc/$victim/maps" 2>/dev/null | head -n 1 |
+  sed 's|^/dev/shm/||; s|\.[0-9]*$||')
 kill -9 "$victim"
 for _ in $(seq 1 600); do
   if ! kill -0 "$job" 2>/dev/null; then
     wait "$job"; rc=$?
     if [[ $rc -eq 0 ]]; then echo "job ended with exit 0 although rank 1 was killed"; exit 1; fi
     left=$(comm -13 <(echo "$shm_before") <(ls /dev/shm 2>/dev/null | sort))
+    if [[ -n $job_prefix ]]; then
+      left=$(grep -F -- "$job_prefix." <<<"$left" || true)
+    fi
     if [[ -n $left ]]; then
       echo "job ended with exit $rc, but left in /dev/shm:"; echo "$left"; exit 1
     fi
