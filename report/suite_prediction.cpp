@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/case_options.h"
+#include "report/comparison.h"
 #include "report/findings.h"
 #include "results/link_profiles.h"
 
@@ -123,6 +124,8 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
   v.measured_speedup = f.tokens_per_s / case_figures(*one).tokens_per_s;
+  v.measured_speedup_interval =
+      bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
   return v;
 }
 
