@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -87,7 +88,13 @@ std::vector<CaseHistory> build_history(const std::vector<SuiteData>& suites, dou
   // suite name -> case name -> revisions in order of first measurement.
   std::map<std::string, std::map<std::string, std::vector<RevisionSamples>>> samples;
   std::vector<std::pair<std::string, std::string>> order;  // (suite, case) as first seen
-  for (const SuiteData& s : suites) {
+  // Suite ids grow as suites are run: the revisions in the order measured.
+  std::vector<const SuiteData*> by_id;
+  for (const SuiteData& s : suites) by_id.push_back(&s);
+  std::sort(by_id.begin(), by_id.end(),
+            [](const SuiteData* a, const SuiteData* b) { return a->suite.id < b->suite.id; });
+  for (const SuiteData* suite : by_id) {
+    const SuiteData& s = *suite;
     const std::string revision = revision_of(s);
     for (const CaseData& c : s.cases) {
       auto& revisions = samples[s.suite.info.name][c.name];

@@ -46,7 +46,9 @@ struct CaseHistory {
   std::vector<HistoryChange> changes;
 };
 
-// Every case of every suite (by suite name), from suites in id order.
+// Every case of every suite (by suite name), the revisions in the order of
+// their first suite id (the order they were measured), whatever the order
+// of `suites`.
 std::vector<CaseHistory> build_history(const std::vector<SuiteData>& suites,
                                        double alpha = 0.05);
 
