@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   cli::add_allreduce_bench_command(app);
   cli::add_report_command(app);
   cli::add_check_command(app);
+  cli::add_history_command(app);
   cli::add_cluster_command(app);
   cli::add_generate_command(app);
   cli::add_fuse_command(app);

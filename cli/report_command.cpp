@@ -19,6 +19,7 @@
 #include "base/atomic_file.h"
 #include "profiler/supervise.h"
 #include "report/gnuplot.h"
+#include "report/history.h"
 #include "report/report.h"
 #include "report/suite_data.h"
 #include "results/results_db.h"
@@ -46,7 +47,8 @@ void add_report_command(CLI::App& app) {
       "category, memory over time, loss curves, reduction time vs bucket size, bandwidth vs\n"
       "links, busbw vs message size, Amdahl fit) as inline SVG; the page needs no network.\n"
       "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
-      "only.");
+      "only. When the database holds suites of more than one git revision, both formats end\n"
+      "with their history (see `trainscope history`).");
   sub->add_option("--db", flags->db, "Results database to read")->required()->check(kDbFile);
   sub->add_option("--suite", flags->suite, "Suite to report: latest, all, or a suite id")
       ->capture_default_str();
@@ -64,8 +66,13 @@ void add_report_command(CLI::App& app) {
     for (int64_t id : report::resolve_suites(db, flags->suite)) {
       suites.push_back(report::load_suite(db, id));
     }
+    // Results across commits: every suite of the database, not just those reported.
+    std::vector<report::SuiteData> all;
+    for (int64_t id : report::resolve_suites(db, "all")) all.push_back(report::load_suite(db, id));
+    const bool history = report::revision_count(all) > 1;
     if (flags->format == "md") {
       std::fputs(report::render_markdown(suites).c_str(), stdout);
+      if (history) std::fputs(report::history_markdown(report::build_history(all)).c_str(), stdout);
       return;
     }
     // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
@@ -79,6 +86,11 @@ void add_report_command(CLI::App& app) {
     }
     for (const auto& note : html.notes)
       std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
+    if (history) {
+      const std::string section =
+          report::history_html(report::build_history(all), report::find_gnuplot());
+      html.html.insert(html.html.rfind("</body>"), section);
+    }
     write_file_atomically(flags->out, html.html);
     std::printf("wrote %s: %zu suite(s), %d chart(s)\n", flags->out.c_str(), suites.size(),
                 html.charts);

@@ -27,6 +27,16 @@ std::string pct(double share) {
   return std::isfinite(share) ? fmt::format("{:+.1f}%", share * 100) : "-";
 }
 
+// "12.3% [8.1%, 15.0%]": time saved with its interval over the repetitions.
+std::string saved_text(const MachineRow& r) {
+  if (!std::isfinite(r.time_saved)) return "-";
+  const Interval& iv = r.time_saved_interval;
+  const std::string shown = format_number(r.time_saved * 100, 1) + "%";
+  if (!iv.has_interval()) return shown;
+  return fmt::format("{} [{}%, {}%]", shown, format_number(iv.low * 100, 1),
+                     format_number(iv.high * 100, 1));
+}
+
 Table machines_table(const SuiteData& suite) {
   Table t{"What each added machine buys (time for the case's steps, time saved on the same data)",
           {"case", "hosts", "cores/host", "link", "measured Gbit/s", "scaling", "reduction",
@@ -46,7 +56,7 @@ Table machines_table(const SuiteData& suite) {
          r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling, r.reduction,
          std::to_string(r.steps), format_number(r.wall_s, 2), format_number(r.tokens_per_s, 0),
          r.baseline.empty() ? "-" : r.baseline,
-         std::isfinite(r.time_saved) ? format_number(r.time_saved * 100, 1) + "%" : "-", r.status});
+         saved_text(r), r.status});
   }
   return t;
 }
@@ -252,7 +262,7 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
                       r.scaling == Scaling::kWeak ? "weak" : "strong",
                       r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s) + spread,
                       ms_1dp(r.predicted_step_s), pct(r.error()) + (r.loaded ? " (loaded)" : ""),
-                      times(r.measured_speedup),
+                      with_interval(r.measured_speedup, r.measured_speedup_interval, 2, "x"),
                       times(r.predicted_speedup), r.compute_from});
   }
   if (loaded) {
@@ -373,12 +383,18 @@ std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
   std::string measured;
   for (const auto& v : p->validation) {
     if (v.scaling == Scaling::kWeak && std::isfinite(v.measured_speedup)) {
-      measured += fmt::format("{} {:.6g}\n", v.hosts, v.measured_speedup);
+      // Error bars from the repetitions; none (the point itself) with one.
+      const Interval& iv = v.measured_speedup_interval;
+      measured += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", v.hosts, v.measured_speedup,
+                              iv.has_interval() ? iv.low : v.measured_speedup,
+                              iv.has_interval() ? iv.high : v.measured_speedup);
     }
   }
   if (!measured.empty()) {
     chart.data.push_back({"measured.dat", measured});
-    plot += ", 'measured.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '#000000' title 'measured'";
+    plot +=
+        ", 'measured.dat' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lc rgb '#000000' "
+        "title 'measured (95% interval)'";
   }
   chart.script = fmt::format(
       "set logscale x 2\nset xrange [1:{}]\nset yrange [0:*]\nset key left top\n"

@@ -7,10 +7,27 @@
 
 #include <fmt/format.h>
 
+#include "report/format.h"
+
 namespace trainscope::report {
 
 namespace {
 using results::kNaN;
+}
+
+std::vector<double> repetition_tokens_per_s(const CaseData& c) {
+  std::vector<double> out;
+  for (const RunData* run : c.usable_runs()) out.push_back(run->summary->totals.tokens_per_s);
+  return out;
+}
+
+std::string with_interval(double value, const Interval& interval, int digits,
+                          const std::string& suffix) {
+  if (!std::isfinite(value)) return "-";
+  const std::string shown = format_number(value, digits) + suffix;
+  if (!interval.has_interval()) return shown;
+  return fmt::format("{} [{}, {}]", shown, format_number(interval.low, digits),
+                     format_number(interval.high, digits));
 }
 
 Comparison compare_cases(const SuiteData& suite) {
@@ -27,6 +44,7 @@ Comparison compare_cases(const SuiteData& suite) {
   if (!baseline) baseline = &suite.cases.front();
   out.baseline_case = baseline->name;
   const CaseFigures base = case_figures(*baseline);
+  const std::vector<double> base_tokens = repetition_tokens_per_s(*baseline);
   for (const auto& c : suite.cases) {
     ComparisonRow row;
     row.case_name = c.name;
@@ -37,6 +55,11 @@ Comparison compare_cases(const SuiteData& suite) {
     const double growth = static_cast<double>(row.figures.world_size) /
                           static_cast<double>(std::max(1, base.world_size));
     row.efficiency = measurable ? row.speedup / growth : kNaN;
+    const std::vector<double> tokens = repetition_tokens_per_s(c);
+    row.tokens_interval = bootstrap_median(tokens);
+    if (measurable && !row.is_baseline) {
+      row.speedup_interval = bootstrap_ratio_of_medians(tokens, base_tokens);
+    }
     out.rows.push_back(std::move(row));
   }
   return out;

@@ -7,6 +7,9 @@
 // named "naive"; failing that, the first case. Speedup is tokens/s over the
 // baseline's tokens/s; scaling efficiency is speedup over the growth in
 // ranks (world_size / baseline world_size), so 1.0 means perfect scaling.
+// Both carry 95% intervals from the repetitions (one tokens/s per usable
+// repetition): the bootstrap of the median, and of the ratio of the medians
+// (report/analysis/intervals.h); none with one repetition.
 //
 // Thread-safety: pure functions over plain values.
 #ifndef TRAINSCOPE_REPORT_COMPARISON_H_
@@ -16,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "report/analysis/intervals.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {
@@ -26,7 +30,17 @@ struct ComparisonRow {
   CaseFigures figures;
   double speedup = 0;     // NaN when either side has no tokens/s
   double efficiency = 0;  // speedup / (world_size / baseline world_size)
+  Interval tokens_interval;   // of figures.tokens_per_s
+  Interval speedup_interval;  // none for the baseline itself
 };
+
+// One tokens/s per usable repetition of a case: the unit its intervals are of.
+std::vector<double> repetition_tokens_per_s(const CaseData& c);
+
+// "1.43x [1.38, 1.49]" with `digits` after the point, or the value alone
+// without an interval ("-" for NaN).
+std::string with_interval(double value, const Interval& interval, int digits,
+                          const std::string& suffix);
 
 struct Comparison {
   std::string baseline_case;

@@ -13,6 +13,7 @@
 #include "report/algorithms.h"
 #include "report/case_options.h"
 #include "report/dilation.h"
+#include "report/comparison.h"
 #include "report/finetune.h"
 #include "report/format.h"
 
@@ -293,8 +294,11 @@ std::optional<Finding> machines_finding(const SuiteData& suite) {
   std::map<std::string, std::vector<std::string>> by_link;
   for (const auto& r : rows) {
     if (r.hosts < 2 || std::isnan(r.time_saved)) continue;
-    by_link[r.link].push_back(fmt::format("{} hosts {} {} save {:.1f}%", r.hosts, r.reduction,
-                                          r.scaling, r.time_saved * 100));
+    const Interval& iv = r.time_saved_interval;
+    by_link[r.link].push_back(fmt::format(
+        "{} hosts {} {} save {:.1f}%{}", r.hosts, r.reduction, r.scaling, r.time_saved * 100,
+        iv.has_interval() ? fmt::format(" [{:.1f}%, {:.1f}%]", iv.low * 100, iv.high * 100)
+                          : std::string(" (one repetition: no interval)")));
   }
   if (by_link.empty()) return std::nullopt;
   std::vector<std::string> parts;
@@ -383,6 +387,13 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
       if (const CaseData* one = one_machine_case(suite, c)) {
         r.baseline = one->name;
         r.time_saved = time_saved(case_figures(*one).tokens_per_s, r.tokens_per_s);
+        // The repetitions' tokens/s, like r.tokens_per_s, are scaled back by the share.
+        const Interval ratio = bootstrap_ratio_of_medians(repetition_tokens_per_s(c),
+                                                          repetition_tokens_per_s(*one));
+        if (ratio.has_interval()) {
+          r.time_saved_interval = {r.time_saved, 1 - r.cpu_share / ratio.low,
+                                   1 - r.cpu_share / ratio.high};
+        }
       }
     }
     out.push_back(std::move(r));

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "report/analysis/intervals.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {
@@ -46,6 +47,9 @@ struct MachineRow {
   std::string baseline;   // the one-machine case (hosts > 1)
   double time_saved = 0;  // vs baseline on the same data; NaN without one
   double cpu_share = 1;   // < 1: dilated; times, tokens/s and the link are scaled back
+  // Its 95% interval: 1 - 1/r over the bootstrap interval of the ratio r of
+  // the two cases' median tokens/s over their repetitions (none with one).
+  Interval time_saved_interval;
   std::string status;
 };
 

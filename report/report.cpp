@@ -67,6 +67,20 @@ std::map<std::string, std::string> reduction_labels(const SuiteData& suite) {
   return labels;
 }
 
+// How the comparison's intervals are made, and which cases have none.
+std::string interval_caption(const Comparison& cmp) {
+  std::vector<std::string> single;
+  for (const auto& r : cmp.rows) {
+    if (r.figures.usable == 1) single.push_back(r.case_name);
+  }
+  std::string out =
+      "tokens/s and speedup with 95% intervals over the repetitions (bootstrap of the median and "
+      "of the ratio of medians)";
+  if (single.size() == cmp.rows.size()) return out + "; one repetition: no interval";
+  if (!single.empty()) out += fmt::format("; one repetition, no interval: {}", fmt::join(single, ", "));
+  return out;
+}
+
 std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp) {
   const auto reductions = reduction_labels(suite);
   std::string out = fmt::format(
@@ -82,8 +96,8 @@ std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp)
     if (!reductions.empty()) out += td(reductions.at(r.case_name), "name");
     out += td(std::to_string(f.world_size));
     out += td(fmt::format("{}/{}", f.usable, f.repetitions));
-    out += td(format_number(f.tokens_per_s, 1));
-    out += td(std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x");
+    out += td(with_interval(f.tokens_per_s, r.tokens_interval, 1, ""));
+    out += td(with_interval(r.speedup, r.speedup_interval, 2, "x"));
     out += td(percent(r.efficiency));
     out += td(ms_2dp(f.step_median_s));
     out += td(ms_2dp(f.step_p95_s));
@@ -92,7 +106,7 @@ std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp)
     out += td(status_text(f), "name status-" + f.status);
     out += "</tr>\n";
   }
-  return out + "</table>\n";
+  return out + "</table>\n<p class=\"meta\">" + html_escape(interval_caption(cmp)) + "</p>\n";
 }
 
 // ---- per-rank compute and wait, and stragglers ----
@@ -312,6 +326,19 @@ std::string charts_html(const SuiteData& suite, const Comparison& cmp, ChartRun&
   return out;
 }
 
+// Test hooks in effect when the suite ran (results/environment.h): its
+// timings include a planted slowdown. "" when none was.
+std::string test_hooks_text(const results::SuiteInfo& info) {
+  const auto hooks = info.environment.find("test_hooks");
+  if (hooks == info.environment.end() || !hooks->is_object() || hooks->empty()) return "";
+  std::vector<std::string> set;
+  for (const auto& [name, value] : hooks->items()) set.push_back(name + "=" + value.dump());
+  return fmt::format(
+      "test hook in effect: {} (a planted slowdown of every rank's compute; these timings are "
+      "not the code's)",
+      fmt::join(set, ", "));
+}
+
 std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& report) {
   const auto& info = suite.suite.info;
   std::string out =
@@ -324,6 +351,9 @@ std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& rep
       html_escape(info.finished_at.value_or("never (running, or the runner died)")),
       html_escape(info.git_revision.empty() ? "unknown" : info.git_revision),
       html_escape(suite.db_path));
+  if (const std::string hooks = test_hooks_text(info); !hooks.empty()) {
+    out += "<p class=\"note\">" + html_escape(hooks) + "</p>\n";
+  }
   if (suite.cases.empty()) {
     return out + "<p class=\"note\">This suite has no runs recorded.</p>\n</section>\n";
   }
@@ -393,6 +423,9 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     out += fmt::format("## trainscope suite {} (id {}, git {})\n\n",
                        markdown_cell(suite.suite.info.name), suite.suite.id,
                        markdown_cell(suite.suite.info.git_revision));
+    if (const std::string hooks = test_hooks_text(suite.suite.info); !hooks.empty()) {
+      out += "**Note**: " + markdown_cell(hooks) + "\n\n";
+    }
     if (suite.cases.empty()) {
       out += "No runs recorded.\n\n";
       continue;
@@ -414,13 +447,14 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
           reductions.empty() ? "" : fmt::format(" {} |", markdown_cell(reductions.at(r.case_name)));
       out += fmt::format("| {}{} |{} {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                          markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "", reduction,
-                         f.world_size, f.usable, f.repetitions, format_number(f.tokens_per_s, 1),
-                         std::isnan(r.speedup) ? "-" : format_number(r.speedup, 2) + "x",
+                         f.world_size, f.usable, f.repetitions,
+                         with_interval(f.tokens_per_s, r.tokens_interval, 1, ""),
+                         with_interval(r.speedup, r.speedup_interval, 2, "x"),
                          percent(r.efficiency), ms_2dp(f.step_median_s), ms_2dp(f.step_p95_s),
                          percent(f.comm_share), ms_2dp(f.comm_exposed_s),
                          markdown_cell(status_text(f)));
     }
-    out += "\n";
+    out += "\n" + markdown_cell(interval_caption(cmp)) + ".\n\n";
     if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {
       out += fmt::format(
           "Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "

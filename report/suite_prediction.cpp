@@ -7,6 +7,7 @@
 
 #include "report/case_options.h"
 #include "report/dilation.h"
+#include "report/comparison.h"
 #include "report/findings.h"
 #include "results/figures.h"
 #include "results/link_profiles.h"
@@ -139,6 +140,11 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
   v.measured_speedup = f.tokens_per_s / f_share / case_figures(*one).tokens_per_s;
+  v.measured_speedup_interval =
+      bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
+  v.measured_speedup_interval.estimate /= f_share;
+  v.measured_speedup_interval.low /= f_share;
+  v.measured_speedup_interval.high /= f_share;
   return v;
 }
 

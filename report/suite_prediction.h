@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "report/analysis/prediction.h"
+#include "report/analysis/intervals.h"
 #include "report/suite_data.h"
 
 namespace trainscope::report {
@@ -52,6 +53,9 @@ struct ValidationRow {
   bool loaded = false;  // measured on a loaded machine (it or its one-machine case)
   double predicted_step_s = 0;
   double measured_speedup = 0;  // tokens/s over the one-machine case's
+  // Its 95% interval: bootstrap of the ratio of the two cases' median tokens/s
+  // over their repetitions (none with one repetition).
+  Interval measured_speedup_interval;
   double predicted_speedup = 0;
   // The one-machine case whose measured compute the prediction starts from:
   // the compute case, or for strong scaling the one at the per-rank batch.

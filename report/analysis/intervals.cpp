@@ -59,15 +59,13 @@ std::vector<double> pairwise_differences(std::span<const double> a, std::span<co
   return d;
 }
 
-double log_variance_sum(std::span<const double> x, int64_t& dof) {
-  if (x.size() < 2) return 0;
-  double mean = 0;
-  for (double v : x) mean += std::log(v);
-  mean /= static_cast<double>(x.size());
-  double ss = 0;
-  for (double v : x) ss += (std::log(v) - mean) * (std::log(v) - mean);
-  dof += static_cast<int64_t>(x.size()) - 1;
-  return ss;
+// |log x - median of the logs| of each figure, when there are two or more.
+void log_deviations(std::span<const double> x, std::vector<double>& out) {
+  if (x.size() < 2) return;
+  std::vector<double> logs;
+  for (double v : x) logs.push_back(std::log(v));
+  const double center = median_copy(logs);
+  for (double l : logs) out.push_back(std::fabs(l - center));
 }
 
 }  // namespace
@@ -158,9 +156,13 @@ double normal_quantile(double p) {
 }
 
 double relative_noise(std::span<const double> a, std::span<const double> b) {
-  int64_t dof = 0;
-  const double ss = log_variance_sum(a, dof) + log_variance_sum(b, dof);
-  return dof > 0 ? std::sqrt(ss / static_cast<double>(dof)) : kNoValue;
+  std::vector<double> deviations;
+  log_deviations(a, deviations);
+  log_deviations(b, deviations);
+  if (deviations.empty()) return kNoValue;
+  // 1.4826 x the median absolute deviation is the standard deviation of
+  // normal figures, and a few preempted repetitions do not move it.
+  return 1.4826 * median_copy(deviations);
 }
 
 namespace {

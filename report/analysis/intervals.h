@@ -78,8 +78,10 @@ Interval hodges_lehmann_ratio(std::span<const double> a, std::span<const double>
 // Standard normal quantile: Phi^-1(p), p in (0, 1).
 double normal_quantile(double p);
 
-// The repetitions' relative noise: the pooled sample standard deviation of
-// the logs of each side's figures (about stddev / mean for small spreads).
+// The repetitions' relative noise: 1.4826 x the median absolute deviation of
+// the logs of each side's figures about that side's median, pooled (the
+// standard deviation of normal figures, about stddev / mean for small
+// spreads, unmoved by a few preempted runs, as the rank test is not).
 // NaN when no side has two figures.
 double relative_noise(std::span<const double> a, std::span<const double> b);
 

@@ -168,9 +168,10 @@ std::string calibration_text(const Calibration& cal) {
                        detect, c.repetitions_needed);
   }
   out += fmt::format(
-      "a gate of {:g}% on this machine needs {} repetitions a side (noise: sd of the log step "
-      "time median over every repetition of every run; detect@R: the smallest slowdown a run "
-      "of R repetitions shows against the pooled baseline with 80% power)\n",
+      "a gate of {:g}% on this machine needs {} repetitions a side (noise: 1.4826 x the median "
+      "absolute deviation of the log step time median over every repetition of every run; "
+      "detect@R: the smallest slowdown a run of R repetitions shows against the pooled "
+      "baseline with 80% power)\n",
       cal.threshold_pct, cal.repetitions_needed);
   return out;
 }

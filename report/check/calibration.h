@@ -25,7 +25,7 @@ namespace trainscope::report {
 struct CaseNoise {
   std::string case_name;
   int64_t repetitions = 0;  // step time medians over every run
-  double noise = 0;         // relative: sd of log step time median over them all
+  double noise = 0;         // relative: 1.4826 x MAD of log step time median, all of them
   // The smallest slowdown (fraction) a check of one run (R repetitions)
   // against the pooled baseline detects with 80% power.
   double detectable = 0;

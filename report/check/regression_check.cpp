@@ -243,6 +243,22 @@ std::string describe_machine(const nlohmann::json& machine) {
                      machine.value("cpu_model", "?"), machine.value("cores", json(0)).dump());
 }
 
+// A calibrated baseline (check calibrate) says how many repetitions a side
+// the gate needs on its machine; a current run with fewer is told so.
+void warn_about_repetitions(const CheckSuite& baseline, const CheckSuite& current,
+                            CheckResult& result) {
+  for (const auto& c : current.cases) {
+    const auto n = static_cast<int64_t>(c.timings.step_time_median_s.size());
+    if (!c.usable() || c.timings.step_time_median_s.empty() || n >= *baseline.repetitions) {
+      continue;
+    }
+    result.warnings.push_back(fmt::format(
+        "case {}: {} repetition(s), but the baseline's calibration asks for {} a side at "
+        "threshold {:g}% on this machine (suite run --repeat {})",
+        c.name, n, *baseline.repetitions, result.threshold_pct, *baseline.repetitions));
+  }
+}
+
 // The rows of one case present on both sides.
 void compare_case(const CaseRecord& b, const CaseRecord& c, bool timings,
                   const CheckOptions& options, CheckResult& result) {
@@ -323,6 +339,7 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
     }
     for (const auto& b : baseline->cases)
       compare_case(b, *current.find(b.name), timings, options, result);
+    if (timings && baseline->repetitions) warn_about_repetitions(*baseline, current, result);
     for (const auto& c : current.cases) {
       if (!baseline->find(c.name)) {
         result.rows.push_back({c.name, "status", "-", c.status, "", "", Verdict::kInfo,

@@ -148,10 +148,16 @@ TEST(IntervalsTest, MinimumDetectableEffectNeedsReachableSizes) {
   EXPECT_GT(minimum_detectable_effect(0.03, n - 1, n - 1), 0.05);
 }
 
-TEST(IntervalsTest, RelativeNoiseIsTheSpreadOfLogs) {
+TEST(IntervalsTest, RelativeNoiseIsTheRobustSpreadOfLogs) {
   const std::vector<double> a{1.0, std::exp(0.2)}, b{2.0, 2.0 * std::exp(-0.2)};
-  // Each side: sd of logs = 0.2 / sqrt 2 .. pooled the same.
-  EXPECT_NEAR(relative_noise(a, b), 0.2 / std::sqrt(2.0), 1e-12);
+  // Every log lies 0.1 from its side's median.
+  EXPECT_NEAR(relative_noise(a, b), 1.4826 * 0.1, 1e-12);
+  // A preempted repetition 50x slower does not make the runs noisy.
+  const std::vector<double> c{1.0, 1.01, 0.99, 1.0, 50.0};
+  EXPECT_LT(relative_noise(c, {}), 0.02);
+  // Normal logs: about their standard deviation.
+  std::mt19937_64 rng(3);
+  EXPECT_NEAR(relative_noise(lognormal_sample(rng, 2000, 1.0, 0.05), {}), 0.05, 0.005);
   const std::vector<double> one{1.0};
   EXPECT_TRUE(std::isnan(relative_noise(one, one)));
 }

@@ -85,6 +85,7 @@ struct SuiteSpec {
   profiler::HostLoad load;
   std::string blas_core;               // the OpenBLAS core every rank ran; empty: not recorded
   std::string cpu_model = "Test CPU";  // the machine it was measured on
+  std::string git_revision = "testrev";  // the suite's
   std::vector<results::MachineLimit> limits;  // stored with the suite, as the runner does
 };
 
@@ -212,7 +213,7 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
   results::SuiteInfo info;
   info.name = suite.name;
   info.definition = "[suite]\nname = \"" + suite.name + "\"\n";
-  info.git_revision = "testrev";
+  info.git_revision = suite.git_revision;
   info.host_facts = {{"hostname", "node0"}, {"cpu_model", suite.cpu_model}, {"cores", 8}};
   const int64_t sid = db.begin_suite(info);
   if (!suite.limits.empty()) db.add_machine_limits(sid, suite.limits);

@@ -119,7 +119,9 @@ TEST_F(RunnerTest, RepetitionsRunInShuffledRoundsFromARecordedSeed) {
       EXPECT_EQ(run.repetition, round) << run.case_name;
       names.push_back(run.case_name);
     }
-    if (round == 0) EXPECT_EQ(names, suite_order) << "the first round keeps the suite's order";
+    if (round == 0) {
+      EXPECT_EQ(names, suite_order) << "the first round keeps the suite's order";
+    }
     shuffled = shuffled || names != suite_order;
     std::sort(names.begin(), names.end());
     std::vector<std::string> expected = suite_order;
