@@ -1,7 +1,7 @@
 #include "kernels/gemm_backend.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -15,10 +15,10 @@
 
 #include "base/atomic_file.h"
 #include "base/check.h"
+#include "kernels/blas_core.h"
+#include "kernels/gemm.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/storage.h"
-
-extern "C" char* openblas_get_corename(void);
 
 namespace trainscope::kernels {
 
@@ -50,10 +50,14 @@ std::string cpu_model() {
 }
 
 // What a cached choice is valid for: the CPU, both libraries as they run
-// here, and the threads a GEMM gets.
+// here (machine_prefix), and the threads a GEMM gets.
+std::string machine_prefix() {
+  const BlasInfo blas = blas_info();
+  return fmt::format("{} | {} {} | {} | ", cpu_model(), blas.library, blas.core,
+                     internal::onednn_version_and_isa());
+}
 std::string machine_key() {
-  return fmt::format("{} | OpenBLAS {} | {} | {} threads", cpu_model(), openblas_get_corename(),
-                     internal::onednn_version_and_isa(), omp_get_max_threads());
+  return fmt::format("{}{} threads", machine_prefix(), omp_get_max_threads());
 }
 
 json& cache() {
@@ -186,14 +190,18 @@ std::string gemm_choices_summary() {
 }
 
 std::string gemm_cache_summary() {
-  const json& all = cache();
-  const auto it = all.find(machine_key());
-  if (it == all.end() || !it->is_object() || it->empty()) return "no shape timed yet";
-  int dnn = 0;
-  for (const auto& [text, e] : it->items()) {
-    dnn += e.is_object() && e.value("backend", "") == "onednn";
+  const std::string prefix = machine_prefix();
+  std::vector<std::string> parts;
+  for (const auto& [key, shapes] : cache().items()) {
+    if (!key.starts_with(prefix) || !shapes.is_object() || shapes.empty()) continue;
+    int dnn = 0;
+    for (const auto& [text, e] : shapes.items()) {
+      dnn += e.is_object() && e.value("backend", "") == "onednn";
+    }
+    parts.push_back(fmt::format("{}: onednn for {} of {} cached shapes",
+                                key.substr(prefix.size()), dnn, shapes.size()));
   }
-  return fmt::format("onednn for {} of {} cached shapes", dnn, it->size());
+  return parts.empty() ? "no shape timed yet" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
 std::filesystem::path gemm_cache_path() {
@@ -218,9 +226,8 @@ void gemm_f32(GemmBackend backend, const GemmKey& k, float* dst, const float* a,
     return;
   }
   const auto M = static_cast<int>(k.M), N = static_cast<int>(k.N), K = static_cast<int>(k.K);
-  cblas_sgemm(CblasRowMajor, k.a_transposed ? CblasTrans : CblasNoTrans,
-              k.b_transposed ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, a, k.a_transposed ? M : K,
-              b, k.b_transposed ? K : N, k.accumulate ? 1.0f : 0.0f, dst, N);
+  internal::gemm(k.a_transposed, k.b_transposed, M, N, K, 1.0f, a, k.a_transposed ? M : K, b,
+                 k.b_transposed ? K : N, k.accumulate ? 1.0f : 0.0f, dst, N);
 }
 
 }  // namespace trainscope::kernels

@@ -64,8 +64,9 @@ std::vector<GemmChoice> gemm_choices();
 // GEMMs ran on, for its record.
 std::string gemm_choices_summary();
 
-// What the cache holds for this machine (CPU, libraries, threads), for
-// doctor: "onednn for 3 of 7 cached shapes" or "no shape timed yet".
+// What the cache holds for this CPU and these libraries, per thread count,
+// for doctor: "1 threads: onednn for 3 of 7 cached shapes; 2 threads: ..."
+// or "no shape timed yet".
 std::string gemm_cache_summary();
 
 // $TRAINSCOPE_CACHE_DIR/gemm-choices.json, else ~/.cache/trainscope/...

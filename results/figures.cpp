@@ -83,7 +83,7 @@ void split_waits(const RunSummary& s, std::vector<RankTimes>& out) {
     ranks.push_back(measured_steps(s, s.steps[t.rank]));
     steps = std::min(steps, ranks.back().size());
   }
-  if (ranks.size() < 2 || steps == 0 || steps == SIZE_MAX) return;
+  if (ranks.size() < 2 || steps == 0) return;
   std::vector<double> least(steps, INFINITY);
   for (const auto& r : ranks) {
     for (size_t i = 0; i < steps; ++i) least[i] = std::min(least[i], r[i].phases[Phase::kComm]);

@@ -109,6 +109,11 @@ TEST(GemmBackend, AutoTimesAShapeOnceAndReadsItsChoiceFromTheCache) {
   ASSERT_EQ(gemm_choices().size(), 1u) << "only the large shape is timed";
   EXPECT_GT(gemm_choices()[0].openblas_gflops, 0);
   ASSERT_TRUE(std::filesystem::exists(gemm_cache_path()));
+  // doctor's line: the cache's shapes per thread count, whatever this process's threads.
+  EXPECT_NE(gemm_cache_summary().find(" threads: onednn for "), std::string::npos)
+      << gemm_cache_summary();
+  EXPECT_NE(gemm_cache_summary().find(" of 1 cached shapes"), std::string::npos)
+      << gemm_cache_summary();
 
   // Another process (here: forgotten choices) reads the file. Plant the
   // other library as the cached choice: it must be taken without timing.
