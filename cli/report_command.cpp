@@ -5,6 +5,7 @@
 //   trainscope report --db results.db --suite 3 --format md
 //
 // The logic lives in report/report.h; this file only maps flags.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -62,13 +63,16 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"html", "md"}));
   sub->callback([flags] {
     auto db = results::ResultsDb::open_for_reading(flags->db);
-    std::vector<report::SuiteData> suites;
-    for (int64_t id : report::resolve_suites(db, flags->suite)) {
-      suites.push_back(report::load_suite(db, id));
-    }
-    // Results across commits: every suite of the database, not just those reported.
+    // Results across commits: every suite of the database (each loaded once),
+    // the reported ones taken from them.
     std::vector<report::SuiteData> all;
     for (int64_t id : report::resolve_suites(db, "all")) all.push_back(report::load_suite(db, id));
+    std::vector<report::SuiteData> suites;
+    for (int64_t id : report::resolve_suites(db, flags->suite)) {
+      const auto it = std::find_if(all.begin(), all.end(),
+                                   [id](const report::SuiteData& s) { return s.suite.id == id; });
+      suites.push_back(it != all.end() ? *it : report::load_suite(db, id));
+    }
     const bool history = report::revision_count(all) > 1;
     if (flags->format == "md") {
       std::fputs(report::render_markdown(suites).c_str(), stdout);
