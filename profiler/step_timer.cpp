@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
+#include "profiler/steady_state.h"
 
 namespace trainscope::profiler {
 namespace {
@@ -158,10 +159,17 @@ void StepTimer::close(int frame) {
   }
 }
 
-RunTimes StepTimer::run_times() const {
+int64_t StepTimer::steady_state_start() const {
+  std::vector<double> wall;
+  wall.reserve(steps_.size());
+  for (const StepTimes& s : steps_) wall.push_back(s.wall_seconds);
+  return profiler::steady_state_start(wall);
+}
+
+RunTimes StepTimer::run_times(int64_t warmup_steps) const {
   RunTimes run;
   const auto total = static_cast<int64_t>(steps_.size());
-  run.warmup_steps = std::min(options_.warmup_steps, total);
+  run.warmup_steps = std::min(std::max(options_.warmup_steps, warmup_steps), total);
   run.measured_steps = total - run.warmup_steps;
   std::vector<double> wall, untracked;
   std::array<std::vector<double>, kNumPhases> inclusive, exclusive;

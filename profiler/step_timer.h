@@ -161,7 +161,11 @@ class StepTimer {
 
   const std::vector<StepTimes>& steps() const { return steps_; }
   const StepTimes& outside_steps() const { return outside_; }
-  RunTimes run_times() const;
+  // Statistics over the steps after the warm-up: the first
+  // max(options.warmup_steps, warmup_steps) recorded steps are left out.
+  RunTimes run_times(int64_t warmup_steps = 0) const;
+  // Where the recorded steps' wall times become steady (steady_state.h).
+  int64_t steady_state_start() const;
   void clear();  // drops step records, keeps regions and options
 
   // Scope internals, public for Scope only.

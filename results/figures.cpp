@@ -171,11 +171,14 @@ double median_step_figure(const RunSummary& run, int64_t StepRecord::*figure) {
 
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps) {
-  // Checked when the summary was read (a non-negative integer); a database
-  // row holding something else counts no warm-up.
-  const auto it = run.options.find("warmup_steps");
-  const int64_t warmup =
-      it != run.options.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  // The warm-up the trainer left out; in older summaries the configured one
+  // (checked when the summary was read: a non-negative integer; a database
+  // row holding something else counts no warm-up).
+  int64_t warmup = run.warmup_steps;
+  if (warmup < 0) {
+    const auto it = run.options.find("warmup_steps");
+    warmup = it != run.options.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  }
   const size_t skip =
       warmup > 0 && static_cast<size_t>(warmup) < steps.size() ? static_cast<size_t>(warmup) : 0;
   return std::span<const StepRecord>(steps).subspan(skip);

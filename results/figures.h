@@ -107,8 +107,9 @@ std::string straggler_note(const RankTimes& rank);
 // `summary` may be null (a run that wrote none, or a sweep).
 RunFigures run_figures(const RunSummary* summary, std::span<const AllReduceRow> sweep_rows);
 
-// A rank's measured steps: without the run's warm-up steps
-// (options.warmup_steps), as the trainer's own statistics; all of them when
+// A rank's measured steps: without the run's warm-up steps (warmup_steps,
+// or options.warmup_steps in older summaries), as the trainer's own
+// statistics; all of them when
 // the run has no more than its warm-up.
 std::span<const StepRecord> measured_steps(const RunSummary& run,
                                            const std::vector<StepRecord>& steps);

@@ -372,6 +372,11 @@ struct RunSummary {
   std::vector<ValLoss> val;
   std::vector<RankResult> ranks;
   Totals totals;
+  // Leading steps left out of every timing statistic: the larger of
+  // options.warmup_steps and where the step times became steady (MSER-5,
+  // profiler/steady_state.h; the latest over the ranks). kUnknown in
+  // summaries written before it was detected: options.warmup_steps then.
+  int64_t warmup_steps = kUnknown;
   bool operator==(const RunSummary&) const = default;
 };
 template <>
@@ -400,6 +405,7 @@ struct Fields<RunSummary> {
       field("val", &RunSummary::val, {.not_stored = true}),
       field("ranks", &RunSummary::ranks, {.not_stored = true}),
       field("totals", &RunSummary::totals),
+      field("warmup_steps", &RunSummary::warmup_steps, {.minus_one_is_null = true}).absent_ok(),
   };
   // The schema tag, and ranks and step lists that fit world_size.
   static void validate(const RunSummary& s, const JsonReader& r);

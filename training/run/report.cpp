@@ -126,7 +126,14 @@ RunReport::RunReport(const RunContext& ctx, const RunPlan& plan, const TrainingD
     : ctx_(ctx), plan_(plan), data_(data), state_(state), log_(log) {}
 
 void RunReport::gather_totals(results::RunSummary& summary) {
-  run_times_ = state_.timer->run_times();
+  // Every rank leaves out the same steps: the latest steady start of any.
+  int64_t warmup = 0;
+  for (const std::string& start :
+       ctx_.comm.all_gather(std::to_string(state_.timer->steady_state_start()))) {
+    warmup = std::max<int64_t>(warmup, std::stoll(start));
+  }
+  run_times_ = state_.timer->run_times(warmup);
+  summary.warmup_steps = run_times_.warmup_steps;
   for (const std::string& report : ctx_.comm.all_gather(rank_report().dump())) {
     per_rank_.push_back(json::parse(report));
   }
@@ -274,9 +281,11 @@ void RunReport::print_report(const results::RunSummary& summary) const {
   const results::Totals& t = summary.totals;
   const double flops = state_.flops_per_step;
   ctx_.say(
-      fmt::format("\nsummary: {} steps measured (first {} excluded), median step {:.1f} ms, "
+      fmt::format("\nsummary: {} steps measured (first {} excluded as warm-up: --warmup-steps {}, "
+                  "or until step times are steady), median step {:.1f} ms, "
                   "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
-                  run_times_.measured_steps, run_times_.warmup_steps, t.step_time_median_s * 1e3,
+                  run_times_.measured_steps, run_times_.warmup_steps, ctx_.options.warmup_steps,
+                  t.step_time_median_s * 1e3,
                   t.step_time_p95_s * 1e3, t.tokens_per_s,
                   t.step_time_median_s > 0 ? flops / t.step_time_median_s / 1e9 : 0.0));
   ctx_.say(memory_table(summary.ranks));
