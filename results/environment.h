@@ -26,9 +26,10 @@ nlohmann::json capture_environment(const std::string& command_line);
 // (hostname, kernel, cpu_model, cores, memory_total_bytes): suites.host_facts.
 nlohmann::json host_facts(const nlohmann::json& environment);
 
-// The test hook TRAINSCOPE_SLOWDOWN=PCT: every rank busy-waits PCT percent of
-// its own measured compute each step (training/run/step.cpp), a planted
-// slowdown whose detection measures a regression gate's power. It belongs
+// The test hook TRAINSCOPE_SLOWDOWN=PCT: every rank busy-waits, at the end
+// of each step, PCT percent of the time its previous step took without it
+// (training/run/step.cpp), so that every case's step time grows by PCT%: a
+// planted slowdown whose detection measures a regression gate's power. It belongs
 // to the environment, not the configuration: capture_environment records it
 // under "test_hooks" (the report shows it), and a check against a baseline
 // measured without it still compares the same cases. 0 when unset or empty;

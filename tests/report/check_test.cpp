@@ -159,9 +159,12 @@ TEST_F(CheckTest, NoisyRepetitionsAreInconclusiveUntilThereAreEnough) {
 // The CI gate (scripts/smoke-check.sh): with the smoke suite's repetitions
 // and the threshold its committed baseline carries, a 25% slowdown of every
 // case is a regression and an unchanged rerun is neither a regression nor
-// inconclusive, under the noise of a smoke case on the 2-core development
-// machine (steps within ~6%, one in ~20 preempted and 2-15x slower; run
-// medians within ~3% of each other, `check calibrate smoke`).
+// inconclusive, under the noise of a two-rank smoke case on the 2-core
+// development machine (steps within ~6%, one in ~20 preempted and 2-15x
+// slower; run medians 7-11% apart, 1.4826 x their median absolute deviation,
+// `check calibrate smoke` over 7 runs back to back). The one-process case
+// (24% there) needs more repetitions than the suite runs: its row says so
+// (INCONCLUSIVE, docs/METRICS.md).
 TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun) {
   const suites::Suite smoke = suites::load_suite_file(TRAINSCOPE_SOURCE_DIR "/suites/smoke.toml");
   const CheckSuite gate = load_baseline(TRAINSCOPE_SOURCE_DIR "/suites/baselines/smoke.json");
@@ -173,13 +176,13 @@ TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun
   spec.warmup_steps = static_cast<int>(smoke.cases.at(0).train.warmup_steps);
   spec.step_noise = 0.06;
   spec.outlier_rate = 0.05;
-  spec.run_noise = 0.03;
+  spec.run_noise = 0.09;
   for (const auto& c : smoke.cases) {
     spec.cases.push_back({.name = c.name,
                           .mode = std::string(training::to_string(c.train.data.data_mode)),
                           .reduction = std::string(comm::reduce_strategy_name(c.train.reduce)),
                           .world_size = c.ranks,
-                          .step_time_s = 0.0006});
+                          .step_time_s = 0.004});
     // The committed baseline was made with at least the suite's repetitions.
     const CaseRecord* committed = gate.find(c.name);
     ASSERT_NE(committed, nullptr) << c.name;

@@ -505,10 +505,10 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   fs::remove_all(dir);
 }
 
-// TRAINSCOPE_SLOWDOWN (results/environment.h) plants busy-waiting in every
-// step's compute: the same losses and options (it is no configuration), a
-// longer backward.
-TEST(TrainerTest, ThePlantedSlowdownLengthensComputeAndChangesNothingElse) {
+// TRAINSCOPE_SLOWDOWN (results/environment.h) plants busy-waiting at the end
+// of every step: the same losses and options (it is no configuration), the
+// steps PCT% longer.
+TEST(TrainerTest, ThePlantedSlowdownLengthensStepsAndChangesNothingElse) {
   auto comm = comm::make_communicator("local");
   const auto plain = run_training(tiny_options(6), *comm, stdout);
   ::setenv("TRAINSCOPE_SLOWDOWN", "400", 1);
@@ -516,8 +516,10 @@ TEST(TrainerTest, ThePlantedSlowdownLengthensComputeAndChangesNothingElse) {
   ::unsetenv("TRAINSCOPE_SLOWDOWN");
   EXPECT_EQ(losses(slowed), losses(plain));
   EXPECT_EQ(slowed.options, plain.options);
-  // 400% of forward + backward is waited in backward: it must at least double.
-  EXPECT_GT(slowed.ranks.at(0).phases[profiler::Phase::kBackward].median,
+  // Each step waits 400% of the previous one's own time: about 5x. A step
+  // of either run may be preempted, so the bound is well below.
+  EXPECT_GT(slowed.ranks.at(0).step_time.median, 3 * plain.ranks.at(0).step_time.median);
+  EXPECT_LT(slowed.ranks.at(0).phases[profiler::Phase::kBackward].median,
             2 * plain.ranks.at(0).phases[profiler::Phase::kBackward].median);
 }
 

@@ -81,7 +81,7 @@ class StepRunner {
   int64_t load_batch(int64_t step);
   double forward_backward(int64_t step, int64_t global_predicted);
   void inject_delay() const;
-  void plant_slowdown(std::chrono::steady_clock::time_point compute_start) const;
+  double plant_slowdown() const;
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void gather_parameters();
@@ -97,6 +97,7 @@ class StepRunner {
   StepLog& log_;
   Milestones milestones_;
   double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
+  double unplanted_step_s_ = 0;  // the last step's time without its planted slowdown
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
 };
 
@@ -115,8 +116,10 @@ bool StepRunner::run_step(int64_t step) {
   figures.grad_norm = optimizer_step(step, figures.lr);
   milestones_.maybe_evaluate(step);
   milestones_.maybe_checkpoint(step);
+  const double planted_s = plant_slowdown();
   timer().end_step();
   figures.seconds = profiler::seconds_since(start);
+  unplanted_step_s_ = figures.seconds - planted_s;
   record_step(figures);
   log_step(figures);
   return true;
@@ -156,7 +159,6 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
   LlamaModel<float>& model = *state_.model;
   comm::GradSync& sync = *state_.sync;
   ForwardResult fr;
-  const auto compute_start = std::chrono::steady_clock::now();
   {
     auto scope = timer().phase(Phase::kForward);
     inject_delay();
@@ -173,7 +175,6 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
       auto comm_scope = timer().phase(Phase::kComm);
       sync.on_ready(begin);
     });
-    plant_slowdown(compute_start);
   }
   double loss_sum = fr.loss_sum;
   {
@@ -191,18 +192,20 @@ void StepRunner::inject_delay() const {
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay->ms));
 }
 
-// TRAINSCOPE_SLOWDOWN=PCT (results/environment.h): a slowdown planted in
-// proportion to this rank's own forward and backward, so that it scales with
-// the case like a real regression of the kernels would. A busy-wait, not a
-// sleep: a sleeping rank would free its core for the others.
-void StepRunner::plant_slowdown(std::chrono::steady_clock::time_point compute_start) const {
-  if (slowdown_pct_ <= 0) return;
-  const auto compute = std::chrono::steady_clock::now() - compute_start;
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         compute * (slowdown_pct_ / 100));
+// TRAINSCOPE_SLOWDOWN=PCT (results/environment.h): every step made PCT%
+// longer than the one before it took without the planted part, at its end,
+// where no collective is in flight: every rank adds the same, so the case's
+// step time grows by PCT% whatever share of it computes or waits. A
+// busy-wait, not a sleep: a sleeping rank would free its core for the
+// others. Returns the seconds planted.
+double StepRunner::plant_slowdown() const {
+  if (slowdown_pct_ <= 0 || unplanted_step_s_ <= 0) return 0;
+  const auto start = std::chrono::steady_clock::now();
+  const auto until = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(unplanted_step_s_ * slowdown_pct_ / 100));
   while (std::chrono::steady_clock::now() < until) {
   }
+  return profiler::seconds_since(start);
 }
 
 // Every rank sees the same (all-reduced) loss, so every rank stops here.
