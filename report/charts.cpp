@@ -266,29 +266,42 @@ std::optional<ChartSpec> loss_chart(const SuiteData& suite) {
 }
 
 std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
-  std::map<std::string, std::vector<std::pair<double, double>>> by_reduction;
+  struct Point {
+    double bucket_mb;
+    Interval comm_ms;  // median over the repetitions and its 95% interval
+    bool operator<(const Point& o) const { return bucket_mb < o.bucket_mb; }
+  };
+  std::map<std::string, std::vector<Point>> by_reduction;
   std::set<double> sizes;
   for (const auto& c : suite.cases) {
     if (!c.run_case.bucket_mb) continue;
-    auto f = case_figures(c);
-    if (f.usable == 0) continue;
-    by_reduction[c.run_case.reduction].emplace_back(
-        *c.run_case.bucket_mb, f.phase_mean_s[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
+    std::vector<double> comm_ms;
+    for (const RunData* run : c.usable_runs()) {
+      const results::RunFigures f = results::run_figures(&*run->summary, run->allreduce);
+      comm_ms.push_back(f.phase_mean_s.values[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
+    }
+    if (comm_ms.empty()) continue;
+    by_reduction[c.run_case.reduction].push_back({*c.run_case.bucket_mb, bootstrap_median(comm_ms)});
     sizes.insert(*c.run_case.bucket_mb);
   }
   if (sizes.size() < 2) return std::nullopt;
   ChartSpec chart;
   chart.id = "buckets";
-  chart.title = "Gradient reduction time per step vs bucket size";
+  chart.title = "Gradient reduction time per step vs bucket size (medians, 95% intervals)";
   std::string plot;
   int i = 0;
   for (auto& [reduction, points] : by_reduction) {
     std::sort(points.begin(), points.end());
-    std::string data;
-    for (auto [x, y] : points) data += fmt::format("{} {}\n", num(x), num(y));
+    std::string data;  // bucket, comm ms and its interval (a bar of no length without one)
+    for (const Point& p : points) {
+      const Interval& v = p.comm_ms;
+      const bool iv = v.has_interval();
+      data += fmt::format("{} {} {} {}\n", num(p.bucket_mb), num(v.estimate),
+                          num(iv ? v.low : v.estimate), num(iv ? v.high : v.estimate));
+    }
     const std::string file = fmt::format("bucket{}.dat", i);
     chart.data.push_back({file, data});
-    plot += fmt::format("{}{} using 1:2 with linespoints lw 2 pt 7 title {}", i++ ? ", " : "",
+    plot += fmt::format("{}{} using 1:2:3:4 with yerrorlines lw 2 pt 7 title {}", i++ ? ", " : "",
                         gnuplot_quote(file),
                         gnuplot_quote(reduction.empty() ? "(no reduction)" : reduction));
   }
@@ -423,9 +436,11 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
   auto fit = fit_amdahl(points);
   if (!fit) return std::nullopt;
   double n_max = 1;
-  std::string data;
+  std::string data;  // n, speedup and its 95% interval (a bar of no length without one)
   for (const auto& p : points) {
-    data += fmt::format("{} {}\n", num(p.n), num(p.speedup));
+    const bool iv = p.interval.has_interval();
+    data += fmt::format("{} {} {} {}\n", num(p.n), num(p.speedup),
+                        num(iv ? p.interval.low : p.speedup), num(iv ? p.interval.high : p.speedup));
     n_max = std::max(n_max, p.n);
   }
   ChartSpec chart;
@@ -440,7 +455,8 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
       "set xrange [1:{}]\nset yrange [0:*]\nset samples 200\n"
       "plot x with lines dt 3 lc rgb '#888888' title 'ideal', "
       "amdahl(x) with lines lw 2 lc rgb '#d62728' title {}, "
-      "'speedup.dat' using 1:2 with points pt 7 ps 1.5 lc rgb '#1f77b4' title 'measured'\n",
+      "'speedup.dat' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lc rgb '#1f77b4' "
+      "title 'measured (95% interval)'\n",
       num(fit->serial_fraction), num(std::max(2.0, n_max)),
       gnuplot_quote(fmt::format("Amdahl, serial fraction {:.4f}", fit->serial_fraction)));
   return chart;

@@ -145,7 +145,7 @@ std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison
     const double n = std::isnan(cores) || std::isnan(base_cores)
                          ? static_cast<double>(row.figures.world_size) / base_world
                          : cores / base_cores;
-    points.push_back({n, row.speedup});
+    points.push_back({n, row.speedup, row.speedup_interval});
   }
   return points;
 }

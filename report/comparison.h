@@ -57,6 +57,7 @@ Comparison compare_cases(const SuiteData& suite);
 struct AmdahlPoint {
   double n = 1;  // relative number of ranks
   double speedup = 1;
+  Interval interval;  // of the speedup, over the repetitions; none with one
 };
 struct AmdahlFit {
   double serial_fraction = 0;
