@@ -24,13 +24,14 @@ struct AdamWParams {
   float weight_decay = 0.01f;
 };
 // AdamW with decoupled weight decay and bias correction; t is the 1-based step.
+// params, grads, m, v: [n]. Each step uses g = grads * grad_scale (rounded to
+// float, as scaling the gradients first would), so clipping by the global
+// norm costs no pass of its own; grads are left as they are.
 // p -= lr * (mhat / (sqrt(vhat) + eps) + weight_decay * p)
 void adamw_update(float* params, const float* grads, float* m, float* v, std::size_t n,
-                  const AdamWParams& hp, int64_t t);
+                  const AdamWParams& hp, int64_t t, float grad_scale = 1.0f);
 // sqrt(sum g^2), accumulated in double; deterministic for a thread count.
 double global_norm(const float* grads, std::size_t n);
-// g *= scale
-void scale_inplace(float* x, std::size_t n, float scale);
 
 }  // namespace trainscope::kernels
 

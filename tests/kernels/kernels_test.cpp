@@ -309,9 +309,55 @@ TEST(AdamwTest, GlobalNormAndScale) {
     expected += static_cast<double>(g[i]) * g[i];
   }
   EXPECT_NEAR(global_norm(g.data(), g.size()), std::sqrt(expected), 1e-9 * std::sqrt(expected));
-  scale_inplace(g.data(), g.size(), 0.5f);
+  for (float& x : g) x *= 0.5f;
   EXPECT_NEAR(global_norm(g.data(), g.size()), 0.5 * std::sqrt(expected), 1e-6);
 }
+
+// Three AdamW steps on n elements, the gradient scaled by `scale` each step,
+// either inside adamw_update (fused) or the way step.cpp did before the scale
+// moved into it: a pass of g *= scale over the gradients, then the update.
+struct AdamwRun {
+  std::vector<float> p, m, v, g;
+};
+AdamwRun run_adamw(std::size_t n, float scale, bool fused) {
+  AdamwRun r{std::vector<float>(n), std::vector<float>(n, 0), std::vector<float>(n, 0),
+             std::vector<float>(n)};
+  AdamWParams hp;
+  hp.lr = 1e-2f;
+  hp.weight_decay = 0.1f;
+  for (std::size_t i = 0; i < n; ++i) r.p[i] = std::cos(0.11f * static_cast<float>(i));
+  for (int64_t t = 1; t <= 3; ++t) {
+    for (std::size_t i = 0; i < n; ++i) {
+      r.g[i] = std::sin(0.37f * static_cast<float>(i) + static_cast<float>(t)) * 3.0f;
+    }
+    if (fused) {
+      const std::vector<float> before = r.g;
+      adamw_update(r.p.data(), r.g.data(), r.m.data(), r.v.data(), n, hp, t, scale);
+      EXPECT_EQ(r.g, before) << "the gradients are read, not scaled in place";
+    } else {
+      // The old scale_inplace, verbatim.
+#pragma omp parallel for simd schedule(static)
+      for (std::size_t i = 0; i < n; ++i) r.g[i] *= scale;
+      adamw_update(r.p.data(), r.g.data(), r.m.data(), r.v.data(), n, hp, t);
+    }
+  }
+  return r;
+}
+
+void expect_same_update(float scale) {
+  const std::size_t n = 1003;  // not a multiple of any vector width: the remainder loop runs
+  const AdamwRun fused = run_adamw(n, scale, true), two_pass = run_adamw(n, scale, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(fused.p[i], two_pass.p[i]) << "param " << i;
+    EXPECT_EQ(fused.m[i], two_pass.m[i]) << "m " << i;
+    EXPECT_EQ(fused.v[i], two_pass.v[i]) << "v " << i;
+  }
+}
+
+// Clipping inside AdamW's pass must not change a bit of training against the
+// two passes it replaced: runs are deterministic, and stay reproducible.
+TEST(AdamwTest, FusedClipMatchesScaleThenUpdate) { expect_same_update(0.2718f); }
+TEST(AdamwTest, FusedScaleOneMatchesUnscaledUpdate) { expect_same_update(1.0f); }
 
 // Ranks on hosts with different core counts use different thread counts;
 // the norm decides gradient clipping, so it must not depend on them or the

@@ -238,16 +238,16 @@ double StepRunner::optimizer_step(int64_t step, double lr) {
     grad_norm = std::sqrt(ctx_.comm.all_reduce_sum(squares));
   }
   const bool clip = o.grad_clip > 0 && grad_norm > o.grad_clip;
+  // Clipping scales the gradients inside AdamW's pass; the gradients
+  // themselves stay unclipped (zero_grad clears them before they are read again).
+  const float grad_scale = clip ? static_cast<float>(o.grad_clip / grad_norm) : 1.0f;
   state_.adamw.lr = static_cast<float>(lr);
   float* params = state_.model->trainable().data();
   int64_t at = 0;  // into the moments
   for (const comm::TensorRange& r : state_.opt_pieces) {
     const auto n = static_cast<std::size_t>(r.numel);
-    if (clip) {
-      kernels::scale_inplace(grads + r.offset, n, static_cast<float>(o.grad_clip / grad_norm));
-    }
     kernels::adamw_update(params + r.offset, grads + r.offset, state_.adam_m.data() + at,
-                          state_.adam_v.data() + at, n, state_.adamw, step + 1);
+                          state_.adam_v.data() + at, n, state_.adamw, step + 1, grad_scale);
     at += r.numel;
   }
   if (o.zero == 1) gather_parameters();
