@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/gemm.h"
+#include "kernels/gemm_backend.h"
+#include "kernels/onednn_matmul.h"
 #include "kernels/parallel.h"
 
 namespace trainscope::kernels {
@@ -18,15 +21,48 @@ constexpr int kQueryTile = 64;
 
 int query_tile(int Tn) { return std::min(kQueryTile, Tn); }
 
+// A tile's GEMM: C = alpha op(A) op(B) + beta C, beta 0 or 1, on OpenBLAS or
+// oneDNN. At these shapes (K or N = head dims, 64) OpenBLAS runs at a
+// fraction of its peak, oneDNN's matmul several times faster on some CPUs
+// (docs/RESULTS.md): which one is the GEMM library's choice for the tile's
+// typical shape (use_onednn).
+struct TileGemm {
+  bool onednn = false;
+  void operator()(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
+                  const float* B, int ldb, float beta, float* C, int ldc) const {
+    if (!onednn) {
+      internal::gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+      return;
+    }
+    internal::onednn_matmul({.M = M, .N = N, .K = K, .a_transposed = ta, .b_transposed = tb,
+                             .accumulate = beta != 0, .ld_b = ldb, .ld_dst = ldc, .ld_a = lda,
+                             .alpha = alpha},
+                            C, A, B);
+  }
+  void operator()(bool ta, bool tb, int M, int N, int K, double alpha, const double* A, int lda,
+                  const double* B, int ldb, double beta, double* C, int ldc) const {
+    internal::gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  }
+};
+
+// Decided once per call, outside the parallel loop: the library's choice for
+// a whole tile's scores (tile x Tn x hd), timed once under --gemm auto.
+template <typename T>
+TileGemm tile_gemm(int Tn, int hd) {
+  if constexpr (!std::is_same_v<T, float>) return {};
+  const GemmKey typical{query_tile(Tn), Tn, hd, false, true, false};
+  return {backend_for(typical, /*min_flops=*/1e6) == GemmBackend::kOneDnn};
+}
+
 // One tile's causal scores P[R, kmax] (row stride kmax) for query rows
 // r0..r0+R-1 against keys 0..kmax-1 (kmax = r0 + R): S = scale q k^T, then
 // in each row t the keys j <= t. With `lse` null, P = softmax(S) and the
 // rows' log-sum-exp go to lse_out; else P = exp(S - lse) as forward made it.
 template <typename T>
-void causal_tile_scores(T* P, const T* qt, const T* k, int ld_qkv, int r0, int R, int hd, T scale,
-                        const T* lse, T* lse_out) {
+void causal_tile_scores(const TileGemm& gemm, T* P, const T* qt, const T* k, int ld_qkv, int r0,
+                        int R, int hd, T scale, const T* lse, T* lse_out) {
   const int kmax = r0 + R;
-  internal::gemm(false, true, R, kmax, hd, scale, qt, ld_qkv, k, ld_qkv, T(0), P, kmax);
+  gemm(false, true, R, kmax, hd, scale, qt, ld_qkv, k, ld_qkv, T(0), P, kmax);
   for (int i = 0; i < R; ++i) {
     const int t = r0 + i;
     T* row = P + static_cast<int64_t>(i) * kmax;
@@ -68,6 +104,7 @@ void attention_forward(T* out, T* lse, T* workspace, const T* q, const T* k, con
                        int Tn, int NH, int NKV, int hd, int ld_qkv) {
   const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
+  const TileGemm gemm = tile_gemm<T>(Tn, hd);
 #pragma omp parallel for schedule(static)
   for (int bh = 0; bh < B * NH; ++bh) {
     const int b = bh / NH, h = bh % NH;
@@ -79,10 +116,10 @@ void attention_forward(T* out, T* lse, T* workspace, const T* q, const T* k, con
     T* lse_bh = lse + static_cast<int64_t>(bh) * Tn;
     for (int r0 = 0; r0 < Tn; r0 += tile) {
       const int R = std::min(tile, Tn - r0), kmax = r0 + R;
-      causal_tile_scores(P, qb + int64_t{r0} * ld_qkv, kb, ld_qkv, r0, R, hd, scale,
+      causal_tile_scores(gemm, P, qb + int64_t{r0} * ld_qkv, kb, ld_qkv, r0, R, hd, scale,
                          static_cast<const T*>(nullptr), lse_bh);
-      internal::gemm(false, false, R, hd, kmax, T(1), P, kmax, vb, ld_qkv, T(0),
-                     out + (row0 + r0) * C + h * hd, C);
+      gemm(false, false, R, hd, kmax, T(1), P, kmax, vb, ld_qkv, T(0),
+           out + (row0 + r0) * C + h * hd, C);
     }
   }
 }
@@ -97,6 +134,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
                         int ld_qkv) {
   const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
+  const TileGemm gemm = tile_gemm<T>(Tn, hd);
 #pragma omp parallel for schedule(static)
   for (int bk = 0; bk < B * NKV; ++bk) {
     const int b = bk / NKV, kh = bk % NKV;
@@ -110,10 +148,10 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
         const int R = std::min(tile, Tn - r0), kmax = r0 + R;
         const int64_t q_off = (row0 + r0) * ld_qkv + h * hd;
         const T* dO = dout + (row0 + r0) * C + h * hd;
-        causal_tile_scores(P, q + q_off, k + kv_off, ld_qkv, r0, R, hd, scale, lse_bh,
+        causal_tile_scores(gemm, P, q + q_off, k + kv_off, ld_qkv, r0, R, hd, scale, lse_bh,
                            static_cast<T*>(nullptr));
-        internal::gemm(true, false, kmax, hd, R, T(1), P, kmax, dO, C, T(1), dv + kv_off, ld_qkv);
-        internal::gemm(false, true, R, kmax, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, kmax);
+        gemm(true, false, kmax, hd, R, T(1), P, kmax, dO, C, T(1), dv + kv_off, ld_qkv);
+        gemm(false, true, R, kmax, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, kmax);
         for (int i = 0; i < R; ++i) {
           const int t = r0 + i;
           const T* p = P + static_cast<int64_t>(i) * kmax;
@@ -125,10 +163,10 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
           for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
           for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
         }
-        internal::gemm(false, false, R, hd, kmax, T(1), dS, kmax, k + kv_off, ld_qkv, T(1),
-                       dq + q_off, ld_qkv);
-        internal::gemm(true, false, kmax, hd, R, T(1), dS, kmax, q + q_off, ld_qkv, T(1),
-                       dk + kv_off, ld_qkv);
+        gemm(false, false, R, hd, kmax, T(1), dS, kmax, k + kv_off, ld_qkv, T(1), dq + q_off,
+             ld_qkv);
+        gemm(true, false, kmax, hd, R, T(1), dS, kmax, q + q_off, ld_qkv, T(1), dk + kv_off,
+             ld_qkv);
       }
     }
   }

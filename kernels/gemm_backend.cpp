@@ -163,12 +163,12 @@ GemmBackend parse_gemm_backend(std::string_view text, std::string_view where) {
 void set_gemm_backend(GemmBackend b) { state().backend = b; }
 GemmBackend gemm_backend() { return state().backend; }
 
-GemmBackend backend_for(const GemmKey& k) {
+GemmBackend backend_for(const GemmKey& k, double min_flops) {
   State& s = state();
   if (s.backend != GemmBackend::kAuto) return s.backend;
   const double flops = 2.0 * static_cast<double>(k.M) * static_cast<double>(k.N) *
                        static_cast<double>(k.K);
-  if (flops < kAutoMinFlops) return GemmBackend::kOpenBlas;
+  if (flops < min_flops) return GemmBackend::kOpenBlas;
   auto it = s.chosen.find(k);
   if (it == s.chosen.end()) it = s.chosen.emplace(k, choose(k)).first;
   return it->second.backend;

@@ -46,8 +46,10 @@ struct GemmKey {
 inline constexpr double kAutoMinFlops = 5e7;
 
 // The library that runs `key` now (kOpenBlas or kOneDnn): the one set, or
-// under kAuto the cached or measured choice.
-GemmBackend backend_for(const GemmKey& key);
+// under kAuto the cached or measured choice (OpenBLAS below `min_flops`: a
+// caller that runs a small shape many times, as attention's tiles, times it
+// with a lower bound).
+GemmBackend backend_for(const GemmKey& key, double min_flops = kAutoMinFlops);
 
 // dst (+)= op(a) @ op(b) for `key` on `backend` (kOpenBlas or kOneDnn), the
 // operands dense and row-major as stored (a transposed: [K, M]).

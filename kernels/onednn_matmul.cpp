@@ -2,8 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <omp.h>
+
 #include <map>
+#include <optional>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -12,14 +17,25 @@
 namespace trainscope::kernels::internal {
 namespace {
 
-// The engine, its stream, and the one scratchpad every primitive shares
-// (primitives run one at a time). oneDNN would otherwise malloc a scratchpad
-// per call: tens of MB for the LM head, fresh pages the kernel zeroes on
-// every call, outside the memory tracker.
+// The engine, and per OpenMP thread a stream and the scratchpad its
+// primitives share (a thread runs one at a time). oneDNN would otherwise
+// malloc a scratchpad per call: tens of MB for the LM head, fresh pages the
+// kernel zeroes on every call, outside the memory tracker.
+constexpr int kMaxThreads = 256;
+struct PerThread {
+  std::optional<dnnl::stream> stream;
+  Buffer<uint8_t> scratchpad;
+};
 struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-  Buffer<uint8_t> scratchpad;
+  std::mutex cache_mutex;
+  // Sized once: a thread only ever touches its own slot.
+  std::vector<PerThread> threads = std::vector<PerThread>(kMaxThreads);
+  PerThread& mine() {
+    PerThread& t = threads.at(static_cast<size_t>(omp_get_thread_num()));
+    if (!t.stream) t.stream.emplace(engine);
+    return t;
+  }
 };
 Engine& engine() {
   static Engine e;
@@ -47,17 +63,20 @@ dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t l
                             transposed ? dnnl::memory::dims{1, ld} : dnnl::memory::dims{ld, 1});
 }
 
+// References into a std::map stay valid as it grows.
 const Primitive& primitive(const OnednnShape& s) {
   using dt = dnnl::memory::data_type;
   static std::map<OnednnShape, Primitive> cache;
+  const std::lock_guard lock(engine().cache_mutex);
   if (auto it = cache.find(s); it != cache.end()) return it->second;
   Primitive p;
   const dt in = s.bf16 ? dt::bf16 : dt::f32;
-  p.a = matrix(s.M, s.K, s.a_transposed, 0, in);
+  p.a = matrix(s.M, s.K, s.a_transposed, s.ld_a, in);
   p.b = matrix(s.K, s.N, s.b_transposed, s.ld_b, in);
   p.dst = matrix(s.M, s.N, false, s.ld_dst, dt::f32);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (s.alpha != 1) attr.set_output_scales(0, {s.alpha});
   if (s.accumulate) {
     dnnl::post_ops ops;
     ops.append_sum(1.0f);  // dst = dst + a @ b
@@ -66,8 +85,6 @@ const Primitive& primitive(const OnednnShape& s) {
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr, engine().engine);
   p.scratchpad = pd.scratchpad_desc();
   p.matmul = dnnl::matmul(pd);
-  // Grown to the largest primitive's need, once, when that primitive is made.
-  at_least(engine().scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));
   return cache.emplace(s, std::move(p)).first->second;
 }
 
@@ -76,15 +93,18 @@ const Primitive& primitive(const OnednnShape& s) {
 void onednn_matmul(const OnednnShape& s, float* dst, const void* a, const void* b) {
   const Primitive& p = primitive(s);
   Engine& e = engine();
+  PerThread& t = e.mine();
+  // This thread's scratchpad, grown to the largest need it has met.
+  uint8_t* scratch = at_least(t.scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));
   dnnl::memory ma(p.a, e.engine, const_cast<void*>(a));
   dnnl::memory mb(p.b, e.engine, const_cast<void*>(b));
   dnnl::memory md(p.dst, e.engine, dst);
-  dnnl::memory pad(p.scratchpad, e.engine, e.scratchpad.data());
-  p.matmul.execute(e.stream, {{DNNL_ARG_SRC, ma},
-                              {DNNL_ARG_WEIGHTS, mb},
-                              {DNNL_ARG_DST, md},
-                              {DNNL_ARG_SCRATCHPAD, pad}});
-  e.stream.wait();
+  dnnl::memory pad(p.scratchpad, e.engine, scratch);
+  p.matmul.execute(*t.stream, {{DNNL_ARG_SRC, ma},
+                               {DNNL_ARG_WEIGHTS, mb},
+                               {DNNL_ARG_DST, md},
+                               {DNNL_ARG_SCRATCHPAD, pad}});
+  t.stream->wait();
 }
 
 std::string onednn_version_and_isa() {

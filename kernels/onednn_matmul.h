@@ -1,12 +1,15 @@
 // oneDNN's matmul primitive as the kernels use it (internal to kernels/):
-// dst[M, N] (+)= a[M, K] @ b[K, N], each operand row-major or stored
-// transposed, b's and dst's rows possibly longer than N (a column chunk of a
-// wider matrix), the inputs fp32 or bf16 and the sums and dst fp32. One
-// primitive per shape, made on first use and kept (making one costs far more
-// than a call); every primitive shares one scratchpad of ours (category
-// workspace), grown to the largest need, instead of oneDNN's malloc per call.
+// dst[M, N] (+)= alpha a[M, K] @ b[K, N], each operand row-major or stored
+// transposed, its rows possibly longer than its columns (a block of a wider
+// matrix: q inside the fused qkv rows), the inputs fp32 or bf16 and the sums
+// and dst fp32. One primitive per shape, made on first use and kept (making
+// one costs far more than a call); each thread's calls share one scratchpad
+// of ours (category workspace), grown to the largest need, instead of
+// oneDNN's malloc per call.
 //
-// Thread-safety: one thread at a time (the primitive cache is not locked).
+// Thread-safety: callable from several threads at once (attention calls it
+// from its per-head OpenMP loop): the primitive cache is locked, and each
+// OpenMP thread has its own stream and scratchpad.
 #ifndef TRAINSCOPE_KERNELS_ONEDNN_MATMUL_H_
 #define TRAINSCOPE_KERNELS_ONEDNN_MATMUL_H_
 
@@ -21,6 +24,8 @@ struct OnednnShape {
   bool a_transposed, b_transposed, accumulate;
   int64_t ld_b = 0, ld_dst = 0;  // 0: dense
   bool bf16 = false;             // inputs bf16 bit patterns, else fp32
+  int64_t ld_a = 0;              // 0: dense
+  float alpha = 1;               // scales the product (not the accumulated dst)
   auto operator<=>(const OnednnShape&) const = default;
 };
 

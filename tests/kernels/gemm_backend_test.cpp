@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/check.h"
+#include "kernels/attention.h"
 #include "kernels/gemm_backend.h"
 #include "kernels/matmul.h"
 #include "tests/kernels/gradcheck.h"
@@ -146,6 +147,47 @@ TEST(GemmBackend, AnUnknownLibraryIsAnErrorNamingWhere) {
     EXPECT_NE(std::string(e.what()).find("suite.toml:4"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("'mkl'"), std::string::npos) << e.what();
   }
+}
+
+// Attention's tile GEMMs run on the library set (--gemm): oneDNN with the
+// q/k/v blocks' row strides, the scale on the scores and the accumulated
+// gradients gives what OpenBLAS gives, forward and backward, from several
+// OpenMP threads at once (each its own stream and scratchpad), at a length
+// with a partial last tile and grouped-query heads.
+TEST(AttentionOnEachLibraryTest, OneDnnGivesWhatOpenBlasGives) {
+  const int B = 2, Tn = 150, NH = 4, NKV = 2, hd = 16;
+  const int Q = NH * hd, KV = NKV * hd, ld = Q + 2 * KV;
+  const auto qkv = random_floats(int64_t{B} * Tn * ld, 21), dout = random_floats(B * Tn * Q, 22);
+  struct Result {
+    std::vector<float> out, lse, dqkv;
+  };
+  auto run = [&](GemmBackend lib) {
+    set_gemm_backend(lib);
+    Result r{std::vector<float>(B * Tn * Q), std::vector<float>(B * NH * Tn),
+             std::vector<float>(int64_t{B} * Tn * ld, 0.0f)};
+    std::vector<float> ws(attention_workspace_size(Tn, 64));
+    attention_forward(r.out.data(), r.lse.data(), ws.data(), qkv.data(), qkv.data() + Q,
+                      qkv.data() + Q + KV, B, Tn, NH, NKV, hd, ld);
+    attention_backward(r.dqkv.data(), r.dqkv.data() + Q, r.dqkv.data() + Q + KV, ws.data(),
+                       dout.data(), r.lse.data(), qkv.data(), qkv.data() + Q, qkv.data() + Q + KV,
+                       B, Tn, NH, NKV, hd, ld);
+    set_gemm_backend(GemmBackend::kOpenBlas);
+    return r;
+  };
+  const Result blas = run(GemmBackend::kOpenBlas), dnn = run(GemmBackend::kOneDnn);
+  auto expect_close = [](const char* what, const std::vector<float>& a,
+                         const std::vector<float>& b) {
+    double worst = 0, scale = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      worst = std::max(worst, double(std::abs(a[i] - b[i])));
+      scale = std::max(scale, double(std::abs(a[i])));
+    }
+    EXPECT_GT(scale, 0) << what;
+    EXPECT_LT(worst, 1e-4 * scale) << what << ": worst difference " << worst << " of " << scale;
+  };
+  expect_close("out", blas.out, dnn.out);
+  expect_close("lse", blas.lse, dnn.lse);
+  expect_close("dqkv", blas.dqkv, dnn.dqkv);
 }
 
 }  // namespace
