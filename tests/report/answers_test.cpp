@@ -38,10 +38,7 @@ class AnswersTest : public ::testing::Test {
   SuiteData load(SuiteSpec spec) {
     spec.step_noise = 0;  // exact figures
     spec.repetitions = 1;
-    const auto path = dir_ / (spec.name + ".db");
-    build_suite_db(path, spec);
-    auto db = results::ResultsDb::open_for_reading(path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
   }
 
   static const Finding* find(const std::vector<Finding>& findings, const std::string& id) {

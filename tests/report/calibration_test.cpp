@@ -3,7 +3,6 @@
 // pooled baseline that carries them.
 #include "report/check/calibration.h"
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <string>
@@ -14,6 +13,7 @@
 #include "base/check.h"
 #include "report/check/baseline.h"
 #include "tests/report/suite_builder.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope::report {
 namespace {
@@ -37,13 +37,8 @@ std::vector<CheckSuite> synthetic_runs(const fs::path& dir, int runs, double run
 
 class CalibrationTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("trainscope-calibration-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  trainscope::testing::TempDir scratch_{"calibration-test"};
+  const fs::path dir_ = scratch_.path();
 };
 
 TEST_F(CalibrationTest, QuietRunsPassEveryPairAndNeedFewRepetitions) {

@@ -4,7 +4,6 @@
 #ifndef TRAINSCOPE_TESTS_REPORT_CHECK_FIXTURE_H_
 #define TRAINSCOPE_TESTS_REPORT_CHECK_FIXTURE_H_
 
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,6 +15,7 @@
 #include "report/check/regression_check.h"
 #include "tests/report/run_command.h"
 #include "tests/report/suite_builder.h"
+#include "tests/temp_dir.h"
 
 namespace trainscope::report {
 
@@ -28,14 +28,6 @@ using testing::SuiteSpec;
 
 class CheckTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("trainscope-check-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::string db(const std::string& name, const SuiteSpec& spec) {
     const auto path = dir_ / name;
@@ -68,7 +60,8 @@ class CheckTest : public ::testing::Test {
   }
   std::string q(const fs::path& p) { return shell_quote(p.string()); }
 
-  fs::path dir_;
+  trainscope::testing::TempDir scratch_{"check-test"};
+  const fs::path dir_ = scratch_.path();
 };
 
 }  // namespace trainscope::report

@@ -38,10 +38,7 @@ class DilationTest : public ::testing::Test {
   SuiteData load_dilated(SuiteSpec spec, int repetitions = 1) {
     spec.step_noise = 0;  // exact figures
     spec.repetitions = repetitions;
-    const auto path = dir_ / (spec.name + ".db");
-    testing::build_suite_db(path, spec);
-    auto db = results::ResultsDb::open_for_reading(path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
   }
 
   fs::path dir_;

@@ -50,11 +50,7 @@ SuiteSpec engines_suite(double pytorch_loss_offset) {
 class EnginesTest : public ::testing::Test {
  protected:
   SuiteData load(const SuiteSpec& spec) {
-    const fs::path db_path = dir_ / "engines.db";
-    fs::remove(db_path);
-    testing::build_suite_db(db_path, spec);
-    auto db = results::ResultsDb::open_for_reading(db_path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return testing::build_and_load_suite(dir_ / "engines.db", spec);
   }
   trainscope::testing::TempDir dir_{"engines-report"};
 };

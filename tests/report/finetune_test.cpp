@@ -78,11 +78,7 @@ SuiteSpec finetune_suite() {
 class FineTuneTest : public ::testing::Test {
  protected:
   SuiteData load(const SuiteSpec& spec) {
-    const fs::path db_path = dir_ / "finetune.db";
-    fs::remove(db_path);
-    testing::build_suite_db(db_path, spec);
-    auto db = results::ResultsDb::open_for_reading(db_path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return testing::build_and_load_suite(dir_ / "finetune.db", spec);
   }
 
   trainscope::testing::TempDir dir_{"finetune-report"};

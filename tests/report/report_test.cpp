@@ -48,10 +48,7 @@ class ReportTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   SuiteData load(const SuiteSpec& spec) {
-    const auto path = dir_ / (spec.name + ".db");
-    build_suite_db(path, spec);
-    auto db = results::ResultsDb::open_for_reading(path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
   }
 
   static size_t count(const std::string& text, const std::string& what) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "profiler/stats.h"
+#include "report/suite_data.h"
 #include "results/records.h"
 #include "results/results_db.h"
 
@@ -275,6 +276,16 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
 // without a summary, one row per size with every timed call's time. Calls
 // follow latency + size / bandwidth with noise; `slowdown` multiplies the
 // calls of some sizes.
+// `suite` written into a fresh database at `path` (any earlier file there
+// removed) and read back as the report reads it: its latest suite.
+inline report::SuiteData build_and_load_suite(const std::filesystem::path& path,
+                                              const SuiteSpec& suite) {
+  std::filesystem::remove(path);
+  build_suite_db(path, suite);
+  auto db = results::ResultsDb::open_for_reading(path);
+  return report::load_suite(db, report::resolve_suite(db, "latest"));
+}
+
 struct SweepSpec {
   std::string name = "allreduce";
   std::vector<std::string> cases = {"shm", "tcp-l2"};
