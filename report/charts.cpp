@@ -276,8 +276,7 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
   for (const auto& c : suite.cases) {
     if (!c.run_case.bucket_mb) continue;
     std::vector<double> comm_ms;
-    for (const RunData* run : c.usable_runs()) {
-      const results::RunFigures f = results::run_figures(&*run->summary, run->allreduce);
+    for (const results::RunFigures& f : repetition_figures(c)) {
       comm_ms.push_back(f.phase_mean_s.values[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
     }
     if (comm_ms.empty()) continue;

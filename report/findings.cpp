@@ -181,9 +181,8 @@ CallFigures call_figures(const CaseData& c) {
 // Each usable repetition's exposed gradient-sync time per step.
 std::vector<double> repetition_exposed_s(const CaseData& c) {
   std::vector<double> out;
-  for (const RunData* run : c.usable_runs()) {
-    const double v = results::run_figures(&*run->summary, run->allreduce).comm_exposed_s;
-    if (v > 0) out.push_back(v);
+  for (const results::RunFigures& f : repetition_figures(c)) {
+    if (f.comm_exposed_s > 0) out.push_back(f.comm_exposed_s);
   }
   return out;
 }

@@ -156,6 +156,12 @@ std::vector<results::RankTimes> median_rank_times(const std::vector<results::Run
 
 }  // namespace
 
+std::vector<results::RunFigures> repetition_figures(const CaseData& c) {
+  std::vector<results::RunFigures> out;
+  for (const RunData* r : c.usable_runs()) out.push_back(results::run_figures(&*r->summary, r->allreduce));
+  return out;
+}
+
 CaseFigures case_figures(const CaseData& c) {
   CaseFigures f;
   f.repetitions = static_cast<int>(c.runs.size());
@@ -180,8 +186,7 @@ CaseFigures case_figures(const CaseData& c) {
     f.reason = fmt::format("{} of {} repetitions not usable; first {}: {}",
                            f.repetitions - f.usable, f.repetitions, f.status, f.reason);
   }
-  std::vector<results::RunFigures> runs;
-  for (const RunData* r : usable) runs.push_back(results::run_figures(&*r->summary, r->allreduce));
+  const std::vector<results::RunFigures> runs = repetition_figures(c);
   auto median = [&](auto figure) {
     std::vector<double> values;
     for (const auto& run : runs) values.push_back(figure(run));

@@ -116,6 +116,10 @@ using profiler::kPhaseNames;
 
 CaseFigures case_figures(const CaseData& c);
 
+// results::RunFigures of each usable repetition, in run order: the figures
+// an interval over the repetitions is made from.
+std::vector<results::RunFigures> repetition_figures(const CaseData& c);
+
 // Each memory category's tracked peak on the rank that held the most of it.
 results::MemoryByCategory peak_by_category(const results::RunSummary& s);
 

@@ -130,8 +130,8 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
     }
   }
   v.measured_step_s = f.step_median_s * f_share;
-  for (const RunData* run : c.usable_runs()) {
-    const double s = results::run_figures(&*run->summary, run->allreduce).step_median_s * f_share;
+  for (const results::RunFigures& r : repetition_figures(c)) {
+    const double s = r.step_median_s * f_share;
     v.measured_min_s = v.repetitions == 0 ? s : std::min(v.measured_min_s, s);
     v.measured_max_s = v.repetitions == 0 ? s : std::max(v.measured_max_s, s);
     ++v.repetitions;
