@@ -82,9 +82,10 @@ void BM_TrainStep(benchmark::State& state, const std::string& preset) {
 // The step's projection GEMMs (q/k/v, o, gate/up, down, lm_head; forward and
 // both backward products), same shapes and count, nothing else, each on the
 // library --gemm auto picks for it (the LM head whole, where the step runs it
-// in chunks that never hold all the logits): the GEMM ceiling. Attention's small per-head GEMMs are not in it, while the step's
-// GFLOP_per_s counts them (about 6% of a `seed` step's FLOPs), so the ratio
-// of the two slightly flatters the step.
+// in chunks that never hold all the logits): the GEMM ceiling. Attention's
+// small per-head GEMMs are not in it, while the step's GFLOP_per_s counts
+// them (about 6% of a `seed` step's FLOPs), so the ratio of the two slightly
+// flatters the step.
 void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   const int threads = static_cast<int>(state.range(0));
   set_threads(threads);

@@ -34,8 +34,15 @@ struct TileGemm {
       internal::gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
       return;
     }
-    internal::onednn_matmul({.M = M, .N = N, .K = K, .a_transposed = ta, .b_transposed = tb,
-                             .accumulate = beta != 0, .ld_b = ldb, .ld_dst = ldc, .ld_a = lda,
+    internal::onednn_matmul({.M = M,
+                             .N = N,
+                             .K = K,
+                             .a_transposed = ta,
+                             .b_transposed = tb,
+                             .accumulate = beta != 0,
+                             .ld_b = ldb,
+                             .ld_dst = ldc,
+                             .ld_a = lda,
                              .alpha = alpha},
                             C, A, B);
   }

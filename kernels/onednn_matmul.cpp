@@ -100,10 +100,9 @@ void onednn_matmul(const OnednnShape& s, float* dst, const void* a, const void* 
   dnnl::memory mb(p.b, e.engine, const_cast<void*>(b));
   dnnl::memory md(p.dst, e.engine, dst);
   dnnl::memory pad(p.scratchpad, e.engine, scratch);
-  p.matmul.execute(*t.stream, {{DNNL_ARG_SRC, ma},
-                               {DNNL_ARG_WEIGHTS, mb},
-                               {DNNL_ARG_DST, md},
-                               {DNNL_ARG_SCRATCHPAD, pad}});
+  p.matmul.execute(
+      *t.stream,
+      {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, md}, {DNNL_ARG_SCRATCHPAD, pad}});
   t.stream->wait();
 }
 

@@ -280,7 +280,8 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
       comm_ms.push_back(f.phase_mean_s.values[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
     }
     if (comm_ms.empty()) continue;
-    by_reduction[c.run_case.reduction].push_back({*c.run_case.bucket_mb, bootstrap_median(comm_ms)});
+    by_reduction[c.run_case.reduction].push_back(
+        {*c.run_case.bucket_mb, bootstrap_median(comm_ms)});
     sizes.insert(*c.run_case.bucket_mb);
   }
   if (sizes.size() < 2) return std::nullopt;
@@ -438,8 +439,9 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
   std::string data;  // n, speedup and its 95% interval (a bar of no length without one)
   for (const auto& p : points) {
     const bool iv = p.interval.has_interval();
-    data += fmt::format("{} {} {} {}\n", num(p.n), num(p.speedup),
-                        num(iv ? p.interval.low : p.speedup), num(iv ? p.interval.high : p.speedup));
+    data +=
+        fmt::format("{} {} {} {}\n", num(p.n), num(p.speedup), num(iv ? p.interval.low : p.speedup),
+                    num(iv ? p.interval.high : p.speedup));
     n_max = std::max(n_max, p.n);
   }
   ChartSpec chart;

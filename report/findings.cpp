@@ -411,8 +411,8 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
         r.baseline = one->name;
         r.time_saved = time_saved(case_figures(*one).tokens_per_s, r.tokens_per_s);
         // The repetitions' tokens/s, like r.tokens_per_s, are scaled back by the share.
-        const Interval ratio = bootstrap_ratio_of_medians(repetition_tokens_per_s(c),
-                                                          repetition_tokens_per_s(*one));
+        const Interval ratio =
+            bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
         if (ratio.has_interval()) {
           r.time_saved_interval = {r.time_saved, 1 - r.cpu_share / ratio.low,
                                    1 - r.cpu_share / ratio.high};

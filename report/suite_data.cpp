@@ -158,7 +158,8 @@ std::vector<results::RankTimes> median_rank_times(const std::vector<results::Run
 
 std::vector<results::RunFigures> repetition_figures(const CaseData& c) {
   std::vector<results::RunFigures> out;
-  for (const RunData* r : c.usable_runs()) out.push_back(results::run_figures(&*r->summary, r->allreduce));
+  for (const RunData* r : c.usable_runs())
+    out.push_back(results::run_figures(&*r->summary, r->allreduce));
   return out;
 }
 

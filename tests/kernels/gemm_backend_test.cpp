@@ -90,7 +90,8 @@ TEST(GemmBackend, TheMatmulKernelsAgreeOnEitherLibrary) {
     dws.push_back(dw);
   }
   set_gemm_backend(GemmBackend::kOpenBlas);
-  auto expect_close = [](const std::vector<float>& x, const std::vector<float>& y, const char* what) {
+  auto expect_close = [](const std::vector<float>& x, const std::vector<float>& y,
+                         const char* what) {
     for (size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], y[i], 1e-4) << what << " at " << i;
   };
   expect_close(outs[0], outs[1], "forward");
@@ -122,8 +123,8 @@ TEST(GemmBackend, AutoTimesAShapeOnceAndReadsItsChoiceFromTheCache) {
   auto cache = nlohmann::json::parse(in);
   ASSERT_EQ(cache.size(), 1u) << "one machine key";
   auto& entry = cache.begin().value().begin().value();
-  const GemmBackend other = chosen == GemmBackend::kOneDnn ? GemmBackend::kOpenBlas
-                                                           : GemmBackend::kOneDnn;
+  const GemmBackend other =
+      chosen == GemmBackend::kOneDnn ? GemmBackend::kOpenBlas : GemmBackend::kOneDnn;
   entry["backend"] = gemm_backend_name(other);
   entry["openblas_gflops"] = -1.0;  // marks that the cached figures are the ones reported
   std::ofstream(gemm_cache_path()) << cache.dump();

@@ -84,8 +84,8 @@ struct SuiteSpec {
   // Every rank's host load at start and end; unknown (as before it was
   // recorded) unless set.
   profiler::HostLoad load;
-  std::string blas_core;               // the OpenBLAS core every rank ran; empty: not recorded
-  std::string cpu_model = "Test CPU";  // the machine it was measured on
+  std::string blas_core;                 // the OpenBLAS core every rank ran; empty: not recorded
+  std::string cpu_model = "Test CPU";    // the machine it was measured on
   std::string git_revision = "testrev";  // the suite's
   std::vector<results::MachineLimit> limits;  // stored with the suite, as the runner does
 };

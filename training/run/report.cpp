@@ -285,8 +285,7 @@ void RunReport::print_report(const results::RunSummary& summary) const {
                   "or until step times are steady), median step {:.1f} ms, "
                   "p95 {:.1f} ms, {:.0f} tokens/s, {:.1f} GFLOP/s\n",
                   run_times_.measured_steps, run_times_.warmup_steps, ctx_.options.warmup_steps,
-                  t.step_time_median_s * 1e3,
-                  t.step_time_p95_s * 1e3, t.tokens_per_s,
+                  t.step_time_median_s * 1e3, t.step_time_p95_s * 1e3, t.tokens_per_s,
                   t.step_time_median_s > 0 ? flops / t.step_time_median_s / 1e9 : 0.0));
   ctx_.say(memory_table(summary.ranks));
   ctx_.say(phase_table(summary.ranks));

@@ -97,7 +97,7 @@ class StepRunner {
   StepLog& log_;
   Milestones milestones_;
   double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
-  double unplanted_step_s_ = 0;  // the last step's time without its planted slowdown
+  double unplanted_step_s_ = 0;       // the last step's time without its planted slowdown
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
 };
 
@@ -201,10 +201,10 @@ void StepRunner::inject_delay() const {
 double StepRunner::plant_slowdown() const {
   if (slowdown_pct_ <= 0 || unplanted_step_s_ <= 0) return 0;
   const auto start = std::chrono::steady_clock::now();
-  const auto until = start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                 std::chrono::duration<double>(unplanted_step_s_ * slowdown_pct_ / 100));
-  while (std::chrono::steady_clock::now() < until) {
-  }
+  const auto until =
+      start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                  std::chrono::duration<double>(unplanted_step_s_ * slowdown_pct_ / 100));
+  while (std::chrono::steady_clock::now() < until) {}
   return profiler::seconds_since(start);
 }
 
