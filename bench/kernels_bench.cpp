@@ -2,9 +2,9 @@
 // `seed` preset's shapes (4 layers, C 256, 4 heads of 64, F 512, V 50257;
 // batch 4 x block 512, whose 511 predicted positions make T = 511 and
 // N = 2044 rows, as a training step runs them): AdamW with the clip scale in
-// its pass, the global gradient norm, RMSNorm, SwiGLU and RoPE forward and
-// backward, all memory-bound, and causal attention forward and backward,
-// which is BLAS-bound (issue 26).
+// its pass, the global gradient norm, RMSNorm (and the residual add fused
+// into it), SwiGLU and RoPE forward and backward, all memory-bound, and causal attention forward
+// and backward, which is BLAS-bound (issue 26).
 //
 //   build/bench/kernels_bench --benchmark_min_time=0.2
 //   OMP_NUM_THREADS=2 build/bench/kernels_bench --benchmark_filter=Adamw
@@ -39,6 +39,7 @@
 #include "base/check.h"
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
+#include "kernels/elementwise.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/storage.h"
@@ -153,6 +154,27 @@ void BM_RmsnormForward(benchmark::State& state) {
   report_traffic(state, 4.0 * (2.0 * NC + s.N + s.C), seconds);
 }
 
+// The residual add and the norm after it, as the model runs them (fused:1,
+// one pass) and as two kernels (fused:0): x [N, C] and residual [N, C] read,
+// x written (the sum), out [N, C] written, rstd [N] written, weight [C] read.
+void BM_ResidualAddRmsnorm(benchmark::State& state) {
+  const Shapes& s = shapes();
+  const std::size_t NC = std::size_t(s.N) * s.C;
+  const Operands ops({NC, NC, std::size_t(s.N), NC, std::size_t(s.C)}, state.range(0) != 0);
+  const bool fused = state.range(1) != 0;
+  const float eps = s.config.norm_eps;
+  const double seconds = timed_calls(state, [&](int64_t call) {
+    float *x = ops(call, 0), *out = ops(call, 1), *rstd = ops(call, 2), *res = ops(call, 3);
+    if (fused) {
+      kernels::add_rmsnorm_forward(x, out, rstd, res, ops(call, 4), s.N, s.C, eps);
+    } else {
+      kernels::add_forward(x, x, res, NC);
+      kernels::rmsnorm_forward(out, rstd, x, ops(call, 4), s.N, s.C, eps);
+    }
+  });
+  report_traffic(state, 4.0 * (4.0 * NC + s.N + s.C), seconds);
+}
+
 // dout, inp [N, C] read, dinp [N, C] read and written (it accumulates);
 // rstd [N], weight [C] read, dweight [C] read and written.
 void BM_RmsnormBackward(benchmark::State& state) {
@@ -190,7 +212,8 @@ void BM_SwigluBackward(benchmark::State& state) {
 }
 
 // ---- RoPE -----------------------------------------------------------------------
-// As a layer runs it: q [N, Q] and then k [N, KV], inside the fused qkv rows
+// As a layer runs it (fused:1): q [N, Q] and k [N, KV] side by side in one
+// call, or a call for each (fused:0), inside the fused qkv rows
 // [N, W], rotated in place (read and written), and the cos and sin tables
 // [T, hd/2] read. v, a third of each row, is not touched.
 void rope_bench(benchmark::State& state, bool backward) {
@@ -201,10 +224,15 @@ void rope_bench(benchmark::State& state, bool backward) {
   kernels::rope_tables(cos_table.data(), sin_table.data(), s.T, s.hd, s.config.rope_theta);
   const Operands ops({std::size_t(s.N) * s.W}, state.range(0) != 0);
   auto rotate = backward ? kernels::rope_backward<float> : kernels::rope_forward<float>;
+  const bool fused = state.range(1) != 0;
   const double seconds = timed_calls(state, [&](int64_t call) {
     float* qkv = ops(call, 0);
-    rotate(qkv, cos_table.data(), sin_table.data(), s.B, s.T, s.NH, s.hd, s.W);
-    rotate(qkv + s.Q, cos_table.data(), sin_table.data(), s.B, s.T, s.NKV, s.hd, s.W);
+    if (fused) {
+      rotate(qkv, cos_table.data(), sin_table.data(), s.B, s.T, s.NH + s.NKV, s.hd, s.W);
+    } else {
+      rotate(qkv, cos_table.data(), sin_table.data(), s.B, s.T, s.NH, s.hd, s.W);
+      rotate(qkv + s.Q, cos_table.data(), sin_table.data(), s.B, s.T, s.NKV, s.hd, s.W);
+    }
   });
   report_traffic(state, 4.0 * (2.0 * s.N * (s.Q + s.KV) + 2.0 * s.T * half), seconds);
 }
@@ -275,15 +303,21 @@ void whole_arena(benchmark::internal::Benchmark* b) {
 void cold_and_warm(benchmark::internal::Benchmark* b) {
   b->ArgName("cold")->Arg(1)->Arg(0)->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
+// And each as the model runs it fused and as separate kernels.
+void cold_and_warm_fused(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"cold", "fused"})->ArgsProduct({{1, 0}, {1, 0}});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
 
 BENCHMARK(BM_AdamwClipped)->Apply(whole_arena);
 BENCHMARK(BM_GlobalNorm)->Apply(whole_arena);
 BENCHMARK(BM_RmsnormForward)->Apply(cold_and_warm);
+BENCHMARK(BM_ResidualAddRmsnorm)->Apply(cold_and_warm_fused);
 BENCHMARK(BM_RmsnormBackward)->Apply(cold_and_warm);
 BENCHMARK(BM_SwigluForward)->Apply(cold_and_warm);
 BENCHMARK(BM_SwigluBackward)->Apply(cold_and_warm);
-BENCHMARK(BM_RopeForward)->Apply(cold_and_warm);
-BENCHMARK(BM_RopeBackward)->Apply(cold_and_warm);
+BENCHMARK(BM_RopeForward)->Apply(cold_and_warm_fused);
+BENCHMARK(BM_RopeBackward)->Apply(cold_and_warm_fused);
 BENCHMARK(BM_AttentionForward)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AttentionBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
 

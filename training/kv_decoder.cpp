@@ -98,15 +98,13 @@ const float* KvDecoder::step(int32_t token) {
     k::matvec_forward(qkv_, ln_, P + w.qkv, C, W);
     const float* cs = rope_cos_.data() + int64_t{pos_} * half;
     const float* sn = rope_sin_.data() + int64_t{pos_} * half;
-    k::rope_forward(qkv_, cs, sn, 1, 1, NH, hd, W);
-    k::rope_forward(qkv_ + Q, cs, sn, 1, 1, NKV, hd, W);
+    k::rope_forward(qkv_, cs, sn, 1, 1, NH + NKV, hd, W);  // q's heads and k's
     float* keys = cache_.data() + (int64_t{l} * 2) * max_ * KV;
     std::memcpy(keys + int64_t{pos_} * KV, qkv_ + Q, sizeof(float) * KV);
     std::memcpy(keys + int64_t{max_} * KV + int64_t{pos_} * KV, qkv_ + Q + KV, sizeof(float) * KV);
     attend(l);
     k::matvec_forward(tmp_, atty_, P + w.o_proj, Q, C);
-    for (int i = 0; i < C; ++i) x_[i] += tmp_[i];
-    k::rmsnorm_forward(ln_, rstd_, x_, P + w.post_norm, 1, C, c.norm_eps);
+    k::add_rmsnorm_forward(x_, ln_, rstd_, tmp_, P + w.post_norm, 1, C, c.norm_eps);
     k::matvec_forward(gu_, ln_, P + w.gate_up, C, 2 * F);
     k::swiglu_forward(h_, gu_, 1, F);
     k::matvec_forward(tmp_, h_, P + w.down, F, C);

@@ -11,7 +11,6 @@
 
 #include "kernels/attention.h"
 #include "base/check.h"
-#include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/lora.h"
 #include "kernels/matmul.h"
@@ -400,31 +399,40 @@ void LlamaModel<T>::run_layers() {
     const T* x = res_ + int64_t{l} * N_ * C;
     T* out = res_ + int64_t{l + 1} * N_ * C;
     T* qkv = base + a.qkv;
-    k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C, config_.norm_eps);
+    if (l == 0) {
+      k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C,
+                         config_.norm_eps);
+    } else {  // x = the layer below's MLP output, its residual added here
+      k::add_rmsnorm_forward(res_ + int64_t{l} * N_ * C, base + a.ln1, base + a.rstd1,
+                             base - layer_stride_ + a.res_mid, P + w.input_norm, N_, C,
+                             config_.norm_eps);
+    }
     linear_forward(qkv, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);
     for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
       lora_forward(l, t, qkv, W, base + a.ln1);
     }
-    k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
-    k::rope_forward(qkv + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
+    // q's heads and then k's, side by side in each row: one pass rotates both.
+    k::rope_forward(qkv, rope_cos_.data(), rope_sin_.data(), B_, T_, NH + NKV, hd, W);
     k::attention_forward(base + a.atty, base + a.att, att_ws_, qkv, qkv + Q, qkv + Q + KV, B_, T_,
                          NH, NKV, hd, W);
-    // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2)))
+    // res_mid = x + o_proj(atty); out = res_mid + down(swiglu(gate_up(ln2))), the
+    // second add fused into the norm above it (the next layer's or the final one)
     linear_forward(base + a.res_mid, base + a.atty, act16(l, a16.atty), w.o_proj, N_, Q, C);
     lora_forward(l, LoraTarget::kO, base + a.res_mid, C, base + a.atty);
-    k::add_forward(base + a.res_mid, base + a.res_mid, x, int64_t{N_} * C);
-    k::rmsnorm_forward(base + a.ln2, base + a.rstd2, base + a.res_mid, P + w.post_norm, N_, C,
-                       config_.norm_eps);
+    k::add_rmsnorm_forward(base + a.res_mid, base + a.ln2, base + a.rstd2, x, P + w.post_norm, N_,
+                           C, config_.norm_eps);
     linear_forward(base + a.gu, base + a.ln2, act16(l, a16.ln2), w.gate_up, N_, C, 2 * F);
     lora_forward(l, LoraTarget::kGate, base + a.gu, 2 * F, base + a.ln2);
     lora_forward(l, LoraTarget::kUp, base + a.gu, 2 * F, base + a.ln2);
     k::swiglu_forward(base + a.h, base + a.gu, N_, F);
     linear_forward(out, base + a.h, act16(l, a16.h), w.down, N_, F, C);
     lora_forward(l, LoraTarget::kDown, out, C, base + a.h);
-    k::add_forward(out, out, base + a.res_mid, int64_t{N_} * C);
   }
-  const T* last = res_ + int64_t{config_.n_layers} * N_ * C;
-  k::rmsnorm_forward(lnf_, rstdf_, last, P + layout_.final_norm(), N_, C, config_.norm_eps);
+  const LayerActs a = layer_acts(config_, B_, T_);
+  T* last = res_ + int64_t{config_.n_layers} * N_ * C;
+  k::add_rmsnorm_forward(last, lnf_, rstdf_,
+                         layer0_ + (config_.n_layers - 1) * layer_stride_ + a.res_mid,
+                         P + layout_.final_norm(), N_, C, config_.norm_eps);
 }
 
 // A chunk of rows at a time: its logits [R, V] (a GEMM), the loss and, for
@@ -579,8 +587,7 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   zero(dqkv_, int64_t{N_} * W);
   k::attention_backward(dqkv_, dqkv_ + Q, dqkv_ + Q + KV, att_ws_, datty_, base + a.att, qkv,
                         qkv + Q, qkv + Q + KV, B_, T_, NH, NKV, hd, W);
-  k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH, hd, W);
-  k::rope_backward(dqkv_ + Q, rope_cos_.data(), rope_sin_.data(), B_, T_, NKV, hd, W);
+  k::rope_backward(dqkv_, rope_cos_.data(), rope_sin_.data(), B_, T_, NH + NKV, hd, W);
   T* dln = below ? dln_ : nullptr;
   if (below) zero(dln_, NC);
   linear_backward(dln, gw(w.qkv), dqkv_, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);

@@ -9,6 +9,7 @@
 
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
+#include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/float16.h"
 #include "kernels/matmul_bf16.h"
@@ -94,6 +95,25 @@ TEST(RmsnormTest, BackwardMatchesFiniteDifferences) {
   expect_gradient_matches("dweight", w, dw, loss);
 }
 
+// The residual add fused into the norm after it must change nothing: same
+// sums, same outputs, to the last bit (C = 37 leaves a vector tail).
+TEST(RmsnormTest, FusedResidualAddMatchesAddThenNorm) {
+  const int N = 6, C = 37;
+  auto floats = [](const Vec& v) { return std::vector<float>(v.begin(), v.end()); };
+  const std::vector<float> x = floats(random_vector(N * C, 31)),
+                           residual = floats(random_vector(N * C, 32)),
+                           w = floats(random_vector(C, 33));
+  std::vector<float> sum(N * C), y(N * C), rstd(N);
+  add_forward(sum.data(), x.data(), residual.data(), sum.size());
+  rmsnorm_forward(y.data(), rstd.data(), sum.data(), w.data(), N, C, 1e-5f);
+  std::vector<float> fused_x = x, fused_y(N * C, -1.0f), fused_rstd(N, -1.0f);
+  add_rmsnorm_forward(fused_x.data(), fused_y.data(), fused_rstd.data(), residual.data(), w.data(),
+                      N, C, 1e-5f);
+  EXPECT_EQ(fused_x, sum);
+  EXPECT_EQ(fused_y, y);
+  EXPECT_EQ(fused_rstd, rstd);
+}
+
 TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
   const int B = 2, Tn = 5, NH = 2, hd = 4, ld = NH * hd + 3;  // padded stride
   Vec cs(Tn * hd / 2), sn(Tn * hd / 2);
@@ -123,6 +143,25 @@ TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
   rope_backward(dx.data(), cs.data(), sn.data(), B, Tn, NH, hd, ld);
   // Padding entries do not pass through the rotation: their gradient is r itself.
   expect_gradient_matches("dx", x, dx, loss);
+}
+
+// The model rotates q's heads and k's, side by side in each row, in one
+// call: the same as a call for each (forward and backward), to the last bit.
+TEST(RopeTest, QueryAndKeyHeadsInOneCallMatchACallEach) {
+  const int B = 2, Tn = 5, NH = 4, NKV = 2, hd = 6, ld = (NH + 2 * NKV) * hd;
+  std::vector<float> cs(Tn * hd / 2), sn(Tn * hd / 2);
+  rope_tables(cs.data(), sn.data(), Tn, hd, 10000.0f);
+  const Vec x = random_vector(B * Tn * ld, 34);
+  const std::vector<float> start(x.begin(), x.end());
+  for (const bool backward : {false, true}) {
+    auto rotate = backward ? rope_backward<float> : rope_forward<float>;
+    std::vector<float> each = start, both = start;
+    rotate(each.data(), cs.data(), sn.data(), B, Tn, NH, hd, ld);
+    rotate(each.data() + NH * hd, cs.data(), sn.data(), B, Tn, NKV, hd, ld);
+    rotate(both.data(), cs.data(), sn.data(), B, Tn, NH + NKV, hd, ld);
+    EXPECT_EQ(both, each) << (backward ? "backward" : "forward");
+    EXPECT_NE(both, start) << "nothing rotated";
+  }
 }
 
 // The [T, T] probabilities of one (batch, head) as the definition gives
