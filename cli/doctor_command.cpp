@@ -32,6 +32,7 @@
 #include "report/gnuplot.h"
 #include "results/environment.h"
 #include "results/results_db.h"
+#include "suites/cpus.h"
 #include "suites/limit_probes.h"
 #include "suites/pytorch_peer.h"
 #include "training/model_config.h"
@@ -122,6 +123,36 @@ void bf16_finding(std::vector<Finding>& out, std::vector<results::MachineLimit>&
                  fmt::format("{:.1f} ({:.2f}x sgemm)", bf16, bf16 / fp32_gflops), Status::kOk});
 }
 
+// Whether the CPUs add up: the seed GEMMs on one thread alone, then a copy
+// on every CPU at once (what one-thread ranks side by side can reach).
+// `here` is the sgemm on `threads` threads, the one alone when that is 1.
+void cores_finding(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits,
+                   double here, int threads) {
+  const std::vector<int> cpus = suites::allowed_cpus();
+  if (cpus.size() < 2) return;
+  const auto seed = training::model_preset("seed");
+  if (threads != 1) {
+    limits.push_back(
+        suites::sgemm_limit("seed", seed, suites::kMaxProbeRows, 1, results::kLimitsByDoctor));
+  }
+  const double alone = threads == 1 ? here : limits.back().value;
+  limits.push_back(suites::sgemm_at_once_limit("seed", seed, suites::kMaxProbeRows, cpus,
+                                               results::kLimitsByDoctor));
+  const double each = limits.back().value;
+  const double together = static_cast<double>(cpus.size()) * each / alone;
+  // Below 80% of the CPUs' count, data parallelism over them cannot scale.
+  const bool short_of = together < 0.8 * static_cast<double>(cpus.size());
+  out.push_back(
+      {"GEMM",
+       fmt::format("sgemm GFLOP/s, seed shapes, 1 thread, on each of {} CPUs at once", cpus.size()),
+       fmt::format("{:.1f} each, {:.1f} alone: together {:.2f}x one CPU", each, alone, together),
+       short_of ? Status::kWarning : Status::kOk,
+       short_of ? fmt::format("these CPUs share cores or memory: {} one-thread ranks can compute "
+                              "at most {:.2f}x one here",
+                              cpus.size(), together)
+                : ""});
+}
+
 void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits) {
   const kernels::BlasInfo b = kernels::blas_info();
   const bool weak = b.fallback();
@@ -146,10 +177,11 @@ void blas_findings(std::vector<Finding>& out, std::vector<results::MachineLimit>
         {"GEMM", fmt::format("sgemm GFLOP/s, seed shapes, {}, {} threads", b.best, threads),
          best ? fmt::format("{:.1f} ({:.2f}x)", *best, *best / here) : "failed", Status::kInfo});
   }
-  out.push_back({"GEMM", "--gemm auto's choices (fp32, per shape)",
-                 fmt::format("{} ({})", kernels::gemm_cache_summary(),
-                             kernels::gemm_cache_path().string()),
-                 Status::kInfo});
+  out.push_back(
+      {"GEMM", "--gemm auto's choices (fp32, per shape)",
+       fmt::format("{} ({})", kernels::gemm_cache_summary(), kernels::gemm_cache_path().string()),
+       Status::kInfo});
+  cores_finding(out, limits, here, threads);
   bf16_finding(out, limits, here, threads);
   limits.push_back(suites::memcpy_limit(results::kLimitsByDoctor));
   out.push_back({"memory", "memcpy GB/s (copied, 1 thread, 256 MiB)",

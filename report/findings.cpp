@@ -16,6 +16,7 @@
 #include "report/comparison.h"
 #include "report/finetune.h"
 #include "report/format.h"
+#include "report/limits.h"
 
 namespace trainscope::report {
 namespace {
@@ -424,10 +425,42 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
   return out;
 }
 
+// Whether this machine's CPUs add up for data parallelism: the model's GEMMs
+// on as many CPUs at once as a case has ranks, against one alone
+// (limits.h cores_ceiling), beside that case's speed over one process.
+std::optional<Finding> cores_finding(const SuiteData& suite) {
+  std::vector<std::string> parts;
+  std::string ceiling;
+  for (const LimitShare& s : limit_shares(suite)) {
+    if (std::isnan(s.cores_ceiling)) continue;
+    const CaseData* c = suite.find_case(s.case_name);
+    const CaseData* naive = c ? one_process_reference(suite, *c) : nullptr;
+    if (!naive) continue;
+    const double one = case_figures(*naive).tokens_per_s;
+    if (!(one > 0)) continue;
+    if (ceiling.empty()) {
+      ceiling = fmt::format(
+          "Side by side on {} CPUs, each copy of the model's GEMMs ran at {} GFLOP/s against {} "
+          "alone: together they compute {}x one CPU, the most {} one-thread ranks can gain on "
+          "compute here.",
+          s.sgemm_at_once->ranks, format_number(s.sgemm_at_once->value, 1),
+          format_number(s.sgemm->value, 1), format_number(s.cores_ceiling, 2),
+          s.sgemm_at_once->ranks);
+    }
+    parts.push_back(
+        fmt::format("{} {}x {} ({}x of that ceiling)", s.case_name,
+                    format_number(case_figures(*c).tokens_per_s / one, 2), naive->name,
+                    format_number(case_figures(*c).tokens_per_s / one / s.cores_ceiling, 2)));
+  }
+  if (parts.empty()) return std::nullopt;
+  return Finding{"cores", "Do this machine's CPUs add up?",
+                 fmt::format("{} Tokens/s over one process: {}.", ceiling, fmt::join(parts, ", "))};
+}
+
 std::vector<Finding> suite_findings(const SuiteData& suite) {
   std::vector<Finding> out;
-  for (auto make :
-       {data_finding, loss_finding, reduction_finding, links_finding, machines_finding}) {
+  for (auto make : {data_finding, loss_finding, reduction_finding, links_finding, machines_finding,
+                    cores_finding}) {
     if (auto f = make(suite)) out.push_back(std::move(*f));
   }
   return out;

@@ -24,7 +24,7 @@
 namespace trainscope::report {
 
 struct Finding {
-  std::string id;        // "data", "loss", "reduction", "links", "machines"
+  std::string id;        // "data", "loss", "reduction", "links", "machines", "cores"
   std::string question;  // e.g. "Duplicated vs sharded data"
   std::string answer;    // the measured figures and what they mean
 };

@@ -26,8 +26,9 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 
 // The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
 // step (the GEMMs' rows), its threads per rank, its precision (recorded
-// when not fp32).
-const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run) {
+// when not fp32), measured alone (at_once 1) or on `at_once` CPUs at once.
+const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run,
+                                   int at_once = 1) {
   const CaseOptions o = case_options(c);
   if (!o.trains || run.summary->steps.empty() || run.summary->steps.front().empty()) {
     return nullptr;
@@ -37,12 +38,19 @@ const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, co
   const std::string_view precision = training::precision_name(o.train.precision);
   return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
     return l.model == o.train.model && l.rows == rows && l.threads == threads &&
-           (l.precision.empty() ? "fp32" : l.precision) == precision;
+           (l.precision.empty() ? "fp32" : l.precision) == precision &&
+           std::max(l.ranks, 1) == at_once;
   });
 }
 
 std::string share_text(double share) {
   return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%";
+}
+
+// "1.52x of 2", or "-" without both limits.
+std::string ceiling_text(const LimitShare& s) {
+  if (std::isnan(s.cores_ceiling)) return "-";
+  return fmt::format("{}x of {}", format_number(s.cores_ceiling, 2), s.sgemm_at_once->ranks);
 }
 
 std::string limit_note(const MachineLimit& l) {
@@ -62,6 +70,13 @@ std::vector<LimitShare> limit_shares(const SuiteData& suite) {
     LimitShare s{.case_name = c.name, .gflops = f.rank_gflops, .busbw = f.grad_busbw_gbps};
     s.sgemm = sgemm_limit_of(suite, c, *run);
     if (s.sgemm && s.sgemm->value > 0) s.gflops_share = s.gflops / s.sgemm->value;
+    const int ranks = c.run_case.world_size;
+    if (ranks > 1 && c.run_case.host_count <= 1) {
+      s.sgemm_at_once = sgemm_limit_of(suite, c, *run, ranks);
+    }
+    if (s.sgemm && s.sgemm_at_once && s.sgemm->value > 0) {
+      s.cores_ceiling = ranks * s.sgemm_at_once->value / s.sgemm->value;
+    }
     if (c.run_case.world_size > 1) {
       s.allreduce = find_limit(suite, LimitKind::kAllReduce, [&](const MachineLimit& l) {
         return l.transport == c.run_case.links && l.ranks == c.run_case.world_size;
@@ -82,17 +97,18 @@ std::string no_limits_note(const SuiteData& suite) {
 
 Table limits_table(const SuiteData& suite) {
   Table t{"Achieved vs the machine's measured limits",
-          {"case", "model GFLOP/s per rank", "sgemm limit", "share", "grad-sync busbw GB/s",
-           "all-reduce peak", "share"}};
+          {"case", "model GFLOP/s per rank", "sgemm limit", "share", "ranks' CPUs at once",
+           "grad-sync busbw GB/s", "all-reduce peak", "share"}};
   std::vector<const MachineLimit*> used;
   auto use = [&](const MachineLimit* l) {
     if (l && std::find(used.begin(), used.end(), l) == used.end()) used.push_back(l);
     return l ? format_number(l->value, 2) : std::string("-");
   };
   for (const LimitShare& s : limit_shares(suite)) {
+    use(s.sgemm_at_once);  // named in the note
     t.rows.push_back({s.case_name, format_number(s.gflops, 2), use(s.sgemm),
-                      share_text(s.gflops_share), format_number(s.busbw, 3), use(s.allreduce),
-                      share_text(s.busbw_share)});
+                      share_text(s.gflops_share), ceiling_text(s), format_number(s.busbw, 3),
+                      use(s.allreduce), share_text(s.busbw_share)});
   }
   if (suite.limits.empty()) {
     // Nothing to hold the figures against: the note alone (report.cpp), no column of dashes.
@@ -107,7 +123,10 @@ Table limits_table(const SuiteData& suite) {
   for (const MachineLimit* l : used) parts.push_back(limit_note(*l));
   t.note = fmt::format(
       "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
-      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM); the "
+      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM). Ranks' "
+      "CPUs at once: the same sgemm run on as many CPUs as the case has ranks, side by side, "
+      "all copies together against one alone (\"1.52x of 2\": two one-thread ranks can compute "
+      "at most 1.52x one process here, whatever the engine does); the "
       "gradient sync's bus bandwidth against the "
       "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "
       "measured for that key. Limits: {}.",

@@ -15,8 +15,9 @@ std::string describe_key(const MachineLimit& l) {
   const std::string threads = fmt::format("{} thread{}", l.threads, l.threads == 1 ? "" : "s");
   switch (l.kind) {
     case LimitKind::kSgemm:
-      return fmt::format("{}, {}, {} rows, {}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
-                         l.model, l.rows, threads);
+      return fmt::format("{}, {}, {} rows, {}{}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
+                         l.model, l.rows, threads,
+                         l.ranks > 1 ? fmt::format(", {} at once", l.ranks) : "");
     case LimitKind::kMemcpy: return fmt::format("memcpy, {}", threads);
     case LimitKind::kAllReduce: {
       // tcp cases record their link count as their transport.

@@ -6,6 +6,8 @@
 //    the BLAS kernels in use; for --precision bf16 cases the same GEMMs with
 //    bf16 inputs through oneDNN (training/precision.h). A step's FLOPs are mostly these GEMMs, so a
 //    rank's model FLOP/s share of it says how much of the step is not GEMM.
+//    With ranks > 1: the same GEMMs on that many CPUs at once, one thread
+//    each, a copy's GFLOP/s: what one-thread ranks side by side can reach.
 //  * memcpy: GB/s copied by one thread between buffers beyond the caches.
 //  * allreduce: the peak bus bandwidth (nccl-tests' busbw) of an all-reduce
 //    sweep over a transport at a world size, the ceiling of gradient sync.
@@ -43,7 +45,7 @@ inline constexpr std::string_view kLimitsBySuiteRun = "trainscope suite run";
 inline constexpr std::string_view kLimitsByDoctor = "trainscope doctor";
 
 // One measured limit. What it applies to is its key: sgemm (model, rows,
-// threads, precision), allreduce (transport, ranks), memcpy (threads).
+// threads, precision, ranks), allreduce (transport, ranks), memcpy (threads).
 struct MachineLimit {
   LimitKind kind = LimitKind::kSgemm;
   std::string model;               // sgemm: the case's model (preset or config path); else ""
@@ -51,7 +53,7 @@ struct MachineLimit {
   int threads = 1;                 // sgemm, memcpy: threads that ran it; allreduce: 1
   std::string precision = "fp32";  // sgemm: the GEMMs' inputs, fp32 or bf16
   std::string transport;  // allreduce: the case's transport as runs record it (RunCase::links)
-  int ranks = 1;          // allreduce: world size
+  int ranks = 1;          // allreduce: world size; sgemm: copies run at once, a CPU each
   double value = 0;       // in limit_unit(kind)
   std::string detail;     // how it was measured: shapes, kernels, sizes
   std::string source;     // kLimitsBySuiteRun or kLimitsByDoctor

@@ -1,12 +1,20 @@
 #include "suites/limit_probes.h"
 
 #include <cblas.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <new>
 #include <chrono>
 #include <functional>
 #include <map>
+#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -14,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include "kernels/blas_core.h"
+#include "kernels/gemm_backend.h"
 #include "base/check.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_bf16.h"
@@ -23,6 +32,7 @@
 #include "profiler/supervise.h"
 #include "results/records.h"
 #include "results/results_db.h"
+#include "suites/cpus.h"
 #include "training/threads.h"
 
 namespace trainscope::suites {
@@ -38,44 +48,130 @@ double seconds_of(int64_t calls, const std::function<void()>& call) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// Median seconds of one call of `shape`, after a warm-up call (caches, the
-// BLAS threads): at least 3 timed calls, more while under 50 ms in all. In
-// bf16 the inputs are rounded once, outside the timing, as the model's
-// weights are once per step.
-double median_call_seconds(const GemmShape& shape, training::Precision precision) {
-  using kernels::Buffer;
-  using kernels::MemoryCategory;
-  Buffer<float> x(int64_t{shape.rows} * shape.in, MemoryCategory::kWorkspace);
-  Buffer<float> w(int64_t{shape.out} * shape.in, MemoryCategory::kWorkspace);
-  Buffer<float> y(int64_t{shape.rows} * shape.out, MemoryCategory::kWorkspace);
-  for (std::size_t i = 0; i < x.size(); ++i) x.data()[i] = 0.001f * static_cast<float>(i % 97);
-  for (std::size_t i = 0; i < w.size(); ++i) w.data()[i] = 0.002f * static_cast<float>(i % 89);
-  Buffer<uint16_t> x16, w16;
-  if (precision == training::Precision::kBf16) {
-    x16 = Buffer<uint16_t>(x.size(), MemoryCategory::kWorkspace);
-    w16 = Buffer<uint16_t>(w.size(), MemoryCategory::kWorkspace);
-    kernels::to_bf16(x16.data(), x.data(), static_cast<int64_t>(x.size()));
-    kernels::to_bf16(w16.data(), w.data(), static_cast<int64_t>(w.size()));
-  }
-  auto call = [&] {
+// One GEMM shape's operands and its call: fp32 on OpenBLAS (the BLAS
+// kernels the limits name), or bf16 through oneDNN as --precision bf16 runs
+// it, the inputs rounded once, outside the timing, as the model's weights
+// are once per step.
+class GemmProbe {
+ public:
+  GemmProbe(const GemmShape& shape, training::Precision precision)
+      : shape_(shape), precision_(precision) {
+    for (std::size_t i = 0; i < x_.size(); ++i) x_.data()[i] = 0.001f * static_cast<float>(i % 97);
+    for (std::size_t i = 0; i < w_.size(); ++i) w_.data()[i] = 0.002f * static_cast<float>(i % 89);
     if (precision == training::Precision::kBf16) {
-      kernels::matmul_forward_bf16(y.data(), x16.data(), w16.data(), shape.rows, shape.in,
-                                   shape.out);
-    } else {
-      kernels::matmul_forward(y.data(), x.data(), w.data(), shape.rows, shape.in, shape.out);
+      x16_ = Buffer<uint16_t>(x_.size(), MemoryCategory::kWorkspace);
+      w16_ = Buffer<uint16_t>(w_.size(), MemoryCategory::kWorkspace);
+      kernels::to_bf16(x16_.data(), x_.data(), static_cast<int64_t>(x_.size()));
+      kernels::to_bf16(w16_.data(), w_.data(), static_cast<int64_t>(w_.size()));
     }
-  };
-  call();
-  std::vector<double> times;
-  double total = 0;
-  while (times.size() < 3 || (total < 0.05 && times.size() < 1000)) {
-    times.push_back(seconds_of(1, call));
-    total += times.back();
   }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
+  void call() {
+    if (precision_ == training::Precision::kBf16) {
+      kernels::matmul_forward_bf16(y_.data(), x16_.data(), w16_.data(), shape_.rows, shape_.in,
+                                   shape_.out);
+    } else {  // y [rows, out] = x [rows, in] @ w [out, in]^T, as matmul_forward
+      const kernels::GemmKey key{shape_.rows, shape_.out, shape_.in, false, true, false};
+      kernels::gemm_f32(kernels::GemmBackend::kOpenBlas, key, y_.data(), x_.data(), w_.data());
+    }
+  }
+  // Median seconds of a call, after a warm-up call (caches, the BLAS
+  // threads): at least 3 timed calls, more while under 50 ms in all.
+  double median_seconds() {
+    call();
+    std::vector<double> times;
+    double total = 0;
+    while (times.size() < 3 || (total < 0.05 && times.size() < 1000)) {
+      times.push_back(seconds_of(1, [this] { call(); }));
+      total += times.back();
+    }
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+  }
+
+ private:
+  using MemoryCategory = kernels::MemoryCategory;
+  template <typename T>
+  using Buffer = kernels::Buffer<T>;
+  static std::size_t elements(int rows, int cols) {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  }
+  GemmShape shape_;
+  training::Precision precision_;
+  Buffer<float> x_{elements(shape_.rows, shape_.in), MemoryCategory::kWorkspace};
+  Buffer<float> w_{elements(shape_.out, shape_.in), MemoryCategory::kWorkspace};
+  Buffer<float> y_{elements(shape_.rows, shape_.out), MemoryCategory::kWorkspace};
+  Buffer<uint16_t> x16_, w16_;
+};
+
+// What the copies of median_seconds_at_once share: a start line and each
+// one's result, in memory mapped shared before they fork.
+struct AtOnce {
+  static constexpr int kMaxCopies = 256;
+  std::atomic<int> ready{0}, done{0};
+  double medians[kMaxCopies] = {};
+};
+
+// One copy, in its own process: pinned to `cpu`, it waits until every copy
+// is ready, times its calls, then keeps calling until every copy is done,
+// so no timed call runs with the others idle.
+[[noreturn]] void run_copy(AtOnce* shared, int index, int copies, int cpu, GemmProbe& probe) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof(set), &set);
+  int status = 0;
+  try {
+    probe.call();
+    shared->ready.fetch_add(1);
+    while (shared->ready.load() < copies) {}
+    shared->medians[index] = probe.median_seconds();
+  } catch (...) {
+    status = 1;
+  }
+  shared->done.fetch_add(1);
+  while (shared->done.load() < copies) probe.call();
+  _exit(status);
 }
 
+// The median call of `shape` in cpus.size() processes at once, each pinned
+// to its CPU with operands of its own (made here, before the fork).
+// Processes, not threads: OpenBLAS serialises GEMMs called from several
+// threads of one process, and ranks are processes.
+std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<const int> cpus) {
+  const int copies = static_cast<int>(cpus.size());
+  TS_CHECK(copies <= AtOnce::kMaxCopies) << copies << " copies at once";
+  std::vector<std::unique_ptr<GemmProbe>> probes;
+  for (int i = 0; i < copies; ++i) {
+    probes.push_back(std::make_unique<GemmProbe>(shape, training::Precision::kFp32));
+  }
+  void* memory =
+      mmap(nullptr, sizeof(AtOnce), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) throw Error("sgemm at once: mmap failed");
+  auto* shared = new (memory) AtOnce;
+  std::vector<pid_t> children;
+  std::fflush(nullptr);  // nothing buffered is written twice
+  for (int i = 0; i < copies; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) run_copy(shared, i, copies, cpus[i], *probes[i]);
+    if (pid < 0) break;
+    children.push_back(pid);
+  }
+  bool ok = static_cast<int>(children.size()) == copies;
+  if (!ok) {  // the started ones must not wait for the others forever
+    shared->ready.store(AtOnce::kMaxCopies + copies);
+    shared->done.store(AtOnce::kMaxCopies + copies);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
+  }
+  std::vector<double> medians(shared->medians, shared->medians + copies);
+  shared->~AtOnce();
+  munmap(memory, sizeof(AtOnce));
+  if (!ok)
+    throw Error(fmt::format("sgemm at once: a copy of {} failed or could not start", copies));
+  return medians;
+}
 // Restores the OpenMP and OpenBLAS thread counts on scope exit.
 class ThreadCount {
  public:
@@ -193,9 +289,24 @@ double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Pr
   double flops = 0, seconds = 0;
   for (const GemmShape& s : shapes) {
     flops += 2.0 * s.rows * s.in * s.out * s.count;
-    seconds += median_call_seconds(s, precision) * s.count;
+    seconds += GemmProbe(s, precision).median_seconds() * s.count;
   }
   return seconds > 0 ? flops / seconds / 1e9 : 0.0;
+}
+
+double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus) {
+  TS_CHECK(!shapes.empty() && !cpus.empty());
+  const ThreadCount scope(1);
+  double flops = 0;
+  std::vector<double> seconds(cpus.size(), 0.0);
+  for (const GemmShape& s : shapes) {
+    flops += 2.0 * s.rows * s.in * s.out * s.count;
+    const std::vector<double> medians = median_seconds_at_once(s, cpus);
+    for (std::size_t i = 0; i < cpus.size(); ++i) seconds[i] += medians[i] * s.count;
+  }
+  double sum = 0;
+  for (double t : seconds) sum += t > 0 ? flops / t / 1e9 : 0.0;
+  return sum / static_cast<double>(cpus.size());
 }
 
 double memcpy_gbps() {
@@ -220,6 +331,21 @@ MachineLimit sgemm_limit(const std::string& model_name, const training::ModelCon
   return l;
 }
 
+MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::ModelConfig& model,
+                                 int64_t rows, std::span<const int> cpus, std::string_view source) {
+  MachineLimit l = stamped(LimitKind::kSgemm, source);
+  l.model = model_name;
+  l.rows = rows;
+  l.threads = 1;
+  l.ranks = static_cast<int>(cpus.size());
+  const auto shapes = model_gemm_shapes(model, rows);
+  l.value = sgemm_gflops_at_once(shapes, cpus);
+  l.detail =
+      fmt::format("{} {}, a copy on each of CPUs {} at once: {}", kernels::blas_info().library,
+                  kernels::blas_info().core, fmt::join(cpus, ","), describe_shapes(shapes));
+  return l;
+}
+
 MachineLimit memcpy_limit(std::string_view source) {
   MachineLimit l = stamped(LimitKind::kMemcpy, source);
   l.value = memcpy_gbps();
@@ -232,16 +358,23 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
                                                const PlanContext& ctx, const fs::path& work_dir,
                                                std::FILE* progress) {
   std::map<CaseShape, training::ModelConfig> gemms;
+  std::map<std::pair<CaseShape, int>, training::ModelConfig> at_once;  // and the ranks
   std::map<std::pair<std::string, int>, const SuiteCase*> transports;
+  const bool one_host = ctx.hostfile.empty();
   for (const SuiteCase* c : cases) {
     if (!c->skip_reason.empty() || c->kind != CaseKind::kTrain) continue;
     try {
       const training::ModelConfig m = training::resolve_model(c->train.model);
-      gemms.emplace(case_shape(*c, m), m);
+      const CaseShape shape = case_shape(*c, m);
+      gemms.emplace(shape, m);
+      if (one_host && c->ranks > 1 && c->hosts <= 1 && shape.threads == 1 &&
+          shape.precision == "fp32") {
+        at_once.emplace(std::pair(shape, c->ranks), m);
+      }
     } catch (const Error& e) {
       std::fprintf(progress, "  limits: no sgemm limit for %s (%s)\n", c->name.c_str(), e.what());
     }
-    if (c->ranks > 1 && c->hosts <= 1 && ctx.hostfile.empty()) {
+    if (c->ranks > 1 && c->hosts <= 1 && one_host) {
       transports.emplace(std::pair(case_links(*c), c->ranks), c);
     }
   }
@@ -250,6 +383,18 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
     limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads,
                                  results::kLimitsBySuiteRun,
                                  training::parse_precision(shape.precision)));
+  }
+  const std::vector<int> cpus = allowed_cpus();
+  for (const auto& [key, model] : at_once) {
+    const auto& [shape, ranks] = key;
+    if (ranks > static_cast<int>(cpus.size())) {
+      std::fprintf(progress, "  limits: no sgemm at once for %d ranks: %zu CPUs here\n", ranks,
+                   cpus.size());
+      continue;
+    }
+    limits.push_back(sgemm_at_once_limit(shape.model, model, shape.rows,
+                                         std::span(cpus).first(static_cast<std::size_t>(ranks)),
+                                         results::kLimitsBySuiteRun));
   }
   limits.push_back(memcpy_limit(results::kLimitsBySuiteRun));
   for (const auto& [key, c] : transports) {

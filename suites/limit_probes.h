@@ -52,6 +52,13 @@ std::string describe_shapes(std::span<const GemmShape> shapes);
 double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
                     training::Precision precision = training::Precision::kFp32);
 
+// The same shapes on every CPU in `cpus` at once, fp32, one thread each
+// (as one-thread ranks bound to cores compute side by side): each copy's
+// GFLOP/s, averaged. Against sgemm_gflops on 1 thread it says what this
+// machine's cores give together: two vCPUs that share a physical core, or a
+// memory bus, give less than twice one.
+double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus);
+
 // memcpy GB/s, one thread, 256 MiB (profiler/copy_probe.h).
 double memcpy_gbps();
 // The limit records of the two probes above, stamped now on this host;
@@ -60,9 +67,14 @@ results::MachineLimit sgemm_limit(const std::string& model_name, const training:
                                   int64_t rows, int threads, std::string_view source,
                                   training::Precision precision = training::Precision::kFp32);
 results::MachineLimit memcpy_limit(std::string_view source);
+// sgemm_gflops_at_once as a limit: sgemm with ranks = cpus.size() copies.
+results::MachineLimit sgemm_at_once_limit(const std::string& model_name,
+                                          const training::ModelConfig& model, int64_t rows,
+                                          std::span<const int> cpus, std::string_view source);
 
 // What a suite's cases need measured, measured: sgemm for each (model, a
-// rank's rows per step, threads) of its train cases, memcpy, and the peak
+// rank's rows per step, threads) of its train cases, and at once on as many
+// CPUs as ranks for each one-thread multi-rank case on this host, memcpy, and the peak
 // busbw of each (transport, ranks) its multi-rank one-host cases use, by a
 // short sweep job in `work_dir`. A probe that fails is reported on
 // `progress` and left out. A few seconds in all.

@@ -3,11 +3,13 @@
 // the note names the limits, a suite without limits says so, and the
 // doctor's limits of the suite's host stand in for a suite's own.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "report/findings.h"
 #include "report/limits.h"
 #include "report/report.h"
 #include "tests/report/suite_builder.h"
@@ -125,7 +127,7 @@ TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
   const Table t = limits_table(suite);
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_EQ(t.rows[1][3], format_number(achieved_gflops(two) / 25 * 100, 1) + "%");
-  EXPECT_EQ(t.rows[1][6], format_number(achieved_busbw(two) / 3.0 * 100, 1) + "%");
+  EXPECT_EQ(t.rows[1][7], format_number(achieved_busbw(two) / 3.0 * 100, 1) + "%");
   EXPECT_NE(t.note.find("sgemm, tiny, 64 rows, 1 thread: 25.00 GFLOP/s (test shapes; by "
                         "trainscope suite run on node0"),
             std::string::npos)
@@ -136,6 +138,51 @@ TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
             std::string::npos);
 }
 
+// The sgemm measured on as many CPUs at once as a case has ranks: all the
+// copies together over one alone is what its ranks can reach on compute.
+// The share stays against the one alone, and a finding sets the case's
+// speed over one process beside that ceiling.
+TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
+  SuiteSpec spec = two_cases();
+  MachineLimit at_once = sgemm(rows_of(2), 20);
+  at_once.ranks = 2;
+  spec.limits = {at_once, sgemm(rows_of(2), 25), sgemm(rows_of(1), 40)};
+  const SuiteData suite = build(spec);
+  const auto shares = limit_shares(suite);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_EQ(shares[0].sgemm_at_once, nullptr) << "one rank has nothing at once";
+  EXPECT_TRUE(std::isnan(shares[0].cores_ceiling));
+  ASSERT_NE(shares[1].sgemm_at_once, nullptr);
+  EXPECT_EQ(shares[1].sgemm_at_once->ranks, 2);
+  EXPECT_NEAR(shares[1].cores_ceiling, 2 * 20.0 / 25, 1e-12);
+  EXPECT_NEAR(shares[1].gflops_share, achieved_gflops(*suite.find_case("two")) / 25, 1e-9)
+      << "the share is of one CPU alone";
+
+  const Table t = limits_table(suite);
+  EXPECT_EQ(t.rows[0][4], "-");
+  EXPECT_EQ(t.rows[1][4], format_number(1.6, 2) + "x of 2");
+  EXPECT_NE(t.note.find("sgemm, tiny, 64 rows, 1 thread, 2 at once: 20.00 GFLOP/s"),
+            std::string::npos)
+      << t.note;
+
+  const double speedup = case_figures(*suite.find_case("two")).tokens_per_s /
+                         case_figures(*suite.find_case("one")).tokens_per_s;
+  const auto findings = suite_findings(suite);
+  const auto cores = std::find_if(findings.begin(), findings.end(),
+                                  [](const Finding& f) { return f.id == "cores"; });
+  ASSERT_NE(cores, findings.end());
+  EXPECT_NE(cores->answer.find("together they compute " + format_number(1.6, 2) + "x one CPU"),
+            std::string::npos)
+      << cores->answer;
+  EXPECT_NE(cores->answer.find("two " + format_number(speedup, 2) + "x one"), std::string::npos)
+      << cores->answer;
+
+  spec.limits.erase(spec.limits.begin());  // no copies at once: no ceiling, no finding
+  const SuiteData alone = build(spec);
+  EXPECT_TRUE(std::isnan(limit_shares(alone)[1].cores_ceiling));
+  for (const Finding& f : suite_findings(alone)) EXPECT_NE(f.id, "cores");
+}
+
 TEST_F(LimitsTest, ACaseWithoutALimitOfItsKeyShowsNoShare) {
   SuiteSpec spec = two_cases();
   spec.limits = {sgemm(rows_of(1), 40)};  // nothing at two's rows, no transport
@@ -144,8 +191,8 @@ TEST_F(LimitsTest, ACaseWithoutALimitOfItsKeyShowsNoShare) {
   EXPECT_NE(t.rows[0][3], "-");
   EXPECT_EQ(t.rows[1][2], "-");
   EXPECT_EQ(t.rows[1][3], "-");
-  EXPECT_EQ(t.rows[1][6], "-");
-  EXPECT_NE(t.rows[1][4], "-") << "the achieved busbw is shown without a limit";
+  EXPECT_EQ(t.rows[1][7], "-");
+  EXPECT_NE(t.rows[1][5], "-") << "the achieved busbw is shown without a limit";
 }
 
 TEST_F(LimitsTest, ASuiteWithoutLimitsSaysNoneWereMeasured) {

@@ -19,6 +19,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "results/results_db.h"
+#include "suites/cpus.h"
 
 namespace trainscope::suites {
 namespace {
@@ -161,7 +162,22 @@ TEST_F(RunnerTest, TheSuitesLimitsAreMeasuredAtItsCasesKeys) {
     return std::count_if(limits.begin(), limits.end(),
                          [&](const auto& l) { return l.kind == kind; });
   };
-  EXPECT_EQ(count(results::LimitKind::kSgemm), 2);
+  // Two one-thread ranks on this host: the same sgemm on two CPUs at once
+  // (a copy's GFLOP/s), so the report can say what two ranks can reach.
+  const auto& two = r.runs[1];
+  const bool side_by_side = two.summary->threads_per_rank == 1 && cores_available() >= 2;
+  const auto at_once = std::find_if(limits.begin(), limits.end(), [&](const auto& l) {
+    return l.kind == results::LimitKind::kSgemm && l.ranks == 2;
+  });
+  if (side_by_side) {
+    ASSERT_NE(at_once, limits.end()) << "no sgemm at once for the 2-rank case";
+    EXPECT_EQ(at_once->rows, two.summary->steps.front().front().tokens);
+    EXPECT_EQ(at_once->threads, 1);
+    EXPECT_GT(at_once->value, 0);
+  } else {
+    EXPECT_EQ(at_once, limits.end()) << "more threads a rank than one, or one CPU";
+  }
+  EXPECT_EQ(count(results::LimitKind::kSgemm), side_by_side ? 3 : 2);
   EXPECT_EQ(count(results::LimitKind::kMemcpy), 1);
   ASSERT_EQ(count(results::LimitKind::kAllReduce), 1);
   for (const auto& l : limits) {

@@ -1,0 +1,51 @@
+// The sgemm probe on several CPUs at once (suites/limit_probes.h): its
+// copies run side by side, not one after another, and the limit it makes
+// says how many ran.
+#include "suites/limit_probes.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "suites/cpus.h"
+#include "training/model_config.h"
+
+namespace trainscope::suites {
+namespace {
+
+// About 1 GFLOP a call: each call spans many of the scheduler's slices.
+const GemmShape kShape{.rows = 256, .in = 512, .out = 4096};
+
+// Two copies pinned to one CPU must each get about half of it. Had they run
+// in turn (or one process's GEMMs been serialised), each would show the rate
+// of one alone.
+TEST(SgemmAtOnceTest, TwoCopiesOnOneCpuShareIt) {
+  const int cpu = allowed_cpus().front();
+  const std::vector<GemmShape> shapes{kShape};
+  const double alone = sgemm_gflops_at_once(shapes, std::vector{cpu});
+  const double shared = sgemm_gflops_at_once(shapes, std::vector{cpu, cpu});
+  ASSERT_GT(alone, 0);
+  EXPECT_LT(shared, 0.75 * alone) << "alone " << alone << " GFLOP/s, each of two " << shared;
+  EXPECT_GT(shared, 0.2 * alone) << "alone " << alone << " GFLOP/s, each of two " << shared;
+}
+
+TEST(SgemmAtOnceTest, TheLimitNamesItsCopiesAndCpus) {
+  const std::vector<int> cpus = allowed_cpus();
+  if (cpus.size() < 2) GTEST_SKIP() << "one CPU here: nothing to run at once";
+  const std::vector<int> two{cpus[0], cpus[1]};
+  const results::MachineLimit l =
+      sgemm_at_once_limit("tiny", training::model_preset("tiny"), 62, two, "test");
+  EXPECT_EQ(l.kind, results::LimitKind::kSgemm);
+  EXPECT_EQ(l.ranks, 2);
+  EXPECT_EQ(l.threads, 1);
+  EXPECT_EQ(l.rows, 62);
+  EXPECT_GT(l.value, 0);
+  EXPECT_NE(l.detail.find(fmt::format("CPUs {},{} at once", cpus[0], cpus[1])), std::string::npos)
+      << l.detail;
+  EXPECT_EQ(results::describe_key(l), "sgemm, tiny, 62 rows, 1 thread, 2 at once");
+}
+
+}  // namespace
+}  // namespace trainscope::suites
