@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,13 +124,50 @@ TEST_F(CpuShareTest, ASharesOutsideZeroToOneOrTooFewCoresIsExitCode2) {
   }
   // Two hosts at 0.5 fit in a core: one host more than the cores hold.
   const int hosts = 2 * cores_available() + 1;
-  const CommandResult r =
-      run_shell(up + std::to_string(hosts) + p + " --cpu-share 0.5 2>&1");
+  const CommandResult r = run_shell(up + std::to_string(hosts) + p + " --cpu-share 0.5 2>&1");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("needs " + std::to_string(cores_available() + 1) + " cores"),
             std::string::npos)
       << r.output;
   EXPECT_TRUE(testing::namespaces_of(prefix()).empty());
+}
+
+// scripts/dilation-check.sh: the model trained at full speed, alone under
+// the quota and two at once on one CPU; the effective shares it prints, and
+// an exit status that agrees with them (0 within 10% of F, else 1). Its
+// cgroups go with it.
+TEST_F(CpuShareTest, TheDilationCheckMeasuresTheEffectiveShare) {
+  const CommandResult r =
+      run_shell("TRAINSCOPE_BIN=" + testing::shell_quote(testing::trainscope_binary()) + " " +
+                kScripts + "/dilation-check.sh --rounds 1 --steps 4 2>&1");
+  ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.output;
+  const std::string line = "effective share, median of 1 rounds: alone ";
+  const std::size_t at = r.output.find(line);
+  ASSERT_NE(at, std::string::npos) << r.output;
+  double alone = 0, shared = 0;
+  ASSERT_EQ(std::sscanf(r.output.c_str() + at + line.size(), "%lf, 2 at once %lf", &alone, &shared),
+            2)
+      << r.output;
+  for (const double share : {alone, shared}) {
+    EXPECT_GT(share, 0.05) << r.output;
+    EXPECT_LT(share, 1.2) << r.output;
+  }
+  const auto within = [](double share) { return share / 0.5 > 0.9 && share / 0.5 < 1.1; };
+  EXPECT_EQ(r.exit_code, within(alone) && within(shared) ? 0 : 1) << r.output;
+  for (const auto& entry : fs::directory_iterator(fs::path(
+           fs::exists("/sys/fs/cgroup/cpu/tasks") ? "/sys/fs/cgroup/cpu" : "/sys/fs/cgroup"))) {
+    EXPECT_EQ(entry.path().filename().string().rfind("trainscope-dilation-check-", 0),
+              std::string::npos)
+        << "cgroup left behind: " << entry.path();
+  }
+}
+
+TEST(DilationCheckTest, BadArgumentsAreExitCode2WithTheArgument) {
+  for (const std::string arg : {"--rounds 0", "--steps 2", "--cpu x", "--frobnicate"}) {
+    const CommandResult r = run_shell(kScripts + "/dilation-check.sh " + arg + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.output;
+    EXPECT_NE(r.output.find(arg.substr(0, arg.find(' '))), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace
