@@ -119,17 +119,22 @@ struct AtOnce {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   sched_setaffinity(0, sizeof(set), &set);
+  // A copy that died (or never started) must not keep the others waiting.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  const auto waited_too_long = [&] { return std::chrono::steady_clock::now() > deadline; };
   int status = 0;
   try {
     probe.call();
     shared->ready.fetch_add(1);
-    while (shared->ready.load() < copies) {}
+    while (shared->ready.load() < copies) {
+      if (waited_too_long()) _exit(1);
+    }
     shared->medians[index] = probe.median_seconds();
   } catch (...) {
     status = 1;
   }
   shared->done.fetch_add(1);
-  while (shared->done.load() < copies) probe.call();
+  while (shared->done.load() < copies && !waited_too_long()) probe.call();
   _exit(status);
 }
 
