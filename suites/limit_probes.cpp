@@ -48,14 +48,44 @@ double seconds_of(int64_t calls, const std::function<void()>& call) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// One GEMM shape's operands and its call: fp32 on OpenBLAS (the BLAS
-// kernels the limits name), or bf16 through oneDNN as --precision bf16 runs
-// it, the inputs rounded once, outside the timing, as the model's weights
-// are once per step.
+// A forward projection as the model runs it: y [rows, out] = x [rows, in] @
+// w [out, in]^T (matmul_forward).
+kernels::GemmKey key_of(const GemmShape& s) { return {s.rows, s.out, s.in, false, true, false}; }
+
+// The library each shape runs on under `gemm` (kernels/gemm_backend.h): the
+// one forced, or under auto the one a rank with the current thread count
+// picks (cached, or timed now), so a limit is of what the case's ranks run.
+std::vector<kernels::GemmBackend> libraries_for(std::span<const GemmShape> shapes,
+                                                kernels::GemmBackend gemm) {
+  const kernels::GemmBackend before = kernels::gemm_backend();
+  kernels::set_gemm_backend(gemm);
+  std::vector<kernels::GemmBackend> out;
+  for (const GemmShape& s : shapes) out.push_back(kernels::backend_for(key_of(s)));
+  kernels::set_gemm_backend(before);
+  return out;
+}
+
+// "OpenBLAS 0.3.21 Cooperlake", "oneDNN 2.6.3, ...", or under auto with both
+// "OpenBLAS 0.3.21 Cooperlake for 2 and oneDNN 2.6.3, ... for 5 of 7 shapes".
+std::string describe_libraries(std::span<const kernels::GemmBackend> libraries) {
+  const std::string blas = kernels::blas_info().library + " " + kernels::blas_info().core;
+  const auto onednn = std::count(libraries.begin(), libraries.end(), kernels::GemmBackend::kOneDnn);
+  const auto n = static_cast<std::ptrdiff_t>(libraries.size());
+  if (onednn == 0) return blas;
+  if (onednn == n) return kernels::onednn_description();
+  return fmt::format("{} for {} and {} for {} of {} shapes (--gemm auto)", blas, n - onednn,
+                     kernels::onednn_description(), onednn, n);
+}
+
+// One GEMM shape's operands and its call: fp32 on `library` (OpenBLAS or
+// oneDNN), or bf16 through oneDNN as --precision bf16 runs it, the inputs
+// rounded once, outside the timing, as the model's weights are once per
+// step.
 class GemmProbe {
  public:
-  GemmProbe(const GemmShape& shape, training::Precision precision)
-      : shape_(shape), precision_(precision) {
+  GemmProbe(const GemmShape& shape, training::Precision precision,
+            kernels::GemmBackend library = kernels::GemmBackend::kOpenBlas)
+      : shape_(shape), precision_(precision), library_(library) {
     for (std::size_t i = 0; i < x_.size(); ++i) x_.data()[i] = 0.001f * static_cast<float>(i % 97);
     for (std::size_t i = 0; i < w_.size(); ++i) w_.data()[i] = 0.002f * static_cast<float>(i % 89);
     if (precision == training::Precision::kBf16) {
@@ -69,9 +99,8 @@ class GemmProbe {
     if (precision_ == training::Precision::kBf16) {
       kernels::matmul_forward_bf16(y_.data(), x16_.data(), w16_.data(), shape_.rows, shape_.in,
                                    shape_.out);
-    } else {  // y [rows, out] = x [rows, in] @ w [out, in]^T, as matmul_forward
-      const kernels::GemmKey key{shape_.rows, shape_.out, shape_.in, false, true, false};
-      kernels::gemm_f32(kernels::GemmBackend::kOpenBlas, key, y_.data(), x_.data(), w_.data());
+    } else {
+      kernels::gemm_f32(library_, key_of(shape_), y_.data(), x_.data(), w_.data());
     }
   }
   // Median seconds of a call, after a warm-up call (caches, the BLAS
@@ -97,6 +126,7 @@ class GemmProbe {
   }
   GemmShape shape_;
   training::Precision precision_;
+  kernels::GemmBackend library_;
   Buffer<float> x_{elements(shape_.rows, shape_.in), MemoryCategory::kWorkspace};
   Buffer<float> w_{elements(shape_.out, shape_.in), MemoryCategory::kWorkspace};
   Buffer<float> y_{elements(shape_.rows, shape_.out), MemoryCategory::kWorkspace};
@@ -142,12 +172,14 @@ struct AtOnce {
 // to its CPU with operands of its own (made here, before the fork).
 // Processes, not threads: OpenBLAS serialises GEMMs called from several
 // threads of one process, and ranks are processes.
-std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<const int> cpus) {
+std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<const int> cpus,
+                                           kernels::GemmBackend library) {
   const int copies = static_cast<int>(cpus.size());
   TS_CHECK(copies <= AtOnce::kMaxCopies) << copies << " copies at once";
   std::vector<std::unique_ptr<GemmProbe>> probes;
   for (int i = 0; i < copies; ++i) {
-    probes.push_back(std::make_unique<GemmProbe>(shape, training::Precision::kFp32));
+    probes.push_back(std::make_unique<GemmProbe>(shape, training::Precision::kFp32, library));
+    probes.back()->call();  // the library's first-call setup made once, before the fork
   }
   void* memory =
       mmap(nullptr, sizeof(AtOnce), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -214,7 +246,8 @@ struct CaseShape {
   int64_t rows = 0;
   int threads = 1;
   std::string precision = "fp32";
-  auto key() const { return std::tie(model, rows, threads, precision); }
+  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;  // fp32: the library the ranks use
+  auto key() const { return std::tie(model, rows, threads, precision, gemm); }
   bool operator<(const CaseShape& o) const { return key() < o.key(); }
 };
 CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
@@ -229,7 +262,7 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
                                          static_cast<int>(std::thread::hardware_concurrency()));
   }
   return {c.train.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads,
-          std::string(training::precision_name(c.train.precision))};
+          std::string(training::precision_name(c.train.precision)), c.train.gemm};
 }
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
@@ -288,25 +321,31 @@ std::string describe_shapes(std::span<const GemmShape> shapes) {
   return out;
 }
 
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision) {
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
+                    kernels::GemmBackend gemm) {
   TS_CHECK(threads >= 1 && !shapes.empty());
   const ThreadCount scope(threads);
+  const auto libraries = libraries_for(shapes, gemm);
   double flops = 0, seconds = 0;
-  for (const GemmShape& s : shapes) {
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const GemmShape& s = shapes[i];
     flops += 2.0 * s.rows * s.in * s.out * s.count;
-    seconds += GemmProbe(s, precision).median_seconds() * s.count;
+    seconds += GemmProbe(s, precision, libraries[i]).median_seconds() * s.count;
   }
   return seconds > 0 ? flops / seconds / 1e9 : 0.0;
 }
 
-double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus) {
+double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
+                            kernels::GemmBackend gemm) {
   TS_CHECK(!shapes.empty() && !cpus.empty());
   const ThreadCount scope(1);
+  const auto libraries = libraries_for(shapes, gemm);  // chosen here, before any fork
   double flops = 0;
   std::vector<double> seconds(cpus.size(), 0.0);
-  for (const GemmShape& s : shapes) {
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const GemmShape& s = shapes[k];
     flops += 2.0 * s.rows * s.in * s.out * s.count;
-    const std::vector<double> medians = median_seconds_at_once(s, cpus);
+    const std::vector<double> medians = median_seconds_at_once(s, cpus, libraries[k]);
     for (std::size_t i = 0; i < cpus.size(); ++i) seconds[i] += medians[i] * s.count;
   }
   double sum = 0;
@@ -321,33 +360,37 @@ double memcpy_gbps() {
 
 MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
                          int64_t rows, int threads, std::string_view source,
-                         training::Precision precision) {
+                         training::Precision precision, kernels::GemmBackend gemm) {
   MachineLimit l = stamped(LimitKind::kSgemm, source);
   l.model = model_name;
   l.rows = rows;
   l.threads = threads;
   l.precision = std::string(training::precision_name(precision));
   const auto shapes = model_gemm_shapes(model, rows);
-  l.value = sgemm_gflops(shapes, threads, precision);
-  const std::string kernels = precision == training::Precision::kBf16
-                                  ? kernels::onednn_description()
-                                  : kernels::blas_info().library + " " + kernels::blas_info().core;
+  l.value = sgemm_gflops(shapes, threads, precision, gemm);
+  std::string kernels = kernels::onednn_description();
+  if (precision != training::Precision::kBf16) {
+    const ThreadCount scope(threads);  // auto's choices are per thread count
+    kernels = describe_libraries(libraries_for(shapes, gemm));
+  }
   l.detail = fmt::format("{}: {}", kernels, describe_shapes(shapes));
   return l;
 }
 
 MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::ModelConfig& model,
-                                 int64_t rows, std::span<const int> cpus, std::string_view source) {
+                                 int64_t rows, std::span<const int> cpus, std::string_view source,
+                                 kernels::GemmBackend gemm) {
   MachineLimit l = stamped(LimitKind::kSgemm, source);
   l.model = model_name;
   l.rows = rows;
   l.threads = 1;
   l.ranks = static_cast<int>(cpus.size());
   const auto shapes = model_gemm_shapes(model, rows);
-  l.value = sgemm_gflops_at_once(shapes, cpus);
-  l.detail =
-      fmt::format("{} {}, a copy on each of CPUs {} at once: {}", kernels::blas_info().library,
-                  kernels::blas_info().core, fmt::join(cpus, ","), describe_shapes(shapes));
+  l.value = sgemm_gflops_at_once(shapes, cpus, gemm);
+  const ThreadCount scope(1);
+  l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}",
+                         describe_libraries(libraries_for(shapes, gemm)), fmt::join(cpus, ","),
+                         describe_shapes(shapes));
   return l;
 }
 
@@ -387,7 +430,7 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   for (const auto& [shape, model] : gemms) {
     limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads,
                                  results::kLimitsBySuiteRun,
-                                 training::parse_precision(shape.precision)));
+                                 training::parse_precision(shape.precision), shape.gemm));
   }
   const std::vector<int> cpus = allowed_cpus();
   for (const auto& [key, model] : at_once) {
@@ -397,9 +440,13 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
                    cpus.size());
       continue;
     }
-    limits.push_back(sgemm_at_once_limit(shape.model, model, shape.rows,
-                                         std::span(cpus).first(static_cast<std::size_t>(ranks)),
-                                         results::kLimitsBySuiteRun));
+    try {
+      limits.push_back(sgemm_at_once_limit(shape.model, model, shape.rows,
+                                           std::span(cpus).first(static_cast<std::size_t>(ranks)),
+                                           results::kLimitsBySuiteRun, shape.gemm));
+    } catch (const Error& e) {
+      std::fprintf(progress, "  limits: no sgemm at once for %d ranks (%s)\n", ranks, e.what());
+    }
   }
   limits.push_back(memcpy_limit(results::kLimitsBySuiteRun));
   for (const auto& [key, c] : transports) {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm_backend.h"
 #include "results/machine_limits.h"
 #include "suites/launch_plan.h"
 #include "suites/suite_config.h"
@@ -47,17 +48,21 @@ std::vector<GemmShape> model_gemm_shapes(const training::ModelConfig& model, int
 std::string describe_shapes(std::span<const GemmShape> shapes);
 
 // FLOPs of the shapes over their time, GFLOP/s: each shape's median call
-// after a warm-up call, on `threads` threads; fp32 through the BLAS, or bf16
-// inputs through oneDNN (kernels/matmul_bf16.h) as --precision bf16 runs them.
+// after a warm-up call, on `threads` threads; fp32 on the library `gemm`
+// names (under auto each shape on the one --gemm auto picks at `threads`,
+// as a rank would: kernels/gemm_backend.h), or bf16 inputs through oneDNN
+// (kernels/matmul_bf16.h) as --precision bf16 runs them.
 double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
-                    training::Precision precision = training::Precision::kFp32);
+                    training::Precision precision = training::Precision::kFp32,
+                    kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 
 // The same shapes on every CPU in `cpus` at once, fp32, one thread each
 // (as one-thread ranks bound to cores compute side by side): each copy's
 // GFLOP/s, averaged. Against sgemm_gflops on 1 thread it says what this
 // machine's cores give together: two vCPUs that share a physical core, or a
 // memory bus, give less than twice one.
-double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus);
+double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
+                            kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 
 // memcpy GB/s, one thread, 256 MiB (profiler/copy_probe.h).
 double memcpy_gbps();
@@ -65,15 +70,17 @@ double memcpy_gbps();
 // `source` says who measured them (results/machine_limits.h).
 results::MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
                                   int64_t rows, int threads, std::string_view source,
-                                  training::Precision precision = training::Precision::kFp32);
+                                  training::Precision precision = training::Precision::kFp32,
+                                  kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 results::MachineLimit memcpy_limit(std::string_view source);
 // sgemm_gflops_at_once as a limit: sgemm with ranks = cpus.size() copies.
-results::MachineLimit sgemm_at_once_limit(const std::string& model_name,
-                                          const training::ModelConfig& model, int64_t rows,
-                                          std::span<const int> cpus, std::string_view source);
+results::MachineLimit sgemm_at_once_limit(
+    const std::string& model_name, const training::ModelConfig& model, int64_t rows,
+    std::span<const int> cpus, std::string_view source,
+    kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 
 // What a suite's cases need measured, measured: sgemm for each (model, a
-// rank's rows per step, threads) of its train cases, and at once on as many
+// rank's rows per step, threads, --gemm) of its train cases, and at once on as many
 // CPUs as ranks for each one-thread multi-rank case on this host, memcpy, and the peak
 // busbw of each (transport, ranks) its multi-rank one-host cases use, by a
 // short sweep job in `work_dir`. A probe that fails is reported on

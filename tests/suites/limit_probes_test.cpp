@@ -47,5 +47,23 @@ TEST(SgemmAtOnceTest, TheLimitNamesItsCopiesAndCpus) {
   EXPECT_EQ(results::describe_key(l), "sgemm, tiny, 62 rows, 1 thread, 2 at once");
 }
 
+// A limit is of the library the case's ranks run its GEMMs on (--gemm):
+// forced, each probe (and each forked copy) runs on it and the detail says
+// which.
+TEST(SgemmLimitTest, TheLimitIsOfTheLibraryTheCaseRuns) {
+  const auto tiny = training::model_preset("tiny");
+  const results::MachineLimit blas = sgemm_limit(
+      "tiny", tiny, 62, 1, "test", training::Precision::kFp32, kernels::GemmBackend::kOpenBlas);
+  const results::MachineLimit dnnl = sgemm_limit(
+      "tiny", tiny, 62, 1, "test", training::Precision::kFp32, kernels::GemmBackend::kOneDnn);
+  EXPECT_EQ(blas.detail.rfind("OpenBLAS", 0), 0u) << blas.detail;
+  EXPECT_EQ(dnnl.detail.rfind("oneDNN", 0), 0u) << dnnl.detail;
+  EXPECT_GT(dnnl.value, 0);
+  const int cpu = allowed_cpus().front();
+  const std::vector<GemmShape> shapes{kShape};
+  EXPECT_GT(sgemm_gflops_at_once(shapes, std::vector{cpu, cpu}, kernels::GemmBackend::kOneDnn), 0)
+      << "oneDNN in forked copies";
+}
+
 }  // namespace
 }  // namespace trainscope::suites
