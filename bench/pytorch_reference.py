@@ -13,10 +13,19 @@ the CPU. Prints one row per configuration with median tokens/s over the timed st
 "tuned malloc" keeps freed memory in the process (glibc mmap/trim thresholds raised),
 which removes the page faults PyTorch otherwise takes on every step's allocations.
 Needs Debian's python3-torch.
+
+OpenBLAS kernels: PyTorch's matmuls run on OpenBLAS, which picks its kernels by CPU
+detection, and OpenBLAS 0.3.21 falls back to Prescott (SSE3) on CPUs it does not know
+(Sapphire Rapids): PyTorch then runs at a fraction of its speed (176-416 against 692-1271
+tokens/s on our VM). trainscope picks the best core itself (kernels/blas_core.h), so by
+default this sets OPENBLAS_CORETYPE for PyTorch to the core `trainscope version` reports
+(--coretype CORE to name one, --coretype detect to leave it to OpenBLAS; an
+OPENBLAS_CORETYPE already in the environment is kept) and prints the core each run used.
 """
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -53,7 +62,45 @@ def run_one(threads, steps, batch, block):
             times.append(dt)
     med = statistics.median(times)
     return {"threads": threads, "median_step_s": med, "tokens_per_s": batch * (block - 1) / med,
-            "torch": torch.__version__}
+            "torch": torch.__version__, "blas_core": openblas_core()}
+
+
+def openblas_core():
+    """The kernels OpenBLAS runs in this process (the library torch loaded), or "?"."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = [l.split()[-1] for l in maps if "openblas" in l and l.split()[-1].startswith("/")]
+        if not paths:
+            return "?"
+        lib = ctypes.CDLL(paths[0])
+        lib.openblas_get_corename.restype = ctypes.c_char_p
+        return lib.openblas_get_corename().decode()
+    except (OSError, AttributeError):
+        return "?"
+
+
+def trainscope_core(binary):
+    """The OpenBLAS core trainscope runs on this CPU (`trainscope version`), or None."""
+    try:
+        out = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=120).stdout
+    except OSError:
+        return None
+    m = re.search(r"^openblas: .* (\w+) MAX_THREADS", out, re.M)
+    return m.group(1) if m else None
+
+
+def coretype_env(choice, binary):
+    """OPENBLAS_CORETYPE for the children ({} to leave OpenBLAS to detect) and what to say."""
+    if os.environ.get("OPENBLAS_CORETYPE"):
+        return {}, f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (from the environment)"
+    if choice == "detect":
+        return {}, "OpenBLAS's own detection (--coretype detect)"
+    core = choice if choice != "auto" else trainscope_core(binary)
+    if core is None:
+        return {}, f"OpenBLAS's own detection ({binary} version did not name a core)"
+    how = "as trainscope picks it" if choice == "auto" else "--coretype"
+    return {"OPENBLAS_CORETYPE": core}, f"OPENBLAS_CORETYPE={core} ({how})"
 
 
 def main():
@@ -62,21 +109,29 @@ def main():
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--block", type=int, default=512)
+    p.add_argument("--coretype", default="auto",
+                   help="OpenBLAS kernels for PyTorch: auto (the core trainscope picks), detect "
+                        "(OpenBLAS's own detection) or a core name such as Haswell")
+    p.add_argument("--trainscope", default=os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "build", "trainscope"),
+                   help="the trainscope binary --coretype auto asks (default: build/trainscope)")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.child:
         print(json.dumps(run_one(a.threads[0], a.steps, a.batch, a.block)))
         return
-    print(f"{'threads':>7} {'malloc':>8} {'step_ms':>9} {'tokens/s':>9}")
+    core_env, core_note = coretype_env(a.coretype, a.trainscope)
+    print(f"OpenBLAS kernels for PyTorch: {core_note}")
+    print(f"{'threads':>7} {'malloc':>8} {'step_ms':>9} {'tokens/s':>9} {'blas_core':>10}")
     for threads in a.threads:
         for label, extra in (("default", {}), ("tuned", TUNED_ENV)):
-            env = dict(os.environ, OMP_NUM_THREADS=str(threads), **extra)
+            env = dict(os.environ, OMP_NUM_THREADS=str(threads), **core_env, **extra)
             out = subprocess.run([sys.executable, __file__, "--child", "--threads", str(threads),
                                   "--steps", str(a.steps), "--batch", str(a.batch), "--block",
                                   str(a.block)], env=env, capture_output=True, text=True, check=True)
             r = json.loads(out.stdout.strip().splitlines()[-1])
-            print(f"{threads:>7} {label:>8} {r['median_step_s'] * 1e3:>9.1f} {r['tokens_per_s']:>9.0f}",
-                  flush=True)
+            print(f"{threads:>7} {label:>8} {r['median_step_s'] * 1e3:>9.1f} {r['tokens_per_s']:>9.0f}"
+                  f" {r['blas_core']:>10}", flush=True)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ std::string dilation_label(double share);
 // A dilated case beside the same case on undilated hosts.
 struct DilationCheck {
   std::string dilated_case, real_case;
+  bool alone = false;  // one host under the quota (no cluster, no MPI, no links)
   double share = 1;
   double dilated_step_s = 0;  // median step x F
   double real_step_s = 0;

@@ -98,8 +98,9 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
 const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
   const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
-    if (n.run_case.mode == "naive" && workload_key(n) == workload_key(c) &&
-        case_options(n).train.batch == batch && !loss_curve(n).empty()) {
+    if (n.run_case.mode == "naive" && dilation_share(n.run_case) >= 1 &&
+        workload_key(n) == workload_key(c) && case_options(n).train.batch == batch &&
+        !loss_curve(n).empty()) {
       return &n;
     }
   }
@@ -360,7 +361,7 @@ std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const Cas
   std::vector<const CaseData*> out;
   for (const auto& b : suite.cases) {
     if (b.run_case.host_count <= 1 && b.run_case.world_size == 1 && b.first_usable() &&
-        workload_key(b) == workload_key(c)) {
+        dilation_share(b.run_case) >= 1 && workload_key(b) == workload_key(c)) {
       out.push_back(&b);
     }
   }

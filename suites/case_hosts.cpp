@@ -35,8 +35,8 @@ std::string cluster_key(int hosts, int cores_per_host, const std::string& link, 
 // The rate a dilated case's cluster is shaped to: its link's x the share
 // (std::nullopt when unlimited, which stays unlimited).
 std::optional<double> dilated_bits(const SuiteCase& c) {
-  const double bits = results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link)
-                          .value_or(0);
+  const double bits =
+      results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link).value_or(0);
   if (!(bits > 0)) return std::nullopt;
   return std::round(bits * c.cpu_share);
 }
@@ -111,6 +111,14 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   CaseHosts w;
   w.ctx = base_;
   w.link = c.link;
+  if (c.hosts <= 1 && c.cpu_share < 1) {  // one host under a quota, no cluster (launch_plan)
+    if (!unavailable_) unavailable_ = virtual_cluster_unavailable_reason();
+    if (!unavailable_->empty()) {
+      w.skip_reason =
+          fmt::format("needs a CPU quota (cpu_share {:g}): {}", c.cpu_share, *unavailable_);
+    }
+    return w;
+  }
   if (c.hosts <= 1) return w;
   const std::string needs = cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share);
   if (!base_.hostfile.empty()) {

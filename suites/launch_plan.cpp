@@ -17,6 +17,7 @@
 #include "profiler/supervise.h"
 #include "results/allreduce_algorithms.h"
 #include "suites/pytorch_peer.h"
+#include "suites/virtual_cluster.h"
 
 namespace trainscope::suites {
 namespace {
@@ -235,6 +236,13 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     const size_t n = std::min(cpus.size(), static_cast<size_t>(c.cores_per_host));
     const std::string list = fmt::format("{}", fmt::join(cpus.begin(), cpus.begin() + n, ","));
     plan.argv.insert(plan.argv.begin(), {"taskset", "-c", list});
+  }
+  // One host at a CPU share (no cluster): the whole job under the quota a
+  // dilated cluster's host runs under, so the report can set it beside the
+  // same case at full speed: how far this machine dilates compute alone.
+  if (c.hosts <= 1 && c.cpu_share < 1) {
+    plan.argv.insert(plan.argv.begin(), {(netns_scripts_dir() / "cpu-share-run.sh").string(),
+                                         fmt::format("{:g}", c.cpu_share), "--"});
   }
   return plan;
 }

@@ -165,7 +165,8 @@ void collapse(SuiteCase& c) {
   if (c.cpu_share_cores > 0) {
     c.cpu_share = std::min(1.0, static_cast<double>(c.cpu_share_cores) / c.hosts);
   }
-  if (c.hosts <= 1) c.cpu_share = 1;  // a share dilates virtual hosts only
+  // "C/hosts" on one host gives a whole core (or more) and so collapses; a
+  // number there runs the one host under that quota (launch_plan.h).
   // Open MPI's algorithms are its MPI_Allreduce's.
   if (c.ranks == 1 || c.train.allreduce != comm::AllReduceAlgorithm::kMpi) c.mpi_algorithm = 0;
 }

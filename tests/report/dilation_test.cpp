@@ -52,11 +52,24 @@ class DilationTest : public ::testing::Test {
 SuiteSpec dilated_suite(double real_s, double dilated_s) {
   SuiteSpec s;
   s.name = "dilated";
-  CaseSpec one{.name = "one-b4", .mode = "naive", .reduction = "none", .world_size = 1,
-               .step_time_s = 0.1, .comm_share = 0, .batch = 4};
-  CaseSpec real{.name = "h2-gige", .mode = "sharded", .step_time_s = real_s, .comm_share = 0.2,
-                .hosts = 2, .cores_per_host = 1, .link = "gige", .link_gbps = 1.0,
-                .link_latency_us = 50, .batch = 8, .batch_per_rank = 4};
+  CaseSpec one{.name = "one-b4",
+               .mode = "naive",
+               .reduction = "none",
+               .world_size = 1,
+               .step_time_s = 0.1,
+               .comm_share = 0,
+               .batch = 4};
+  CaseSpec real{.name = "h2-gige",
+                .mode = "sharded",
+                .step_time_s = real_s,
+                .comm_share = 0.2,
+                .hosts = 2,
+                .cores_per_host = 1,
+                .link = "gige",
+                .link_gbps = 1.0,
+                .link_latency_us = 50,
+                .batch = 8,
+                .batch_per_rank = 4};
   CaseSpec dilated = real;
   dilated.name = "h2-f0.5-gige";
   dilated.step_time_s = dilated_s;
@@ -115,6 +128,34 @@ TEST_F(DilationTest, TheEmulationCheckSaysByHowMuchADilatedCaseDiffersAndWhere) 
   SuiteSpec plain = dilated_suite(real, real);
   plain.cases.pop_back();
   EXPECT_TRUE(dilation_checks(load_dilated(plain)).empty());
+}
+
+// One host under a quota, no cluster (a one-host case with cpu_share): the
+// check sets it beside the same case at full speed, so compute's own
+// dilation is measured apart from MPI and the links; and it is never the
+// one-machine case a cluster's case is measured against, even listed first.
+TEST_F(DilationTest, AOneHostCaseUnderAQuotaIsCheckedAgainstTheOneAtFullSpeed) {
+  SuiteSpec s = dilated_suite(0.124, 0.124 * 2);
+  CaseSpec quota = s.cases[0];
+  quota.name = "one-b4-f0.5";
+  quota.step_time_s = 0.1 * 2 * 1.6;  // computes as at 0.3125 of a core, not 0.5
+  quota.config = {{"cpu_share", 0.5}};
+  s.cases.insert(s.cases.begin(), quota);
+  const SuiteData suite = load_dilated(s);
+  const auto checks = dilation_checks(suite);
+  ASSERT_EQ(checks.size(), 2u);
+  EXPECT_EQ(checks[0].dilated_case, "one-b4-f0.5");
+  EXPECT_EQ(checks[0].real_case, "one-b4");
+  EXPECT_NEAR(checks[0].difference(), 0.6, 1e-9);
+  EXPECT_TRUE(checks[0].alone);
+  EXPECT_FALSE(checks[1].alone);
+  EXPECT_NE(dilation_table(suite).rows[0].back().find(
+                "compute +60.0% after scaling, one host alone under the quota"),
+            std::string::npos)
+      << dilation_table(suite).rows[0].back();
+  const CaseData* one = one_machine_case(suite, *suite.find_case("h2-gige"));
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->name, "one-b4") << "a dilated one-host case is not a full-speed machine";
 }
 
 TEST_F(DilationTest, MachineRowsOfADilatedCaseAreInUndilatedTime) {

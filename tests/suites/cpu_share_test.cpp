@@ -162,6 +162,38 @@ TEST_F(CpuShareTest, TheDilationCheckMeasuresTheEffectiveShare) {
   }
 }
 
+// scripts/cpu-share-run.sh (a one-host case with cpu_share): the command
+// runs in a cgroup of its own with the quota of F and the hosts' period, its
+// exit status is the wrapper's, and the cgroup is gone afterwards.
+TEST_F(CpuShareTest, CpuShareRunPutsTheCommandUnderTheQuota) {
+  const std::string run = kScripts + "/cpu-share-run.sh ";
+  // The command reads its own cgroup's quota and period (v1 or v2).
+  const std::string show =
+      "bash -c 'p=$(awk -F: \"\\$2 ~ /(^|,)cpu(,|$)/ {print \\$3; exit}\" /proc/self/cgroup); "
+      "if [[ -n $p ]]; then d=/sys/fs/cgroup/cpu$p; cat $d/cpu.cfs_quota_us $d/cpu.cfs_period_us; "
+      "else p=$(sed -n \"s/^0:://p\" /proc/self/cgroup); cat /sys/fs/cgroup$p/cpu.max; fi; "
+      "echo group=$p'";
+  const CommandResult r = run_shell(run + "0.5 -- " + show + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(r.output);
+  long quota = 0, period = 0;
+  in >> quota >> period;
+  EXPECT_EQ(period, 2000) << r.output;
+  EXPECT_EQ(quota, 1000) << r.output;
+  const std::size_t at = r.output.find("group=");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string group = trim(r.output.substr(at + 6));
+  EXPECT_NE(group.find("trainscope-share-"), std::string::npos) << r.output;
+  for (const char* root : {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup"}) {
+    EXPECT_FALSE(fs::exists(std::string(root) + group)) << "left behind: " << root << group;
+  }
+  EXPECT_EQ(run_shell(run + "0.25 -- bash -c 'exit 7'").exit_code, 7);
+  for (const std::string bad : {"0.5 true", "2 -- true", "0.5 --"}) {
+    const CommandResult b = run_shell(run + bad + " 2>&1");
+    EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.output;
+  }
+}
+
 TEST(DilationCheckTest, BadArgumentsAreExitCode2WithTheArgument) {
   for (const std::string arg : {"--rounds 0", "--steps 2", "--cpu x", "--frobnicate"}) {
     const CommandResult r = run_shell(kScripts + "/dilation-check.sh " + arg + " 2>&1");

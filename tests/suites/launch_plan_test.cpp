@@ -82,6 +82,25 @@ TEST(Plan, CoresPerHostPinsTheJobAndACaseMayNameItsInterface) {
   EXPECT_EQ(plan_case(s, s.cases[0], ctx, "/tmp/s.json").transport["oob_tcp_if_include"], "lo");
 }
 
+// One host at a CPU share, no cluster: the whole job under the quota
+// (scripts/cpu-share-run.sh), pinned inside it; without a share, no wrapper.
+TEST(Plan, AOneHostCaseAtAShareRunsUnderTheQuota) {
+  Suite s = parse_suite(
+      "name = \"x\"\n[[case]]\nname = \"q\"\nmode = \"naive\"\ncores_per_host = 1\n"
+      "cpu_share = 0.25\n[[case]]\nname = \"full\"\nmode = \"naive\"\ncores_per_host = 1\n",
+      "p.toml", ".");
+  PlanContext ctx;
+  ctx.trainscope_binary = "/bin/trainscope";
+  const LaunchPlan p = plan_case(s, s.cases[0], ctx, "/tmp/s.json");
+  ASSERT_GE(p.argv.size(), 7u);
+  EXPECT_EQ(p.argv[0], (netns_scripts_dir() / "cpu-share-run.sh").string());
+  EXPECT_EQ(p.argv[1], "0.25");
+  EXPECT_EQ(p.argv[2], "--");
+  EXPECT_EQ(p.argv[3], "taskset");
+  EXPECT_EQ(p.argv[6], "/bin/trainscope");
+  EXPECT_EQ(plan_case(s, s.cases[1], ctx, "/tmp/s.json").argv[0], "taskset");
+}
+
 // Several hosts: one rank per host in turn (--map-by node), not the first
 // host's slots filled first; the hosts pin their own cores, not taskset.
 TEST(Plan, RanksOfSeveralHostsGoRoundTheHosts) {
