@@ -18,7 +18,7 @@
 # step time (F when dilation holds), per round and as the median over rounds.
 #
 # Exit status: 0 both effective shares within 10% of F; 1 not (a dilated
-# suite's times scaled by F would be too slow by that much: docs/METRICS.md);
+# suite's times scaled by F would be off by that much: docs/METRICS.md);
 # 2 bad usage, not root, or no cgroup cpu controller.
 set -uo pipefail
 prog=$(basename "$0")
@@ -48,7 +48,9 @@ bin=${TRAINSCOPE_BIN:-$root/build/trainscope}
 model=$root/suites/dilated-model.json
 [[ -n "$cpu" ]] || cpu=$(taskset -pc $$ | sed 's/.*: //; s/[,-].*//')
 
-# The share, its period and the cgroup hierarchy, as the virtual cluster has them.
+# The share, its period and the cgroup hierarchy, as the virtual cluster has
+# them (netns-cgroup.sh); the runs under a quota go through cpu-share-run.sh,
+# a cgroup of its own for each.
 cores_per_host=1
 run() { shift; "$@"; }  # netns-cgroup.sh's helper, for its make_cgroups (not used here)
 # shellcheck source=netns-cgroup.sh
@@ -56,34 +58,14 @@ source "$here/netns-cgroup.sh"
 plan_share
 find_cgroup || die 2 "no cgroup cpu controller here (cgroup v2 with cpu, or v1's cpu mount)"
 copies=$hosts_per_group
-group="$cgroup_root/trainscope-dilation-check-$$"
-cleanup() {
-  local g
-  for g in "$group"/c*; do [[ -d "$g" ]] && rmdir "$g" 2>/dev/null; done
-  [[ -d "$group" ]] && rmdir "$group" 2>/dev/null
-}
-trap cleanup EXIT
-mkdir -p "$group" || die 2 "cannot create cgroup $group"
-[[ $cgroup_version == v2 ]] && { echo +cpu >"$group/cgroup.subtree_control" || die 2 "cannot enable cpu in $group"; }
-for ((i = 0; i < copies; i++)); do
-  g="$group/c$i"
-  mkdir -p "$g" || die 2 "cannot create cgroup $g"
-  if [[ $cgroup_version == v2 ]]; then
-    echo "$cpu_quota_us $cpu_period_us" >"$g/cpu.max" || die 2 "cannot write $g/cpu.max"
-  else
-    if ! { echo "$cpu_period_us" >"$g/cpu.cfs_period_us" && echo "$cpu_quota_us" >"$g/cpu.cfs_quota_us"; }; then
-      die 2 "cannot set the quota in $g"
-    fi
-  fi
-done
-procs_file() { [[ $cgroup_version == v2 ]] && echo "$1/cgroup.procs" || echo "$1/tasks"; }
 
-# The median step in ms of one training run on $cpu, in cgroup $1 ("" none).
+# The median step in ms of one training run on $cpu; with $1 = quota, under
+# the share's quota.
 train() {
-  local out
-  out=$(bash -c '[[ -n "$1" ]] && echo $$ > "$1"; shift; exec "$@"' _ "${1:+$(procs_file "$1")}" \
-    taskset -c "$cpu" "$bin" train --model "$model" --batch 2 --block 128 --steps "$steps" \
-    --threads 1 --warmup-steps 2 2>&1)
+  local out wrap=()
+  [[ "${1:-}" == quota ]] && wrap=("$here/cpu-share-run.sh" "$cpu_share_text" --)
+  out=$("${wrap[@]}" taskset -c "$cpu" "$bin" train --model "$model" --batch 2 --block 128 \
+    --steps "$steps" --threads 1 --warmup-steps 2 2>&1)
   sed -n 's/^summary: .*median step \([0-9.]*\) ms.*/\1/p' <<<"$out" | grep . ||
     { echo "$prog: a training run failed:" >&2; tail -5 <<<"$out" >&2; return 1; }
 }
@@ -94,10 +76,10 @@ echo "dilation check: share $cpu_share_text (quota $cpu_quota_us us every $cpu_p
 printf '%-6s %10s %10s %10s %12s %12s\n' round "full ms" "alone ms" "shared ms" "alone share" "shared share"
 alone_shares=() shared_shares=()
 for ((r = 1; r <= rounds; r++)); do
-  full=$(train "") || exit 2
-  alone=$(train "$group/c0") || exit 2
+  full=$(train) || exit 2
+  alone=$(train quota) || exit 2
   tmp=$(mktemp -d)
-  for ((i = 0; i < copies; i++)); do train "$group/c$i" >"$tmp/$i" & done
+  for ((i = 0; i < copies; i++)); do train quota >"$tmp/$i" & done
   wait
   shared=$(cat "$tmp"/* | median)
   rm -rf "$tmp"
@@ -114,5 +96,5 @@ if awk -v f="$cpu_share_text" -v a="$a" -v s="$s" \
   echo "dilation holds within 10% here"
   exit 0
 fi
-echo "dilation does not hold here: a host at share $cpu_share_text computes as at $a (alone) and $s (sharing a CPU); dilated step times scaled by $cpu_share_text will read too slow"
+echo "dilation does not hold here: a host at share $cpu_share_text computes as at $a (alone) and $s (sharing a CPU); dilated step times scaled by $cpu_share_text are off by as much"
 exit 1
