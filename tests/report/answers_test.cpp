@@ -98,8 +98,10 @@ TEST_F(AnswersTest, EachQuestionIsAnsweredWithTheFiguresOfItsCases) {
   // 20 calls in 0.35 x 60 ms against 2 calls in 0.2 x 50 ms: 11 ms / 18 calls.
   EXPECT_NE(reduction->answer.find("per-tensor makes 20 calls a step"), std::string::npos)
       << reduction->answer;
-  EXPECT_NE(reduction->answer.find("in 21.00 ms, fused 2 in 10.00 ms (-52%, one repetition: no interval), 611 us per call"),
-            std::string::npos)
+  EXPECT_NE(
+      reduction->answer.find(
+          "in 21.00 ms, fused 2 in 10.00 ms (-52%, one repetition: no interval), 611 us per call"),
+      std::string::npos)
       << reduction->answer;
   const Finding* links = find(findings, "links");
   ASSERT_TRUE(links);
@@ -129,43 +131,10 @@ TEST_F(AnswersTest, ASuiteWithoutTheCasesForAQuestionHasNoFindingForIt) {
 SuiteSpec machines_suite(double weak_step_s, double strong_step_s) {
   SuiteSpec s;
   s.name = "machines";
-  s.cases = {
-      {.name = "one-b4",
-       .mode = "naive",
-       .reduction = "none",
-       .world_size = 1,
-       .step_time_s = 0.1,
-       .comm_share = 0,
-       .batch = 4},
-      {.name = "one-b8",
-       .mode = "naive",
-       .reduction = "none",
-       .world_size = 1,
-       .step_time_s = 0.2,
-       .comm_share = 0,
-       .batch = 8},
-      {.name = "h2-gige-weak",
-       .mode = "sharded",
-       .step_time_s = weak_step_s,
-       .comm_share = 0.2,
-       .hosts = 2,
-       .cores_per_host = 1,
-       .link = "gige",
-       .link_gbps = 1.0,
-       .link_latency_us = 50,
-       .batch = 8,
-       .batch_per_rank = 4},
-      {.name = "h2-gige-strong",
-       .mode = "sharded",
-       .step_time_s = strong_step_s,
-       .comm_share = 0.2,
-       .hosts = 2,
-       .cores_per_host = 1,
-       .link = "gige",
-       .link_gbps = 1.0,
-       .link_latency_us = 50,
-       .batch = 8},
-  };
+  s.cases = {testing::one_machine_case("one-b4", 0.1, 4),
+             testing::one_machine_case("one-b8", 0.2, 8),
+             testing::two_hosts_gige_case("h2-gige-weak", weak_step_s, 8, 4),
+             testing::two_hosts_gige_case("h2-gige-strong", strong_step_s, 8)};
   return s;
 }
 

@@ -52,24 +52,8 @@ class DilationTest : public ::testing::Test {
 SuiteSpec dilated_suite(double real_s, double dilated_s) {
   SuiteSpec s;
   s.name = "dilated";
-  CaseSpec one{.name = "one-b4",
-               .mode = "naive",
-               .reduction = "none",
-               .world_size = 1,
-               .step_time_s = 0.1,
-               .comm_share = 0,
-               .batch = 4};
-  CaseSpec real{.name = "h2-gige",
-                .mode = "sharded",
-                .step_time_s = real_s,
-                .comm_share = 0.2,
-                .hosts = 2,
-                .cores_per_host = 1,
-                .link = "gige",
-                .link_gbps = 1.0,
-                .link_latency_us = 50,
-                .batch = 8,
-                .batch_per_rank = 4};
+  const CaseSpec one = testing::one_machine_case("one-b4", 0.1, 4);
+  const CaseSpec real = testing::two_hosts_gige_case("h2-gige", real_s, 8, 4);
   CaseSpec dilated = real;
   dilated.name = "h2-f0.5-gige";
   dilated.step_time_s = dilated_s;

@@ -357,6 +357,35 @@ inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& s
   db.finish_suite(sid);
 }
 
+// One process computing `step_s` a step at global `batch`: the one-machine
+// case multi-host cases are predicted from.
+inline CaseSpec one_machine_case(std::string name, double step_s, int batch) {
+  return {.name = std::move(name),
+          .mode = "naive",
+          .reduction = "none",
+          .world_size = 1,
+          .step_time_s = step_s,
+          .comm_share = 0,
+          .batch = batch};
+}
+
+// Two hosts of a core each over gige, measured at 1 Gbit/s and 50 us, a
+// fifth of the step in the all-reduce; batch_per_rank > 0: weak scaling.
+inline CaseSpec two_hosts_gige_case(std::string name, double step_s, int batch,
+                                    int batch_per_rank = 0) {
+  return {.name = std::move(name),
+          .mode = "sharded",
+          .step_time_s = step_s,
+          .comm_share = 0.2,
+          .hosts = 2,
+          .cores_per_host = 1,
+          .link = "gige",
+          .link_gbps = 1.0,
+          .link_latency_us = 50,
+          .batch = batch,
+          .batch_per_rank = batch_per_rank};
+}
+
 // The reductions suite: naive baseline, then per-tensor, fused and overlap.
 inline SuiteSpec reductions_suite() {
   SuiteSpec s;
