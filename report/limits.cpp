@@ -125,8 +125,9 @@ Table limits_table(const SuiteData& suite) {
       "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
       "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM). Ranks' "
       "CPUs at once: the same sgemm run on as many CPUs as the case has ranks, side by side, "
-      "all copies together against one alone (\"1.52x of 2\": two one-thread ranks can compute "
-      "at most 1.52x one process here, whatever the engine does); the "
+      "all copies together against one alone (\"1.52x of 2\": two one-thread ranks can run "
+      "the GEMMs at most 1.52x as fast as one process here; work the ranks split, such as "
+      "ZeRO-1's optimizer, can go past it); the "
       "gradient sync's bus bandwidth against the "
       "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "
       "measured for that key. Limits: {}.",

@@ -24,7 +24,7 @@ struct LimitShare {
   double gflops_share = results::kNaN;           // gflops / sgemm->value
   // Several ranks on one host: the same sgemm on as many CPUs at once, and
   // all of them together over one alone (ranks x at once / alone): what
-  // data parallelism over these CPUs can reach on compute at most.
+  // data parallelism over these CPUs can reach on the GEMMs at most.
   const results::MachineLimit* sgemm_at_once = nullptr;
   double cores_ceiling = results::kNaN;
   double busbw = results::kNaN;  // gradient sync busbw GB/s (CaseFigures::grad_busbw_gbps)

@@ -19,13 +19,13 @@ die() { local code=$1; shift; echo "$prog: $*" >&2; exit "$code"; }
 [[ $# -ge 3 && "$2" == "--" ]] || die 2 "usage: $prog F -- COMMAND [ARG...] (F: the share of a core, 0 < F <= 1)"
 cpu_share=$1
 shift 2
-((EUID == 0)) || die 2 "needs root (it makes a cgroup)"
-
+[[ -n "$cpu_share" ]] || die 2 "F '': give the share of a core, 0 < F <= 1 (e.g. 0.5)"
+share_flag=F
 cores_per_host=1
-run() { shift; "$@"; }  # netns-cgroup.sh's helper, for its make_cgroups (not used here)
 # shellcheck source=netns-cgroup.sh
 source "$here/netns-cgroup.sh"
 plan_share
+((EUID == 0)) || die 2 "needs root (it makes a cgroup)"
 find_cgroup || die 2 "no cgroup cpu controller here (cgroup v2 with cpu, or v1's cpu mount)"
 
 # Groups of wrappers that are gone (killed before they could clean up).
@@ -35,17 +35,9 @@ for old in "$cgroup_root"/trainscope-share-*; do
 done
 
 group="$cgroup_root/trainscope-share-$$"
-mkdir -p "$group" || die 2 "cannot create cgroup $group"
-if [[ $cgroup_version == v2 ]]; then
-  echo "$cpu_quota_us $cpu_period_us" >"$group/cpu.max" || { rmdir "$group"; die 2 "cannot write $group/cpu.max"; }
-  procs="$group/cgroup.procs"
-else
-  if ! { echo "$cpu_period_us" >"$group/cpu.cfs_period_us" && echo "$cpu_quota_us" >"$group/cpu.cfs_quota_us"; }; then
-    rmdir "$group"
-    die 2 "cannot set the quota in $group"
-  fi
-  procs="$group/tasks"
-fi
+make_quota_group "$group" || { rmdir "$group" 2>/dev/null; exit 2; }
+procs="$group/tasks"
+[[ $cgroup_version == v2 ]] && procs="$group/cgroup.procs"
 
 child=""
 trap '[[ -n "$child" ]] && kill -TERM "$child" 2>/dev/null' TERM INT

@@ -30,6 +30,7 @@ die() { local code=$1; shift; echo "$prog: $*" >&2; exit "$code"; }
 
 cpu_share=0.5 rounds=3 steps=12 cpu=""
 while (($#)); do
+  [[ "$1" == -h || "$1" == --help ]] || (($# >= 2)) || die 2 "$1 needs a value (see --help)"
   case "$1" in
     --share) cpu_share=${2:-}; shift 2 ;;
     --rounds) rounds=${2:-}; shift 2 ;;
@@ -42,7 +43,6 @@ done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die 2 "--rounds '$rounds': give a whole number of rounds, 1 or more"
 if ! [[ "$steps" =~ ^[0-9]+$ ]] || ((steps < 4)); then die 2 "--steps '$steps': give 4 or more"; fi
 [[ -z "$cpu" || "$cpu" =~ ^[0-9]+$ ]] || die 2 "--cpu '$cpu': give a CPU number"
-((EUID == 0)) || die 2 "needs root (it makes cgroups)"
 bin=${TRAINSCOPE_BIN:-$root/build/trainscope}
 [[ -x "$bin" ]] || die 2 "$bin not found: build first (cmake --preset release && cmake --build build)"
 model=$root/suites/dilated-model.json
@@ -52,10 +52,11 @@ model=$root/suites/dilated-model.json
 # them (netns-cgroup.sh); the runs under a quota go through cpu-share-run.sh,
 # a cgroup of its own for each.
 cores_per_host=1
-run() { shift; "$@"; }  # netns-cgroup.sh's helper, for its make_cgroups (not used here)
+share_flag=--share
 # shellcheck source=netns-cgroup.sh
 source "$here/netns-cgroup.sh"
 plan_share
+((EUID == 0)) || die 2 "needs root (it makes cgroups)"
 find_cgroup || die 2 "no cgroup cpu controller here (cgroup v2 with cpu, or v1's cpu mount)"
 copies=$hosts_per_group
 
@@ -79,11 +80,13 @@ for ((r = 1; r <= rounds; r++)); do
   full=$(train) || exit 2
   alone=$(train quota) || exit 2
   tmp=$(mktemp -d)
-  for ((i = 0; i < copies; i++)); do train quota >"$tmp/$i" & done
-  wait
+  pids=()
+  for ((i = 0; i < copies; i++)); do train quota >"$tmp/$i" & pids+=($!); done
+  failed=0
+  for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   shared=$(cat "$tmp"/* | median)
   rm -rf "$tmp"
-  [[ -n "$shared" ]] || die 2 "the copies at once failed"
+  ((failed == 0)) || die 2 "a copy of the $copies at once failed"
   a=$(share_of "$full" "$alone") s=$(share_of "$full" "$shared")
   alone_shares+=("$a") shared_shares+=("$s")
   printf '%-6s %10s %10s %10s %12s %12s\n' "$r" "$full" "$alone" "$shared" "$a" "$s"

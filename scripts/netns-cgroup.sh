@@ -13,10 +13,10 @@ cpu_quota_us=0
 plan_share() {
   [[ -z "$cpu_share" ]] && return 0
   [[ "$cpu_share" =~ ^(0?\.[0-9]+|[01](\.[0-9]*)?)$ ]] ||
-    die 2 "--cpu-share '$cpu_share': give the fraction of a core each host gets, 0 < F <= 1 (e.g. 0.5)"
+    die 2 "${share_flag:---cpu-share} '$cpu_share': give the fraction of a core each host gets, 0 < F <= 1 (e.g. 0.5)"
   share_milli=$(awk -v f="$cpu_share" 'BEGIN { printf "%.0f\n", f * 1000 }')
   ((share_milli >= 10 && share_milli <= 1000)) ||
-    die 2 "--cpu-share '$cpu_share': the share must be within 0.01..1"
+    die 2 "${share_flag:---cpu-share} '$cpu_share': the share must be within 0.01..1"
   cpu_share_text=$(awk -v m="$share_milli" 'BEGIN { printf "%g\n", m / 1000 }')
   [[ -z "$cores_per_host" ]] && cores_per_host=1   # a share is of the host's own cores
   hosts_per_group=$((1000 / share_milli))
@@ -76,18 +76,25 @@ make_cgroups() {
     run "bind-mounting $dir on $(cgroup_mount)" mount --bind "$dir" "$(cgroup_mount)" || return 1
   fi
   for ((i = 0; i < count; i++)); do
-    cg="$dir/$(host_ns "$i")"
-    mkdir -p "$cg" || { echo "$prog: cannot create cgroup $cg" >&2; return 1; }
-    if [[ $cgroup_version == v2 ]]; then
-      echo "$cpu_quota_us $cpu_period_us" >"$cg/cpu.max" ||
-        { echo "$prog: cannot write $cg/cpu.max" >&2; return 1; }
-    else
-      # Unlimited first: a period shorter than the old quota is refused.
-      { echo -1 >"$cg/cpu.cfs_quota_us" && echo "$cpu_period_us" >"$cg/cpu.cfs_period_us" &&
-        echo "$cpu_quota_us" >"$cg/cpu.cfs_quota_us"; } ||
-        { echo "$prog: cannot set the CPU quota in $cg" >&2; return 1; }
-    fi
+    make_quota_group "$dir/$(host_ns "$i")" || return 1
   done
+}
+
+# One cgroup at $1 with the planned quota (plan_share, find_cgroup first);
+# also what cpu-share-run.sh puts a single host's job in.
+make_quota_group() {
+  local cg=$1
+  mkdir -p "$cg" || { echo "$prog: cannot create cgroup $cg" >&2; return 1; }
+  if [[ $cgroup_version == v2 ]]; then
+    echo +cpu >"$(dirname "$cg")/cgroup.subtree_control" 2>/dev/null   # usually on already
+    echo "$cpu_quota_us $cpu_period_us" >"$cg/cpu.max" ||
+      { echo "$prog: cannot write $cg/cpu.max" >&2; return 1; }
+  else
+    # Unlimited first: a period shorter than the old quota is refused.
+    { echo -1 >"$cg/cpu.cfs_quota_us" && echo "$cpu_period_us" >"$cg/cpu.cfs_period_us" &&
+      echo "$cpu_quota_us" >"$cg/cpu.cfs_quota_us"; } ||
+      { echo "$prog: cannot set the CPU quota in $cg" >&2; return 1; }
+  fi
 }
 
 # Removes the cluster's cgroups; with `kill`, ends what is still in them

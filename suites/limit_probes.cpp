@@ -14,7 +14,6 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <memory>
 #include <thread>
 #include <tuple>
 
@@ -56,7 +55,12 @@ kernels::GemmKey key_of(const GemmShape& s) { return {s.rows, s.out, s.in, false
 // one forced, or under auto the one a rank with the current thread count
 // picks (cached, or timed now), so a limit is of what the case's ranks run.
 std::vector<kernels::GemmBackend> libraries_for(std::span<const GemmShape> shapes,
-                                                kernels::GemmBackend gemm) {
+                                                kernels::GemmBackend gemm,
+                                                training::Precision precision) {
+  // bf16 runs through oneDNN's bf16 GEMM whatever --gemm says: nothing to choose.
+  if (precision == training::Precision::kBf16) {
+    return std::vector(shapes.size(), kernels::GemmBackend::kOneDnn);
+  }
   const kernels::GemmBackend before = kernels::gemm_backend();
   kernels::set_gemm_backend(gemm);
   std::vector<kernels::GemmBackend> out;
@@ -141,46 +145,54 @@ struct AtOnce {
   double medians[kMaxCopies] = {};
 };
 
-// One copy, in its own process: pinned to `cpu`, it waits until every copy
-// is ready, times its calls, then keeps calling until every copy is done,
-// so no timed call runs with the others idle.
-[[noreturn]] void run_copy(AtOnce* shared, int index, int copies, int cpu, GemmProbe& probe) {
+// One copy, in its own process: pinned to `cpu`, with operands of its own
+// (made here, so the parent never holds every copy's at once), it waits
+// until every copy is ready, times its calls, then keeps calling until every
+// copy is done, so no timed call runs with the others idle. A copy that
+// fails lets the others go at once rather than at the deadline.
+[[noreturn]] void run_copy(AtOnce* shared, int index, int copies, int cpu, const GemmShape& shape,
+                           kernels::GemmBackend library) {
+  const auto give_up = [shared] {
+    shared->ready.fetch_add(AtOnce::kMaxCopies);
+    shared->done.fetch_add(AtOnce::kMaxCopies);
+    _exit(1);
+  };
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof(set), &set);
-  // A copy that died (or never started) must not keep the others waiting.
+  if (sched_setaffinity(0, sizeof(set), &set) != 0) give_up();
+  // A copy that died without a word must not keep the others waiting.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   const auto waited_too_long = [&] { return std::chrono::steady_clock::now() > deadline; };
-  int status = 0;
   try {
+    GemmProbe probe(shape, training::Precision::kFp32, library);
     probe.call();
     shared->ready.fetch_add(1);
     while (shared->ready.load() < copies) {
       if (waited_too_long()) _exit(1);
     }
     shared->medians[index] = probe.median_seconds();
+    shared->done.fetch_add(1);
+    while (shared->done.load() < copies && !waited_too_long()) probe.call();
   } catch (...) {
-    status = 1;
+    give_up();
   }
-  shared->done.fetch_add(1);
-  while (shared->done.load() < copies && !waited_too_long()) probe.call();
-  _exit(status);
+  _exit(0);
 }
 
 // The median call of `shape` in cpus.size() processes at once, each pinned
-// to its CPU with operands of its own (made here, before the fork).
-// Processes, not threads: OpenBLAS serialises GEMMs called from several
-// threads of one process, and ranks are processes.
+// to its CPU. Processes, not threads: OpenBLAS serialises GEMMs called from
+// several threads of one process, and ranks are processes.
 std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<const int> cpus,
                                            kernels::GemmBackend library) {
   const int copies = static_cast<int>(cpus.size());
-  TS_CHECK(copies <= AtOnce::kMaxCopies) << copies << " copies at once";
-  std::vector<std::unique_ptr<GemmProbe>> probes;
-  for (int i = 0; i < copies; ++i) {
-    probes.push_back(std::make_unique<GemmProbe>(shape, training::Precision::kFp32, library));
-    probes.back()->call();  // the library's first-call setup made once, before the fork
+  if (copies > AtOnce::kMaxCopies) {
+    throw Error(
+        fmt::format("sgemm at once: {} CPUs, at most {} copies", copies, AtOnce::kMaxCopies));
   }
+  // The library's first-call setup (its buffers, a oneDNN primitive) made
+  // once here, for the copies to inherit.
+  GemmProbe(shape, training::Precision::kFp32, library).call();
   void* memory =
       mmap(nullptr, sizeof(AtOnce), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw Error("sgemm at once: mmap failed");
@@ -189,7 +201,7 @@ std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<con
   std::fflush(nullptr);  // nothing buffered is written twice
   for (int i = 0; i < copies; ++i) {
     const pid_t pid = fork();
-    if (pid == 0) run_copy(shared, i, copies, cpus[i], *probes[i]);
+    if (pid == 0) run_copy(shared, i, copies, cpus[i], shape, library);
     if (pid < 0) break;
     children.push_back(pid);
   }
@@ -321,11 +333,11 @@ std::string describe_shapes(std::span<const GemmShape> shapes) {
   return out;
 }
 
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
-                    kernels::GemmBackend gemm) {
-  TS_CHECK(threads >= 1 && !shapes.empty());
-  const ThreadCount scope(threads);
-  const auto libraries = libraries_for(shapes, gemm);
+namespace {
+
+// GFLOP/s of the shapes, each on its library, on the threads set now.
+double gflops_on(std::span<const GemmShape> shapes, training::Precision precision,
+                 std::span<const kernels::GemmBackend> libraries) {
   double flops = 0, seconds = 0;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const GemmShape& s = shapes[i];
@@ -335,11 +347,10 @@ double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Pr
   return seconds > 0 ? flops / seconds / 1e9 : 0.0;
 }
 
-double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
-                            kernels::GemmBackend gemm) {
-  TS_CHECK(!shapes.empty() && !cpus.empty());
-  const ThreadCount scope(1);
-  const auto libraries = libraries_for(shapes, gemm);  // chosen here, before any fork
+// A copy's GFLOP/s, averaged over copies, with one on each of `cpus` at once
+// (one thread each; the libraries chosen before, not in the forked copies).
+double gflops_at_once_on(std::span<const GemmShape> shapes, std::span<const int> cpus,
+                         std::span<const kernels::GemmBackend> libraries) {
   double flops = 0;
   std::vector<double> seconds(cpus.size(), 0.0);
   for (std::size_t k = 0; k < shapes.size(); ++k) {
@@ -351,6 +362,22 @@ double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const i
   double sum = 0;
   for (double t : seconds) sum += t > 0 ? flops / t / 1e9 : 0.0;
   return sum / static_cast<double>(cpus.size());
+}
+
+}  // namespace
+
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
+                    kernels::GemmBackend gemm) {
+  TS_CHECK(threads >= 1 && !shapes.empty());
+  const ThreadCount scope(threads);
+  return gflops_on(shapes, precision, libraries_for(shapes, gemm, precision));
+}
+
+double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
+                            kernels::GemmBackend gemm) {
+  TS_CHECK(!shapes.empty() && !cpus.empty());
+  const ThreadCount scope(1);
+  return gflops_at_once_on(shapes, cpus, libraries_for(shapes, gemm, training::Precision::kFp32));
 }
 
 double memcpy_gbps() {
@@ -367,13 +394,10 @@ MachineLimit sgemm_limit(const std::string& model_name, const training::ModelCon
   l.threads = threads;
   l.precision = std::string(training::precision_name(precision));
   const auto shapes = model_gemm_shapes(model, rows);
-  l.value = sgemm_gflops(shapes, threads, precision, gemm);
-  std::string kernels = kernels::onednn_description();
-  if (precision != training::Precision::kBf16) {
-    const ThreadCount scope(threads);  // auto's choices are per thread count
-    kernels = describe_libraries(libraries_for(shapes, gemm));
-  }
-  l.detail = fmt::format("{}: {}", kernels, describe_shapes(shapes));
+  const ThreadCount scope(threads);  // auto's choices are per thread count
+  const auto libraries = libraries_for(shapes, gemm, precision);
+  l.value = gflops_on(shapes, precision, libraries);
+  l.detail = fmt::format("{}: {}", describe_libraries(libraries), describe_shapes(shapes));
   return l;
 }
 
@@ -386,11 +410,11 @@ MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::
   l.threads = 1;
   l.ranks = static_cast<int>(cpus.size());
   const auto shapes = model_gemm_shapes(model, rows);
-  l.value = sgemm_gflops_at_once(shapes, cpus, gemm);
   const ThreadCount scope(1);
-  l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}",
-                         describe_libraries(libraries_for(shapes, gemm)), fmt::join(cpus, ","),
-                         describe_shapes(shapes));
+  const auto libraries = libraries_for(shapes, gemm, training::Precision::kFp32);
+  l.value = gflops_at_once_on(shapes, cpus, libraries);
+  l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}", describe_libraries(libraries),
+                         fmt::join(cpus, ","), describe_shapes(shapes));
   return l;
 }
 

@@ -187,14 +187,19 @@ TEST_F(CpuShareTest, CpuShareRunPutsTheCommandUnderTheQuota) {
     EXPECT_FALSE(fs::exists(std::string(root) + group)) << "left behind: " << root << group;
   }
   EXPECT_EQ(run_shell(run + "0.25 -- bash -c 'exit 7'").exit_code, 7);
-  for (const std::string bad : {"0.5 true", "2 -- true", "0.5 --"}) {
+  for (const auto& [bad, says] : {std::pair<std::string, std::string>{"0.5 true", "usage"},
+                                  {"2 -- true", "F '2'"},
+                                  {"'' -- true", "F ''"},
+                                  {"0.5 --", "usage"}}) {
     const CommandResult b = run_shell(run + bad + " 2>&1");
     EXPECT_EQ(b.exit_code, 2) << bad << ": " << b.output;
+    EXPECT_NE(b.output.find(says), std::string::npos) << bad << ": " << b.output;
   }
 }
 
 TEST(DilationCheckTest, BadArgumentsAreExitCode2WithTheArgument) {
-  for (const std::string arg : {"--rounds 0", "--steps 2", "--cpu x", "--frobnicate"}) {
+  for (const std::string arg :
+       {"--rounds 0", "--steps 2", "--cpu x", "--frobnicate", "--share 2", "--rounds"}) {
     const CommandResult r = run_shell(kScripts + "/dilation-check.sh " + arg + " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.output;
     EXPECT_NE(r.output.find(arg.substr(0, arg.find(' '))), std::string::npos) << r.output;
