@@ -40,6 +40,7 @@
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
 #include "kernels/elementwise.h"
+#include "kernels/gemm_backend.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/storage.h"
@@ -333,6 +334,8 @@ int main(int argc, char** argv) {
   // Attention's GEMMs: with one OpenMP thread there is no parallel region to
   // keep OpenBLAS single-threaded, so it is told.
   openblas_set_num_threads(threads);
+  // Attention's tiles on the library the trainer's default (--gemm auto) picks.
+  kernels::set_gemm_backend(kernels::GemmBackend::kAuto);
 
   const profiler::CopyProbeOptions probe{
       .bytes = int64_t{256} << 20, .reps = 5, .threads = threads};

@@ -52,13 +52,17 @@ struct TileGemm {
   }
 };
 
+// A tile's GEMMs run thousands of times a step: worth timing under --gemm
+// auto from far below kAutoMinFlops (a seed tile's scores: 4.2 MFLOP).
+constexpr double kTileMinFlops = 1e6;
+
 // Decided once per call, outside the parallel loop: the library's choice for
 // a whole tile's scores (tile x Tn x hd), timed once under --gemm auto.
 template <typename T>
 TileGemm tile_gemm(int Tn, int hd) {
   if constexpr (!std::is_same_v<T, float>) return {};
   const GemmKey typical{query_tile(Tn), Tn, hd, false, true, false};
-  return {backend_for(typical, /*min_flops=*/1e6) == GemmBackend::kOneDnn};
+  return {backend_for(typical, kTileMinFlops) == GemmBackend::kOneDnn};
 }
 
 // One tile's causal scores P[R, kmax] (row stride kmax) for query rows

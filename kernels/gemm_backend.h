@@ -37,7 +37,8 @@ GemmBackend parse_gemm_backend(std::string_view text, std::string_view where = "
 void set_gemm_backend(GemmBackend b);
 GemmBackend gemm_backend();
 
-// A linear layer's GEMM: dst[M, N] (+)= op(a)[M, K] @ op(b)[K, N].
+// One of the model's GEMMs (a linear layer's, or an attention tile's):
+// dst[M, N] (+)= op(a)[M, K] @ op(b)[K, N].
 struct GemmKey {
   int64_t M, N, K;
   bool a_transposed, b_transposed, accumulate;

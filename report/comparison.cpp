@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "report/dilation.h"
 #include "report/format.h"
 
 namespace trainscope::report {
@@ -35,7 +36,7 @@ Comparison compare_cases(const SuiteData& suite) {
   if (suite.cases.empty()) return out;
   const CaseData* baseline = nullptr;
   for (const auto& c : suite.cases) {
-    if (c.run_case.mode == "naive") {
+    if (c.run_case.mode == "naive" && dilation_share(c.run_case) >= 1) {  // full speed
       baseline = &c;
       break;
     }

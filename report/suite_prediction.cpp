@@ -62,8 +62,8 @@ std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* late
     PredictedLink l;
     l.model = {rc.link.empty() ? "unshaped" : rc.link, latency_us * 1e-6, gbps * 1e9 / 8};
     l.measured = true;
-    l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us{}", c.name, gbps,
-                           latency_us, share < 1 ? " (" + dilation_label(share) + ", scaled)" : "");
+    l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us{}", c.name, gbps, latency_us,
+                           share < 1 ? " (" + dilation_label(share) + ", scaled)" : "");
     out.push_back(std::move(l));
   }
   const double latency = latencies.empty() ? 0 : median_of(latencies);
@@ -183,7 +183,8 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
 std::optional<SuitePrediction> suite_prediction(const SuiteData& suite) {
   const CaseData* one = nullptr;
   for (const auto& c : suite.cases) {
-    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && c.first_usable()) {
+    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" &&
+        dilation_share(c.run_case) >= 1 && c.first_usable()) {
       one = &c;
       break;
     }

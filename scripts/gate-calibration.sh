@@ -21,12 +21,18 @@
 # Each check row also shows the smallest slowdown it could detect at the
 # measured noise; `trainscope check calibrate smoke` reports each case's noise.
 # Targets (issue 24): at most 1 false alarm in 20 pairs; every timed case
-# flagged in at least 9 of 10 checks. A smoke run takes about 70 s (20
-# repetitions of 7 cases), so the default 11 rounds take about 26 minutes.
+# flagged in at least 9 of 10 checks. A smoke run takes about 2 minutes (30
+# repetitions of 7 cases), so the default 11 rounds (22 runs) take about 45.
 #   ./scripts/gate-calibration.sh [ROUNDS]    # default 11
 set -euo pipefail
-cd "$(dirname "$0")/.."
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit 0
+fi
 rounds=${1:-11}
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] ||
+  { echo "$(basename "$0"): ROUNDS '$rounds': give a whole number of rounds, 1 or more" >&2; exit 2; }
+cd "$(dirname "$0")/.."
 slowdown=15
 threshold=10
 ts=./build/trainscope

@@ -111,11 +111,14 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   CaseHosts w;
   w.ctx = base_;
   w.link = c.link;
-  if (c.hosts <= 1 && c.cpu_share < 1) {  // one host under a quota, no cluster (launch_plan)
-    if (!unavailable_) unavailable_ = virtual_cluster_unavailable_reason();
-    if (!unavailable_->empty()) {
+  if (runs_alone_under_quota(c)) {  // no cluster: a cgroup of its own (launch_plan)
+    const fs::path wrapper = netns_scripts_dir() / "cpu-share-run.sh";
+    if (::geteuid() != 0) {
       w.skip_reason =
-          fmt::format("needs a CPU quota (cpu_share {:g}): {}", c.cpu_share, *unavailable_);
+          fmt::format("needs root for a CPU quota (cpu_share {:g}): a cgroup", c.cpu_share);
+    } else if (::access(wrapper.c_str(), X_OK) != 0) {
+      w.skip_reason = fmt::format("needs a CPU quota (cpu_share {:g}): no executable {}",
+                                  c.cpu_share, wrapper.string());
     }
     return w;
   }

@@ -240,7 +240,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
   // One host at a CPU share (no cluster): the whole job under the quota a
   // dilated cluster's host runs under, so the report can set it beside the
   // same case at full speed: how far this machine dilates compute alone.
-  if (c.hosts <= 1 && c.cpu_share < 1) {
+  if (runs_alone_under_quota(c)) {
     plan.argv.insert(plan.argv.begin(), {(netns_scripts_dir() / "cpu-share-run.sh").string(),
                                          fmt::format("{:g}", c.cpu_share), "--"});
   }

@@ -166,7 +166,7 @@ void collapse(SuiteCase& c) {
     c.cpu_share = std::min(1.0, static_cast<double>(c.cpu_share_cores) / c.hosts);
   }
   // "C/hosts" on one host gives a whole core (or more) and so collapses; a
-  // number there runs the one host under that quota (launch_plan.h).
+  // number there runs the one host under that quota (runs_alone_under_quota).
   // Open MPI's algorithms are its MPI_Allreduce's.
   if (c.ranks == 1 || c.train.allreduce != comm::AllReduceAlgorithm::kMpi) c.mpi_algorithm = 0;
 }
@@ -237,6 +237,12 @@ std::string placement_skip_reason(const SuiteCase& c) {
   const int cores = cores_available();
   if (c.ranks % c.hosts != 0) {
     return fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
+  }
+  if (runs_alone_under_quota(c) && (c.ranks > 1 || c.cores_per_host > 1)) {
+    return fmt::format(
+        "cpu_share {:g} on one host is a quota of one core for one process: "
+        "give it ranks = 1 and cores_per_host = 1, or hosts = 2 or more",
+        c.cpu_share);
   }
   if (c.cpu_share < 1) {
     // As netns-cluster.sh places them: floor(1/F) hosts share a core group.

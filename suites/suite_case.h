@@ -59,11 +59,11 @@ struct SuiteCase {
   // Where it runs. hosts > 1: on a virtual cluster of that many hosts
   // (scripts/netns-cluster.sh), ranks spread evenly over them.
   int hosts = 1;
-  int cores_per_host = 0;               // CPUs each host's processes may use; 0: not pinned
+  int cores_per_host = 0;  // CPUs each host's processes may use; 0: not pinned
   // < 1: each virtual host gets this share of its cores (a cgroup quota) and
   // its link F x the rate: time dilated by 1/F (docs/CLUSTERS.md).
   double cpu_share = 1;
-  int cpu_share_cores = 0;  // > 0: cpu_share = min(1, this / hosts), set by collapse()
+  int cpu_share_cores = 0;              // > 0: cpu_share = min(1, this / hosts), set by collapse()
   std::string link;                     // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
                                         // unlimited) or a tc rate (500mbit); "": unlimited
   std::string tcp_interface;            // "": the suite's
@@ -90,6 +90,10 @@ void collapse(SuiteCase& c);
 // a fixed order ("sharded-r2-fused-b4-comm-bf16-t1"); `varying` are the
 // settings the suite varies (the model and the batch are named only then).
 std::string generated_case_name(const SuiteCase& c, const std::set<std::string>& varying);
+
+// One host under a CPU share, without a cluster: the whole job runs in a
+// cgroup with that quota of one core (scripts/cpu-share-run.sh).
+inline bool runs_alone_under_quota(const SuiteCase& c) { return c.hosts <= 1 && c.cpu_share < 1; }
 
 // Why the case cannot run here although well-formed ("" when it can): what
 // it asks of the trainer (naive on 2 ranks, ZeRO-1 without fused, bf16 on a

@@ -94,7 +94,11 @@ const float* KvDecoder::step(int32_t token) {
   std::memcpy(x_, P + layout_.embed() + int64_t{token} * C, sizeof(float) * C);
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerOffsets& w = layout_.layer(l);
-    k::rmsnorm_forward(ln_, rstd_, x_, P + w.input_norm, 1, C, c.norm_eps);
+    if (l == 0) {
+      k::rmsnorm_forward(ln_, rstd_, x_, P + w.input_norm, 1, C, c.norm_eps);
+    } else {  // the layer below's MLP output, added here (as LlamaModel does)
+      k::add_rmsnorm_forward(x_, ln_, rstd_, tmp_, P + w.input_norm, 1, C, c.norm_eps);
+    }
     k::matvec_forward(qkv_, ln_, P + w.qkv, C, W);
     const float* cs = rope_cos_.data() + int64_t{pos_} * half;
     const float* sn = rope_sin_.data() + int64_t{pos_} * half;
@@ -108,9 +112,8 @@ const float* KvDecoder::step(int32_t token) {
     k::matvec_forward(gu_, ln_, P + w.gate_up, C, 2 * F);
     k::swiglu_forward(h_, gu_, 1, F);
     k::matvec_forward(tmp_, h_, P + w.down, F, C);
-    for (int i = 0; i < C; ++i) x_[i] += tmp_[i];
   }
-  k::rmsnorm_forward(ln_, rstd_, x_, P + layout_.final_norm(), 1, C, c.norm_eps);
+  k::add_rmsnorm_forward(x_, ln_, rstd_, tmp_, P + layout_.final_norm(), 1, C, c.norm_eps);
   k::matvec_forward(logits_, ln_, P + layout_.lm_head(), C, logit_rows_);
   ++pos_;
   return logits_;

@@ -391,21 +391,20 @@ void LlamaModel<T>::run_layers() {
   const int C = config_.dim, F = config_.mlp_dim, NH = config_.n_heads, hd = config_.head_dim();
   const int NKV = config_.kv_heads(), Q = config_.q_dim(), KV = config_.kv_dim(), W = Q + 2 * KV;
   const T* P = params_.data();
+  const LayerActs a = layer_acts(config_, B_, T_);
+  const LayerActs16 a16 = layer_acts16(config_, N_);
   for (int l = 0; l < config_.n_layers; ++l) {
     const LayerOffsets& w = layout_.layer(l);
-    const LayerActs a = layer_acts(config_, B_, T_);
-    const LayerActs16 a16 = layer_acts16(config_, N_);
     T* base = layer0_ + l * layer_stride_;
-    const T* x = res_ + int64_t{l} * N_ * C;
+    T* x = res_ + int64_t{l} * N_ * C;
     T* out = res_ + int64_t{l + 1} * N_ * C;
     T* qkv = base + a.qkv;
     if (l == 0) {
       k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C,
                          config_.norm_eps);
     } else {  // x = the layer below's MLP output, its residual added here
-      k::add_rmsnorm_forward(res_ + int64_t{l} * N_ * C, base + a.ln1, base + a.rstd1,
-                             base - layer_stride_ + a.res_mid, P + w.input_norm, N_, C,
-                             config_.norm_eps);
+      k::add_rmsnorm_forward(x, base + a.ln1, base + a.rstd1, base - layer_stride_ + a.res_mid,
+                             P + w.input_norm, N_, C, config_.norm_eps);
     }
     linear_forward(qkv, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);
     for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
@@ -428,7 +427,6 @@ void LlamaModel<T>::run_layers() {
     linear_forward(out, base + a.h, act16(l, a16.h), w.down, N_, F, C);
     lora_forward(l, LoraTarget::kDown, out, C, base + a.h);
   }
-  const LayerActs a = layer_acts(config_, B_, T_);
   T* last = res_ + int64_t{config_.n_layers} * N_ * C;
   k::add_rmsnorm_forward(last, lnf_, rstdf_,
                          layer0_ + (config_.n_layers - 1) * layer_stride_ + a.res_mid,

@@ -20,7 +20,6 @@ namespace trainscope::report {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::build_suite_db;
 using testing::CaseSpec;
 using testing::SuiteSpec;
 
@@ -131,10 +130,10 @@ TEST_F(AnswersTest, ASuiteWithoutTheCasesForAQuestionHasNoFindingForIt) {
 SuiteSpec machines_suite(double weak_step_s, double strong_step_s) {
   SuiteSpec s;
   s.name = "machines";
-  s.cases = {testing::one_machine_case("one-b4", 0.1, 4),
-             testing::one_machine_case("one-b8", 0.2, 8),
-             testing::two_hosts_gige_case("h2-gige-weak", weak_step_s, 8, 4),
-             testing::two_hosts_gige_case("h2-gige-strong", strong_step_s, 8)};
+  s.cases = {testing::one_machine_spec("one-b4", 0.1, 4),
+             testing::one_machine_spec("one-b8", 0.2, 8),
+             testing::two_hosts_gige_spec("h2-gige-weak", weak_step_s, 8, 4),
+             testing::two_hosts_gige_spec("h2-gige-strong", strong_step_s, 8)};
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "report/answers.h"
+#include "report/comparison.h"
 #include "report/findings.h"
 #include "report/suite_prediction.h"
 #include "tests/report/suite_builder.h"
@@ -52,8 +53,8 @@ class DilationTest : public ::testing::Test {
 SuiteSpec dilated_suite(double real_s, double dilated_s) {
   SuiteSpec s;
   s.name = "dilated";
-  const CaseSpec one = testing::one_machine_case("one-b4", 0.1, 4);
-  const CaseSpec real = testing::two_hosts_gige_case("h2-gige", real_s, 8, 4);
+  const CaseSpec one = testing::one_machine_spec("one-b4", 0.1, 4);
+  const CaseSpec real = testing::two_hosts_gige_spec("h2-gige", real_s, 8, 4);
   CaseSpec dilated = real;
   dilated.name = "h2-f0.5-gige";
   dilated.step_time_s = dilated_s;
@@ -140,6 +141,10 @@ TEST_F(DilationTest, AOneHostCaseUnderAQuotaIsCheckedAgainstTheOneAtFullSpeed) {
   const CaseData* one = one_machine_case(suite, *suite.find_case("h2-gige"));
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->name, "one-b4") << "a dilated one-host case is not a full-speed machine";
+  const auto prediction = suite_prediction(suite);
+  ASSERT_TRUE(prediction);
+  EXPECT_EQ(prediction->compute_case, "one-b4");
+  EXPECT_EQ(compare_cases(suite).baseline_case, "one-b4");
 }
 
 TEST_F(DilationTest, MachineRowsOfADilatedCaseAreInUndilatedTime) {

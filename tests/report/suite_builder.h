@@ -272,10 +272,6 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
   db.finish_suite(sid);
 }
 
-// An all-reduce sweep suite as the runner stores it: mode "allreduce", runs
-// without a summary, one row per size with every timed call's time. Calls
-// follow latency + size / bandwidth with noise; `slowdown` multiplies the
-// calls of some sizes.
 // `suite` written into a fresh database at `path` (any earlier file there
 // removed) and read back as the report reads it: its latest suite.
 inline report::SuiteData build_and_load_suite(const std::filesystem::path& path,
@@ -286,6 +282,10 @@ inline report::SuiteData build_and_load_suite(const std::filesystem::path& path,
   return report::load_suite(db, report::resolve_suite(db, "latest"));
 }
 
+// An all-reduce sweep suite as the runner stores it: mode "allreduce", runs
+// without a summary, one row per size with every timed call's time. Calls
+// follow latency + size / bandwidth with noise; `slowdown` multiplies the
+// calls of some sizes.
 struct SweepSpec {
   std::string name = "allreduce";
   std::vector<std::string> cases = {"shm", "tcp-l2"};
@@ -359,7 +359,7 @@ inline void build_sweep_db(const std::filesystem::path& path, const SweepSpec& s
 
 // One process computing `step_s` a step at global `batch`: the one-machine
 // case multi-host cases are predicted from.
-inline CaseSpec one_machine_case(std::string name, double step_s, int batch) {
+inline CaseSpec one_machine_spec(std::string name, double step_s, int batch) {
   return {.name = std::move(name),
           .mode = "naive",
           .reduction = "none",
@@ -371,7 +371,7 @@ inline CaseSpec one_machine_case(std::string name, double step_s, int batch) {
 
 // Two hosts of a core each over gige, measured at 1 Gbit/s and 50 us, a
 // fifth of the step in the all-reduce; batch_per_rank > 0: weak scaling.
-inline CaseSpec two_hosts_gige_case(std::string name, double step_s, int batch,
+inline CaseSpec two_hosts_gige_spec(std::string name, double step_s, int batch,
                                     int batch_per_rank = 0) {
   return {.name = std::move(name),
           .mode = "sharded",

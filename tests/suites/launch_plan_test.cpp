@@ -99,6 +99,13 @@ TEST(Plan, AOneHostCaseAtAShareRunsUnderTheQuota) {
   EXPECT_EQ(p.argv[3], "taskset");
   EXPECT_EQ(p.argv[6], "/bin/trainscope");
   EXPECT_EQ(plan_case(s, s.cases[1], ctx, "/tmp/s.json").argv[0], "taskset");
+  EXPECT_EQ(skip_reason(s.cases[0]), "");
+  // The quota is one core's, for one process: more ranks or cores are skipped, saying so.
+  const Suite two = parse_suite(
+      "name = \"y\"\n[[case]]\nmode = \"sharded\"\nranks = 2\ncpu_share = 0.5\n", "q.toml", ".");
+  EXPECT_NE(skip_reason(two.cases[0]).find("cpu_share 0.5 on one host is a quota of one core"),
+            std::string::npos)
+      << skip_reason(two.cases[0]);
 }
 
 // Several hosts: one rank per host in turn (--map-by node), not the first

@@ -127,12 +127,9 @@ RunReport::RunReport(const RunContext& ctx, const RunPlan& plan, const TrainingD
 
 void RunReport::gather_totals(results::RunSummary& summary) {
   // Every rank leaves out the same steps: the latest steady start of any.
-  int64_t warmup = 0;
-  for (const std::string& start :
-       ctx_.comm.all_gather(std::to_string(state_.timer->steady_state_start()))) {
-    warmup = std::max<int64_t>(warmup, std::stoll(start));
-  }
-  run_times_ = state_.timer->run_times(warmup);
+  double warmup = static_cast<double>(state_.timer->steady_state_start());
+  ctx_.comm.all_reduce_max({&warmup, 1});
+  run_times_ = state_.timer->run_times(static_cast<int64_t>(warmup));
   summary.warmup_steps = run_times_.warmup_steps;
   for (const std::string& report : ctx_.comm.all_gather(rank_report().dump())) {
     per_rank_.push_back(json::parse(report));
