@@ -2,13 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <omp.h>
-
 #include <map>
 #include <optional>
 #include <mutex>
 #include <utility>
-#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -17,25 +14,10 @@
 namespace trainscope::kernels::internal {
 namespace {
 
-// The engine, and per OpenMP thread a stream and the scratchpad its
-// primitives share (a thread runs one at a time). oneDNN would otherwise
-// malloc a scratchpad per call: tens of MB for the LM head, fresh pages the
-// kernel zeroes on every call, outside the memory tracker.
-constexpr int kMaxThreads = 256;
-struct PerThread {
-  std::optional<dnnl::stream> stream;
-  Buffer<uint8_t> scratchpad;
-};
+// The engine and the cache of primitives all threads share.
 struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::mutex cache_mutex;
-  // Sized once: a thread only ever touches its own slot.
-  std::vector<PerThread> threads = std::vector<PerThread>(kMaxThreads);
-  PerThread& mine() {
-    PerThread& t = threads.at(static_cast<size_t>(omp_get_thread_num()));
-    if (!t.stream) t.stream.emplace(engine);
-    return t;
-  }
 };
 Engine& engine() {
   static Engine e;
@@ -53,6 +35,23 @@ struct Primitive {
   dnnl::memory::desc a, b, dst, scratchpad;
   dnnl::matmul matmul;
 };
+
+// Per thread (attention runs its tiles' GEMMs from every OpenMP thread): a
+// stream, the scratchpad its primitives share (a thread runs one at a
+// time; oneDNN would otherwise malloc one per call: tens of MB for the LM
+// head, fresh pages the kernel zeroes on every call, outside the memory
+// tracker), and the primitives it has met, so a call takes the shared
+// cache's lock only the first time a thread meets a shape.
+struct PerThread {
+  std::optional<dnnl::stream> stream;
+  Buffer<uint8_t> scratchpad;
+  std::map<OnednnShape, const Primitive*> primitives;
+};
+PerThread& mine() {
+  thread_local PerThread t;
+  if (!t.stream) t.stream.emplace(engine().engine);
+  return t;
+}
 
 // A [rows, cols] matrix stored row-major with rows ld apart, or stored as its
 // transpose (columns ld apart); ld 0 means dense.
@@ -91,9 +90,11 @@ const Primitive& primitive(const OnednnShape& s) {
 }  // namespace
 
 void onednn_matmul(const OnednnShape& s, float* dst, const void* a, const void* b) {
-  const Primitive& p = primitive(s);
   Engine& e = engine();
-  PerThread& t = e.mine();
+  PerThread& t = mine();
+  const Primitive*& known = t.primitives[s];
+  if (known == nullptr) known = &primitive(s);
+  const Primitive& p = *known;
   // This thread's scratchpad, grown to the largest need it has met.
   uint8_t* scratch = at_least(t.scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));
   dnnl::memory ma(p.a, e.engine, const_cast<void*>(a));

@@ -8,8 +8,9 @@
 // oneDNN's malloc per call.
 //
 // Thread-safety: callable from several threads at once (attention calls it
-// from its per-head OpenMP loop): the primitive cache is locked, and each
-// OpenMP thread has its own stream and scratchpad.
+// from its per-head OpenMP loop): the shared primitive cache is locked the
+// first time a thread meets a shape; each thread has its own stream and
+// scratchpad.
 #ifndef TRAINSCOPE_KERNELS_ONEDNN_MATMUL_H_
 #define TRAINSCOPE_KERNELS_ONEDNN_MATMUL_H_
 
