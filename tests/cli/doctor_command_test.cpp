@@ -5,14 +5,13 @@
 #include "kernels/blas_core.h"
 
 #include <nlohmann/json.hpp>
-#include <sched.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
 
 #include "results/results_db.h"
+#include "suites/cpus.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
 
@@ -23,13 +22,6 @@ using testing::run_shell;
 using testing::run_trainscope;
 using testing::shell_quote;
 using testing::trainscope_binary;
-
-// The CPUs this process may run on.
-int cpus_here() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-}
 
 // The JSON document in the doctor's output (progress lines may precede it).
 json doctor_json(const std::string& output) {
@@ -97,7 +89,7 @@ TEST(DoctorCommandTest, AForcedWeakCoreIsFlaggedAndTheBestMeasured) {
     ++measured;
   }
   // The weak core and the best; and on two CPUs or more the GEMMs on each at once.
-  EXPECT_EQ(measured, cpus_here() >= 2 ? 3 : 2) << r.output;
+  EXPECT_EQ(measured, suites::cores_available() >= 2 ? 3 : 2) << r.output;
 }
 
 // The threads of the main sgemm finding: "sgemm GFLOP/s, seed shapes, CORE, N threads".
@@ -132,7 +124,7 @@ TEST(DoctorCommandTest, DbStoresTheMeasuredLimits) {
   const json j = doctor_json(r.output);
   const int threads = sgemm_threads(j);
   std::size_t expected = isa.avx512_bf16 || isa.amx_bf16 ? 3u : 2u;
-  if (cpus_here() >= 2) expected += threads == 1 ? 1 : 2;
+  if (suites::cores_available() >= 2) expected += threads == 1 ? 1 : 2;
   ASSERT_EQ(limits.size(), expected) << r.output;
   bool sgemm = false, memcpy = false;
   for (const auto& l : limits) {
