@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,15 +22,26 @@ const GemmShape kShape{.rows = 256, .in = 512, .out = 4096};
 
 // Two copies pinned to one CPU must each get about half of it. Had they run
 // in turn (or one process's GEMMs been serialised), each would show the rate
-// of one alone.
+// of one alone. The VM's CPU is shared with other tenants, so one rate alone
+// beside one rate shared can differ by chance: a round's ratio was seen from
+// 0.30 to 0.91 (median 0.48), and CI once failed on one round's 0.79. So
+// rounds of the two side by side, and the median of their ratios decides.
 TEST(SgemmAtOnceTest, TwoCopiesOnOneCpuShareIt) {
   const int cpu = allowed_cpus().front();
   const std::vector<GemmShape> shapes{kShape};
-  const double alone = sgemm_gflops_at_once(shapes, std::vector{cpu});
-  const double shared = sgemm_gflops_at_once(shapes, std::vector{cpu, cpu});
-  ASSERT_GT(alone, 0);
-  EXPECT_LT(shared, 0.75 * alone) << "alone " << alone << " GFLOP/s, each of two " << shared;
-  EXPECT_GT(shared, 0.2 * alone) << "alone " << alone << " GFLOP/s, each of two " << shared;
+  std::vector<double> ratios;
+  std::string rounds;
+  for (int round = 0; round < 7; ++round) {
+    const double alone = sgemm_gflops_at_once(shapes, std::vector{cpu});
+    const double shared = sgemm_gflops_at_once(shapes, std::vector{cpu, cpu});
+    ASSERT_GT(alone, 0);
+    ratios.push_back(shared / alone);
+    rounds += fmt::format(" {:.1f}/{:.1f}", shared, alone);
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double median = ratios[ratios.size() / 2];
+  EXPECT_LT(median, 0.8) << "each of two / alone, GFLOP/s:" << rounds;
+  EXPECT_GT(median, 0.2) << "each of two / alone, GFLOP/s:" << rounds;
 }
 
 TEST(SgemmAtOnceTest, TheLimitNamesItsCopiesAndCpus) {
