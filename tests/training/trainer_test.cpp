@@ -2,12 +2,17 @@
 // checkpoints, failure on a non-finite loss, and bad input.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "comm/communicator.h"
 #include "base/check.h"
@@ -521,6 +526,50 @@ TEST(TrainerTest, ThePlantedSlowdownLengthensStepsAndChangesNothingElse) {
   EXPECT_GT(slowed.ranks.at(0).step_time.median, 3 * plain.ranks.at(0).step_time.median);
   EXPECT_LT(slowed.ranks.at(0).phases[profiler::Phase::kBackward].median,
             2 * plain.ranks.at(0).phases[profiler::Phase::kBackward].median);
+}
+
+// The planted share is of the step before's training (data through
+// optimizer), not of its eval: a step after an eval is slowed PCT% like any
+// other, not PCT% of an eval many times a step. What a step spends outside
+// its phases is what was planted.
+TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
+  auto comm = comm::make_communicator("local");
+  // Steps of tens of ms, so that a preemption outside the phases (a slice
+  // of another process's) is small beside what is planted.
+  TrainOptions o = testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
+  o.eval_every = 2;
+  o.val_batches = 16;  // an eval of several steps' forward passes
+  ::setenv("TRAINSCOPE_SLOWDOWN", "100", 1);
+  const auto run = run_training(o, *comm, stdout);
+  ::unsetenv("TRAINSCOPE_SLOWDOWN");
+  ASSERT_EQ(run.status, results::RunStatus::kOk);
+  const std::vector<results::StepRecord>& steps = run.steps.at(0);
+  const auto phased = [](const results::StepRecord& r) {
+    double sum = 0;
+    for (double s : r.phases.values) sum += s;
+    return sum;
+  };
+  using profiler::Phase;
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.at(v.size() / 2);
+  };
+  std::vector<double> ratios, evals, trains;  // planted over the training of the step before
+  std::string seen;
+  for (std::size_t i = 1; i < steps.size(); ++i) {
+    const results::StepRecord& before = steps[i - 1];
+    if (before.phases[Phase::kEval] <= 0) continue;
+    const double trained =
+        phased(before) - before.phases[Phase::kEval] - before.phases[Phase::kCheckpoint];
+    const double planted = steps[i].step_time_s - phased(steps[i]);
+    evals.push_back(before.phases[Phase::kEval]);
+    trains.push_back(trained);
+    ratios.push_back(planted / trained);
+    seen += fmt::format(" {:.2f}", planted / trained);
+  }
+  ASSERT_GE(ratios.size(), 3u);
+  ASSERT_GT(median(evals), 3 * median(trains)) << "the eval is too short to tell";
+  EXPECT_LT(median(ratios), 2.0) << "planted / trained, after each eval:" << seen;
 }
 
 }  // namespace
