@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -328,6 +330,64 @@ TEST_F(ReportTest, ScalingSuiteFitsAmdahlAndAllreduceRowsGiveBusbw) {
     EXPECT_NE(html.html.find("id=\"chart-1-amdahl\""), std::string::npos);
     EXPECT_NE(html.html.find("id=\"chart-1-busbw\""), std::string::npos);
     EXPECT_TRUE(html.notes.empty());
+  }
+}
+
+// Rows of a chart's "x y low high" data file, as numbers.
+std::vector<std::array<double, 4>> error_bar_rows(const std::string& content) {
+  std::vector<std::array<double, 4>> rows;
+  std::istringstream in(content);
+  std::array<double, 4> r{};
+  while (in >> r[0] >> r[1] >> r[2] >> r[3]) rows.push_back(r);
+  return rows;
+}
+
+// With repetitions the points carry their 95% intervals: a bar from low to
+// high around the median (the speedup's as the comparison gives it), which
+// gnuplot draws. With one repetition the bars have no length (the test
+// above); here they must have some.
+TEST_F(ReportTest, ChartErrorBarsSpanTheRepetitionsIntervals) {
+  SuiteSpec spec;
+  spec.name = "scaling";
+  spec.repetitions = 5;
+  spec.run_noise = 0.05;
+  spec.cases = {{.name = "np1", .mode = "naive", .world_size = 1, .step_time_s = 0.05},
+                {.name = "np2", .mode = "sharded", .world_size = 2, .step_time_s = 0.05 / 0.9},
+                {.name = "np4", .mode = "sharded", .world_size = 4, .step_time_s = 0.05 / 0.775}};
+  const SuiteData suite = load(spec);
+  const Comparison cmp = compare_cases(suite);
+  const auto amdahl = amdahl_chart(suite, cmp);
+  ASSERT_TRUE(amdahl);
+  const auto rows = error_bar_rows(amdahl->data.at(0).content);
+  ASSERT_EQ(rows.size(), 3u);
+  for (std::size_t i = 1; i < rows.size(); ++i) {  // the baseline's own speedup has no interval
+    const Interval& iv = cmp.rows[i].speedup_interval;
+    ASSERT_TRUE(iv.has_interval()) << cmp.rows[i].case_name;
+    EXPECT_NEAR(rows[i][1], cmp.rows[i].speedup, 1e-6);
+    EXPECT_NEAR(rows[i][2], iv.low, 1e-6);
+    EXPECT_NEAR(rows[i][3], iv.high, 1e-6);
+    EXPECT_LT(rows[i][2], rows[i][3]) << "a bar of some length";
+  }
+
+  SuiteSpec buckets = reductions_suite();
+  buckets.repetitions = 5;
+  buckets.run_noise = 0.05;
+  const SuiteData reductions = load(buckets);
+  const auto bucket = bucket_chart(reductions);
+  ASSERT_TRUE(bucket);
+  for (const DataFile& file : bucket->data) {
+    for (const auto& r : error_bar_rows(file.content)) {
+      EXPECT_LT(r[2], r[1]) << file.name << ": " << file.content;
+      EXPECT_LT(r[1], r[3]) << file.name << ": " << file.content;
+    }
+  }
+  if (auto gnuplot = find_gnuplot()) {
+    for (const SuiteData* s : {&suite, &reductions}) {
+      const auto html = render_html({*s}, gnuplot);
+      EXPECT_TRUE(html.notes.empty()) << html.notes.front();
+      EXPECT_NE(html.html.find(s == &suite ? "chart-1-amdahl" : "chart-1-buckets"),
+                std::string::npos);
+    }
   }
 }
 
