@@ -193,14 +193,7 @@ std::vector<double> repetition_exposed_s(const CaseData& c) {
 // repetitions of each (the ratio of medians, bootstrapped).
 std::string exposed_change(const CaseData& per_tensor, const CaseData& fused) {
   const std::vector<double> a = repetition_exposed_s(per_tensor), b = repetition_exposed_s(fused);
-  Interval ratio = bootstrap_ratio_of_medians(b, a);
-  ratio.estimate = (ratio.estimate - 1) * 100;
-  ratio.low = (ratio.low - 1) * 100;
-  ratio.high = (ratio.high - 1) * 100;
-  if (!std::isfinite(ratio.estimate)) return "-";
-  const std::string estimate = fmt::format("{:+.0f}%", ratio.estimate);
-  if (!ratio.has_interval()) return estimate + ", one repetition: no interval";
-  return fmt::format("{} [{:+.0f}%, {:+.0f}%]", estimate, ratio.low, ratio.high);
+  return format_change(bootstrap_ratio_of_medians(b, a), 0);
 }
 
 std::optional<Finding> reduction_finding(const SuiteData& suite) {
@@ -229,7 +222,7 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
     const double gain = 1 - b.time_s / a.time_s;
     std::string part = fmt::format(
         "{}: per-tensor makes {:.0f} calls a step (tensors of {} on average) in {:.2f} ms, "
-        "fused {:.0f} in {:.2f} ms ({})",
+        "fused {:.0f} in {:.2f} ms, exposed {}",
         model_label(pt), a.calls, format_bytes(static_cast<int64_t>(a.bytes / a.calls)),
         a.time_s * 1e3, b.calls, b.time_s * 1e3, exposed_change(pt, *fused));
     if (a.calls > b.calls) {

@@ -80,6 +80,13 @@ std::string format_interval(const Interval& iv, int digits, const std::string& s
                      digits, suffix);
 }
 
+std::string format_change(const Interval& ratio, int digits) {
+  if (!std::isfinite(ratio.estimate)) return "-";
+  const auto pct = [digits](double r) { return fmt::format("{:+.{}f}%", (r - 1) * 100, digits); };
+  if (!ratio.has_interval()) return pct(ratio.estimate) + " (one repetition: no interval)";
+  return fmt::format("{} [{}, {}]", pct(ratio.estimate), pct(ratio.low), pct(ratio.high));
+}
+
 Interval bootstrap_ratio_of_medians(std::span<const double> a, std::span<const double> b,
                                     uint64_t seed, int resamples, double level) {
   Interval out;

@@ -53,6 +53,9 @@ struct Interval {
 // number ("x", " ms", "%"); "1.43x (one repetition: no interval)" without an
 // interval; "-" when there is no estimate.
 std::string format_interval(const Interval& interval, int digits, const std::string& suffix);
+// A ratio as a signed change: "-40% [-52%, -31%]" for 0.60 [0.48, 0.69] at
+// digits 0, with format_interval's words without an interval or estimate.
+std::string format_change(const Interval& ratio, int digits);
 
 // The interval of median(a) / median(b). Values must be positive.
 Interval bootstrap_ratio_of_medians(std::span<const double> a, std::span<const double> b,

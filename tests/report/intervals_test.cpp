@@ -117,6 +117,15 @@ TEST(IntervalsTest, OneRepetitionHasNoInterval) {
   EXPECT_EQ(format_interval(Interval{}, 2, "x"), "-");
 }
 
+TEST(IntervalsTest, AChangeIsTheRatioLessOneSignedInPercent) {
+  EXPECT_EQ(format_change(Interval{0.60, 0.48, 0.69}, 0), "-40% [-52%, -31%]");
+  EXPECT_EQ(format_change(Interval{1.031, 0.988, 1.074}, 1), "+3.1% [-1.2%, +7.4%]");
+  Interval one;
+  one.estimate = 0.5;
+  EXPECT_EQ(format_change(one, 0), "-50% (one repetition: no interval)");
+  EXPECT_EQ(format_change(Interval{}, 0), "-");
+}
+
 // Planting the minimum detectable effect in synthetic repetitions: the U test
 // flags it about as often as the power says, and half of it much less often.
 TEST(IntervalsTest, MinimumDetectableEffectHasItsPower) {
