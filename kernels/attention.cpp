@@ -57,12 +57,13 @@ struct TileGemm {
 constexpr double kTileMinFlops = 1e6;
 
 // Decided once per call, outside the parallel loop: the library's choice for
-// a whole tile's scores (tile x Tn x hd), timed once under --gemm auto.
+// a whole tile's scores (tile x Tn x hd), timed once under --gemm auto at
+// one thread, as each tile runs.
 template <typename T>
 TileGemm tile_gemm(int Tn, int hd) {
   if constexpr (!std::is_same_v<T, float>) return {};
   const GemmKey typical{query_tile(Tn), Tn, hd, false, true, false};
-  return {backend_for(typical, kTileMinFlops) == GemmBackend::kOneDnn};
+  return {backend_for_one_thread(typical, kTileMinFlops) == GemmBackend::kOneDnn};
 }
 
 // One tile's causal scores P[R, kmax] (row stride kmax) for query rows

@@ -19,6 +19,7 @@
 #include "kernels/gemm.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/storage.h"
+#include "kernels/thread_count.h"
 
 namespace trainscope::kernels {
 
@@ -28,7 +29,8 @@ using nlohmann::json;
 
 struct State {
   GemmBackend backend = GemmBackend::kOpenBlas;
-  std::map<GemmKey, GemmChoice> chosen;  // this process's, in the order made
+  // This process's, by the threads a call runs on (a tile's one, or all).
+  std::map<std::pair<int, GemmKey>, GemmChoice> chosen;
   std::optional<json> cache;             // the file's, once read
 };
 State& state() {
@@ -56,8 +58,8 @@ std::string machine_prefix() {
   return fmt::format("{} | {} {} | {} | ", cpu_model(), blas.library, blas.core,
                      internal::onednn_version_and_isa());
 }
-std::string machine_key() {
-  return fmt::format("{}{} threads", machine_prefix(), omp_get_max_threads());
+std::string machine_key(int threads) {
+  return fmt::format("{}{} threads", machine_prefix(), threads);
 }
 
 json& cache() {
@@ -124,8 +126,9 @@ GemmChoice measure(const GemmKey& k) {
   return c;
 }
 
-GemmChoice choose(const GemmKey& k) {
-  json& machine = cache()[machine_key()];
+// Timed (or cached) with `threads` per call.
+GemmChoice choose(const GemmKey& k, int threads) {
+  json& machine = cache()[machine_key(threads)];
   const std::string text = key_text(k);
   if (machine.contains(text) && machine[text].is_object()) {
     const json& e = machine[text];
@@ -133,7 +136,10 @@ GemmChoice choose(const GemmKey& k) {
                                                           : GemmBackend::kOpenBlas,
             e.value("openblas_gflops", 0.0), e.value("onednn_gflops", 0.0)};
   }
-  const GemmChoice c = measure(k);
+  const GemmChoice c = [&] {
+    const ScopedComputeThreads scope(threads);
+    return measure(k);
+  }();
   machine[text] = {{"backend", gemm_backend_name(c.backend)},
                    {"openblas_gflops", c.openblas_gflops},
                    {"onednn_gflops", c.onednn_gflops}};
@@ -163,15 +169,28 @@ GemmBackend parse_gemm_backend(std::string_view text, std::string_view where) {
 void set_gemm_backend(GemmBackend b) { state().backend = b; }
 GemmBackend gemm_backend() { return state().backend; }
 
-GemmBackend backend_for(const GemmKey& k, double min_flops) {
+namespace {
+
+GemmBackend backend_on(const GemmKey& k, double min_flops, int threads) {
   State& s = state();
   if (s.backend != GemmBackend::kAuto) return s.backend;
   const double flops = 2.0 * static_cast<double>(k.M) * static_cast<double>(k.N) *
                        static_cast<double>(k.K);
   if (flops < min_flops) return GemmBackend::kOpenBlas;
-  auto it = s.chosen.find(k);
-  if (it == s.chosen.end()) it = s.chosen.emplace(k, choose(k)).first;
+  const auto key = std::pair(threads, k);
+  auto it = s.chosen.find(key);
+  if (it == s.chosen.end()) it = s.chosen.emplace(key, choose(k, threads)).first;
   return it->second.backend;
+}
+
+}  // namespace
+
+GemmBackend backend_for(const GemmKey& k, double min_flops) {
+  return backend_on(k, min_flops, omp_get_max_threads());
+}
+
+GemmBackend backend_for_one_thread(const GemmKey& k, double min_flops) {
+  return backend_on(k, min_flops, 1);
 }
 
 std::vector<GemmChoice> gemm_choices() {

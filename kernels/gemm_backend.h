@@ -51,6 +51,10 @@ inline constexpr double kAutoMinFlops = 5e7;
 // caller that runs a small shape many times, as attention's tiles, times it
 // with a lower bound).
 GemmBackend backend_for(const GemmKey& key, double min_flops = kAutoMinFlops);
+// The same for a GEMM called inside a parallel loop, a call per thread
+// (attention's tiles): each library then runs it on the calling thread
+// alone, so it is timed, cached and chosen at one thread, not at all of them.
+GemmBackend backend_for_one_thread(const GemmKey& key, double min_flops);
 
 // dst (+)= op(a) @ op(b) for `key` on `backend` (kOpenBlas or kOneDnn), the
 // operands dense and row-major as stored (a transposed: [K, M]).

@@ -8,6 +8,7 @@
 
 #include "report/case_options.h"
 #include "report/format.h"
+#include "kernels/gemm_backend.h"
 
 namespace trainscope::report {
 namespace {
@@ -26,7 +27,8 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 
 // The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
 // step (the GEMMs' rows), its threads per rank, its precision (recorded
-// when not fp32), measured alone (at_once 1) or on `at_once` CPUs at once.
+// when not fp32), its --gemm (recorded for fp32 since the limit had it),
+// measured alone (at_once 1) or on `at_once` CPUs at once.
 const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run,
                                    int at_once = 1) {
   const CaseOptions o = case_options(c);
@@ -36,10 +38,11 @@ const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, co
   const int64_t rows = run.summary->steps.front().front().tokens;
   const int threads = run.summary->threads_per_rank;
   const std::string_view precision = training::precision_name(o.train.precision);
+  const std::string_view gemm = kernels::gemm_backend_name(o.train.gemm);
   return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
     return l.model == o.train.model && l.rows == rows && l.threads == threads &&
            (l.precision.empty() ? "fp32" : l.precision) == precision &&
-           std::max(l.ranks, 1) == at_once;
+           (l.gemm.empty() || l.gemm == gemm) && std::max(l.ranks, 1) == at_once;
   });
 }
 

@@ -15,8 +15,10 @@ std::string describe_key(const MachineLimit& l) {
   const std::string threads = fmt::format("{} thread{}", l.threads, l.threads == 1 ? "" : "s");
   switch (l.kind) {
     case LimitKind::kSgemm:
-      return fmt::format("{}, {}, {} rows, {}{}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
+      // --gemm auto, the default, goes unsaid.
+      return fmt::format("{}, {}, {} rows, {}{}{}", l.precision == "bf16" ? "bf16 GEMM" : "sgemm",
                          l.model, l.rows, threads,
+                         l.gemm.empty() || l.gemm == "auto" ? "" : ", --gemm " + l.gemm,
                          l.ranks > 1 ? fmt::format(", {} at once", l.ranks) : "");
     case LimitKind::kMemcpy: return fmt::format("memcpy, {}", threads);
     case LimitKind::kAllReduce: {

@@ -45,13 +45,18 @@ inline constexpr std::string_view kLimitsBySuiteRun = "trainscope suite run";
 inline constexpr std::string_view kLimitsByDoctor = "trainscope doctor";
 
 // One measured limit. What it applies to is its key: sgemm (model, rows,
-// threads, precision, ranks), allreduce (transport, ranks), memcpy (threads).
+// threads, precision, gemm, ranks), allreduce (transport, ranks), memcpy
+// (threads).
 struct MachineLimit {
   LimitKind kind = LimitKind::kSgemm;
   std::string model;               // sgemm: the case's model (preset or config path); else ""
   int64_t rows = 0;                // sgemm: the GEMMs' rows (a rank's tokens per step); else 0
   int threads = 1;                 // sgemm, memcpy: threads that ran it; allreduce: 1
   std::string precision = "fp32";  // sgemm: the GEMMs' inputs, fp32 or bf16
+  // sgemm fp32: the case's --gemm (auto, openblas, onednn), which picks the
+  // library each GEMM runs on. Empty for bf16 (always oneDNN's) and for
+  // limits stored before it was recorded: those apply under any --gemm.
+  std::string gemm;
   std::string transport;  // allreduce: the case's transport as runs record it (RunCase::links)
   int ranks = 1;          // allreduce: world size; sgemm: copies run at once, a CPU each
   double value = 0;       // in limit_unit(kind)
@@ -69,6 +74,7 @@ struct Fields<MachineLimit> {
       field("rows", &MachineLimit::rows),
       field("threads", &MachineLimit::threads),
       field("precision", &MachineLimit::precision),
+      field("gemm", &MachineLimit::gemm).absent_ok(),
       field("transport", &MachineLimit::transport),
       field("ranks", &MachineLimit::ranks),
       field("value", &MachineLimit::value),

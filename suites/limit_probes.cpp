@@ -1,11 +1,9 @@
 #include "suites/limit_probes.h"
 
-#include <cblas.h>
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -26,6 +24,7 @@
 #include "kernels/matmul.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
+#include "kernels/thread_count.h"
 #include "profiler/copy_probe.h"
 #include "profiler/proc_fs.h"
 #include "profiler/supervise.h"
@@ -221,24 +220,6 @@ std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<con
     throw Error(fmt::format("sgemm at once: a copy of {} failed or could not start", copies));
   return medians;
 }
-// Restores the OpenMP and OpenBLAS thread counts on scope exit.
-class ThreadCount {
- public:
-  explicit ThreadCount(int threads)
-      : omp_(omp_get_max_threads()), blas_(openblas_get_num_threads()) {
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);
-  }
-  ~ThreadCount() {
-    omp_set_num_threads(omp_);
-    openblas_set_num_threads(blas_);
-  }
-  ThreadCount(const ThreadCount&) = delete;
-  ThreadCount& operator=(const ThreadCount&) = delete;
-
- private:
-  int omp_, blas_;
-};
 
 MachineLimit stamped(LimitKind kind, std::string_view source) {
   MachineLimit l;
@@ -273,8 +254,10 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
     threads = training::threads_per_rank(cores, local,
                                          static_cast<int>(std::thread::hardware_concurrency()));
   }
+  const bool fp32 = c.train.precision == training::Precision::kFp32;
   return {c.train.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads,
-          std::string(training::precision_name(c.train.precision)), c.train.gemm};
+          std::string(training::precision_name(c.train.precision)),
+          fp32 ? c.train.gemm : kernels::GemmBackend::kAuto};  // bf16: oneDNN whatever --gemm
 }
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
@@ -369,14 +352,14 @@ double gflops_at_once_on(std::span<const GemmShape> shapes, std::span<const int>
 double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
                     kernels::GemmBackend gemm) {
   TS_CHECK(threads >= 1 && !shapes.empty());
-  const ThreadCount scope(threads);
+  const kernels::ScopedComputeThreads scope(threads);
   return gflops_on(shapes, precision, libraries_for(shapes, gemm, precision));
 }
 
 double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
                             kernels::GemmBackend gemm) {
   TS_CHECK(!shapes.empty() && !cpus.empty());
-  const ThreadCount scope(1);
+  const kernels::ScopedComputeThreads scope(1);
   return gflops_at_once_on(shapes, cpus, libraries_for(shapes, gemm, training::Precision::kFp32));
 }
 
@@ -393,8 +376,9 @@ MachineLimit sgemm_limit(const std::string& model_name, const training::ModelCon
   l.rows = rows;
   l.threads = threads;
   l.precision = std::string(training::precision_name(precision));
+  if (precision == training::Precision::kFp32) l.gemm = kernels::gemm_backend_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
-  const ThreadCount scope(threads);  // auto's choices are per thread count
+  const kernels::ScopedComputeThreads scope(threads);  // auto's choices are per thread count
   const auto libraries = libraries_for(shapes, gemm, precision);
   l.value = gflops_on(shapes, precision, libraries);
   l.detail = fmt::format("{}: {}", describe_libraries(libraries), describe_shapes(shapes));
@@ -409,8 +393,9 @@ MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::
   l.rows = rows;
   l.threads = 1;
   l.ranks = static_cast<int>(cpus.size());
+  l.gemm = kernels::gemm_backend_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
-  const ThreadCount scope(1);
+  const kernels::ScopedComputeThreads scope(1);
   const auto libraries = libraries_for(shapes, gemm, training::Precision::kFp32);
   l.value = gflops_at_once_on(shapes, cpus, libraries);
   l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}", describe_libraries(libraries),

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,7 @@
 #include "kernels/attention.h"
 #include "kernels/gemm_backend.h"
 #include "kernels/matmul.h"
+#include "kernels/thread_count.h"
 #include "tests/kernels/gradcheck.h"
 #include "tests/temp_dir.h"
 
@@ -134,6 +136,32 @@ TEST(GemmBackend, AutoTimesAShapeOnceAndReadsItsChoiceFromTheCache) {
   EXPECT_EQ(gemm_choices_summary(), other == GemmBackend::kOneDnn
                                         ? "auto: onednn for 1 of 1 timed shapes"
                                         : "auto: onednn for 0 of 1 timed shapes");
+  unsetenv("TRAINSCOPE_CACHE_DIR");
+  reset_gemm_choices();
+  set_gemm_backend(GemmBackend::kOpenBlas);
+}
+
+// A GEMM run once per thread inside a parallel loop (attention's tiles) runs
+// on one thread whatever the rank's count: its choice is timed and cached at
+// one thread, apart from the same shape's at the rank's threads, and the
+// thread counts are as they were afterwards.
+TEST(GemmBackend, AGemmRunPerThreadIsChosenAtOneThread) {
+  trainscope::testing::TempDir dir;
+  setenv("TRAINSCOPE_CACHE_DIR", dir.path().c_str(), 1);
+  reset_gemm_choices();
+  set_gemm_backend(GemmBackend::kAuto);
+  const ScopedComputeThreads two(2);
+  const GemmKey big{256, 512, 256, false, true, false};
+  backend_for_one_thread(big, kAutoMinFlops);
+  EXPECT_EQ(omp_get_max_threads(), 2);
+  EXPECT_EQ(openblas_get_num_threads(), 2);
+  backend_for(big);
+  EXPECT_EQ(gemm_choices().size(), 2u) << "one choice per thread count";
+  std::ifstream in(gemm_cache_path());
+  const auto cache = nlohmann::json::parse(in);
+  std::vector<std::string> keys;
+  for (const auto& [key, shapes] : cache.items()) keys.push_back(key.substr(key.rfind('|') + 2));
+  EXPECT_EQ(keys, (std::vector<std::string>{"1 threads", "2 threads"}));
   unsetenv("TRAINSCOPE_CACHE_DIR");
   reset_gemm_choices();
   set_gemm_backend(GemmBackend::kOpenBlas);

@@ -138,6 +138,34 @@ TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
             std::string::npos);
 }
 
+// A case's --gemm picks the library its GEMMs run on, and so the limit: of
+// two limits differing only in it, each case is held against its own (the
+// latest stored first, so order alone would give both the onednn one). A
+// limit stored before --gemm was recorded applies under any.
+TEST_F(LimitsTest, TheLimitIsOfTheCasesGemm) {
+  SuiteSpec spec = two_cases();
+  spec.cases[0].config = {{"gemm", "openblas"}};
+  spec.cases[1].config = {{"gemm", "onednn"}};
+  MachineLimit one_blas = sgemm(rows_of(1), 10), one_dnnl = sgemm(rows_of(1), 40);
+  MachineLimit two_blas = sgemm(rows_of(2), 5), two_dnnl = sgemm(rows_of(2), 20);
+  one_blas.gemm = two_blas.gemm = "openblas";
+  one_dnnl.gemm = two_dnnl.gemm = "onednn";
+  spec.limits = {one_blas, two_blas, one_dnnl, two_dnnl};
+  SuiteData suite = build(spec);
+  auto shares = limit_shares(suite);
+  ASSERT_EQ(shares.size(), 2u);
+  EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 10, 1e-9);
+  EXPECT_NEAR(shares[1].gflops_share, achieved_gflops(*suite.find_case("two")) / 20, 1e-9);
+  EXPECT_NE(limits_table(suite).note.find("sgemm, tiny, 128 rows, 1 thread, --gemm openblas: "),
+            std::string::npos)
+      << limits_table(suite).note;
+
+  spec.limits = {sgemm(rows_of(1), 40)};  // no --gemm recorded
+  suite = build(spec);
+  shares = limit_shares(suite);
+  EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 40, 1e-9);
+}
+
 // The sgemm measured on as many CPUs at once as a case has ranks: all the
 // copies together over one alone is what its ranks can reach on compute.
 // The share stays against the one alone, and a finding sets the case's

@@ -57,7 +57,7 @@ TEST(SgemmAtOnceTest, TheLimitNamesItsCopiesAndCpus) {
   EXPECT_GT(l.value, 0);
   EXPECT_NE(l.detail.find(fmt::format("CPUs {},{} at once", cpus[0], cpus[1])), std::string::npos)
       << l.detail;
-  EXPECT_EQ(results::describe_key(l), "sgemm, tiny, 62 rows, 1 thread, 2 at once");
+  EXPECT_EQ(results::describe_key(l), "sgemm, tiny, 62 rows, 1 thread, --gemm openblas, 2 at once");
 }
 
 // A limit is of the library the case's ranks run its GEMMs on (--gemm):
@@ -71,6 +71,9 @@ TEST(SgemmLimitTest, TheLimitIsOfTheLibraryTheCaseRuns) {
       "tiny", tiny, 62, 1, "test", training::Precision::kFp32, kernels::GemmBackend::kOneDnn);
   EXPECT_EQ(blas.detail.rfind("OpenBLAS", 0), 0u) << blas.detail;
   EXPECT_EQ(dnnl.detail.rfind("oneDNN", 0), 0u) << dnnl.detail;
+  EXPECT_EQ(blas.gemm, "openblas") << "--gemm is part of the limit's key";
+  EXPECT_EQ(dnnl.gemm, "onednn");
+  EXPECT_EQ(results::describe_key(dnnl), "sgemm, tiny, 62 rows, 1 thread, --gemm onednn");
   EXPECT_GT(dnnl.value, 0);
   const int cpu = allowed_cpus().front();
   const std::vector<GemmShape> shapes{kShape};

@@ -1,9 +1,7 @@
 #include "training/tokenizers/make_tokenizer.h"
 #include "training/run/setup.h"
 
-#include <cblas.h>
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +17,7 @@
 #include "kernels/cpu_isa.h"
 #include "kernels/gemm_backend.h"
 #include "kernels/matmul_bf16.h"
+#include "kernels/thread_count.h"
 #include "profiler/clock.h"
 #include "profiler/memory_tracker.h"
 #include "training/hf_checkpoint.h"
@@ -30,11 +29,6 @@ namespace {
 
 using kernels::MemoryCategory;
 using nlohmann::json;
-
-void set_threads(int n) {
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
-}
 
 int64_t bucket_bytes(const TrainOptions& o) {
   return static_cast<int64_t>(o.bucket_mb * 1024 * 1024);
@@ -415,7 +409,7 @@ RunPlan configure_run(RunContext& ctx) {
     plan.tokenizer = open_tokenizer(o.tokenizer, plan.config);
     if (ctx.lead) check_outputs(o, plan.resume.has_value());
   });
-  set_threads(plan.threads);
+  kernels::set_compute_threads(plan.threads);
   kernels::set_gemm_backend(o.gemm);
   agree_across_ranks(ctx, plan);
   if (!o.trace_path.empty() && ctx.world > 1) measure_clock_offsets(ctx.comm, plan.clock_offsets);
