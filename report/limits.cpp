@@ -27,7 +27,8 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 
 // The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
 // step (the GEMMs' rows), its threads per rank, its precision (recorded
-// when not fp32), its --gemm (recorded for fp32 since the limit had it),
+// when not fp32), its --gemm (recorded for fp32 since the limit had it; the
+// doctor's, measured on OpenBLAS, stand in under any, as the note says),
 // measured alone (at_once 1) or on `at_once` CPUs at once.
 const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run,
                                    int at_once = 1) {
@@ -42,7 +43,8 @@ const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, co
   return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
     return l.model == o.train.model && l.rows == rows && l.threads == threads &&
            (l.precision.empty() ? "fp32" : l.precision) == precision &&
-           (l.gemm.empty() || l.gemm == gemm) && std::max(l.ranks, 1) == at_once;
+           (l.gemm.empty() || l.gemm == gemm || l.source == results::kLimitsByDoctor) &&
+           std::max(l.ranks, 1) == at_once;
   });
 }
 

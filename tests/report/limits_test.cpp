@@ -259,9 +259,12 @@ TEST_F(LimitsTest, ABf16CaseIsHeldAgainstTheBf16GemmLimit) {
       << limits_table(suite).note;
 }
 
+// The doctor measures on OpenBLAS; its limit stands in under any --gemm
+// (the note names its library), or a case on auto would have none.
 TEST_F(LimitsTest, TheDoctorsLimitsOfTheSuitesHostStandInForTheSuitesOwn) {
   MachineLimit mine = sgemm(rows_of(1), 50);
   mine.source = "trainscope doctor";
+  mine.gemm = "openblas";
   MachineLimit elsewhere = sgemm(rows_of(2), 10);
   elsewhere.source = "trainscope doctor";
   elsewhere.host = "another-host";
@@ -272,6 +275,7 @@ TEST_F(LimitsTest, TheDoctorsLimitsOfTheSuitesHostStandInForTheSuitesOwn) {
   EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 50, 1e-9);
   EXPECT_TRUE(std::isnan(shares[1].gflops_share)) << "another host's limit is not this one's";
   EXPECT_NE(limits_table(suite).note.find("by trainscope doctor on node0"), std::string::npos);
+  EXPECT_NE(limits_table(suite).note.find("--gemm openblas"), std::string::npos);
 }
 
 // Summaries written before FLOPs were recorded: no achieved GFLOP/s, no share.
