@@ -26,6 +26,7 @@
 #include "cli/validators.h"
 #include "base/check.h"
 #include "kernels/storage.h"
+#include "kernels/thread_count.h"
 #include "profiler/clock.h"
 #include "profiler/copy_probe.h"
 #include "profiler/stats.h"
@@ -184,10 +185,7 @@ int main(int argc, char** argv) {
       throw Error(fmt::format("--prompt {} and --tokens {} need {} positions; {} has {}", o.prompt,
                               o.tokens, o.prompt + o.tokens, o.model, config.max_seq_len));
     }
-    if (o.threads > 0) {
-      omp_set_num_threads(o.threads);
-      openblas_set_num_threads(o.threads);
-    }
+    if (o.threads > 0) kernels::set_compute_threads(o.threads);
     const kernels::Buffer<float> params = random_params(config);
     training::KvDecoder decoder(config, params.span(), config.max_seq_len);
     const Traffic t = traffic(config);

@@ -44,6 +44,7 @@
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
 #include "kernels/storage.h"
+#include "kernels/thread_count.h"
 #include "kernels/swiglu.h"
 #include "profiler/copy_probe.h"
 #include "training/model_config.h"
@@ -329,11 +330,10 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // One thread unless asked: a kernel's own speed, not how it scales.
   const bool threads_from_env = std::getenv("OMP_NUM_THREADS") != nullptr;
-  if (!threads_from_env) omp_set_num_threads(1);
-  const int threads = omp_get_max_threads();
   // Attention's GEMMs: with one OpenMP thread there is no parallel region to
-  // keep OpenBLAS single-threaded, so it is told.
-  openblas_set_num_threads(threads);
+  // keep OpenBLAS single-threaded, so it is told too.
+  const int threads = threads_from_env ? omp_get_max_threads() : 1;
+  kernels::set_compute_threads(threads);
   // Attention's tiles on the library the trainer's default (--gemm auto) picks.
   kernels::set_gemm_backend(kernels::GemmBackend::kAuto);
 

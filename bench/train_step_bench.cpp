@@ -12,8 +12,6 @@
 // parameters per token + attention, the PaLM accounting). Run on a quiet
 // machine; compare ratios from the same run.
 #include <benchmark/benchmark.h>
-#include <cblas.h>
-#include <omp.h>
 
 #include <random>
 #include <vector>
@@ -21,17 +19,13 @@
 #include "kernels/adamw.h"
 #include "kernels/gemm_backend.h"
 #include "kernels/storage.h"
+#include "kernels/thread_count.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/step_timer.h"
 #include "training/llama_model.h"
 
 namespace {
 using namespace trainscope;
-
-void set_threads(int n) {
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
-}
 
 struct StepFixture {
   training::ModelConfig config;
@@ -65,7 +59,7 @@ struct StepFixture {
 
 void BM_TrainStep(benchmark::State& state, const std::string& preset) {
   const int threads = static_cast<int>(state.range(0));
-  set_threads(threads);
+  kernels::set_compute_threads(threads);
   kernels::set_gemm_backend(kernels::GemmBackend::kAuto);  // the trainer's default
   StepFixture f(preset, 4, training::model_preset(preset).default_block);
   f.step(1);  // first touch and caches, outside the timing
@@ -88,7 +82,7 @@ void BM_TrainStep(benchmark::State& state, const std::string& preset) {
 // flatters the step.
 void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   const int threads = static_cast<int>(state.range(0));
-  set_threads(threads);
+  kernels::set_compute_threads(threads);
   const training::ModelConfig c = training::model_preset(preset);
   const int B = 4, T = c.default_block - 1, N = B * T, C = c.dim, F = c.mlp_dim, V = c.vocab_size;
   struct Shape {

@@ -16,7 +16,9 @@
 namespace trainscope::kernels {
 
 // ---- elementwise ------------------------------------------------------------
-// out[n] = a[n] + b[n]
+// out[n] = a[n] + b[n]. The model adds its residuals inside the next norm
+// (rmsnorm.h add_rmsnorm_forward); this is the separate add that fusion is
+// measured and tested against (kernels_bench, kernels_test).
 template <typename T>
 void add_forward(T* out, const T* a, const T* b, std::size_t n);
 

@@ -169,11 +169,8 @@ GemmBackend parse_gemm_backend(std::string_view text, std::string_view where) {
 void set_gemm_backend(GemmBackend b) { state().backend = b; }
 GemmBackend gemm_backend() { return state().backend; }
 
-namespace {
-
-GemmBackend backend_on(const GemmKey& k, double min_flops, int threads) {
+GemmBackend auto_choice(const GemmKey& k, double min_flops, int threads) {
   State& s = state();
-  if (s.backend != GemmBackend::kAuto) return s.backend;
   const double flops = 2.0 * static_cast<double>(k.M) * static_cast<double>(k.N) *
                        static_cast<double>(k.K);
   if (flops < min_flops) return GemmBackend::kOpenBlas;
@@ -183,19 +180,22 @@ GemmBackend backend_on(const GemmKey& k, double min_flops, int threads) {
   return it->second.backend;
 }
 
-}  // namespace
-
 GemmBackend backend_for(const GemmKey& k, double min_flops) {
-  return backend_on(k, min_flops, omp_get_max_threads());
+  const GemmBackend set = state().backend;
+  return set != GemmBackend::kAuto ? set : auto_choice(k, min_flops, omp_get_max_threads());
 }
 
 GemmBackend backend_for_one_thread(const GemmKey& k, double min_flops) {
-  return backend_on(k, min_flops, 1);
+  const GemmBackend set = state().backend;
+  return set != GemmBackend::kAuto ? set : auto_choice(k, min_flops, 1);
 }
 
 std::vector<GemmChoice> gemm_choices() {
   std::vector<GemmChoice> out;
-  for (const auto& [k, c] : state().chosen) out.push_back(c);
+  for (const auto& [k, c] : state().chosen) {
+    out.push_back(c);
+    out.back().threads = k.first;
+  }
   return out;
 }
 

@@ -55,16 +55,21 @@ GemmBackend backend_for(const GemmKey& key, double min_flops = kAutoMinFlops);
 // (attention's tiles): each library then runs it on the calling thread
 // alone, so it is timed, cached and chosen at one thread, not at all of them.
 GemmBackend backend_for_one_thread(const GemmKey& key, double min_flops);
+// What kAuto picks for `key` with `threads` per call, whatever is set now
+// (a probe asking what a rank on auto would run).
+GemmBackend auto_choice(const GemmKey& key, double min_flops, int threads);
 
 // dst (+)= op(a) @ op(b) for `key` on `backend` (kOpenBlas or kOneDnn), the
 // operands dense and row-major as stored (a transposed: [K, M]).
 void gemm_f32(GemmBackend backend, const GemmKey& key, float* dst, const float* a, const float* b);
 
-// What kAuto chose, shape by shape, in this process.
+// What kAuto chose, shape by shape and thread count by thread count, in
+// this process.
 struct GemmChoice {
   GemmKey key;
   GemmBackend backend;
   double openblas_gflops, onednn_gflops;  // as measured (or as cached)
+  int threads = 0;                        // a call's: 1 for a tile's, else the rank's
 };
 std::vector<GemmChoice> gemm_choices();
 // "openblas", "onednn", or "auto: onednn for 3 of 7 shapes": what a run's

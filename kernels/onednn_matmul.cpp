@@ -7,6 +7,7 @@
 #include <mutex>
 #include <utility>
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "kernels/storage.h"
@@ -14,7 +15,8 @@
 namespace trainscope::kernels::internal {
 namespace {
 
-// The engine and the cache of primitives all threads share.
+// The engine, and the lock of the cache of primitives all threads share
+// (primitive()).
 struct Engine {
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   std::mutex cache_mutex;
@@ -36,6 +38,12 @@ struct Primitive {
   dnnl::matmul matmul;
 };
 
+// A primitive is made for the OpenMP threads there are when it is made
+// (oneDNN splits its work for them, as its own cache's key says): a shape
+// timed at one thread and run at two is two primitives.
+using PrimitiveKey = std::pair<int, OnednnShape>;
+PrimitiveKey key_now(const OnednnShape& s) { return {omp_get_max_threads(), s}; }
+
 // Per thread (attention runs its tiles' GEMMs from every OpenMP thread): a
 // stream, the scratchpad its primitives share (a thread runs one at a
 // time; oneDNN would otherwise malloc one per call: tens of MB for the LM
@@ -45,7 +53,7 @@ struct Primitive {
 struct PerThread {
   std::optional<dnnl::stream> stream;
   Buffer<uint8_t> scratchpad;
-  std::map<OnednnShape, const Primitive*> primitives;
+  std::map<PrimitiveKey, const Primitive*> primitives;
 };
 PerThread& mine() {
   thread_local PerThread t;
@@ -63,11 +71,12 @@ dnnl::memory::desc matrix(int64_t rows, int64_t cols, bool transposed, int64_t l
 }
 
 // References into a std::map stay valid as it grows.
-const Primitive& primitive(const OnednnShape& s) {
+const Primitive& primitive(const PrimitiveKey& key) {
   using dt = dnnl::memory::data_type;
-  static std::map<OnednnShape, Primitive> cache;
+  static std::map<PrimitiveKey, Primitive> cache;
   const std::lock_guard lock(engine().cache_mutex);
-  if (auto it = cache.find(s); it != cache.end()) return it->second;
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  const OnednnShape& s = key.second;
   Primitive p;
   const dt in = s.bf16 ? dt::bf16 : dt::f32;
   p.a = matrix(s.M, s.K, s.a_transposed, s.ld_a, in);
@@ -84,7 +93,7 @@ const Primitive& primitive(const OnednnShape& s) {
   const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p.a, p.b, p.dst), attr, engine().engine);
   p.scratchpad = pd.scratchpad_desc();
   p.matmul = dnnl::matmul(pd);
-  return cache.emplace(s, std::move(p)).first->second;
+  return cache.emplace(key, std::move(p)).first->second;
 }
 
 }  // namespace
@@ -92,8 +101,9 @@ const Primitive& primitive(const OnednnShape& s) {
 void onednn_matmul(const OnednnShape& s, float* dst, const void* a, const void* b) {
   Engine& e = engine();
   PerThread& t = mine();
-  const Primitive*& known = t.primitives[s];
-  if (known == nullptr) known = &primitive(s);
+  const PrimitiveKey key = key_now(s);
+  const Primitive*& known = t.primitives[key];
+  if (known == nullptr) known = &primitive(key);
   const Primitive& p = *known;
   // This thread's scratchpad, grown to the largest need it has met.
   uint8_t* scratch = at_least(t.scratchpad, static_cast<int64_t>(p.scratchpad.get_size()));

@@ -24,9 +24,11 @@ class ScopedComputeThreads {
       : omp_(omp_get_max_threads()), blas_(openblas_get_num_threads()) {
     set_compute_threads(threads);
   }
+  // OpenBLAS's OpenMP build sets OpenMP's count too: it goes first, so
+  // that OpenMP's is the one it was even where the two differed.
   ~ScopedComputeThreads() {
-    omp_set_num_threads(omp_);
     openblas_set_num_threads(blas_);
+    omp_set_num_threads(omp_);
   }
   ScopedComputeThreads(const ScopedComputeThreads&) = delete;
   ScopedComputeThreads& operator=(const ScopedComputeThreads&) = delete;

@@ -18,6 +18,7 @@
 #include "kernels/matmul.h"
 #include "kernels/thread_count.h"
 #include "tests/kernels/gradcheck.h"
+#include "tests/scoped_env.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::kernels {
@@ -147,7 +148,7 @@ TEST(GemmBackend, AutoTimesAShapeOnceAndReadsItsChoiceFromTheCache) {
 // thread counts are as they were afterwards.
 TEST(GemmBackend, AGemmRunPerThreadIsChosenAtOneThread) {
   trainscope::testing::TempDir dir;
-  setenv("TRAINSCOPE_CACHE_DIR", dir.path().c_str(), 1);
+  const trainscope::testing::ScopedEnv cache_dir("TRAINSCOPE_CACHE_DIR", dir.path().string());
   reset_gemm_choices();
   set_gemm_backend(GemmBackend::kAuto);
   const ScopedComputeThreads two(2);
@@ -156,15 +157,31 @@ TEST(GemmBackend, AGemmRunPerThreadIsChosenAtOneThread) {
   EXPECT_EQ(omp_get_max_threads(), 2);
   EXPECT_EQ(openblas_get_num_threads(), 2);
   backend_for(big);
-  EXPECT_EQ(gemm_choices().size(), 2u) << "one choice per thread count";
+  ASSERT_EQ(gemm_choices().size(), 2u) << "one choice per thread count";
+  EXPECT_EQ(gemm_choices()[0].threads, 1);
+  EXPECT_EQ(gemm_choices()[1].threads, 2);
   std::ifstream in(gemm_cache_path());
   const auto cache = nlohmann::json::parse(in);
   std::vector<std::string> keys;
   for (const auto& [key, shapes] : cache.items()) keys.push_back(key.substr(key.rfind('|') + 2));
   EXPECT_EQ(keys, (std::vector<std::string>{"1 threads", "2 threads"}));
-  unsetenv("TRAINSCOPE_CACHE_DIR");
   reset_gemm_choices();
   set_gemm_backend(GemmBackend::kOpenBlas);
+}
+
+// The scope gives both counts back as they were, even where they differed
+// (OpenBLAS's OpenMP build sets OpenMP's count when its own is set).
+TEST(ScopedComputeThreadsTest, GivesBothCountsBackAsTheyWere) {
+  const ScopedComputeThreads outer(1);
+  omp_set_num_threads(3);  // OpenBLAS stays at 1
+  ASSERT_EQ(openblas_get_num_threads(), 1);
+  {
+    const ScopedComputeThreads inner(2);
+    EXPECT_EQ(omp_get_max_threads(), 2);
+    EXPECT_EQ(openblas_get_num_threads(), 2);
+  }
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  EXPECT_EQ(openblas_get_num_threads(), 1);
 }
 
 TEST(GemmBackend, AnUnknownLibraryIsAnErrorNamingWhere) {
