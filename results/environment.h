@@ -27,11 +27,12 @@ nlohmann::json capture_environment(const std::string& command_line);
 nlohmann::json host_facts(const nlohmann::json& environment);
 
 // The test hook TRAINSCOPE_SLOWDOWN=PCT: every rank busy-waits, at the end
-// of each step, PCT percent of the time its previous step took without it
-// (training/run/step.cpp), so that every case's step time grows by PCT%: a
-// planted slowdown whose detection measures a regression gate's power. It belongs
-// to the environment, not the configuration: capture_environment records it
-// under "test_hooks" (the report shows it), and a check against a baseline
+// of each step, PCT percent of the time that step took to train (data
+// through optimizer, not an eval or checkpoint: training/run/step.cpp), so
+// that every case's step time grows by PCT%: a planted slowdown whose
+// detection measures a regression gate's power. It belongs to the
+// environment, not the configuration: capture_environment records it under
+// "test_hooks" (the report shows it), and a check against a baseline
 // measured without it still compares the same cases. 0 when unset or empty;
 // an Error naming the variable when it is not a number in [0, 1000].
 inline constexpr const char* kSlowdownVariable = "TRAINSCOPE_SLOWDOWN";

@@ -21,6 +21,7 @@
 #include "training/safetensors.h"
 #include "training/trainer.h"
 #include "tests/expect_error.h"
+#include "tests/scoped_env.h"
 #include "tests/tiny_training.h"
 
 namespace trainscope::training {
@@ -516,20 +517,21 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
 TEST(TrainerTest, ThePlantedSlowdownLengthensStepsAndChangesNothingElse) {
   auto comm = comm::make_communicator("local");
   const auto plain = run_training(tiny_options(6), *comm, stdout);
-  ::setenv("TRAINSCOPE_SLOWDOWN", "400", 1);
-  const auto slowed = run_training(tiny_options(6), *comm, stdout);
-  ::unsetenv("TRAINSCOPE_SLOWDOWN");
+  const auto slowed = [&] {
+    const testing::ScopedEnv slowdown("TRAINSCOPE_SLOWDOWN", "400");
+    return run_training(tiny_options(6), *comm, stdout);
+  }();
   EXPECT_EQ(losses(slowed), losses(plain));
   EXPECT_EQ(slowed.options, plain.options);
-  // Each step waits 400% of the previous one's own time: about 5x. A step
+  // Each step waits 400% of its own training: about 5x. A step
   // of either run may be preempted, so the bound is well below.
   EXPECT_GT(slowed.ranks.at(0).step_time.median, 3 * plain.ranks.at(0).step_time.median);
   EXPECT_LT(slowed.ranks.at(0).phases[profiler::Phase::kBackward].median,
             2 * plain.ranks.at(0).phases[profiler::Phase::kBackward].median);
 }
 
-// The planted share is of the step before's training (data through
-// optimizer), not of its eval: a step after an eval is slowed PCT% like any
+// The planted share is of the step's training (data through optimizer), not
+// of its eval: a step with an eval is slowed PCT% of its training like any
 // other, not PCT% of an eval many times a step. What a step spends outside
 // its phases is what was planted.
 TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
@@ -539,9 +541,10 @@ TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
   TrainOptions o = testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
   o.eval_every = 2;
   o.val_batches = 16;  // an eval of several steps' forward passes
-  ::setenv("TRAINSCOPE_SLOWDOWN", "100", 1);
-  const auto run = run_training(o, *comm, stdout);
-  ::unsetenv("TRAINSCOPE_SLOWDOWN");
+  const auto run = [&] {
+    const testing::ScopedEnv slowdown("TRAINSCOPE_SLOWDOWN", "100");
+    return run_training(o, *comm, stdout);
+  }();
   ASSERT_EQ(run.status, results::RunStatus::kOk);
   const std::vector<results::StepRecord>& steps = run.steps.at(0);
   const auto phased = [](const results::StepRecord& r) {
@@ -554,22 +557,20 @@ TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
     std::sort(v.begin(), v.end());
     return v.at(v.size() / 2);
   };
-  std::vector<double> ratios, evals, trains;  // planted over the training of the step before
+  std::vector<double> ratios, evals, trains;  // planted over the step's training
   std::string seen;
-  for (std::size_t i = 1; i < steps.size(); ++i) {
-    const results::StepRecord& before = steps[i - 1];
-    if (before.phases[Phase::kEval] <= 0) continue;
-    const double trained =
-        phased(before) - before.phases[Phase::kEval] - before.phases[Phase::kCheckpoint];
-    const double planted = steps[i].step_time_s - phased(steps[i]);
-    evals.push_back(before.phases[Phase::kEval]);
+  for (const results::StepRecord& r : steps) {
+    if (r.phases[Phase::kEval] <= 0) continue;
+    const double trained = phased(r) - r.phases[Phase::kEval] - r.phases[Phase::kCheckpoint];
+    const double planted = r.step_time_s - phased(r);
+    evals.push_back(r.phases[Phase::kEval]);
     trains.push_back(trained);
     ratios.push_back(planted / trained);
     seen += fmt::format(" {:.2f}", planted / trained);
   }
   ASSERT_GE(ratios.size(), 3u);
   ASSERT_GT(median(evals), 3 * median(trains)) << "the eval is too short to tell";
-  EXPECT_LT(median(ratios), 2.0) << "planted / trained, after each eval:" << seen;
+  EXPECT_LT(median(ratios), 2.0) << "planted / trained, in each step with an eval:" << seen;
 }
 
 }  // namespace

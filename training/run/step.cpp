@@ -81,7 +81,7 @@ class StepRunner {
   int64_t load_batch(int64_t step);
   double forward_backward(int64_t step, int64_t global_predicted);
   void inject_delay() const;
-  void plant_slowdown() const;
+  void plant_slowdown(double trained_s) const;
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void gather_parameters();
@@ -97,7 +97,6 @@ class StepRunner {
   StepLog& log_;
   Milestones milestones_;
   double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
-  double trained_step_s_ = 0;         // the last step's data through optimizer, in seconds
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
 };
 
@@ -117,10 +116,9 @@ bool StepRunner::run_step(int64_t step) {
   const double trained_s = profiler::seconds_since(start);
   milestones_.maybe_evaluate(step);
   milestones_.maybe_checkpoint(step);
-  plant_slowdown();
+  plant_slowdown(trained_s);
   timer().end_step();
   figures.seconds = profiler::seconds_since(start);
-  trained_step_s_ = trained_s;
   record_step(figures);
   log_step(figures);
   return true;
@@ -194,18 +192,17 @@ void StepRunner::inject_delay() const {
 }
 
 // TRAINSCOPE_SLOWDOWN=PCT (results/environment.h): every step made PCT%
-// longer than the step before took to train (its data through its
-// optimizer: not an eval or checkpoint, which only some steps have and
-// which would plant many times PCT% in the step after them), at its end,
+// of its training (`trained_s`, data through optimizer: not an eval or
+// checkpoint, which only some steps have) longer, at its end,
 // where no collective is in flight: every rank adds the same, so the case's
 // step time grows by PCT% whatever share of it computes or waits. A
 // busy-wait, not a sleep: a sleeping rank would free its core for the
 // others.
-void StepRunner::plant_slowdown() const {
-  if (slowdown_pct_ <= 0 || trained_step_s_ <= 0) return;
+void StepRunner::plant_slowdown(double trained_s) const {
+  if (slowdown_pct_ <= 0) return;
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                         std::chrono::duration<double>(trained_step_s_ * slowdown_pct_ / 100));
+                         std::chrono::duration<double>(trained_s * slowdown_pct_ / 100));
   while (std::chrono::steady_clock::now() < until) {}
 }
 
