@@ -84,15 +84,18 @@ def trainscope_core(binary):
     """The OpenBLAS core trainscope runs on this CPU (`trainscope version`), or None."""
     try:
         out = subprocess.run([binary, "version"], capture_output=True, text=True, timeout=120).stdout
-    except OSError:
-        return None
+    except OSError as e:
+        sys.exit(f"--trainscope {binary}: {e.strerror}; build it (cmake --build build) or name it")
+    except subprocess.TimeoutExpired:
+        sys.exit(f"--trainscope {binary}: `version` did not answer in 120 s")
     m = re.search(r"^openblas: .* (\w+) MAX_THREADS", out, re.M)
     return m.group(1) if m else None
 
 
 def coretype_env(choice, binary):
     """OPENBLAS_CORETYPE for the children ({} to leave OpenBLAS to detect) and what to say."""
-    if os.environ.get("OPENBLAS_CORETYPE"):
+    # A core named on the command line wins; else the environment's is kept.
+    if os.environ.get("OPENBLAS_CORETYPE") and choice in ("auto", "detect"):
         return {}, f"OPENBLAS_CORETYPE={os.environ['OPENBLAS_CORETYPE']} (from the environment)"
     if choice == "detect":
         return {}, "OpenBLAS's own detection (--coretype detect)"
@@ -132,6 +135,11 @@ def main():
             r = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"{threads:>7} {label:>8} {r['median_step_s'] * 1e3:>9.1f} {r['tokens_per_s']:>9.0f}"
                   f" {r['blas_core']:>10}", flush=True)
+            asked = core_env.get("OPENBLAS_CORETYPE")
+            if asked and r["blas_core"].lower() != asked.lower():
+                print(f"warning: PyTorch ran on {r['blas_core']}, not the {asked} asked (OpenBLAS "
+                      "ignores a core it does not know, and its other builds the variable)",
+                      file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
