@@ -19,7 +19,7 @@
 #
 # Exit status: 0 both effective shares within 10% of F; 1 not (a dilated
 # suite's times scaled by F would be off by that much: docs/METRICS.md);
-# 2 bad usage, not root, or no cgroup cpu controller.
+# 2 bad usage, not root, or no cgroup cpu controller; 3 a training run failed.
 set -uo pipefail
 prog=$(basename "$0")
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,7 +30,9 @@ die() { local code=$1; shift; echo "$prog: $*" >&2; exit "$code"; }
 
 cpu_share=0.5 rounds=3 steps=12 cpu=""
 while (($#)); do
-  [[ "$1" == -h || "$1" == --help ]] || (($# >= 2)) || die 2 "$1 needs a value (see --help)"
+  case "$1" in
+    --share|--rounds|--steps|--cpu) (($# >= 2)) || die 2 "$1 needs a value (see --help)" ;;
+  esac
   case "$1" in
     --share) cpu_share=${2:-}; shift 2 ;;
     --rounds) rounds=${2:-}; shift 2 ;;
@@ -40,9 +42,13 @@ while (($#)); do
     *) die 2 "unknown argument '$1' (see --help)" ;;
   esac
 done
+[[ -n "$cpu_share" ]] || die 2 "--share '': give a CPU share F, 0 < F < 1"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die 2 "--rounds '$rounds': give a whole number of rounds, 1 or more"
 if ! [[ "$steps" =~ ^[0-9]+$ ]] || ((steps < 4)); then die 2 "--steps '$steps': give 4 or more"; fi
 [[ -z "$cpu" || "$cpu" =~ ^[0-9]+$ ]] || die 2 "--cpu '$cpu': give a CPU number"
+if [[ -n "$cpu" ]] && ! taskset -c "$cpu" true 2>/dev/null; then
+  die 2 "--cpu $cpu: not a CPU this process may run on ($(taskset -pc $$ | sed 's/.*: //'))"
+fi
 bin=${TRAINSCOPE_BIN:-$root/build/trainscope}
 [[ -x "$bin" ]] || die 2 "$bin not found: build first (cmake --preset release && cmake --build build)"
 model=$root/suites/dilated-model.json
@@ -77,8 +83,8 @@ echo "dilation check: share $cpu_share_text (quota $cpu_quota_us us every $cpu_p
 printf '%-6s %10s %10s %10s %12s %12s\n' round "full ms" "alone ms" "shared ms" "alone share" "shared share"
 alone_shares=() shared_shares=()
 for ((r = 1; r <= rounds; r++)); do
-  full=$(train) || exit 2
-  alone=$(train quota) || exit 2
+  full=$(train) || exit 3
+  alone=$(train quota) || exit 3
   tmp=$(mktemp -d)
   pids=()
   for ((i = 0; i < copies; i++)); do train quota >"$tmp/$i" & pids+=($!); done
@@ -86,7 +92,7 @@ for ((r = 1; r <= rounds; r++)); do
   for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
   shared=$(cat "$tmp"/* | median)
   rm -rf "$tmp"
-  ((failed == 0)) || die 2 "a copy of the $copies at once failed"
+  ((failed == 0)) || die 3 "a copy of the $copies at once failed"
   a=$(share_of "$full" "$alone") s=$(share_of "$full" "$shared")
   alone_shares+=("$a") shared_shares+=("$s")
   printf '%-6s %10s %10s %10s %12s %12s\n' "$r" "$full" "$alone" "$shared" "$a" "$s"

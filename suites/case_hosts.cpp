@@ -111,14 +111,19 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
   CaseHosts w;
   w.ctx = base_;
   w.link = c.link;
+  // A quota (cpu_share) is this machine's cgroup, alone or a virtual cluster's.
+  const std::string no_quota =
+      c.cpu_share < 1 && base_.hostfile.empty() ? cpu_quota_unavailable_reason() : "";
+  if (!no_quota.empty()) {
+    w.skip_reason = fmt::format("needs a CPU quota (cpu_share {:g}): {}", c.cpu_share, no_quota);
+    return w;
+  }
   if (runs_alone_under_quota(c)) {  // no cluster: a cgroup of its own (launch_plan)
-    const fs::path wrapper = netns_scripts_dir() / "cpu-share-run.sh";
-    if (::geteuid() != 0) {
-      w.skip_reason =
-          fmt::format("needs root for a CPU quota (cpu_share {:g}): a cgroup", c.cpu_share);
-    } else if (::access(wrapper.c_str(), X_OK) != 0) {
-      w.skip_reason = fmt::format("needs a CPU quota (cpu_share {:g}): no executable {}",
-                                  c.cpu_share, wrapper.string());
+    if (!base_.hostfile.empty()) {  // the rank would run on the hostfile's host, not under it
+      w.skip_reason = fmt::format(
+          "cpu_share {:g} on one host is a quota on this machine; with --hostfile the rank "
+          "runs on {}",
+          c.cpu_share, base_.hostfile.string());
     }
     return w;
   }

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <new>
 #include <chrono>
-#include <functional>
 #include <map>
 #include <thread>
 #include <tuple>
@@ -21,10 +20,11 @@
 #include "kernels/blas_core.h"
 #include "kernels/gemm_backend.h"
 #include "base/check.h"
-#include "kernels/matmul.h"
+#include "kernels/onednn_matmul.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
 #include "kernels/thread_count.h"
+#include "profiler/clock.h"
 #include "profiler/copy_probe.h"
 #include "profiler/proc_fs.h"
 #include "profiler/supervise.h"
@@ -40,44 +40,44 @@ namespace fs = std::filesystem;
 using results::LimitKind;
 using results::MachineLimit;
 
-double seconds_of(int64_t calls, const std::function<void()>& call) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < calls; ++i) call();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 // A forward projection as the model runs it: y [rows, out] = x [rows, in] @
 // w [out, in]^T (matmul_forward).
 kernels::GemmKey key_of(const GemmShape& s) { return {s.rows, s.out, s.in, false, true, false}; }
 
 // The library each shape runs on under `gemm` (kernels/gemm_backend.h): the
-// one forced, or under auto the one a rank with the current thread count
-// picks (cached, or timed now), so a limit is of what the case's ranks run.
+// one forced, or under auto the one a rank of `threads` threads picks
+// (cached, or timed now), so a limit is of what the case's ranks run.
 std::vector<kernels::GemmBackend> libraries_for(std::span<const GemmShape> shapes,
                                                 kernels::GemmBackend gemm,
-                                                training::Precision precision) {
+                                                training::Precision precision, int threads) {
   // bf16 runs through oneDNN's bf16 GEMM whatever --gemm says: nothing to choose.
   if (precision == training::Precision::kBf16) {
     return std::vector(shapes.size(), kernels::GemmBackend::kOneDnn);
   }
-  const kernels::GemmBackend before = kernels::gemm_backend();
-  kernels::set_gemm_backend(gemm);
+  if (gemm != kernels::GemmBackend::kAuto) return std::vector(shapes.size(), gemm);
   std::vector<kernels::GemmBackend> out;
-  for (const GemmShape& s : shapes) out.push_back(kernels::backend_for(key_of(s)));
-  kernels::set_gemm_backend(before);
+  for (const GemmShape& s : shapes) {
+    out.push_back(kernels::auto_choice(key_of(s), kernels::kAutoMinFlops, threads));
+  }
   return out;
 }
 
 // "OpenBLAS 0.3.21 Cooperlake", "oneDNN 2.6.3, ...", or under auto with both
 // "OpenBLAS 0.3.21 Cooperlake for 2 and oneDNN 2.6.3, ... for 5 of 7 shapes".
-std::string describe_libraries(std::span<const kernels::GemmBackend> libraries) {
+// bf16's oneDNN is the bf16 path's (which tests may emulate), fp32's the
+// matmul's.
+std::string describe_libraries(std::span<const kernels::GemmBackend> libraries,
+                               training::Precision precision) {
   const std::string blas = kernels::blas_info().library + " " + kernels::blas_info().core;
+  const std::string dnnl = precision == training::Precision::kBf16
+                               ? kernels::onednn_description()
+                               : kernels::internal::onednn_version_and_isa();
   const auto onednn = std::count(libraries.begin(), libraries.end(), kernels::GemmBackend::kOneDnn);
   const auto n = static_cast<std::ptrdiff_t>(libraries.size());
   if (onednn == 0) return blas;
-  if (onednn == n) return kernels::onednn_description();
-  return fmt::format("{} for {} and {} for {} of {} shapes (--gemm auto)", blas, n - onednn,
-                     kernels::onednn_description(), onednn, n);
+  if (onednn == n) return dnnl;
+  return fmt::format("{} for {} and {} for {} of {} shapes (--gemm auto)", blas, n - onednn, dnnl,
+                     onednn, n);
 }
 
 // One GEMM shape's operands and its call: fp32 on `library` (OpenBLAS or
@@ -86,8 +86,7 @@ std::string describe_libraries(std::span<const kernels::GemmBackend> libraries) 
 // step.
 class GemmProbe {
  public:
-  GemmProbe(const GemmShape& shape, training::Precision precision,
-            kernels::GemmBackend library = kernels::GemmBackend::kOpenBlas)
+  GemmProbe(const GemmShape& shape, training::Precision precision, kernels::GemmBackend library)
       : shape_(shape), precision_(precision), library_(library) {
     for (std::size_t i = 0; i < x_.size(); ++i) x_.data()[i] = 0.001f * static_cast<float>(i % 97);
     for (std::size_t i = 0; i < w_.size(); ++i) w_.data()[i] = 0.002f * static_cast<float>(i % 89);
@@ -113,7 +112,9 @@ class GemmProbe {
     std::vector<double> times;
     double total = 0;
     while (times.size() < 3 || (total < 0.05 && times.size() < 1000)) {
-      times.push_back(seconds_of(1, [this] { call(); }));
+      const auto start = profiler::Clock::now();
+      call();
+      times.push_back(profiler::seconds_since(start));
       total += times.back();
     }
     std::sort(times.begin(), times.end());
@@ -189,9 +190,6 @@ std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<con
     throw Error(
         fmt::format("sgemm at once: {} CPUs, at most {} copies", copies, AtOnce::kMaxCopies));
   }
-  // The library's first-call setup (its buffers, a oneDNN primitive) made
-  // once here, for the copies to inherit.
-  GemmProbe(shape, training::Precision::kFp32, library).call();
   void* memory =
       mmap(nullptr, sizeof(AtOnce), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw Error("sgemm at once: mmap failed");
@@ -239,7 +237,7 @@ struct CaseShape {
   int64_t rows = 0;
   int threads = 1;
   std::string precision = "fp32";
-  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;  // fp32: the library the ranks use
+  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;  // fp32: the case's --gemm
   auto key() const { return std::tie(model, rows, threads, precision, gemm); }
   bool operator<(const CaseShape& o) const { return key() < o.key(); }
 };
@@ -347,20 +345,40 @@ double gflops_at_once_on(std::span<const GemmShape> shapes, std::span<const int>
   return sum / static_cast<double>(cpus.size());
 }
 
+// GFLOP/s and the library each shape ran on.
+struct Measured {
+  double gflops = 0;
+  std::vector<kernels::GemmBackend> libraries;
+};
+
+Measured measure_alone(std::span<const GemmShape> shapes, int threads,
+                       training::Precision precision, kernels::GemmBackend gemm) {
+  TS_CHECK(threads >= 1 && !shapes.empty());
+  const kernels::ScopedComputeThreads scope(threads);
+  Measured m{.libraries = libraries_for(shapes, gemm, precision, threads)};
+  m.gflops = gflops_on(shapes, precision, m.libraries);
+  return m;
+}
+
+Measured measure_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
+                         kernels::GemmBackend gemm) {
+  TS_CHECK(!shapes.empty() && !cpus.empty());
+  const kernels::ScopedComputeThreads scope(1);
+  Measured m{.libraries = libraries_for(shapes, gemm, training::Precision::kFp32, 1)};
+  m.gflops = gflops_at_once_on(shapes, cpus, m.libraries);
+  return m;
+}
+
 }  // namespace
 
 double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
                     kernels::GemmBackend gemm) {
-  TS_CHECK(threads >= 1 && !shapes.empty());
-  const kernels::ScopedComputeThreads scope(threads);
-  return gflops_on(shapes, precision, libraries_for(shapes, gemm, precision));
+  return measure_alone(shapes, threads, precision, gemm).gflops;
 }
 
 double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
                             kernels::GemmBackend gemm) {
-  TS_CHECK(!shapes.empty() && !cpus.empty());
-  const kernels::ScopedComputeThreads scope(1);
-  return gflops_at_once_on(shapes, cpus, libraries_for(shapes, gemm, training::Precision::kFp32));
+  return measure_at_once(shapes, cpus, gemm).gflops;
 }
 
 double memcpy_gbps() {
@@ -378,10 +396,10 @@ MachineLimit sgemm_limit(const std::string& model_name, const training::ModelCon
   l.precision = std::string(training::precision_name(precision));
   if (precision == training::Precision::kFp32) l.gemm = kernels::gemm_backend_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
-  const kernels::ScopedComputeThreads scope(threads);  // auto's choices are per thread count
-  const auto libraries = libraries_for(shapes, gemm, precision);
-  l.value = gflops_on(shapes, precision, libraries);
-  l.detail = fmt::format("{}: {}", describe_libraries(libraries), describe_shapes(shapes));
+  const Measured m = measure_alone(shapes, threads, precision, gemm);
+  l.value = m.gflops;
+  l.detail =
+      fmt::format("{}: {}", describe_libraries(m.libraries, precision), describe_shapes(shapes));
   return l;
 }
 
@@ -395,10 +413,10 @@ MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::
   l.ranks = static_cast<int>(cpus.size());
   l.gemm = kernels::gemm_backend_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
-  const kernels::ScopedComputeThreads scope(1);
-  const auto libraries = libraries_for(shapes, gemm, training::Precision::kFp32);
-  l.value = gflops_at_once_on(shapes, cpus, libraries);
-  l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}", describe_libraries(libraries),
+  const Measured m = measure_at_once(shapes, cpus, gemm);
+  l.value = m.gflops;
+  l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}",
+                         describe_libraries(m.libraries, training::Precision::kFp32),
                          fmt::join(cpus, ","), describe_shapes(shapes));
   return l;
 }
@@ -420,20 +438,20 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   const bool one_host = ctx.hostfile.empty();
   for (const SuiteCase* c : cases) {
     if (!c->skip_reason.empty() || c->kind != CaseKind::kTrain) continue;
+    const bool ranks_here = one_host && c->ranks > 1 && c->hosts <= 1;  // several, this host
     try {
       const training::ModelConfig m = training::resolve_model(c->train.model);
       const CaseShape shape = case_shape(*c, m);
       gemms.emplace(shape, m);
-      if (one_host && c->ranks > 1 && c->hosts <= 1 && shape.threads == 1 &&
-          shape.precision == "fp32") {
+      // A CPU each, as the copies are pinned: not ranks that share fewer cores.
+      const bool cpu_each = c->cores_per_host <= 0 || c->cores_per_host >= c->ranks;
+      if (ranks_here && shape.threads == 1 && shape.precision == "fp32" && cpu_each) {
         at_once.emplace(std::pair(shape, c->ranks), m);
       }
     } catch (const Error& e) {
       std::fprintf(progress, "  limits: no sgemm limit for %s (%s)\n", c->name.c_str(), e.what());
     }
-    if (c->ranks > 1 && c->hosts <= 1 && one_host) {
-      transports.emplace(std::pair(case_links(*c), c->ranks), c);
-    }
+    if (ranks_here) transports.emplace(std::pair(case_links(*c), c->ranks), c);
   }
   std::vector<MachineLimit> limits;
   for (const auto& [shape, model] : gemms) {

@@ -4,13 +4,15 @@
 // and for the suite runner (once per suite, before its first case, at the
 // shapes, thread counts and transports its cases use).
 //
-// The GEMMs run in this process on the BLAS kernels it loaded
-// (kernels/blas_core.h: main() chose them, as every rank's main() does); the
-// all-reduce runs as a short sweep job launched exactly as a suite's sweep
-// case is (suites/launch_plan.h).
+// The GEMMs run in this process (at once: in processes forked from it, one
+// pinned to each CPU) on the BLAS kernels it loaded (kernels/blas_core.h:
+// main() chose them, as every rank's main() does) or oneDNN; the all-reduce
+// runs as a short sweep job launched exactly as a suite's sweep case is
+// (suites/launch_plan.h).
 //
-// Thread-safety: call from one thread; sgemm_gflops changes the process's
-// OpenMP and OpenBLAS thread counts while it runs (restored on return).
+// Thread-safety: call from one thread; the sgemm probes change the process's
+// OpenMP and OpenBLAS thread counts while they run (restored on return), and
+// the at-once ones fork.
 #ifndef TRAINSCOPE_SUITES_LIMIT_PROBES_H_
 #define TRAINSCOPE_SUITES_LIMIT_PROBES_H_
 
@@ -66,22 +68,24 @@ double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const i
 
 // memcpy GB/s, one thread, 256 MiB (profiler/copy_probe.h).
 double memcpy_gbps();
-// The limit records of the two probes above, stamped now on this host;
-// `source` says who measured them (results/machine_limits.h).
+// The limit records of sgemm_gflops and memcpy_gbps, stamped now on this
+// host; `source` says who measured them (results/machine_limits.h).
 results::MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
                                   int64_t rows, int threads, std::string_view source,
                                   training::Precision precision = training::Precision::kFp32,
                                   kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 results::MachineLimit memcpy_limit(std::string_view source);
-// sgemm_gflops_at_once as a limit: sgemm with ranks = cpus.size() copies.
+// sgemm_gflops_at_once as a limit (fp32, as the probe): sgemm with ranks =
+// cpus.size() copies.
 results::MachineLimit sgemm_at_once_limit(
     const std::string& model_name, const training::ModelConfig& model, int64_t rows,
     std::span<const int> cpus, std::string_view source,
     kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
 
 // What a suite's cases need measured, measured: sgemm for each (model, a
-// rank's rows per step, threads, --gemm) of its train cases, and at once on as many
-// CPUs as ranks for each one-thread multi-rank case on this host, memcpy, and the peak
+// rank's rows per step, threads, --gemm) of its train cases, and at once on
+// as many CPUs as ranks for each one-thread fp32 multi-rank case on this host
+// whose ranks have a CPU each, memcpy, and the peak
 // busbw of each (transport, ranks) its multi-rank one-host cases use, by a
 // short sweep job in `work_dir`. A probe that fails is reported on
 // `progress` and left out. A few seconds in all.

@@ -238,7 +238,9 @@ std::string placement_skip_reason(const SuiteCase& c) {
   if (c.ranks % c.hosts != 0) {
     return fmt::format("{} ranks do not spread evenly over {} hosts", c.ranks, c.hosts);
   }
-  if (runs_alone_under_quota(c) && (c.ranks > 1 || c.cores_per_host > 1)) {
+  // cores_per_host 0 would run unpinned, its default threads one per core
+  // under one core's quota: dilated by the cores over F, not by 1/F.
+  if (runs_alone_under_quota(c) && (c.ranks > 1 || c.cores_per_host != 1)) {
     return fmt::format(
         "cpu_share {:g} on one host is a quota of one core for one process: "
         "give it ranks = 1 and cores_per_host = 1, or hosts = 2 or more",

@@ -141,6 +141,22 @@ std::string virtual_cluster_unavailable_reason() {
   return "";
 }
 
+std::string cpu_quota_unavailable_reason() {
+  static const std::string reason = [] {
+    if (::geteuid() != 0) return std::string("needs root: a CPU quota is a cgroup");
+    const fs::path wrapper = netns_scripts_dir() / "cpu-share-run.sh";
+    if (::access(wrapper.c_str(), X_OK) != 0) {
+      return fmt::format("no executable {} (set TRAINSCOPE_SCRIPTS_DIR)", wrapper.string());
+    }
+    SpawnOptions probe;
+    probe.argv = {wrapper.string(), "0.5", "--", "true"};
+    const profiler::CompletedRun run = profiler::run_to_completion(probe, 30);
+    if (run.exit_code != 0) return fmt::format("no CPU quota here: {}", trimmed(run.err));
+    return std::string();
+  }();
+  return reason;
+}
+
 VirtualCluster::VirtualCluster(VirtualClusterConfig config, bool owned)
     : config_(std::move(config)), owned_(owned) {}
 

@@ -83,6 +83,12 @@ std::filesystem::path netns_scripts_dir();
 // SKIP. Probes by adding and deleting a namespace.
 std::string virtual_cluster_unavailable_reason();
 
+// "" when this process can hold a job to a CPU quota (a case's cpu_share,
+// on one host or a cluster's); otherwise why not: root, the wrapper
+// (cpu-share-run.sh), a cgroup cpu controller it may write (a container can
+// have root and none). Probes once by running `true` under a quota.
+std::string cpu_quota_unavailable_reason();
+
 class VirtualCluster {
  public:
   // Brings up a new cluster and reads its configuration. Error when a

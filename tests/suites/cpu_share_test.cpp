@@ -29,7 +29,15 @@ using testing::kScripts;
 using testing::run_shell;
 using testing::trim;
 
-class CpuShareTest : public testing::NetnsTest {};
+// And a CPU quota: root, and a cgroup cpu controller this process may write.
+class CpuShareTest : public testing::NetnsTest {
+ protected:
+  void SetUp() override {
+    const std::string why = cpu_quota_unavailable_reason();
+    if (!why.empty()) GTEST_SKIP() << "CPU quotas cannot be had here: " << why;
+    testing::NetnsTest::SetUp();
+  }
+};
 
 std::string slurp_file(const fs::path& p) {
   std::ifstream in(p);
@@ -198,8 +206,8 @@ TEST_F(CpuShareTest, CpuShareRunPutsTheCommandUnderTheQuota) {
 }
 
 TEST(DilationCheckTest, BadArgumentsAreExitCode2WithTheArgument) {
-  for (const std::string arg :
-       {"--rounds 0", "--steps 2", "--cpu x", "--frobnicate", "--share 2", "--rounds"}) {
+  for (const std::string arg : {"--rounds 0", "--steps 2", "--cpu x", "--cpu 99999", "--frobnicate",
+                                "--share 2", "--share ''", "--rounds"}) {
     const CommandResult r = run_shell(kScripts + "/dilation-check.sh " + arg + " 2>&1");
     EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.output;
     EXPECT_NE(r.output.find(arg.substr(0, arg.find(' '))), std::string::npos) << r.output;

@@ -106,6 +106,12 @@ TEST(Plan, AOneHostCaseAtAShareRunsUnderTheQuota) {
   EXPECT_NE(skip_reason(two.cases[0]).find("cpu_share 0.5 on one host is a quota of one core"),
             std::string::npos)
       << skip_reason(two.cases[0]);
+  // Unpinned (cores_per_host 0), its threads would be one per core under one core's quota.
+  const Suite unpinned =
+      parse_suite("name = \"y\"\n[[case]]\nmode = \"naive\"\ncpu_share = 0.5\n", "q.toml", ".");
+  EXPECT_NE(skip_reason(unpinned.cases[0]).find("give it ranks = 1 and cores_per_host = 1"),
+            std::string::npos)
+      << skip_reason(unpinned.cases[0]);
 }
 
 // Several hosts: one rank per host in turn (--map-by node), not the first

@@ -195,6 +195,22 @@ TEST_F(RunnerTest, TheSuitesLimitsAreMeasuredAtItsCasesKeys) {
                   .empty());
 }
 
+// Ranks that share fewer cores than they are (cores_per_host 1, 2 ranks)
+// have no CPU each: copies pinned a CPU each would give them a ceiling they
+// cannot reach, so none is measured.
+TEST_F(RunnerTest, RanksSharingACoreGetNoSgemmAtOnce) {
+  const Suite s = suite(std::string("name = \"shared\"\ntimeout_s = 120\n") + kBase +
+                        "[[case]]\nmode = \"sharded\"\nranks = 2\ncores_per_host = 1\n");
+  const SuiteResult r = run_suite(s, options_);
+  ASSERT_EQ(r.exit_code(), 0);
+  const auto limits =
+      results::ResultsDb::open_for_reading(options_.db_path).machine_limits(r.suite_id);
+  ASSERT_FALSE(limits.empty());
+  for (const auto& l : limits) {
+    EXPECT_FALSE(l.kind == results::LimitKind::kSgemm && l.ranks > 1) << results::describe_key(l);
+  }
+}
+
 TEST_F(RunnerTest, FailingAndHangingCasesAreRecordedAndSuiteGoesOn) {
   const Suite s = suite(std::string("name = \"bad\"\ntimeout_s = 60\n") + kBase +
                         "[[case]]\nname = \"bad-option\"\nmode = \"sharded\"\nranks = 2\n"
@@ -387,25 +403,31 @@ TEST_F(RunnerTest, AClusterThatDoesNotComeUpFailsItsCaseAndTheSuiteGoesOn) {
 }
 
 // Over a hostfile (real machines) a case needs that many hosts, and a link
-// profile cannot be imposed on a real network.
+// profile cannot be imposed on a real network, nor one host's CPU quota on
+// the hostfile's host.
 TEST_F(RunnerTest, OverAHostfileLinkProfilesAndMissingHostsAreSkipped) {
   const Suite s = suite(std::string("name = \"x\"\n") + kBase +
                         "[[case]]\nname = \"shaped\"\nmode = \"sharded\"\nhosts = 2\n"
                         "link = \"gige\"\n"
                         "[[case]]\nname = \"four\"\nmode = \"sharded\"\nhosts = 4\n"
-                        "[[case]]\nname = \"plain\"\nmode = \"sharded\"\nhosts = 2\n");
+                        "[[case]]\nname = \"plain\"\nmode = \"sharded\"\nhosts = 2\n"
+                        "[[case]]\nname = \"quota\"\nmode = \"naive\"\ncpu_share = 0.5\n"
+                        "cores_per_host = 1\n");
   std::FILE* f = std::fopen((dir_ / "hosts").c_str(), "w");
   std::fputs("localhost slots=1\n127.0.0.1 slots=1\n", f);
   std::fclose(f);
   options_.hostfile = dir_ / "hosts";
   options_.dry_run = true;
   const SuiteResult r = run_suite(s, options_);
-  ASSERT_EQ(r.runs.size(), 2u);  // a dry run lists its skipped cases
+  ASSERT_EQ(r.runs.size(), 3u);  // a dry run lists its skipped cases
   EXPECT_NE(r.runs[0].row.error.find("link gige shapes virtual hosts only"), std::string::npos)
       << r.runs[0].row.error;
   EXPECT_NE(r.runs[1].row.error.find("needs 4 hosts; --hostfile "), std::string::npos)
       << r.runs[1].row.error;
   EXPECT_NE(r.runs[1].row.error.find(" lists 2"), std::string::npos) << r.runs[1].row.error;
+  EXPECT_NE(r.runs[2].row.error.find("cpu_share 0.5 on one host is a quota on this machine"),
+            std::string::npos)
+      << r.runs[2].row.error;
   options_.cluster = "some-cluster";  // and --cluster names hosts too
   EXPECT_THROW(run_suite(s, options_), Error);
   options_.hostfile.clear();
