@@ -36,7 +36,7 @@ Comparison compare_cases(const SuiteData& suite) {
   if (suite.cases.empty()) return out;
   const CaseData* baseline = nullptr;
   for (const auto& c : suite.cases) {
-    if (c.run_case.mode == "naive" && dilation_share(c.run_case) >= 1) {  // full speed
+    if (c.run_case.mode == "naive" && full_speed(c.run_case)) {
       baseline = &c;
       break;
     }

@@ -38,8 +38,8 @@ std::string dilation_reason(const DilationCheck& c) {
     return fmt::format(
         "compute {:+.1f}% after scaling, one host alone under the quota (no MPI, no links): "
         "this machine does not give a quota of F as F of a core, so every case dilated on it "
-        "reads slow by about this much (scripts/dilation-check.sh measures it)",
-        compute * 100);
+        "reads {} by about this much (scripts/dilation-check.sh measures it)",
+        compute * 100, compute > 0 ? "slow" : "fast");
   }
   if (std::abs(compute_gap) >= std::abs(exposed_gap)) {
     return fmt::format(
@@ -74,7 +74,7 @@ std::vector<DilationCheck> dilation_checks(const SuiteData& suite) {
     const double f = dilation_share(d.run_case);
     if (!(f < 1) || !d.first_usable()) continue;
     for (const auto& r : suite.cases) {
-      if (&r == &d || dilation_share(r.run_case) < 1 || !r.first_usable() ||
+      if (&r == &d || !full_speed(r.run_case) || !r.first_usable() ||
           !alike_but(d, r, {"cpu_share"})) {
         continue;
       }

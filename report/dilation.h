@@ -25,6 +25,9 @@ namespace trainscope::report {
 // The CPU share F the runner recorded for the case (runs.config
 // "cpu_share"); 1 when its hosts were not dilated.
 double dilation_share(const results::RunCase& rc);
+// Not dilated: a case that may stand for one real machine (a baseline, a
+// reference, a one-machine case).
+inline bool full_speed(const results::RunCase& rc) { return dilation_share(rc) >= 1; }
 
 // "dilated x4" for F = 0.25; "" for F = 1.
 std::string dilation_label(double share);

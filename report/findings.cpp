@@ -94,13 +94,15 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
 
 // A data-parallel case's reference: the first one-process case with a loss
 // curve of the same workload (the same weights training) at the same global
-// batch; nullptr when the suite has none.
-const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
+// batch, and with `threads` > 0 on that many threads; nullptr when the suite
+// has none.
+const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c, int threads = 0) {
   const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
-    if (n.run_case.mode == "naive" && dilation_share(n.run_case) >= 1 &&
+    const RunData* run = n.first_usable();
+    if (n.run_case.mode == "naive" && full_speed(n.run_case) && run &&
         workload_key(n) == workload_key(c) && case_options(n).train.batch == batch &&
-        !loss_curve(n).empty()) {
+        !loss_curve(n).empty() && (threads <= 0 || run->summary->threads_per_rank == threads)) {
       return &n;
     }
   }
@@ -221,8 +223,8 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
     if (!fused || std::isnan(a.calls) || !(a.time_s > 0) || !(b.time_s > 0)) continue;
     const double gain = 1 - b.time_s / a.time_s;
     std::string part = fmt::format(
-        "{}: per-tensor makes {:.0f} calls a step (tensors of {} on average) in {:.2f} ms, "
-        "fused {:.0f} in {:.2f} ms, exposed {}",
+        "{}: per-tensor makes {:.0f} calls a step (tensors of {} on average) in {:.2f} ms "
+        "exposed, fused {:.0f} in {:.2f} ms, a change of {}",
         model_label(pt), a.calls, format_bytes(static_cast<int64_t>(a.bytes / a.calls)),
         a.time_s * 1e3, b.calls, b.time_s * 1e3, exposed_change(pt, *fused));
     if (a.calls > b.calls) {
@@ -354,7 +356,7 @@ std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const Cas
   std::vector<const CaseData*> out;
   for (const auto& b : suite.cases) {
     if (b.run_case.host_count <= 1 && b.run_case.world_size == 1 && b.first_usable() &&
-        dilation_share(b.run_case) >= 1 && workload_key(b) == workload_key(c)) {
+        full_speed(b.run_case) && workload_key(b) == workload_key(c)) {
       out.push_back(&b);
     }
   }
@@ -421,24 +423,27 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
 
 // Whether this machine's CPUs add up for data parallelism: the model's GEMMs
 // on as many CPUs at once as a case has ranks, against one alone
-// (limits.h cores_ceiling), beside that case's speed over one process.
+// (limits.h cores_ceiling), beside that case's speed over one process on as
+// many threads as each rank (one: the ceiling is of one-thread copies
+// against one CPU, so a process on every CPU is not the reference).
 std::optional<Finding> cores_finding(const SuiteData& suite) {
   std::vector<std::string> parts;
   for (const LimitShare& s : limit_shares(suite)) {
     if (std::isnan(s.cores_ceiling)) continue;
     const CaseData* c = suite.find_case(s.case_name);
-    const CaseData* naive = c ? one_process_reference(suite, *c) : nullptr;
+    const CaseData* naive =
+        c ? one_process_reference(suite, *c, s.sgemm_at_once->threads) : nullptr;
     if (!naive) continue;
-    const double one = case_figures(*naive).tokens_per_s;
-    if (!(one > 0)) continue;
-    const double speedup = case_figures(*c).tokens_per_s / one;
+    const Interval speedup =
+        bootstrap_ratio_of_medians(repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
+    if (!std::isfinite(speedup.estimate)) continue;
     // Each case against its own ceiling: ranks and rows differ between cases.
     parts.push_back(fmt::format(
-        "{} ran {}x the tokens/s of {}, where its {} CPUs side by side ran its GEMMs {}x one "
+        "{} ran {} the tokens/s of {}, where its {} CPUs side by side ran its GEMMs {}x one "
         "CPU ({} GFLOP/s a copy against {} alone): {}x of that ceiling",
-        s.case_name, format_number(speedup, 2), naive->name, s.sgemm_at_once->ranks,
+        s.case_name, format_interval(speedup, 2, "x"), naive->name, s.sgemm_at_once->ranks,
         format_number(s.cores_ceiling, 2), format_number(s.sgemm_at_once->value, 1),
-        format_number(s.sgemm->value, 1), format_number(speedup / s.cores_ceiling, 2)));
+        format_number(s.sgemm->value, 1), format_number(speedup.estimate / s.cores_ceiling, 2)));
   }
   if (parts.empty()) return std::nullopt;
   return Finding{"cores", "Do this machine's CPUs add up?",

@@ -8,7 +8,9 @@
 //  * links: what the TCP link count (btl_tcp_links) changes on the transport
 //    measured, and why;
 //  * machines: the time each added machine saves on the same data, per link,
-//    beside the walkthrough's 38.7%.
+//    beside the walkthrough's 38.7%;
+//  * cores: each one-thread multi-rank case's speed over one one-thread
+//    process beside what this machine's CPUs give together (limits.h).
 // A suite without the cases for a question has no finding for it.
 //
 // Thread-safety: pure functions over plain values.

@@ -27,9 +27,9 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 
 // The sgemm limit of `run`'s GEMMs: its case's model, a rank's tokens per
 // step (the GEMMs' rows), its threads per rank, its precision (recorded
-// when not fp32), its --gemm (recorded for fp32 since the limit had it; the
-// doctor's, measured on OpenBLAS, stand in under any, as the note says),
-// measured alone (at_once 1) or on `at_once` CPUs at once.
+// when not fp32), its --gemm (recorded for fp32 since the limit had it;
+// failing that, the doctor's, measured on OpenBLAS, stand in under any, as
+// the note says), measured alone (at_once 1) or on `at_once` CPUs at once.
 const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run,
                                    int at_once = 1) {
   const CaseOptions o = case_options(c);
@@ -40,11 +40,17 @@ const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, co
   const int threads = run.summary->threads_per_rank;
   const std::string_view precision = training::precision_name(o.train.precision);
   const std::string_view gemm = kernels::gemm_backend_name(o.train.gemm);
-  return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
+  const auto of_key = [&](const MachineLimit& l) {
     return l.model == o.train.model && l.rows == rows && l.threads == threads &&
            (l.precision.empty() ? "fp32" : l.precision) == precision &&
-           (l.gemm.empty() || l.gemm == gemm || l.source == results::kLimitsByDoctor) &&
            std::max(l.ranks, 1) == at_once;
+  };
+  const MachineLimit* own = find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
+    return of_key(l) && (l.gemm.empty() || l.gemm == gemm);
+  });
+  if (own) return own;
+  return find_limit(suite, LimitKind::kSgemm, [&](const MachineLimit& l) {
+    return of_key(l) && l.source == results::kLimitsByDoctor;
   });
 }
 
@@ -128,10 +134,12 @@ Table limits_table(const SuiteData& suite) {
   for (const MachineLimit* l : used) parts.push_back(limit_note(*l));
   t.note = fmt::format(
       "Share: a rank's model FLOPs per step over the step median, against sgemm over the model's "
-      "forward GEMMs at the same rows, threads and precision (bf16: oneDNN's bf16 GEMM). Ranks' "
+      "forward GEMMs at the same rows, threads, precision (bf16: oneDNN's bf16 GEMM) and --gemm. "
+      "Ranks' "
       "CPUs at once: the same sgemm run on as many CPUs as the case has ranks, side by side, "
       "all copies together against one alone (\"1.52x of 2\": two one-thread ranks can run "
-      "the GEMMs at most 1.52x as fast as one process here; work the ranks split, such as "
+      "the GEMMs at most 1.52x as fast as one one-thread process here; work the ranks split, such "
+      "as "
       "ZeRO-1's optimizer, can go past it); the "
       "gradient sync's bus bandwidth against the "
       "peak busbw of an all-reduce sweep over the same transport and ranks. \"-\": no limit "

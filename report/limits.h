@@ -1,7 +1,9 @@
 // Each case's achieved figures as a share of the machine's measured limits
 // (results/machine_limits.h): a rank's model GFLOP/s against sgemm at its
 // GEMM shapes and thread count, and the gradient sync's busbw against the
-// all-reduce peak of its transport and world size. A case without a limit
+// all-reduce peak of its transport and world size; for one-thread ranks on
+// one host, the ceiling their CPUs give together (the sgemm on as many CPUs
+// at once, against one alone: cores_ceiling). A case without a limit
 // of its key shows "-" for the share; a suite without limits says so in the
 // note rather than holding the runs against a figure it does not have.
 //

@@ -183,8 +183,8 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
 std::optional<SuitePrediction> suite_prediction(const SuiteData& suite) {
   const CaseData* one = nullptr;
   for (const auto& c : suite.cases) {
-    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" &&
-        dilation_share(c.run_case) >= 1 && c.first_usable()) {
+    if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && full_speed(c.run_case) &&
+        c.first_usable()) {
       one = &c;
       break;
     }

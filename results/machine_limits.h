@@ -3,9 +3,11 @@
 //
 //  * sgemm: GFLOP/s of the model's forward projection GEMMs (q/k/v, output,
 //    gate/up, down, LM head) at a rank's rows per step and thread count, on
-//    the BLAS kernels in use; for --precision bf16 cases the same GEMMs with
-//    bf16 inputs through oneDNN (training/precision.h). A step's FLOPs are mostly these GEMMs, so a
-//    rank's model FLOP/s share of it says how much of the step is not GEMM.
+//    the library the case's --gemm picks (OpenBLAS on the kernels in use, or
+//    oneDNN); for --precision bf16 cases the same GEMMs with bf16 inputs
+//    through oneDNN (training/precision.h). A step's FLOPs are mostly these
+//    GEMMs, so a rank's model FLOP/s share of it says how much of the step
+//    is not GEMM.
 //    With ranks > 1: the same GEMMs on that many CPUs at once, one thread
 //    each, a copy's GFLOP/s: what one-thread ranks side by side can reach.
 //  * memcpy: GB/s copied by one thread between buffers beyond the caches.

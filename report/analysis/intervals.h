@@ -54,7 +54,8 @@ struct Interval {
 // interval; "-" when there is no estimate.
 std::string format_interval(const Interval& interval, int digits, const std::string& suffix);
 // A ratio as a signed change: "-40% [-52%, -31%]" for 0.60 [0.48, 0.69] at
-// digits 0, with format_interval's words without an interval or estimate.
+// digits 0; "-40% (one repetition: no interval)" without an interval, "-"
+// without an estimate.
 std::string format_change(const Interval& ratio, int digits);
 
 // The interval of median(a) / median(b). Values must be positive.

@@ -21,15 +21,6 @@ struct TimedFigure {
   std::string unit;
 };
 
-// "+3.1% [-1.2%, +7.4%]": current over baseline, Hodges-Lehmann on logs.
-std::string change_with_interval(const std::vector<double>& base, const std::vector<double>& cur) {
-  const Interval ratio = hodges_lehmann_ratio(cur, base);
-  if (!std::isfinite(ratio.estimate)) return "-";
-  const auto pct = [](double r) { return fmt::format("{:+.1f}%", (r - 1) * 100); };
-  if (!ratio.has_interval()) return pct(ratio.estimate) + " (no interval)";
-  return fmt::format("{} [{}, {}]", pct(ratio.estimate), pct(ratio.low), pct(ratio.high));
-}
-
 // How many repetitions a side a gate of this threshold needs at this noise.
 std::string repetitions_advice(double noise, double threshold_pct, double alpha) {
   const int64_t reach = repetitions_to_reach(alpha);
@@ -54,7 +45,8 @@ CheckRow timed_row(const std::string& case_name, const TimedFigure& figure,
     row.note = "no repetitions on one side";
     return row;
   }
-  row.change = change_with_interval(base, cur);
+  // "+3.1% [-1.2%, +7.4%]": current over baseline, Hodges-Lehmann on logs.
+  row.change = format_change(hodges_lehmann_ratio(cur, base), 1);
   const double threshold = o.threshold_pct.value_or(kDefaultThresholdPct);
   const double noise = relative_noise(base, cur);
   const auto m = static_cast<int64_t>(base.size()), n = static_cast<int64_t>(cur.size());

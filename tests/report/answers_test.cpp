@@ -97,8 +97,8 @@ TEST_F(AnswersTest, EachQuestionIsAnsweredWithTheFiguresOfItsCases) {
   // 20 calls in 0.35 x 60 ms against 2 calls in 0.2 x 50 ms: 11 ms / 18 calls.
   EXPECT_NE(reduction->answer.find("per-tensor makes 20 calls a step"), std::string::npos)
       << reduction->answer;
-  EXPECT_NE(reduction->answer.find("in 21.00 ms, fused 2 in 10.00 ms, exposed -52% (one "
-                                   "repetition: no interval), 611 us per call"),
+  EXPECT_NE(reduction->answer.find("in 21.00 ms exposed, fused 2 in 10.00 ms, a change of -52% "
+                                   "(one repetition: no interval), 611 us per call"),
             std::string::npos)
       << reduction->answer;
   const Finding* links = find(findings, "links");

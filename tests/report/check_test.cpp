@@ -117,7 +117,7 @@ TEST_F(CheckTest, OneRepetitionIsInconclusiveAndSaysWhatItNeeds) {
                            "times; needs at least 4 repetitions a side"),
             std::string::npos)
       << row->note;
-  EXPECT_NE(row->change.find("% (no interval)"), std::string::npos) << row->change;
+  EXPECT_NE(row->change.find("% (one repetition: no interval)"), std::string::npos) << row->change;
   EXPECT_EQ(row->detectable, "-");
   EXPECT_EQ(r.inconclusive(), 4) << check_table_text(r);  // the step time row of each case
   EXPECT_EQ(r.regressions(), 0);

@@ -138,6 +138,14 @@ TEST_F(DilationTest, AOneHostCaseUnderAQuotaIsCheckedAgainstTheOneAtFullSpeed) {
                 "compute +60.0% after scaling, one host alone under the quota"),
             std::string::npos)
       << dilation_table(suite).rows[0].back();
+  EXPECT_NE(dilation_table(suite).rows[0].back().find("reads slow by about this much"),
+            std::string::npos);
+  // Above F (a quota that gives more than its share) the cases read fast.
+  SuiteSpec fast_spec = s;
+  fast_spec.cases[0].step_time_s = 0.1 * 2 * 0.7;
+  const std::string fast = dilation_table(load_dilated(fast_spec)).rows[0].back();
+  EXPECT_NE(fast.find("compute -30.0% after scaling"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("reads fast by about this much"), std::string::npos) << fast;
   const CaseData* one = one_machine_case(suite, *suite.find_case("h2-gige"));
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->name, "one-b4") << "a dilated one-host case is not a full-speed machine";

@@ -387,6 +387,17 @@ inline CaseSpec two_hosts_gige_spec(std::string name, double step_s, int batch,
 }
 
 // The reductions suite: naive baseline, then per-tensor, fused and overlap.
+// One, two and four ranks whose per-rank step grows with them: speedup 1,
+// 1.8, 3.1 (an Amdahl fit's serial fraction between 0.03 and 0.2).
+inline SuiteSpec scaling_suite() {
+  SuiteSpec s;
+  s.name = "scaling";
+  s.cases = {{.name = "np1", .mode = "naive", .world_size = 1, .step_time_s = 0.05},
+             {.name = "np2", .mode = "sharded", .world_size = 2, .step_time_s = 0.05 / 0.9},
+             {.name = "np4", .mode = "sharded", .world_size = 4, .step_time_s = 0.05 / 0.775}};
+  return s;
+}
+
 inline SuiteSpec reductions_suite() {
   SuiteSpec s;
   s.name = "reductions";

@@ -54,15 +54,20 @@ TEST_F(ResultsDbTest, ReopenIsIdempotent) {
 // reads as before with the new figure unknown, and gains the column (NULL in
 // its old rows) when it is next opened for writing.
 TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
-  int64_t run_id = 0;
+  int64_t run_id = 0, suite_id = 0;
   RunSummary summary = sample_summary(2, 3);
   const AllReduceRow row = testing::sample_allreduce_row(4096);
   {
     ResultsDb db = ResultsDb::open_for_writing(path_);
-    const int64_t suite_id = db.begin_suite(suite_info("old"));
+    suite_id = db.begin_suite(suite_info("old"));
     run_id = db.begin_run(suite_id, run_case("a"));
     db.finish_run(run_id, RunStatus::kOk, 0, "", &summary);
     db.add_allreduce_rows(run_id, std::vector<AllReduceRow>{row});
+    db.add_machine_limits(suite_id, std::vector{MachineLimit{.kind = LimitKind::kSgemm,
+                                                             .model = "tiny",
+                                                             .rows = 62,
+                                                             .gemm = "onednn",
+                                                             .value = 10}});
   }
   {  // As an older trainscope would have made it: without these columns.
     sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadWrite, 1000);
@@ -73,7 +78,8 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
         "ALTER TABLE rank_results DROP COLUMN load_end_other_runnable; "
         "ALTER TABLE rank_results DROP COLUMN load_end_loadavg_1m; "
         "ALTER TABLE allreduce_rows DROP COLUMN algorithm; "
-        "ALTER TABLE allreduce_rows DROP COLUMN mpi_algorithm",
+        "ALTER TABLE allreduce_rows DROP COLUMN mpi_algorithm; "
+        "ALTER TABLE machine_limits DROP COLUMN gemm",
         "dropping columns");
   }
   {
@@ -91,6 +97,10 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
     EXPECT_EQ(ranks[1].load_end.other_runnable, -1);
     EXPECT_TRUE(std::isnan(ranks[1].load_end.loadavg_1m));
     EXPECT_EQ(ranks[1].load_end.runnable, summary.ranks[1].load_end.runnable);
+    const auto suite_limits = db.machine_limits(suite_id);
+    ASSERT_EQ(suite_limits.size(), 1u);
+    EXPECT_EQ(suite_limits[0].gemm, "") << "stored before --gemm was: applies under any";
+    EXPECT_EQ(suite_limits[0].value, 10);
   }
   ResultsDb db = ResultsDb::open_for_writing(path_);
   EXPECT_TRUE(std::isnan(db.allreduce_rows(run_id)[0].algbw_gbps));
@@ -105,6 +115,7 @@ TEST_F(ResultsDbTest, ADatabaseMadeBeforeAFieldExistedReadsAndGainsItsColumn) {
   EXPECT_EQ(rows[2], hier);
   EXPECT_EQ(rows[3], rabenseifner);
   EXPECT_EQ(db.integrity_check(), "ok");
+  EXPECT_EQ(db.machine_limits(suite_id).at(0).gemm, "");  // the column added, NULL read as ""
   // The old row got the column's default in the file itself, not only on reading.
   sqlite::Connection raw(path_, sqlite::Connection::Mode::kReadOnly, 1000);
   EXPECT_EQ(raw.query_text("SELECT algorithm || '/' || ifnull(mpi_algorithm, 'NULL') FROM "
@@ -158,6 +169,8 @@ TEST_F(ResultsDbTest, MachineLimitsRoundTrip) {
                            .model = "tiny",
                            .rows = 62,
                            .threads = 2,
+                           .gemm = "onednn",  // and ranks > 1: copies at once
+                           .ranks = 2,
                            .value = 12.5,
                            .detail = "OpenBLAS 0.3.21 Zen: 2 x (62x32->96)",
                            .source = std::string(kLimitsBySuiteRun),
