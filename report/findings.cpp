@@ -94,15 +94,37 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
 
 // A data-parallel case's reference: the first one-process case with a loss
 // curve of the same workload (the same weights training) at the same global
-// batch, and with `threads` > 0 on that many threads; nullptr when the suite
-// has none.
-const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c, int threads = 0) {
+// batch; nullptr when the suite has none.
+const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
   const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
-    const RunData* run = n.first_usable();
-    if (n.run_case.mode == "naive" && full_speed(n.run_case) && run &&
+    if (n.run_case.mode == "naive" && full_speed(n.run_case) &&
         workload_key(n) == workload_key(c) && case_options(n).train.batch == batch &&
-        !loss_curve(n).empty() && (threads <= 0 || run->summary->threads_per_rank == threads)) {
+        !loss_curve(n).empty()) {
+      return &n;
+    }
+  }
+  return nullptr;
+}
+
+// Tokens a step of one rank: the rows its GEMMs run at; 0 without steps.
+int64_t rank_tokens(const CaseData& c) {
+  const RunData* run = c.first_usable();
+  if (!run || run->summary->steps.empty() || run->summary->steps.front().empty()) return 0;
+  return run->summary->steps.front().front().tokens;
+}
+
+// One process doing one of a multi-rank case's ranks' work: naive, at full
+// speed, the same workload and tokens a step as a rank, on as many threads
+// (what the sgemm limits compare: the same rows, alone and side by side).
+const CaseData* one_rank_reference(const SuiteData& suite, const CaseData& c) {
+  const RunData* run = c.first_usable();
+  if (!run || rank_tokens(c) == 0) return nullptr;
+  for (const auto& n : suite.cases) {
+    const RunData* one = n.first_usable();
+    if (n.run_case.mode == "naive" && full_speed(n.run_case) && one &&
+        workload_key(n) == workload_key(c) && rank_tokens(n) == rank_tokens(c) &&
+        one->summary->threads_per_rank == run->summary->threads_per_rank) {
       return &n;
     }
   }
@@ -423,16 +445,16 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
 
 // Whether this machine's CPUs add up for data parallelism: the model's GEMMs
 // on as many CPUs at once as a case has ranks, against one alone
-// (limits.h cores_ceiling), beside that case's speed over one process on as
-// many threads as each rank (one: the ceiling is of one-thread copies
-// against one CPU, so a process on every CPU is not the reference).
+// (limits.h cores_ceiling), beside that case's speed over one process doing
+// one rank's work on one rank's threads (one_rank_reference: the ceiling is
+// of one-thread copies against one CPU at a rank's rows, so a process on
+// every CPU, or one running the whole global batch, is not the reference).
 std::optional<Finding> cores_finding(const SuiteData& suite) {
   std::vector<std::string> parts;
   for (const LimitShare& s : limit_shares(suite)) {
     if (std::isnan(s.cores_ceiling)) continue;
     const CaseData* c = suite.find_case(s.case_name);
-    const CaseData* naive =
-        c ? one_process_reference(suite, *c, s.sgemm_at_once->threads) : nullptr;
+    const CaseData* naive = c ? one_rank_reference(suite, *c) : nullptr;
     if (!naive) continue;
     const Interval speedup =
         bootstrap_ratio_of_medians(repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
