@@ -16,6 +16,7 @@ prog=$(basename "$0")
 here=$(cd "$(dirname "$0")" && pwd)
 die() { local code=$1; shift; echo "$prog: $*" >&2; exit "$code"; }
 
+if [[ "${1:-}" == -h || "${1:-}" == --help ]]; then sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0; fi
 [[ $# -ge 3 && "$2" == "--" ]] || die 2 "usage: $prog F -- COMMAND [ARG...] (F: the share of a core, 0 < F <= 1)"
 cpu_share=$1
 shift 2

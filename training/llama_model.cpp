@@ -90,27 +90,6 @@ int64_t LlamaModel<T>::workspace_elements(const ModelConfig& c, int B, int Tn, i
 }
 
 template <typename T>
-double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn,
-                                  const std::optional<LoraConfig>& lora) {
-  const double C = c.dim, F = c.mlp_dim, V = c.vocab_size, L = c.n_layers, Q = c.q_dim(),
-               KV = c.kv_dim();
-  const double per_layer = C * (2 * Q + 2 * KV) + 3 * C * F + 2 * C;  // weights a token meets
-  const double head = C + V * C, attention = Tn * Q;                  // per layer: 12 x this
-  const double tokens = double(B) * Tn;
-  if (!lora) return tokens * (6 * (L * per_layer + head) + 12 * L * attention);
-  const double below = lora->first_layer(c), adapted = L - below;
-  const double adapters = static_cast<double>(LoraLayout(c, *lora).total());
-  return tokens * (4 * (adapted * per_layer + head) + 2 * below * per_layer + 6 * adapters +
-                   (12 * adapted + 4 * below) * attention);
-}
-
-template <typename T>
-int64_t LlamaModel<T>::trainable_count(const ModelConfig& config,
-                                       const std::optional<LoraConfig>& lora) {
-  return lora ? LoraLayout(config, *lora).total() : ParamLayout(config).total();
-}
-
-template <typename T>
 void LlamaModel<T>::check_memory(int rows, int seq_len, bool own_gradients) const {
   const double bytes_each = sizeof(T);
   const double weights = static_cast<double>(layout_.total()) * bytes_each;

@@ -205,6 +205,15 @@ TEST_F(CpuShareTest, CpuShareRunPutsTheCommandUnderTheQuota) {
   }
 }
 
+// Neither script needs root or a cgroup to say how it is used.
+TEST(DilationCheckTest, TheScriptsHelpIsExitCode0) {
+  for (const char* script : {"/cpu-share-run.sh", "/dilation-check.sh"}) {
+    const CommandResult r = run_shell(kScripts + script + " --help 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << script << ": " << r.output;
+    EXPECT_NE(r.output.find("Exit status"), std::string::npos) << script << ": " << r.output;
+  }
+}
+
 TEST(DilationCheckTest, BadArgumentsAreExitCode2WithTheArgument) {
   for (const std::string arg : {"--rounds 0", "--steps 2", "--cpu x", "--cpu 99999", "--frobnicate",
                                 "--share 2", "--share ''", "--rounds"}) {
