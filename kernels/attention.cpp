@@ -10,6 +10,7 @@
 #include "kernels/gemm_backend.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/parallel.h"
+#include "kernels/simd_kernels.h"
 
 namespace trainscope::kernels {
 
@@ -66,37 +67,68 @@ TileGemm tile_gemm(int Tn, int hd) {
   return {backend_for_one_thread(typical, kTileMinFlops) == GemmBackend::kOneDnn};
 }
 
+// Row t's softmax over keys [0, t] of kmax (the rest zeroed): in place,
+// its log-sum-exp to *lse; with lse_in, exp(row - lse_in) as forward made
+// it. float runs the dispatched vector code unless simd is false (the
+// reference, kernels/simd.h).
+template <typename T>
+void causal_softmax_row(T* row, int t, int kmax, const T* lse_in, T* lse, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd && lse_in != nullptr) return internal::exp_row(row, t + 1, kmax, *lse_in);
+    if (simd) {
+      *lse = internal::softmax_row(row, t + 1, kmax);
+      return;
+    }
+  }
+  if (lse_in != nullptr) {
+    const T m = *lse_in;
+#pragma omp simd
+    for (int j = 0; j <= t; ++j) row[j] = internal::fast_exp(row[j] - m);
+  } else {
+    T mx = row[0];
+    for (int j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
+    T sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int j = 0; j <= t; ++j) {
+      row[j] = internal::fast_exp(row[j] - mx);
+      sum += row[j];
+    }
+    const T inv = T(1) / sum;
+#pragma omp simd
+    for (int j = 0; j <= t; ++j) row[j] *= inv;
+    *lse = mx + std::log(sum);
+  }
+  for (int j = t + 1; j < kmax; ++j) row[j] = 0;
+}
+
+// ds = p (ds - sum(ds p)) scale over keys [0, t] (the rest zeroed).
+template <typename T>
+void causal_softmax_backward_row(T* ds, const T* p, int t, int kmax, T scale, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::softmax_backward_row(ds, p, t + 1, kmax, scale);
+  }
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
+#pragma omp simd
+  for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
+  for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
+}
+
 // One tile's causal scores P[R, kmax] (row stride kmax) for query rows
 // r0..r0+R-1 against keys 0..kmax-1 (kmax = r0 + R): S = scale q k^T, then
 // in each row t the keys j <= t. With `lse` null, P = softmax(S) and the
 // rows' log-sum-exp go to lse_out; else P = exp(S - lse) as forward made it.
 template <typename T>
 void causal_tile_scores(const TileGemm& gemm, T* P, const T* qt, const T* k, int ld_qkv, int r0,
-                        int R, int hd, T scale, const T* lse, T* lse_out) {
+                        int R, int hd, T scale, const T* lse, T* lse_out, bool simd) {
   const int kmax = r0 + R;
   gemm(false, true, R, kmax, hd, scale, qt, ld_qkv, k, ld_qkv, T(0), P, kmax);
   for (int i = 0; i < R; ++i) {
     const int t = r0 + i;
-    T* row = P + static_cast<int64_t>(i) * kmax;
-    if (lse != nullptr) {
-      const T m = lse[t];
-#pragma omp simd
-      for (int j = 0; j <= t; ++j) row[j] = internal::fast_exp(row[j] - m);
-    } else {
-      T mx = row[0];
-      for (int j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
-      T sum = 0;
-#pragma omp simd reduction(+ : sum)
-      for (int j = 0; j <= t; ++j) {
-        row[j] = internal::fast_exp(row[j] - mx);
-        sum += row[j];
-      }
-      const T inv = T(1) / sum;
-#pragma omp simd
-      for (int j = 0; j <= t; ++j) row[j] *= inv;
-      lse_out[t] = mx + std::log(sum);
-    }
-    for (int j = t + 1; j < kmax; ++j) row[j] = 0;
+    const bool again = lse != nullptr;
+    causal_softmax_row(P + static_cast<int64_t>(i) * kmax, t, kmax, again ? lse + t : nullptr,
+                       again ? nullptr : lse_out + t, simd);
   }
 }
 
@@ -117,6 +149,7 @@ void attention_forward(T* out, T* lse, T* workspace, const T* q, const T* k, con
   const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
   const TileGemm gemm = tile_gemm<T>(Tn, hd);
+  const bool simd = internal::simd_enabled();
 #pragma omp parallel for schedule(static)
   for (int bh = 0; bh < B * NH; ++bh) {
     const int b = bh / NH, h = bh % NH;
@@ -129,7 +162,7 @@ void attention_forward(T* out, T* lse, T* workspace, const T* q, const T* k, con
     for (int r0 = 0; r0 < Tn; r0 += tile) {
       const int R = std::min(tile, Tn - r0), kmax = r0 + R;
       causal_tile_scores(gemm, P, qb + int64_t{r0} * ld_qkv, kb, ld_qkv, r0, R, hd, scale,
-                         static_cast<const T*>(nullptr), lse_bh);
+                         static_cast<const T*>(nullptr), lse_bh, simd);
       gemm(false, false, R, hd, kmax, T(1), P, kmax, vb, ld_qkv, T(0),
            out + (row0 + r0) * C + h * hd, C);
     }
@@ -147,6 +180,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
   const int C = NH * hd, group = NH / NKV, tile = query_tile(Tn);
   const T scale = T(1) / std::sqrt(static_cast<T>(hd));
   const TileGemm gemm = tile_gemm<T>(Tn, hd);
+  const bool simd = internal::simd_enabled();
 #pragma omp parallel for schedule(static)
   for (int bk = 0; bk < B * NKV; ++bk) {
     const int b = bk / NKV, kh = bk % NKV;
@@ -161,19 +195,12 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
         const int64_t q_off = (row0 + r0) * ld_qkv + h * hd;
         const T* dO = dout + (row0 + r0) * C + h * hd;
         causal_tile_scores(gemm, P, q + q_off, k + kv_off, ld_qkv, r0, R, hd, scale, lse_bh,
-                           static_cast<T*>(nullptr));
+                           static_cast<T*>(nullptr), simd);
         gemm(true, false, kmax, hd, R, T(1), P, kmax, dO, C, T(1), dv + kv_off, ld_qkv);
         gemm(false, true, R, kmax, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, kmax);
         for (int i = 0; i < R; ++i) {
-          const int t = r0 + i;
-          const T* p = P + static_cast<int64_t>(i) * kmax;
-          T* ds = dS + static_cast<int64_t>(i) * kmax;
-          T dot = 0;
-#pragma omp simd reduction(+ : dot)
-          for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
-#pragma omp simd
-          for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
-          for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
+          const int64_t at = static_cast<int64_t>(i) * kmax;
+          causal_softmax_backward_row(dS + at, P + at, r0 + i, kmax, scale, simd);
         }
         gemm(false, false, R, hd, kmax, T(1), dS, kmax, k + kv_off, ld_qkv, T(1), dq + q_off,
              ld_qkv);

@@ -12,6 +12,8 @@
 
 #include "kernels/float16.h"
 #include "kernels/onednn_matmul.h"
+#include "kernels/parallel.h"
+#include "kernels/simd_kernels.h"
 #include "kernels/storage.h"
 
 namespace trainscope::kernels {
@@ -132,6 +134,10 @@ void matmul_backward_bf16(float* dinp, float* dweight, const uint16_t* dout, con
 }
 
 void to_bf16(uint16_t* dst, const float* src, int64_t n) {
+  if (internal::simd_enabled()) {
+    return internal::parallel_ranges(
+        n, [&](int64_t i0, int64_t i1) { internal::to_bf16(dst + i0, src + i0, i1 - i0); });
+  }
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) dst[i] = float_to_bf16(src[i]);
 }

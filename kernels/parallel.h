@@ -31,7 +31,21 @@ inline void chunk_range(int64_t total, int parts, int index, int64_t* begin, int
   *end = *begin + base + (index < extra ? 1 : 0);
 }
 
-// exp(x) for float, vectorizable (Cephes expf: range reduction by ln 2 and a
+// f(begin, end) on each OpenMP thread with its contiguous share of [0, n),
+// split as chunk_range splits it.
+template <typename F>
+void parallel_ranges(int64_t n, const F& f) {
+#pragma omp parallel
+  {
+    int64_t begin = 0, end = 0;
+    chunk_range(n, omp_get_num_threads(), omp_get_thread_num(), &begin, &end);
+    if (begin < end) f(begin, end);
+  }
+}
+
+// exp(x) for float, vectorizable by the compiler where it will (the
+// reference templates'; the dispatched kernels run the same operations on
+// Highway: kernels/simd_math-inl.h) (Cephes expf: range reduction by ln 2 and a
 // degree-6 polynomial; ~1 ulp on [-87, 88]). Clamped so it never returns inf
 // or a denormal. The reduction rounds x / ln 2 to nearest with the 1.5 * 2^23
 // trick instead of floor(): floorf is a library call GCC will not vectorize

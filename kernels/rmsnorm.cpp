@@ -1,8 +1,10 @@
 #include "kernels/rmsnorm.h"
 
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/parallel.h"
+#include "kernels/simd_kernels.h"
 
 namespace trainscope::kernels {
 
@@ -20,28 +22,75 @@ T rmsnorm_row(T* y, const T* x, const T* weight, int C, float eps) {
   return r;
 }
 
+// float runs the dispatched vector code (kernels/simd_kernels.h) unless the
+// reference is asked for (simd false); double, and that reference, run the
+// loops here.
+template <typename T>
+bool use_simd() {
+  return std::is_same_v<T, float> && internal::simd_enabled();
+}
+
+template <typename T>
+T norm_row(T* y, const T* x, const T* weight, int C, float eps, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::rmsnorm_row(y, x, weight, C, eps);
+  }
+  return rmsnorm_row(y, x, weight, C, eps);
+}
+
+template <typename T>
+T add_norm_row(T* x, T* y, const T* add, const T* weight, int C, float eps, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::add_rmsnorm_row(x, y, add, weight, C, eps);
+  }
+#pragma omp simd
+  for (int c = 0; c < C; ++c) x[c] += add[c];
+  return rmsnorm_row(y, x, weight, C, eps);
+}
+
+// dx += r w dy - (r^3 / C) x sum(w dy x)
+template <typename T>
+void norm_backward_row(T* dx, const T* dy, const T* x, const T* weight, T r, int C, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::rmsnorm_backward_row(dx, dy, x, weight, r, C);
+  }
+  T dot = 0;
+#pragma omp simd reduction(+ : dot)
+  for (int c = 0; c < C; ++c) dot += weight[c] * dy[c] * x[c];
+  const T k = r * r * r * dot / C;
+#pragma omp simd
+  for (int c = 0; c < C; ++c) dx[c] += r * weight[c] * dy[c] - k * x[c];
+}
+
+// dweight[c] += dy[c] x[c] r over c in [0, n)
+template <typename T>
+void dweight_row(T* dweight, const T* dy, const T* x, T r, int64_t n, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::rmsnorm_dweight(dweight, dy, x, r, n);
+  }
+  for (int64_t c = 0; c < n; ++c) dweight[c] += dy[c] * x[c] * r;
+}
+
 }  // namespace
 
 template <typename T>
 void rmsnorm_forward(T* out, T* rstd, const T* inp, const T* weight, int N, int C, float eps) {
+  const bool simd = use_simd<T>();
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const int64_t at = static_cast<int64_t>(n) * C;
-    rstd[n] = rmsnorm_row(out + at, inp + at, weight, C, eps);
+    rstd[n] = norm_row(out + at, inp + at, weight, C, eps, simd);
   }
 }
 
 template <typename T>
 void add_rmsnorm_forward(T* x, T* out, T* rstd, const T* residual, const T* weight, int N, int C,
                          float eps) {
+  const bool simd = use_simd<T>();
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const int64_t at = static_cast<int64_t>(n) * C;
-    T* row = x + at;
-    const T* add = residual + at;
-#pragma omp simd
-    for (int c = 0; c < C; ++c) row[c] += add[c];
-    rstd[n] = rmsnorm_row(out + at, row, weight, C, eps);
+    rstd[n] = add_norm_row(x + at, out + at, residual + at, weight, C, eps, simd);
   }
 }
 
@@ -50,20 +99,13 @@ void add_rmsnorm_forward(T* x, T* out, T* rstd, const T* residual, const T* weig
 template <typename T>
 void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T* weight,
                       const T* rstd, int N, int C) {
+  const bool simd = use_simd<T>();
 #pragma omp parallel
   {
 #pragma omp for schedule(static)
     for (int n = 0; n < N; ++n) {
-      const T* x = inp + static_cast<int64_t>(n) * C;
-      const T* dy = dout + static_cast<int64_t>(n) * C;
-      T* dx = dinp + static_cast<int64_t>(n) * C;
-      const T r = rstd[n];
-      T dot = 0;
-#pragma omp simd reduction(+ : dot)
-      for (int c = 0; c < C; ++c) dot += weight[c] * dy[c] * x[c];
-      const T k = r * r * r * dot / C;
-#pragma omp simd
-      for (int c = 0; c < C; ++c) dx[c] += r * weight[c] * dy[c] - k * x[c];
+      const int64_t at = static_cast<int64_t>(n) * C;
+      norm_backward_row(dinp + at, dout + at, inp + at, weight, rstd[n], C, simd);
     }
     // dweight by column ranges: deterministic for any thread count. A frozen
     // weight (LoRA) has none.
@@ -71,11 +113,9 @@ void rmsnorm_backward(T* dinp, T* dweight, const T* dout, const T* inp, const T*
     if (dweight != nullptr) {
       internal::chunk_range(C, omp_get_num_threads(), omp_get_thread_num(), &c0, &c1);
     }
-    for (int n = 0; n < N; ++n) {
-      const T* x = inp + static_cast<int64_t>(n) * C;
-      const T* dy = dout + static_cast<int64_t>(n) * C;
-      const T r = rstd[n];
-      for (int64_t c = c0; c < c1; ++c) dweight[c] += dy[c] * x[c] * r;
+    for (int n = 0; c0 < c1 && n < N; ++n) {
+      const int64_t at = static_cast<int64_t>(n) * C + c0;
+      dweight_row(dweight + c0, dout + at, inp + at, rstd[n], c1 - c0, simd);
     }
   }
 }

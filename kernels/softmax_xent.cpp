@@ -2,28 +2,62 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "base/check.h"
 #include "kernels/float16.h"
 #include "kernels/parallel.h"
+#include "kernels/simd_kernels.h"
 
 namespace trainscope::kernels {
 
 namespace {
 
+// Row n's max -> *mx, its exponentials exp(logit - max) in place; returns
+// their sum. float runs the dispatched vector code unless the reference is
+// asked for (kernels/simd.h).
+template <typename T>
+T exp_and_sum(T* row, int V, T* mx, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::xent_exp_row(row, V, mx);
+  }
+  T m = row[0];
+#pragma omp simd reduction(max : m)
+  for (int j = 0; j < V; ++j) m = row[j] > m ? row[j] : m;
+  T sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int j = 0; j < V; ++j) {
+    row[j] = internal::fast_exp(row[j] - m);
+    sum += row[j];
+  }
+  *mx = m;
+  return sum;
+}
+
 // Row n's gradient, k * exp(logit - max) - scale at the target, from the
 // exponentials in `row`: in place, or rounded into `out` (bf16).
 template <typename T>
-void write_gradient(T* row, uint16_t* out, int V, int target, T k, T scale) {
+void write_gradient(T* row, uint16_t* out, int V, int target, T k, T scale, bool simd) {
+  const bool vector = std::is_same_v<T, float> && simd;
   if (out == nullptr) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (vector) internal::scale_row(row, V, k);
+    }
+    if (!vector) {
 #pragma omp simd
-    for (int j = 0; j < V; ++j) row[j] *= k;
+      for (int j = 0; j < V; ++j) row[j] *= k;
+    }
     row[target] -= scale;
     return;
   }
   const T at_target = row[target] * k - scale;
+  if constexpr (std::is_same_v<T, float>) {
+    if (vector) internal::scale_row_to_bf16(out, row, V, k);
+  }
+  if (!vector) {
 #pragma omp simd
-  for (int j = 0; j < V; ++j) out[j] = float_to_bf16(static_cast<float>(row[j] * k));
+    for (int j = 0; j < V; ++j) out[j] = float_to_bf16(static_cast<float>(row[j] * k));
+  }
   out[target] = float_to_bf16(static_cast<float>(at_target));
 }
 
@@ -36,6 +70,7 @@ double softmax_xent_forward(T* logits, const int32_t* targets, int N, int V, dou
   int64_t count_partial[internal::kMaxThreads] = {};
   const int threads = internal::num_threads();
   const bool grad = grad_scale != 0.0;
+  const bool simd = internal::simd_enabled();
 #pragma omp parallel num_threads(threads)
   {
     const int tid = omp_get_thread_num();
@@ -53,21 +88,14 @@ double softmax_xent_forward(T* logits, const int32_t* targets, int N, int V, dou
         continue;
       }
       TS_CHECK(target < V) << "target " << target << " outside vocabulary of " << V;
-      T mx = row[0];
-#pragma omp simd reduction(max : mx)
-      for (int j = 0; j < V; ++j) mx = row[j] > mx ? row[j] : mx;
       const T target_logit = row[target];
-      T sum = 0;
-#pragma omp simd reduction(+ : sum)
-      for (int j = 0; j < V; ++j) {
-        row[j] = internal::fast_exp(row[j] - mx);
-        sum += row[j];
-      }
+      T mx;
+      const T sum = exp_and_sum(row, V, &mx, simd);
       loss += std::log(static_cast<double>(sum)) + static_cast<double>(mx - target_logit);
       ++count;
       if (grad)
         write_gradient(row, out, V, target, static_cast<T>(grad_scale) / sum,
-                       static_cast<T>(grad_scale));
+                       static_cast<T>(grad_scale), simd);
     }
     loss_partial[tid] = loss;
     count_partial[tid] = count;

@@ -1,11 +1,23 @@
 #include "kernels/swiglu.h"
 
+#include <type_traits>
+
 #include "kernels/parallel.h"
+#include "kernels/simd_kernels.h"
 
 namespace trainscope::kernels {
 
+// float runs the dispatched vector code (kernels/simd_kernels.h) unless the
+// reference is asked for; double, and that reference, run the loops below.
 template <typename T>
 void swiglu_forward(T* out, const T* gu, int N, int F) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (internal::simd_enabled()) {
+      return internal::parallel_ranges(N, [&](int64_t n0, int64_t n1) {
+        internal::swiglu_forward_rows(out + n0 * F, gu + n0 * 2 * F, n1 - n0, F);
+      });
+    }
+  }
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const T* g = gu + static_cast<int64_t>(n) * 2 * F;
@@ -22,6 +34,14 @@ void swiglu_forward(T* out, const T* gu, int N, int F) {
 // silu(g) = g s with s = sigmoid(g); silu'(g) = s (1 + g (1 - s)).
 template <typename T>
 void swiglu_backward(T* dgu, const T* dout, const T* gu, int N, int F) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (internal::simd_enabled()) {
+      return internal::parallel_ranges(N, [&](int64_t n0, int64_t n1) {
+        internal::swiglu_backward_rows(dgu + n0 * 2 * F, dout + n0 * F, gu + n0 * 2 * F, n1 - n0,
+                                       F);
+      });
+    }
+  }
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; ++n) {
     const T* g = gu + static_cast<int64_t>(n) * 2 * F;

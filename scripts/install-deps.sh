@@ -9,6 +9,7 @@ packages=(
   libopenmpi-dev openmpi-bin          # MPI backend of comm/ and mpirun
   libopenblas-openmp-dev              # sgemm; the OpenMP build shares one thread pool with our kernels
   libdnnl-dev                         # oneDNN: bf16 GEMMs with fp32 accumulation (kernels/matmul_bf16.h)
+  libhwy-dev                          # Highway: the element-wise kernels' vector code, dispatched per CPU (kernels/simd.h)
   libgtest-dev libgmock-dev googletest # tests
   libbenchmark-dev                    # bench/
   libfmt-dev                          # formatting

@@ -1,0 +1,213 @@
+// The exp-based element-wise kernels on Highway, compiled once per target
+// (foreach_target.h includes this file again for each) and dispatched at
+// run time: softmax-cross-entropy's rows, attention's softmax rows, SwiGLU.
+// The functions and their shapes: kernels/simd_kernels.h.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd_exp.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <algorithm>
+#include <cmath>
+
+#include "hwy/highway.h"
+#include "kernels/simd_kernels.h"
+#include "kernels/simd_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trainscope::kernels::HWY_NAMESPACE {
+namespace {
+
+// max over row[0, n): exact in any order; a NaN never wins, as in
+// `x > max ? x : max` (Max's second operand is kept when either is NaN).
+HWY_INLINE float RowMax(const float* HWY_RESTRICT row, int64_t n) {
+  const Df d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto vmax = hn::Set(d, row[0]);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) vmax = hn::Max(hn::LoadU(d, row + i), vmax);
+  float mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
+  for (; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
+  return mx;
+}
+
+// row[j] = exp(row[j] - mx) in place; returns their sum in Sum16's lanes.
+HWY_INLINE float ExpSum(float* HWY_RESTRICT row, int64_t n, float mx) {
+  const Df d;
+  const auto vm = hn::Set(d, mx);
+  Sum16 s;
+  int64_t i = 0;
+  for (; i + static_cast<int64_t>(kSumLanes) <= n; i += kSumLanes) {
+    for (size_t k = 0; k < Sum16::kVecs; ++k) {
+      float* at = row + i + k * Sum16::kN;
+      const auto e = FastExp(d, hn::Sub(hn::LoadU(d, at), vm));
+      hn::StoreU(e, d, at);
+      s.acc[k] = hn::Add(s.acc[k], e);
+    }
+  }
+  if (i < n) {
+    TailBlock tail(row + i, static_cast<size_t>(n - i), mx);
+    for (size_t k = 0; k < Sum16::kVecs; ++k) {
+      float* at = tail.in + k * Sum16::kN;
+      hn::Store(FastExp(d, hn::Sub(hn::Load(d, at), vm)), d, at);
+    }
+    tail.CopyOut(row + i);
+    std::fill(tail.in + tail.n, tail.in + kSumLanes, 0.0f);  // the padding adds nothing
+    for (size_t k = 0; k < Sum16::kVecs; ++k) {
+      s.acc[k] = hn::Add(s.acc[k], hn::Load(d, tail.in + k * Sum16::kN));
+    }
+  }
+  return s.Total();
+}
+
+template <class D>
+HWY_INLINE void ScaleVec(D d, float* HWY_RESTRICT p, float k) {
+  hn::StoreU(hn::Mul(hn::LoadU(d, p), hn::Set(d, k)), d, p);
+}
+
+template <class D>
+HWY_INLINE void ScaleToBf16Vec(D d, uint16_t* HWY_RESTRICT out, const float* HWY_RESTRICT p,
+                               float k) {
+  hn::StoreU(ToBf16(d, hn::Mul(hn::LoadU(d, p), hn::Set(d, k))), hn::Rebind<uint16_t, D>(), out);
+}
+
+template <class D>
+HWY_INLINE void ExpVec(D d, float* HWY_RESTRICT p, float m) {
+  hn::StoreU(FastExp(d, hn::Sub(hn::LoadU(d, p), hn::Set(d, m))), d, p);
+}
+
+// ds = p (ds - dot) scale
+template <class D>
+HWY_INLINE void DsoftmaxVec(D d, float* HWY_RESTRICT ds, const float* HWY_RESTRICT p, float dot,
+                            float scale) {
+  const auto v = hn::Mul(hn::LoadU(d, p), hn::Sub(hn::LoadU(d, ds), hn::Set(d, dot)));
+  hn::StoreU(hn::Mul(v, hn::Set(d, scale)), d, ds);
+}
+
+// sigmoid(g) = 1 / (1 + exp(-g))
+template <class D, class V = hn::Vec<D>>
+HWY_INLINE V Sigmoid(D d, V g) {
+  const V one = hn::Set(d, 1.0f);
+  return hn::Div(one, hn::Add(one, FastExp(d, hn::Neg(g))));
+}
+
+// out = silu(gate) up = gate s up
+template <class D>
+HWY_INLINE void SwigluVec(D d, float* HWY_RESTRICT o, const float* HWY_RESTRICT g,
+                          const float* HWY_RESTRICT u) {
+  const auto gv = hn::LoadU(d, g);
+  hn::StoreU(hn::Mul(hn::Mul(gv, Sigmoid(d, gv)), hn::LoadU(d, u)), d, o);
+}
+
+// silu'(g) = s (1 + g (1 - s)): dgate += dout up s (1 + g (1 - s)), dup += dout g s
+template <class D>
+HWY_INLINE void DswigluVec(D d, float* HWY_RESTRICT dg, float* HWY_RESTRICT du,
+                           const float* HWY_RESTRICT dout, const float* HWY_RESTRICT g,
+                           const float* HWY_RESTRICT u) {
+  const auto one = hn::Set(d, 1.0f);
+  const auto gv = hn::LoadU(d, g), dv = hn::LoadU(d, dout);
+  const auto s = Sigmoid(d, gv);
+  const auto slope = hn::MulAdd(gv, hn::Sub(one, s), one);
+  hn::StoreU(hn::MulAdd(hn::Mul(hn::Mul(dv, hn::LoadU(d, u)), s), slope, hn::LoadU(d, dg)), d, dg);
+  hn::StoreU(hn::MulAdd(dv, hn::Mul(gv, s), hn::LoadU(d, du)), d, du);
+}
+
+}  // namespace
+
+float XentExpRow(float* HWY_RESTRICT row, int64_t n, float* max) {
+  *max = RowMax(row, n);
+  return ExpSum(row, n, *max);
+}
+
+void ScaleRow(float* HWY_RESTRICT row, int64_t n, float k) {
+  ForLanes(n, [&](auto d, int64_t i) HWY_ATTR { ScaleVec(d, row + i, k); });
+}
+
+void ScaleRowToBf16(uint16_t* HWY_RESTRICT out, const float* HWY_RESTRICT row, int64_t n, float k) {
+  ForLanes(n, [&](auto d, int64_t i) HWY_ATTR { ScaleToBf16Vec(d, out + i, row + i, k); });
+}
+
+float SoftmaxRow(float* HWY_RESTRICT row, int len, int kmax) {
+  const float mx = RowMax(row, len);
+  const float sum = ExpSum(row, len, mx);
+  ScaleRow(row, len, 1.0f / sum);
+  std::fill(row + len, row + kmax, 0.0f);
+  return mx + std::log(sum);
+}
+
+void ExpRow(float* HWY_RESTRICT row, int len, int kmax, float lse) {
+  ForLanes(len, [&](auto d, int64_t i) HWY_ATTR { ExpVec(d, row + i, lse); });
+  std::fill(row + len, row + kmax, 0.0f);
+}
+
+void SoftmaxBackwardRow(float* HWY_RESTRICT ds, const float* HWY_RESTRICT p, int len, int kmax,
+                        float scale) {
+  const float* in[2] = {ds, p};
+  const float dot = SumOf(in, len, [](const hn::Vec<Df>* v, hn::Vec<Df> acc) HWY_ATTR {
+    return hn::MulAdd(v[0], v[1], acc);
+  });
+  ForLanes(len, [&](auto d, int64_t i) HWY_ATTR { DsoftmaxVec(d, ds + i, p + i, dot, scale); });
+  std::fill(ds + len, ds + kmax, 0.0f);
+}
+
+void SwigluForwardRows(float* HWY_RESTRICT out, const float* HWY_RESTRICT gu, int64_t rows, int F) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* g = gu + r * 2 * F;
+    float* o = out + r * F;
+    ForLanes(F, [&](auto d, int64_t i) HWY_ATTR { SwigluVec(d, o + i, g + i, g + F + i); });
+  }
+}
+
+void SwigluBackwardRows(float* HWY_RESTRICT dgu, const float* HWY_RESTRICT dout,
+                        const float* HWY_RESTRICT gu, int64_t rows, int F) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* g = gu + r * 2 * F;
+    float* dg = dgu + r * 2 * F;
+    const float* dy = dout + r * F;
+    ForLanes(F, [&](auto d, int64_t i)
+                    HWY_ATTR { DswigluVec(d, dg + i, dg + F + i, dy + i, g + i, g + F + i); });
+  }
+}
+
+}  // namespace trainscope::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace trainscope::kernels {
+
+HWY_EXPORT(XentExpRow);
+HWY_EXPORT(ScaleRow);
+HWY_EXPORT(ScaleRowToBf16);
+HWY_EXPORT(SoftmaxRow);
+HWY_EXPORT(ExpRow);
+HWY_EXPORT(SoftmaxBackwardRow);
+HWY_EXPORT(SwigluForwardRows);
+HWY_EXPORT(SwigluBackwardRows);
+
+namespace internal {
+
+float xent_exp_row(float* row, int64_t n, float* max) {
+  return HWY_DYNAMIC_DISPATCH(XentExpRow)(row, n, max);
+}
+void scale_row(float* row, int64_t n, float k) { HWY_DYNAMIC_DISPATCH(ScaleRow)(row, n, k); }
+void scale_row_to_bf16(uint16_t* out, const float* row, int64_t n, float k) {
+  HWY_DYNAMIC_DISPATCH(ScaleRowToBf16)(out, row, n, k);
+}
+float softmax_row(float* row, int len, int kmax) {
+  return HWY_DYNAMIC_DISPATCH(SoftmaxRow)(row, len, kmax);
+}
+void exp_row(float* row, int len, int kmax, float lse) {
+  HWY_DYNAMIC_DISPATCH(ExpRow)(row, len, kmax, lse);
+}
+void softmax_backward_row(float* ds, const float* p, int len, int kmax, float scale) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxBackwardRow)(ds, p, len, kmax, scale);
+}
+void swiglu_forward_rows(float* out, const float* gu, int64_t rows, int F) {
+  HWY_DYNAMIC_DISPATCH(SwigluForwardRows)(out, gu, rows, F);
+}
+void swiglu_backward_rows(float* dgu, const float* dout, const float* gu, int64_t rows, int F) {
+  HWY_DYNAMIC_DISPATCH(SwigluBackwardRows)(dgu, dout, gu, rows, F);
+}
+
+}  // namespace internal
+}  // namespace trainscope::kernels
+#endif  // HWY_ONCE

@@ -1,0 +1,158 @@
+// The streaming element-wise kernels on Highway, compiled once per target
+// (foreach_target.h includes this file again for each) and dispatched at
+// run time: RMSNorm's rows, RoPE's rows, AdamW, the global norm's sum of
+// squares, rounding to bf16. The functions and their shapes:
+// kernels/simd_kernels.h.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/simd_stream.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+
+#include <cmath>
+
+#include "hwy/highway.h"
+#include "kernels/simd_kernels.h"
+#include "kernels/simd_math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace trainscope::kernels::HWY_NAMESPACE {
+
+using V = hn::Vec<Df>;
+
+float RmsnormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x, const float* HWY_RESTRICT w,
+                 int C, float eps) {
+  const float* in[2] = {x, x};
+  const float ss =
+      SumOf(in, C, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); });
+  const float r = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
+  ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+    const auto xr = hn::Mul(hn::LoadU(d, x + c), hn::Set(d, r));
+    hn::StoreU(hn::Mul(hn::LoadU(d, w + c), xr), d, y + c);
+  });
+  return r;
+}
+
+float AddRmsnormRow(float* HWY_RESTRICT x, float* HWY_RESTRICT y, const float* HWY_RESTRICT add,
+                    const float* HWY_RESTRICT w, int C, float eps) {
+  ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+    hn::StoreU(hn::Add(hn::LoadU(d, x + c), hn::LoadU(d, add + c)), d, x + c);
+  });
+  return RmsnormRow(y, x, w, C, eps);
+}
+
+// dx += r w dy - k x with k = r^3 / C sum(w dy x)
+void RmsnormBackwardRow(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
+                        const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, float r, int C) {
+  const float* in[3] = {w, dy, x};
+  const float dot = SumOf(
+      in, C, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(hn::Mul(v[0], v[1]), v[2], acc); });
+  const float k = r * r * r * dot / static_cast<float>(C);
+  ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+    const auto rwdy = hn::Mul(hn::Mul(hn::Set(d, r), hn::LoadU(d, w + c)), hn::LoadU(d, dy + c));
+    const auto step = hn::NegMulAdd(hn::Set(d, k), hn::LoadU(d, x + c), rwdy);
+    hn::StoreU(hn::Add(hn::LoadU(d, dx + c), step), d, dx + c);
+  });
+}
+
+void RmsnormDweight(float* HWY_RESTRICT dw, const float* HWY_RESTRICT dy,
+                    const float* HWY_RESTRICT x, float r, int64_t n) {
+  ForLanes(n, [&](auto d, int64_t c) HWY_ATTR {
+    const auto dyx = hn::Mul(hn::LoadU(d, dy + c), hn::LoadU(d, x + c));
+    hn::StoreU(hn::MulAdd(dyx, hn::Set(d, r), hn::LoadU(d, dw + c)), d, dw + c);
+  });
+}
+
+// (x1, x2) <- (x1 cos - x2 s, x2 cos + x1 s), s = sign sin
+void RopeRow(float* HWY_RESTRICT row, const float* HWY_RESTRICT cos_t,
+             const float* HWY_RESTRICT sin_t, int NH, int hd, float sign) {
+  const int half = hd / 2;
+  for (int h = 0; h < NH; ++h) {
+    float* v = row + h * hd;
+    ForLanes(half, [&](auto d, int64_t i) HWY_ATTR {
+      const auto x1 = hn::LoadU(d, v + i), x2 = hn::LoadU(d, v + half + i);
+      const auto c = hn::LoadU(d, cos_t + i);
+      const auto s = hn::Mul(hn::Set(d, sign), hn::LoadU(d, sin_t + i));
+      hn::StoreU(hn::NegMulAdd(x2, s, hn::Mul(x1, c)), d, v + i);
+      hn::StoreU(hn::MulAdd(x1, s, hn::Mul(x2, c)), d, v + half + i);
+    });
+  }
+}
+
+// PyTorch's AdamW order (kernels/adamw.cpp): g = grad * scale; m, v moved;
+// p = p decay - step m / (sqrt(v) / sqrt(bc2) + eps).
+void Adamw(float* HWY_RESTRICT p, const float* HWY_RESTRICT g, float* HWY_RESTRICT m,
+           float* HWY_RESTRICT v, int64_t n, const internal::AdamwStep& s) {
+  ForLanes(n, [&](auto d, int64_t i) HWY_ATTR {
+    const auto gi = hn::Mul(hn::LoadU(d, g + i), hn::Set(d, s.grad_scale));
+    const auto mi = hn::MulAdd(hn::Set(d, s.beta1), hn::LoadU(d, m + i),
+                               hn::Mul(hn::Set(d, 1.0f - s.beta1), gi));
+    const auto vi = hn::MulAdd(hn::Set(d, s.beta2), hn::LoadU(d, v + i),
+                               hn::Mul(hn::Mul(hn::Set(d, 1.0f - s.beta2), gi), gi));
+    hn::StoreU(mi, d, m + i);
+    hn::StoreU(vi, d, v + i);
+    const auto denom = hn::MulAdd(hn::Sqrt(vi), hn::Set(d, s.inv_sqrt_bc2), hn::Set(d, s.eps));
+    const auto update = hn::Div(hn::Mul(hn::Set(d, s.step), mi), denom);
+    hn::StoreU(hn::MulSub(hn::LoadU(d, p + i), hn::Set(d, s.decay), update), d, p + i);
+  });
+}
+
+double SumSquares(const float* HWY_RESTRICT g, int64_t n) {
+  constexpr int64_t kBlock = 1024;  // float lanes at vector speed, blocks added in double
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kBlock) {
+    const float* in[2] = {g + b, g + b};
+    const int64_t len = n - b < kBlock ? n - b : kBlock;
+    total += SumOf(in, len, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); });
+  }
+  return total;
+}
+
+void ToBf16Row(uint16_t* HWY_RESTRICT dst, const float* HWY_RESTRICT src, int64_t n) {
+  ForLanes(n, [&](auto d, int64_t i) HWY_ATTR {
+    hn::StoreU(ToBf16(d, hn::LoadU(d, src + i)), hn::Rebind<uint16_t, decltype(d)>(), dst + i);
+  });
+}
+
+}  // namespace trainscope::kernels::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace trainscope::kernels {
+
+HWY_EXPORT(RmsnormRow);
+HWY_EXPORT(AddRmsnormRow);
+HWY_EXPORT(RmsnormBackwardRow);
+HWY_EXPORT(RmsnormDweight);
+HWY_EXPORT(RopeRow);
+HWY_EXPORT(Adamw);
+HWY_EXPORT(SumSquares);
+HWY_EXPORT(ToBf16Row);
+
+namespace internal {
+
+float rmsnorm_row(float* y, const float* x, const float* w, int C, float eps) {
+  return HWY_DYNAMIC_DISPATCH(RmsnormRow)(y, x, w, C, eps);
+}
+float add_rmsnorm_row(float* x, float* y, const float* add, const float* w, int C, float eps) {
+  return HWY_DYNAMIC_DISPATCH(AddRmsnormRow)(x, y, add, w, C, eps);
+}
+void rmsnorm_backward_row(float* dx, const float* dy, const float* x, const float* w, float r,
+                          int C) {
+  HWY_DYNAMIC_DISPATCH(RmsnormBackwardRow)(dx, dy, x, w, r, C);
+}
+void rmsnorm_dweight(float* dw, const float* dy, const float* x, float r, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(RmsnormDweight)(dw, dy, x, r, n);
+}
+void rope_row(float* row, const float* cos_t, const float* sin_t, int NH, int hd, float sign) {
+  HWY_DYNAMIC_DISPATCH(RopeRow)(row, cos_t, sin_t, NH, hd, sign);
+}
+void adamw(float* p, const float* g, float* m, float* v, int64_t n, const AdamwStep& s) {
+  HWY_DYNAMIC_DISPATCH(Adamw)(p, g, m, v, n, s);
+}
+double sum_squares(const float* g, int64_t n) { return HWY_DYNAMIC_DISPATCH(SumSquares)(g, n); }
+void to_bf16(uint16_t* dst, const float* src, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(ToBf16Row)(dst, src, n);
+}
+
+}  // namespace internal
+}  // namespace trainscope::kernels
+#endif  // HWY_ONCE
