@@ -27,6 +27,7 @@
 #include "kernels/gemm_backend.h"
 #include "base/check.h"
 #include "kernels/matmul_bf16.h"
+#include "kernels/simd.h"
 #include "kernels/storage.h"
 #include "profiler/supervise.h"
 #include "report/gnuplot.h"
@@ -97,6 +98,7 @@ void machine_findings(const json& env, std::vector<Finding>& out) {
   }
   out.push_back({"machine", "CPU", env.value("cpu_model", "?")});
   out.push_back({"machine", "vector ISA", isa.summary()});
+  out.push_back({"machine", "element-wise kernels", kernels::simd_summary()});
   out.push_back({"machine", "cores online", env.value("cores", json()).dump()});
   out.push_back({"machine", "memory",
                  kernels::format_bytes(env.value("memory_total_bytes", json(0)).get<double>())});

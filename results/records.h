@@ -247,6 +247,10 @@ struct KernelInfo {
   // "openblas", "onednn", "auto: onednn for 3 of 7 timed shapes"; "" before
   // it was recorded (openblas).
   std::string gemm;
+  // The level the element-wise kernels ran at (kernels/simd.h): "AVX3
+  // (Highway 1.0.3, dispatched; this CPU runs AVX3, AVX2, SSE4, SCALAR)";
+  // "" before it was recorded.
+  std::string simd;
   // "OpenBLAS 0.3.21 Cooperlake" (+ ", bf16 oneDNN ...", + ", GEMMs auto: ..."
   // when not OpenBLAS alone): what two runs must share for their GEMM timings
   // to compare.
@@ -270,6 +274,7 @@ struct Fields<KernelInfo> {
       field("precision", &KernelInfo::precision),
       field("bf16_gemm", &KernelInfo::bf16_gemm),
       field("gemm", &KernelInfo::gemm).absent_ok(),
+      field("simd", &KernelInfo::simd).absent_ok(),
   };
 };
 

@@ -15,6 +15,7 @@
 #include "kernels/blas_core.h"
 #include "kernels/gemm_backend.h"
 #include "kernels/matmul_bf16.h"
+#include "kernels/simd.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stats.h"
 #include "results/figures.h"
@@ -188,7 +189,8 @@ results::RankResult RunReport::rank_result() const {
       .blas_threads = openblas_get_num_threads(),
       .precision = std::string(precision_name(precision)),
       .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description() : std::string(),
-      .gemm = kernels::gemm_choices_summary()};
+      .gemm = kernels::gemm_choices_summary(),
+      .simd = kernels::simd_summary()};
   return me;
 }
 
