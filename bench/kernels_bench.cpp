@@ -3,11 +3,24 @@
 // batch 4 x block 512, whose 511 predicted positions make T = 511 and
 // N = 2044 rows, as a training step runs them): AdamW with the clip scale in
 // its pass, the global gradient norm, RMSNorm (and the residual add fused
-// into it), SwiGLU and RoPE forward and backward, all memory-bound, and causal attention forward
-// and backward, which is BLAS-bound (issue 26).
+// into it), SwiGLU and RoPE forward and backward, softmax-cross-entropy over
+// a chunk of the head's logits, all memory-bound, and causal attention
+// forward and backward and the LM head with its loss, which are BLAS-bound
+// (issues 26 and 35).
 //
 //   build/bench/kernels_bench --benchmark_min_time=0.2
 //   OMP_NUM_THREADS=2 build/bench/kernels_bench --benchmark_filter=Adamw
+//   build/bench/kernels_bench --benchmark_filter='Swiglu.*cold:1' \
+//     --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true
+//
+// Levels (issue 35): each kernel runs at every level of its vector code this
+// CPU runs (simd:AVX3, simd:AVX2, ... kernels/simd.h), each level's own
+// code, and on the reference templates (simd:reference: the float kernels
+// as they were, compiled as the rest of the project is). Attention and the
+// head also run GEMMs, which follow OpenBLAS's core and oneDNN's ISA, not
+// the level: for the whole of a weaker CPU run the program under
+// TRAINSCOPE_MAX_CPU_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
+// (the context block names the GEMMs' kernels).
 //
 // Threads: 1 (OpenMP and OpenBLAS) unless OMP_NUM_THREADS says otherwise;
 // the context block at the top names them.
@@ -19,6 +32,8 @@
 // A kernel's stores also read their lines first where memcpy's non-temporal
 // stores (glibc's, past 114 MiB on our VM) do not, so a kernel that writes
 // as much as it reads tops out below 1. GFLOP/s (attention): the causal triangle's products only.
+// of_sgemm (the head): the same GEMMs alone, timed just before, over the
+// head's time: 1 when the loss between them costs nothing.
 //
 // cold:1 rotates the calls through copies of the operands, 1 GiB of them,
 // well past the caches (the VM we time on reports a 300 MiB L3), as the
@@ -37,16 +52,21 @@
 #include <vector>
 
 #include "base/check.h"
+#include "bench/kernels_context.h"
 #include "kernels/adamw.h"
 #include "kernels/attention.h"
 #include "kernels/elementwise.h"
 #include "kernels/gemm_backend.h"
+#include "kernels/matmul.h"
 #include "kernels/rmsnorm.h"
 #include "kernels/rope.h"
+#include "kernels/simd.h"
+#include "kernels/softmax_xent.h"
 #include "kernels/storage.h"
 #include "kernels/thread_count.h"
 #include "kernels/swiglu.h"
 #include "profiler/copy_probe.h"
+#include "training/llama_model.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
 
@@ -61,6 +81,7 @@ struct Shapes {
   int B = config.default_batch, T = config.default_block - 1, N = B * T;
   int C = config.dim, NH = config.n_heads, NKV = config.kv_heads(), hd = config.head_dim();
   int Q = config.q_dim(), KV = config.kv_dim(), W = Q + 2 * KV, F = config.mlp_dim;
+  int V = config.vocab_size, head_rows = training::LlamaModel<float>::head_chunk_rows(config, N);
   // Every weight is trained: the arena AdamW updates and the norm reads.
   std::size_t params = static_cast<std::size_t>(training::ParamLayout(config).total());
 };
@@ -241,6 +262,85 @@ void rope_bench(benchmark::State& state, bool backward) {
 void BM_RopeForward(benchmark::State& state) { rope_bench(state, false); }
 void BM_RopeBackward(benchmark::State& state) { rope_bench(state, true); }
 
+// ---- softmax-cross-entropy ---------------------------------------------------------
+// One chunk of the LM head's logits [R, V] (R = head_rows, about 32 MiB), the
+// loss and the gradient written in place, as LlamaModel::head_and_loss runs
+// it: each logit read and its gradient written, 8 bytes.
+void BM_SoftmaxXent(benchmark::State& state) {
+  const Shapes& s = shapes();
+  const std::size_t RV = std::size_t(s.head_rows) * s.V;
+  const Operands ops({RV}, state.range(0) != 0);
+  std::vector<int32_t> targets(s.head_rows);
+  for (int r = 0; r < s.head_rows; ++r) targets[r] = (r * 7919) % s.V;
+  const double seconds = timed_calls(state, [&](int64_t call) {
+    int64_t predicted = 0;
+    benchmark::DoNotOptimize(kernels::softmax_xent_forward(
+        ops(call, 0), targets.data(), s.head_rows, s.V, 1.0 / s.N, &predicted));
+  });
+  report_traffic(state, 8.0 * static_cast<double>(RV), seconds);
+}
+
+// ---- the LM head with its loss -----------------------------------------------------
+// LlamaModel::head_and_loss on N rows, a chunk of head_rows at a time:
+// logits [R, V] = x [R, C] W^T, the loss and its gradient g in place, then
+// dx [R, C] += g W and dW [V, C] += g^T x (each GEMM on the library --gemm
+// auto picks for its shape, as in the model). Without the loss: the same
+// GEMMs alone, the head's ceiling.
+struct HeadOperands {
+  const Shapes& s = shapes();
+  Buffer<float> x{std::size_t(s.N) * s.C, MemoryCategory::kActivations};
+  Buffer<float> weight{std::size_t(s.V) * s.C, MemoryCategory::kParameters};
+  Buffer<float> dx{std::size_t(s.N) * s.C, MemoryCategory::kGradients};
+  Buffer<float> dweight{std::size_t(s.V) * s.C, MemoryCategory::kGradients};
+  Buffer<float> chunk{std::size_t(s.head_rows) * s.V, MemoryCategory::kWorkspace};
+  std::vector<int32_t> targets = std::vector<int32_t>(s.N);
+  HeadOperands() {
+    // Logits of a few tenths, as seed's initial weights (normal, 0.02) give.
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+    for (std::size_t i = 0; i < weight.size(); ++i) {
+      weight[i] = 0.02f * std::cos(0.11f * static_cast<float>(i));
+    }
+    for (int n = 0; n < s.N; ++n) targets[n] = (n * 7919) % s.V;
+  }
+  void run(bool with_loss) {
+    for (int r0 = 0; r0 < s.N; r0 += s.head_rows) {
+      const int R = std::min(s.head_rows, s.N - r0);
+      const float* xr = x.data() + std::size_t(r0) * s.C;
+      kernels::matmul_forward(chunk.data(), xr, weight.data(), R, s.C, s.V);
+      if (with_loss) {
+        int64_t predicted = 0;
+        benchmark::DoNotOptimize(kernels::softmax_xent_forward(chunk.data(), targets.data() + r0, R,
+                                                               s.V, 1.0 / s.N, &predicted));
+      }
+      kernels::matmul_backward(dx.data() + std::size_t(r0) * s.C, dweight.data(), chunk.data(), xr,
+                               weight.data(), R, s.C, s.V);
+    }
+  }
+  double flops() const { return 6.0 * s.N * s.C * static_cast<double>(s.V); }
+};
+
+// of_sgemm pairs each repetition with one pass of the GEMMs alone just before
+// it, after one more (first touch, --gemm auto's choices) left out.
+void BM_FusedHead(benchmark::State& state) {
+  HeadOperands h;
+  h.run(false);
+  const auto start = std::chrono::steady_clock::now();
+  h.run(false);
+  const double gemms =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = timed_calls(state, [&](int64_t) { h.run(true); });
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(h.flops() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_sgemm"] = gemms / (seconds / static_cast<double>(state.iterations()));
+}
+
+void BM_HeadGemmsOnly(benchmark::State& state) {
+  HeadOperands h;
+  for (auto _ : state) h.run(false);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(h.flops() / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
 // ---- attention ------------------------------------------------------------------
 // Causal, so per (batch, head) each of the T(T+1)/2 (query, key) pairs takes
 // a dot of hd in S = q k^T and another in P v: 2 hd T(T+1) FLOPs forward;
@@ -299,7 +399,7 @@ void BM_AttentionBackward(benchmark::State& state) {
 
 // Wall time throughout: with OMP_NUM_THREADS > 1 the kernels' other threads
 // are not on the main thread's CPU clock.
-void whole_arena(benchmark::internal::Benchmark* b) {
+void milliseconds(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMillisecond)->UseRealTime();
 }
 void cold_and_warm(benchmark::internal::Benchmark* b) {
@@ -311,21 +411,50 @@ void cold_and_warm_fused(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 
-BENCHMARK(BM_AdamwClipped)->Apply(whole_arena);
-BENCHMARK(BM_GlobalNorm)->Apply(whole_arena);
-BENCHMARK(BM_RmsnormForward)->Apply(cold_and_warm);
-BENCHMARK(BM_ResidualAddRmsnorm)->Apply(cold_and_warm_fused);
-BENCHMARK(BM_RmsnormBackward)->Apply(cold_and_warm);
-BENCHMARK(BM_SwigluForward)->Apply(cold_and_warm);
-BENCHMARK(BM_SwigluBackward)->Apply(cold_and_warm);
-BENCHMARK(BM_RopeForward)->Apply(cold_and_warm_fused);
-BENCHMARK(BM_RopeBackward)->Apply(cold_and_warm_fused);
-BENCHMARK(BM_AttentionForward)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_AttentionBackward)->Unit(benchmark::kMillisecond)->UseRealTime();
+// The kernels whose float code is dispatched (kernels/simd.h): each runs at
+// every level, adjacent rows per kernel.
+struct LevelledBench {
+  const char* name;
+  void (*run)(benchmark::State&);
+  void (*apply)(benchmark::internal::Benchmark*);
+};
+constexpr LevelledBench kLevelled[] = {
+    {"BM_AdamwClipped", BM_AdamwClipped, milliseconds},
+    {"BM_GlobalNorm", BM_GlobalNorm, milliseconds},
+    {"BM_RmsnormForward", BM_RmsnormForward, cold_and_warm},
+    {"BM_ResidualAddRmsnorm", BM_ResidualAddRmsnorm, cold_and_warm_fused},
+    {"BM_RmsnormBackward", BM_RmsnormBackward, cold_and_warm},
+    {"BM_SwigluForward", BM_SwigluForward, cold_and_warm},
+    {"BM_SwigluBackward", BM_SwigluBackward, cold_and_warm},
+    {"BM_RopeForward", BM_RopeForward, cold_and_warm_fused},
+    {"BM_RopeBackward", BM_RopeBackward, cold_and_warm_fused},
+    {"BM_SoftmaxXent", BM_SoftmaxXent, cold_and_warm},
+    {"BM_AttentionForward", BM_AttentionForward, milliseconds},
+    {"BM_AttentionBackward", BM_AttentionBackward, milliseconds},
+    {"BM_FusedHead", BM_FusedHead, milliseconds},
+};
+
+void register_benchmarks() {
+  std::vector<kernels::SimdLevel> levels = kernels::simd_levels();
+  levels.push_back(kernels::kReferenceLevel);
+  for (const LevelledBench& b : kLevelled) {
+    for (const kernels::SimdLevel& level : levels) {
+      const std::string name = fmt::format("{}/simd:{}", b.name, level.name());
+      benchmark::RegisterBenchmark(name.c_str(), [b, level](benchmark::State& state) {
+        const kernels::ScopedSimdLevel scope(level);
+        b.run(state);
+      })->Apply(b.apply);
+    }
+  }
+  benchmark::RegisterBenchmark("BM_HeadGemmsOnly", BM_HeadGemmsOnly)->Apply(milliseconds);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // OpenBLAS's best core for this CPU, as trainscope's own main picks it
+  // (kernels/blas_core.h; the context block says which and how).
+  kernels::choose_blas_core(argv);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   // One thread unless asked: a kernel's own speed, not how it scales.
@@ -355,10 +484,13 @@ int main(int argc, char** argv) {
                             "denominator",
                             2 * copied_gbps, 2 * copied_gbps * 1e9 / (1 << 30), copied_gbps,
                             probe.reps, threads));
+  bench::add_kernels_context();
   benchmark::AddCustomContext(
       "shapes",
-      fmt::format("seed: B {} x T {} = N {} rows, C {}, NH {}, hd {}, F {}; {} parameters", s.B,
-                  s.T, s.N, s.C, s.NH, s.hd, s.F, s.params));
+      fmt::format("seed: B {} x T {} = N {} rows, C {}, NH {}, hd {}, F {}, V {} (head chunks of "
+                  "{} rows); {} parameters",
+                  s.B, s.T, s.N, s.C, s.NH, s.hd, s.F, s.V, s.head_rows, s.params));
+  register_benchmarks();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

@@ -7,17 +7,30 @@
 //
 //   build/bench/train_step_bench                         # seed, 1 and 2 threads
 //   build/bench/train_step_bench --benchmark_filter=seed/threads:1
+//   build/bench/train_step_bench --benchmark_filter='seed/simd:AVX2'
+//
+// Levels (issue 35): the seed step runs at every level of the element-wise
+// kernels' vector code this CPU runs (simd:AVX3, simd:AVX2, ...,
+// kernels/simd.h) and on their reference templates (simd:reference). The
+// GEMMs follow OpenBLAS's core and oneDNN's ISA, which a process picks once:
+// the step and its GEMMs at AVX2 on an AVX-512 machine are
+//   TRAINSCOPE_MAX_CPU_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
+//     build/bench/train_step_bench --benchmark_filter=seed
+// (the context block names the kernels in use).
 //
 // Counters: tokens_per_s and GFLOP_per_s (model FLOPs: 6 x non-embedding
 // parameters per token + attention, the PaLM accounting). Run on a quiet
 // machine; compare ratios from the same run.
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <random>
 #include <vector>
 
+#include "bench/kernels_context.h"
 #include "kernels/adamw.h"
 #include "kernels/gemm_backend.h"
+#include "kernels/simd.h"
 #include "kernels/storage.h"
 #include "kernels/thread_count.h"
 #include "profiler/memory_tracker.h"
@@ -145,24 +158,13 @@ void BM_PerStepInstrumentation(benchmark::State& state) {
   }
 }
 
-BENCHMARK_CAPTURE(BM_TrainStep, seed, std::string("seed"))
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3)
-    ->Repetitions(3)
-    ->ReportAggregatesOnly(true);
-BENCHMARK_CAPTURE(BM_StepGemmsOnly, seed, std::string("seed"))
-    ->ArgName("threads")
-    ->Arg(1)
-    ->Arg(2)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3)
-    ->Repetitions(3)
-    ->ReportAggregatesOnly(true);
+// 3 repetitions of 3 steps at 1 and 2 threads, medians.
+void seed_rows(benchmark::internal::Benchmark* b) {
+  b->ArgName("threads")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+  b->Iterations(3)->Repetitions(3)->ReportAggregatesOnly(true);
+}
+
+BENCHMARK_CAPTURE(BM_StepGemmsOnly, seed, std::string("seed"))->Apply(seed_rows);
 BENCHMARK_CAPTURE(BM_TrainStep, small, std::string("small"))
     ->ArgName("threads")
     ->Arg(1)
@@ -171,6 +173,31 @@ BENCHMARK_CAPTURE(BM_TrainStep, small, std::string("small"))
     ->UseRealTime();
 BENCHMARK(BM_PerStepInstrumentation)->ArgName("proc")->Arg(0)->Arg(1);
 
+// The seed step at each level of the element-wise kernels, then on their
+// reference templates.
+void register_levels() {
+  std::vector<kernels::SimdLevel> levels = kernels::simd_levels();
+  levels.push_back(kernels::kReferenceLevel);
+  for (const kernels::SimdLevel& level : levels) {
+    const std::string name = fmt::format("BM_TrainStep/seed/simd:{}", level.name());
+    benchmark::RegisterBenchmark(name.c_str(), [level](benchmark::State& state) {
+      const kernels::ScopedSimdLevel scope(level);
+      BM_TrainStep(state, "seed");
+    })->Apply(seed_rows);
+  }
+}
+
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // OpenBLAS's best core for this CPU, as trainscope's own main picks it
+  // (kernels/blas_core.h; the context block says which and how).
+  kernels::choose_blas_core(argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  bench::add_kernels_context();
+  register_levels();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
