@@ -28,6 +28,11 @@ double poll_interval_s(const StallWatchdogOptions& o) {
   return std::clamp(std::min(o.timeout_s / 10, o.status_interval_s), 0.01, 0.5);
 }
 
+// A check this long after the one before (polls are at most 0.5 s apart)
+// means the process did not run meanwhile: it was stopped, or the machine
+// suspended. A loaded machine delaying a poll this long only delays a stall.
+constexpr double kResumedAfterS = 1.0;
+
 }  // namespace
 
 std::string describe(const RankStatus& s) {
@@ -45,7 +50,7 @@ std::string describe(const RankStatus& s) {
 }
 
 StallWatchdog::StallWatchdog(StallWatchdogOptions options)
-    : options_(std::move(options)), stage_("start") {
+    : options_(std::move(options)), stage_("start"), last_check_ns_(trace_clock_ns()) {
   TS_CHECK(options_.timeout_s > 0) << "stall timeout " << options_.timeout_s;
   thread_.emplace(poll_interval_s(options_), [this] {
     check();
@@ -108,7 +113,7 @@ int StallWatchdog::stalls() const {
   return stalls_;
 }
 
-RankStatus StallWatchdog::status_locked(int64_t now_ns, int64_t* since_ns) const {
+RankStatus StallWatchdog::status_locked(int64_t now_ns, Stretch* stretch) const {
   RankStatus s;
   s.rank = options_.rank;
   s.host = options_.host;
@@ -132,25 +137,24 @@ RankStatus StallWatchdog::status_locked(int64_t now_ns, int64_t* since_ns) const
     s.bucket = oldest->bucket;
     s.wait_s = seconds_between(oldest->since_ns, now_ns);
   }
-  s.stalled = beyond_timeout(s);
-  if (since_ns != nullptr) *since_ns = oldest != nullptr ? oldest->since_ns : changed;
+  // A rank in a collective is judged by its wait; one in none by how long it
+  // has stayed in its phase (not by its step, which a long wait makes long).
+  const int64_t since = oldest != nullptr ? oldest->since_ns : changed;
+  const double judged_s = seconds_between(std::max(since, resumed_ns_), now_ns);
+  s.stalled = (oldest != nullptr || s.step >= 0) && judged_s > options_.timeout_s;
+  if (stretch != nullptr) *stretch = {since, judged_s};
   return s;
-}
-
-// A rank in a collective is judged by its wait; one in none by how long it
-// has stayed in its phase (not by its step, which a long wait makes long).
-bool StallWatchdog::beyond_timeout(const RankStatus& s) const {
-  if (!s.collective.empty()) return s.wait_s > options_.timeout_s;
-  return s.step >= 0 && s.phase_s > options_.timeout_s;
 }
 
 void StallWatchdog::check() {
   using Clock = std::chrono::steady_clock;
   std::unique_lock lock(mu_);
-  int64_t since = 0;
   const int64_t now = trace_clock_ns();
-  const RankStatus s = status_locked(now, &since);
-  const bool began = s.stalled && since > last_seen_stalled_ns_;
+  if (seconds_between(last_check_ns_, now) > kResumedAfterS) resumed_ns_ = now;
+  last_check_ns_ = now;
+  Stretch stretch;
+  const RankStatus s = status_locked(now, &stretch);
+  const bool began = s.stalled && stretch.since_ns > last_seen_stalled_ns_;
   if (s.stalled) last_seen_stalled_ns_ = now;
   if (began) ++stalls_;
   lock.unlock();
@@ -160,9 +164,8 @@ void StallWatchdog::check() {
                  s.rank, s.host.c_str(), options_.timeout_s, describe(s).c_str());
     std::fflush(options_.out);
   }
-  if (options_.abort_after_s > 0 && s.stalled) {
-    const double stalled_s = s.collective.empty() ? s.phase_s : s.wait_s;
-    if (stalled_s > options_.abort_after_s) abort_job(s, stalled_s);
+  if (options_.abort_after_s > 0 && s.stalled && stretch.judged_s > options_.abort_after_s) {
+    abort_job(s, stretch.judged_s);
   }
   if (began || Clock::now() >= next_status_) {
     hand_over(s);

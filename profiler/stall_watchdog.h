@@ -15,6 +15,11 @@
 //  * a rank in a step but in no collective is stalled when it has stayed in
 //    one phase (no phase begun or ended, no wait ended) for more than the
 //    timeout: it is the one the others are waiting for.
+// Time this process did not run (stopped with SIGSTOP, as a debugger or a
+// test does, then continued; mpirun continues a stopped rank to end it) is
+// not judged: a check that comes long after the one before judges what it
+// finds from then on, so a continued rank does not report the others' stall
+// as its own.
 // For each stall (each wait, or each stretch in one phase) it prints one line
 // (describe() of its status) to `out`, once; with abort_after_s, a stall that
 // lasts that long ends the process (exit kExitStalled), naming the ranks
@@ -116,10 +121,14 @@ class StallWatchdog {
   };
   static constexpr int kSlots = 4;  // the training thread, overlap's comm thread, spares
 
-  // `since_ns`, when given: the start of what the status is judged by (the
-  // oldest wait, or the phase).
-  RankStatus status_locked(int64_t now_ns, int64_t* since_ns = nullptr) const;
-  bool beyond_timeout(const RankStatus& status) const;
+  // What a status is judged by: the oldest wait, or the phase in no
+  // collective; since when, and for how long as far as this process saw it
+  // (not before it was last resumed).
+  struct Stretch {
+    int64_t since_ns = 0;
+    double judged_s = 0;
+  };
+  RankStatus status_locked(int64_t now_ns, Stretch* stretch = nullptr) const;
   void release(int slot);
   void check();  // every poll, on the periodic thread
   void hand_over(const RankStatus& status);
@@ -136,6 +145,10 @@ class StallWatchdog {
   // after is another.
   int64_t last_seen_stalled_ns_ = INT64_MIN;
   int stalls_ = 0;
+  // The last check, and the first one that came over kResumedAfterS after
+  // the one before it: the process had not run (trace clock).
+  int64_t last_check_ns_;
+  int64_t resumed_ns_ = INT64_MIN;
   // The periodic thread's own.
   std::chrono::steady_clock::time_point next_status_ = std::chrono::steady_clock::now();
   bool status_failed_ = false;            // on_status threw once: said, not repeated

@@ -3,6 +3,10 @@
 // status it hands over is where the rank is.
 #include "profiler/stall_watchdog.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -218,6 +222,40 @@ TEST(StallWatchdogTest, AFailingStatusWriterIsSaidOnce) {
     std::this_thread::sleep_for(milliseconds(100));
   }
   EXPECT_EQ(printed.text(), "trainscope: rank 3: cannot keep its status: disk full\n");
+}
+
+// Issue 36: a rank stopped (SIGSTOP) while it waited, then continued (mpirun
+// does that when it ends a job a stall-abort ended), must not call the time
+// it was stopped a stall of its own: its watchdog did not run meanwhile. In a
+// forked process, stopped for 1.5 s in a wait that ends 0.1 s after it is
+// continued; a stall line or the abort (exit kExitStalled) would be wrong.
+TEST(StallWatchdogTest, TimeTheProcessWasStoppedIsNotAStall) {
+  using Clock = std::chrono::steady_clock;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    StallWatchdogOptions o = options(stderr, 0.5);
+    o.abort_after_s = 1.0;
+    StallWatchdog watchdog(o);
+    {
+      auto wait = watchdog.wait("all_reduce");
+      // Until the clock jumps: the parent stopped and continued this process.
+      for (auto last = Clock::now(); Clock::now() - last < milliseconds(1000);) {
+        last = Clock::now();
+        std::this_thread::sleep_for(milliseconds(10));
+      }
+      std::this_thread::sleep_for(milliseconds(100));
+    }
+    ::_exit(watchdog.stalls() == 0 ? 0 : 1);
+  }
+  std::this_thread::sleep_for(milliseconds(200));
+  ASSERT_EQ(::kill(child, SIGSTOP), 0);
+  std::this_thread::sleep_for(milliseconds(1500));
+  ASSERT_EQ(::kill(child, SIGCONT), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a stall line; " << kExitStalled << ": the abort";
 }
 
 TEST(StallWatchdogTest, DescribeSaysWhereInWords) {
