@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <variant>
 
@@ -15,6 +16,9 @@
 #include "cli/validators.h"
 #include "comm/communicator.h"
 #include "base/check.h"
+#include "profiler/proc_fs.h"
+#include "profiler/stall_watchdog.h"
+#include "training/run/stall.h"
 #include "training/train_option_table.h"
 #include "training/trainer.h"
 
@@ -103,10 +107,21 @@ void apply_text_flags(TrainFlags& f) {
   }
 }
 
+// The communicator, under the run's watchdog: MPI's start-up waits for
+// every rank, so a rank stopped or stuck before it ends is named too.
+std::unique_ptr<comm::Communicator> start_communicator(const std::string& backend,
+                                                       profiler::StallWatchdog& watchdog) {
+  const profiler::StallWatchdog::Wait wait = watchdog.wait("MPI_Init");
+  return comm::make_communicator(backend);
+}
+
 void run(TrainFlags& f) {
   apply_text_flags(f);
   training::TrainOptions& o = f.o;
-  auto comm = comm::make_communicator(f.backend);
+  const comm::LaunchedPlace place = comm::launched_place();
+  profiler::StallWatchdog watchdog(training::watchdog_options(
+      o, {.rank = place.rank, .world = place.size, .host = profiler::host_name()}));
+  auto comm = start_communicator(f.backend, watchdog);
   run_on_every_rank(*comm, [&] {
     if (o.inject_delay && o.inject_delay->rank >= comm->size()) {
       // Every rank sees the same job: one message, from rank 0.
@@ -115,7 +130,7 @@ void run(TrainFlags& f) {
                       "rank(s)",
                       o.inject_delay->rank, comm->size()));
     }
-    const results::RunSummary s = training::run_training(o, *comm);
+    const results::RunSummary s = training::run_training(o, *comm, watchdog);
     if (s.status == results::RunStatus::kFailed) {
       if (comm->rank() == 0) std::fprintf(stderr, "trainscope: error: %s\n", s.error.c_str());
       throw SilentExit{kExitFailure};

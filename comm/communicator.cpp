@@ -3,8 +3,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "base/check.h"
 
@@ -91,6 +93,41 @@ bool launched_by_mpi() {
     if (std::getenv(var) != nullptr) return true;
   }
   return false;
+}
+
+namespace {
+
+// A non-negative integer environment variable; nullopt when unset or not one.
+std::optional<int> env_count(const char* var) {
+  const char* text = std::getenv(var);
+  if (text == nullptr) return std::nullopt;
+  int value = -1;
+  const std::string_view v(text);
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), value);
+  if (ec != std::errc() || end != v.data() + v.size() || value < 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+LaunchedPlace launched_place() {
+  LaunchedPlace place;
+  std::optional<int> rank, size;
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
+    if (!rank) rank = env_count(var);
+  }
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    if (!size) size = env_count(var);
+  }
+  if (rank && size && *rank < *size) place = {*rank, *size};
+  return place;
+}
+
+std::filesystem::path launcher_job_dir() {
+  for (const char* var : {"PMIX_SERVER_TMPDIR", "OMPI_MCA_orte_jobfam_session_dir"}) {
+    if (const char* dir = std::getenv(var); dir != nullptr && *dir == '/') return dir;
+  }
+  return {};
 }
 
 std::unique_ptr<Communicator> make_communicator(std::string_view backend) {

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <span>
@@ -123,6 +124,22 @@ std::unique_ptr<Communicator> make_communicator(std::string_view backend = "auto
 // True when this process looks launched by an MPI launcher (its environment
 // carries a world size), i.e. when "auto" picks MPI.
 bool launched_by_mpi();
+
+// Where this process is in its job before MPI starts, from the environment
+// its launcher gives (Open MPI's OMPI_COMM_WORLD_RANK and _SIZE, else PMI's
+// PMI_RANK and PMI_SIZE; PMIx's PMIX_RANK for the rank); rank 0 of 1 when it
+// was not launched as a rank. For what runs before MPI's initialisation,
+// which waits for every rank: the stall watchdog watches it.
+struct LaunchedPlace {
+  int rank = 0;
+  int size = 1;
+};
+LaunchedPlace launched_place();
+
+// The directory the launcher keeps for this job on this host and removes
+// when the job ends (Open MPI's session directory: PMIX_SERVER_TMPDIR, else
+// OMPI_MCA_orte_jobfam_session_dir); empty when the environment names none.
+std::filesystem::path launcher_job_dir();
 
 // The transport settings this rank runs with, from the environment mpirun
 // gives it: every OMPI_MCA_* variable (btl, btl_tcp_links, btl_tcp_if_include,

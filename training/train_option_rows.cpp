@@ -406,7 +406,9 @@ std::vector<TrainOption> output_rows() {
       {.flag = "--status-dir",
        .help = "Each rank keeps DIR/rank-R.json current (about every second): its stage, step, "
                "phase and the collective it waits in. The suite runner reads them when a case "
-               "hangs or dies",
+               "hangs or dies, a stalled rank to name who has not arrived. Default under "
+               "mpirun: in the job's own directory (Open MPI's session directory), which goes "
+               "with the job",
        .ref = Ref<std::string>([](O& o) -> std::string& { return o.status_dir; })},
       {.summary = "stall_timeout_s", .flag = "--stall-timeout",
        .help = "Seconds a collective may wait (or a phase last outside one) before the rank "

@@ -66,7 +66,13 @@ class TrainingRun {
 
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out) {
-  profiler::StallWatchdog watchdog(watchdog_options(options, comm));
+  profiler::StallWatchdog watchdog(
+      watchdog_options(options, {.rank = comm.rank(), .world = comm.size(), .host = comm.host()}));
+  return run_training(options, comm, watchdog, out);
+}
+
+results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+                                 profiler::StallWatchdog& watchdog, std::FILE* out) {
   comm::WatchedCommunicator watched(comm, watchdog);
   TrainingRun run(options, watched, watchdog, out);
   watchdog.set_stage("configure");

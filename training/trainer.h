@@ -21,6 +21,10 @@
 #include "training/threads.h"
 #include "training/train_options.h"
 
+namespace trainscope::profiler {
+class StallWatchdog;
+}  // namespace trainscope::profiler
+
 namespace trainscope::training {
 
 // Runs the whole training under a stall watchdog (profiler/stall_watchdog.h)
@@ -29,6 +33,12 @@ namespace trainscope::training {
 // input; errors every rank detects identically are thrown on every rank.
 results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out = stdout);
+
+// The same under a watchdog the caller started from watchdog_options()
+// (training/run/stall.h) before it started MPI, whose start-up it then
+// watches too (`trainscope train`); it must outlive the run.
+results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+                                 profiler::StallWatchdog& watchdog, std::FILE* out = stdout);
 
 }  // namespace trainscope::training
 

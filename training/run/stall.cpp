@@ -21,7 +21,8 @@ namespace trainscope::training {
 // its steps. Ranks whose files this host cannot see are not named.
 namespace {
 
-std::string ranks_not_arrived(const std::string& dir, int world, const profiler::RankStatus& mine) {
+std::string ranks_not_arrived(const std::filesystem::path& dir, int world,
+                              const profiler::RankStatus& mine) {
   if (dir.empty()) return "unknown (no --status-dir to see the other ranks in)";
   namespace fs = std::filesystem;
   std::vector<std::string> missing;
@@ -47,35 +48,43 @@ std::string ranks_not_arrived(const std::string& dir, int world, const profiler:
                          : fmt::format("{}", fmt::join(missing, "; "));
 }
 
+// Where the ranks keep their status files: --status-dir, else the job's
+// own directory for a job of several ranks, else none ("").
+std::filesystem::path status_dir(const TrainOptions& options, int world) {
+  if (!options.status_dir.empty()) return options.status_dir;
+  const std::filesystem::path job_dir = world > 1 ? comm::launcher_job_dir() : "";
+  return job_dir.empty() ? job_dir : job_dir / "trainscope-status";
+}
+
 }  // namespace
 
-// With --status-dir (made here; the ranks agree on whether they could), the
-// watchdog keeps this rank's status file current.
 profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
-                                                comm::Communicator& comm) {
+                                                const WatchedRank& watched) {
   profiler::StallWatchdogOptions watch;
-  watch.rank = comm.rank();
-  watch.host = comm.host();
+  watch.rank = watched.rank;
+  watch.host = watched.host;
   watch.timeout_s = options.stall_timeout_s;
+  const std::filesystem::path dir = status_dir(options, watched.world);
   if (options.stall_action == StallAction::kAbort) {
     watch.abort_after_s =
         options.stall_timeout_s +
         (options.stall_grace_s > 0 ? options.stall_grace_s : options.stall_timeout_s);
-    watch.not_arrived = [dir = options.status_dir,
-                         world = comm.size()](const profiler::RankStatus& mine) {
+    watch.not_arrived = [dir, world = watched.world](const profiler::RankStatus& mine) {
       return ranks_not_arrived(dir, world, mine);
     };
   }
-  if (options.status_dir.empty()) return watch;
-  comm::run_collectively(comm, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(options.status_dir, ec);
-    if (ec) throw Error(fmt::format("--status-dir {}: {}", options.status_dir, ec.message()));
-  });
-  watch.on_status = [path = results::rank_status_path(options.status_dir, comm.rank())](
-                        const profiler::RankStatus& status) {
-    results::save_rank_status(status, path);
-  };
+  if (dir.empty()) return watch;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw Error(fmt::format(
+        "{} {}: {}", options.status_dir.empty() ? "the job's status directory" : "--status-dir",
+        dir.string(), ec.message()));
+  }
+  watch.on_status =
+      [path = results::rank_status_path(dir, watched.rank)](const profiler::RankStatus& status) {
+        results::save_rank_status(status, path);
+      };
   return watch;
 }
 
