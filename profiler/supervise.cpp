@@ -1,6 +1,7 @@
 #include "profiler/supervise.h"
 
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "base/atomic_file.h"
@@ -57,8 +58,11 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
   TS_CHECK(options.poll_interval_seconds > 0);
   const auto start = child != nullptr ? child->started() : Clock::now();
   const double interval = options.poll_interval_seconds;
+  std::optional<MpiJobWatch> mpi_job;
+  if (options.remove_mpi_leftovers) mpi_job.emplace();
   auto poll_tree = [&] {
     poller.poll();
+    if (mpi_job) mpi_job->note(poller.last_poll());
     return !options.on_poll || options.on_poll(poller, seconds_since(start));
   };
   SuperviseResult result;
@@ -73,10 +77,8 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
                        seconds_since(start) >= *options.timeout_seconds;
     if (result.interrupted || result.timed_out) {
       poll_tree();  // the processes to stop, as they are now
-      const MpiJobFiles leftovers =
-          options.remove_mpi_leftovers ? find_mpi_job_files(poller.last_poll()) : MpiJobFiles{};
+      if (mpi_job) mpi_job->note_before_kill(poller.last_poll());
       if (child != nullptr) result.exit_code = child->kill_tree(pids_of(poller.last_poll()));
-      remove_mpi_job_files(leftovers);
       break;
     }
     if (seconds_since(start) >= next_poll) {
@@ -93,6 +95,10 @@ SuperviseResult supervise(ChildProcess* child, ProcessPoller& poller, const Sign
     }
   }
   result.runtime_seconds = seconds_since(start);
+  // Whatever ended the job (itself, this kill, or one from outside that
+  // left its launcher no time to clean up), once it is gone.
+  if (mpi_job && child != nullptr && child->try_wait())
+    mpi_job->remove_leftovers(kKillGraceSeconds);
   return result;
 }
 

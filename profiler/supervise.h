@@ -41,9 +41,11 @@ struct SuperviseOptions {
   // After every poll, with the seconds since supervise() began. Returning
   // false ends supervision (e.g. the followed process is gone).
   std::function<bool(const ProcessPoller& poller, double elapsed_seconds)> on_poll;
-  // The tree is an MPI job: when a timeout or an interrupt kills it, what
-  // Open MPI had no time to clean up is removed (noted from the processes
-  // just before the kill; profiler/mpi_leftovers.h).
+  // The tree is an MPI job: once it has ended, whatever ended it (itself, a
+  // timeout's or an interrupt's kill, a kill from outside), what Open MPI had
+  // no time to clean up is removed (noted from its ranks as they appear and
+  // just before a kill; its ranks that outlive their launcher are ended
+  // first: profiler/mpi_leftovers.h).
   bool remove_mpi_leftovers = false;
 };
 

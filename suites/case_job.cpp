@@ -141,7 +141,7 @@ JobOutcome run_job(const LaunchPlan& plan, const std::filesystem::path& stdout_p
     if (!polled.last_poll().empty()) outcome.peak_rss_bytes = std::max(outcome.peak_rss_bytes, sum);
     return true;
   };
-  supervise_options.remove_mpi_leftovers = true;  // a killed job's segments, session directory
+  supervise_options.remove_mpi_leftovers = true;  // segments, session directory: however it ended
   outcome.run = profiler::supervise(&*job, poller, signals, supervise_options);
   outcome.samples = poller.samples();
   return outcome;

@@ -22,6 +22,8 @@
 
 #include "base/atomic_file.h"
 #include "base/process.h"
+#include "suites/runner.h"
+#include "tests/scoped_env.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::suites {
@@ -195,6 +197,54 @@ TEST_F(StoppedRankTest, ARankStoppedAtStartUpIsNamedWithinTwiceTheTimeout) {
   EXPECT_NE(err.find("waits in MPI_Init at stage start"), std::string::npos) << err;
   EXPECT_NE(err.find("; not arrived: rank 1 (no status file here)"), std::string::npos) << err;
   expect_nothing_left(rank_note(1));
+}
+
+// Row 3: a suite job that something else ended (as `timeout` does) while
+// rank 1 was stopped in start-up leaves neither its ranks' segments nor
+// mpirun's session directory: the runner removes them by the job's id once
+// the job is gone.
+TEST_F(StoppedRankTest, WhatASuiteJobKilledFromOutsideLeftIsRemoved) {
+  const testing::ScopedEnv tmpdir("TMPDIR", tmp_.string());
+  const testing::ScopedEnv stop("STOP_AT_START", "1");
+  RunnerOptions options;
+  options.db_path = dir_ / "results.db";
+  options.trainscope_binary = wrapper_;
+  options.measure_limits = false;
+  options.poll_interval_s = 0.1;
+  std::FILE* sink = std::fopen("/dev/null", "w");
+  options.progress = options.out = sink;
+  std::optional<SuiteResult> result;
+  std::thread runner([&] {
+    result = run_suite(parse_suite("name = \"stop\"\ntimeout_s = 30\n[base]\nmodel = \"tiny\"\n"
+                                   "mode = \"sharded\"\nranks = 2\nthreads = 1\nsteps = 1000\n"
+                                   "stall_action = \"warn\"\n[[case]]\nname = \"stopped\"\n",
+                                   "stop.toml", dir_.path()),
+                       options);
+  });
+  const RankNote rank1 = rank_note(1);
+  // Rank 0 has made its segment and waits in MPI's start-up for rank 1.
+  for (const auto start = Clock::now(); seconds_after(start) < 30;) {
+    bool made = false;
+    for (const auto& e : fs::directory_iterator("/dev/shm")) {
+      made = made || e.path().filename().string().ends_with("." + rank1.job_hex + ".0");
+    }
+    if (made) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // As `timeout` ends a command: SIGTERM to it, then to its process group.
+  // The second makes mpirun exit at once, without stopping its ranks first.
+  if (rank1.launcher != 0) {
+    ::kill(rank1.launcher, SIGTERM);
+    ::kill(-::getpgid(rank1.launcher), SIGTERM);
+  } else {
+    ADD_FAILURE() << "rank 1 never started: the case ends at its timeout";
+  }
+  runner.join();
+  std::fclose(sink);
+  ASSERT_TRUE(result.has_value());
+  ASSERT_EQ(result->runs.size(), 1u);
+  EXPECT_EQ(result->runs[0].row.status, results::RunStatus::kFailed);
+  expect_nothing_left(rank1);
 }
 
 }  // namespace
