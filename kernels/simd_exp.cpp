@@ -24,7 +24,10 @@ HWY_INLINE float RowMax(const float* HWY_RESTRICT row, int64_t n) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   auto vmax = hn::Set(d, row[0]);
   int64_t i = 0;
-  for (; i + N <= n; i += N) vmax = hn::Max(hn::LoadU(d, row + i), vmax);
+  for (; i + N <= n; i += N) {
+    Prefetch(row + i + kPrefetchAhead);  // a row comes from L3 or memory: fetched ahead
+    vmax = hn::Max(hn::LoadU(d, row + i), vmax);
+  }
   float mx = hn::GetLane(hn::MaxOfLanes(d, vmax));
   for (; i < n; ++i) mx = row[i] > mx ? row[i] : mx;
   return mx;
@@ -153,7 +156,11 @@ void SwigluForwardRows(float* HWY_RESTRICT out, const float* HWY_RESTRICT gu, in
   for (int64_t r = 0; r < rows; ++r) {
     const float* g = gu + r * 2 * F;
     float* o = out + r * F;
-    ForLanes(F, [&](auto d, int64_t i) HWY_ATTR { SwigluVec(d, o + i, g + i, g + F + i); });
+    ForLanes(F, [&](auto d, int64_t i) HWY_ATTR {
+      Prefetch(g + 2 * F + i);  // the next row's gate and up
+      Prefetch(g + 3 * F + i);
+      SwigluVec(d, o + i, g + i, g + F + i);
+    });
   }
 }
 
@@ -163,8 +170,14 @@ void SwigluBackwardRows(float* HWY_RESTRICT dgu, const float* HWY_RESTRICT dout,
     const float* g = gu + r * 2 * F;
     float* dg = dgu + r * 2 * F;
     const float* dy = dout + r * F;
-    ForLanes(F, [&](auto d, int64_t i)
-                    HWY_ATTR { DswigluVec(d, dg + i, dg + F + i, dy + i, g + i, g + F + i); });
+    ForLanes(F, [&](auto d, int64_t i) HWY_ATTR {
+      Prefetch(g + 2 * F + i);  // the next row's gate, up, their gradients and dout
+      Prefetch(g + 3 * F + i);
+      Prefetch(dg + 2 * F + i);
+      Prefetch(dg + 3 * F + i);
+      Prefetch(dy + F + i);
+      DswigluVec(d, dg + i, dg + F + i, dy + i, g + i, g + F + i);
+    });
   }
 }
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -79,6 +80,14 @@ HWY_INLINE hn::Vec<hn::Rebind<uint16_t, D>> ToBf16(D d, V f) {
   return hn::DemoteTo(hn::Rebind<uint16_t, D>(), hn::BitCast(di, out));  // all < 2^16
 }
 
+// A hint to fetch p's cache line (prefetches never fault, past an array's
+// end included). The streaming kernels fetch the next row while they compute
+// this one: on our VM the hardware's prefetchers alone left SwiGLU forward
+// at half the speed the memory allows (1.51 -> 0.88 ms cold at AVX2).
+HWY_INLINE void Prefetch(const float* p) { hwy::Prefetch(p); }
+// How far ahead a long row is fetched: 4 KiB.
+inline constexpr int64_t kPrefetchAhead = 1024;
+
 // body(d, i) for i over [0, n): whole vectors, then one lane at a time (the
 // same operations, so an element's result does not depend on where it is).
 template <class Body>
@@ -126,13 +135,16 @@ struct TailBlock {
 // Sum16's lanes; the elements after the last whole block are padded with
 // zeros, so term(zeros, acc) must be acc (a product is). A row's dot
 // product: term = MulAdd(v[0], v[1], acc).
+// `ahead` > 0 fetches each input that far ahead (the next row's).
 template <size_t kIn, class Term>
-HWY_INLINE float SumOf(const float* const (&in)[kIn], size_t n, const Term& term) {
+HWY_INLINE float SumOf(const float* const (&in)[kIn], size_t n, const Term& term,
+                       int64_t ahead = 0) {
   const Df d;
   Sum16 s;
   hn::Vec<Df> v[kIn];
   size_t i = 0;
   for (; i + kSumLanes <= n; i += kSumLanes) {
+    for (size_t a = 0; ahead > 0 && a < kIn; ++a) Prefetch(in[a] + i + ahead);
     for (size_t k = 0; k < Sum16::kVecs; ++k) {
       for (size_t a = 0; a < kIn; ++a) v[a] = hn::LoadU(d, in[a] + i + k * Sum16::kN);
       s.acc[k] = term(v, s.acc[k]);

@@ -21,8 +21,9 @@ using V = hn::Vec<Df>;
 float RmsnormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x, const float* HWY_RESTRICT w,
                  int C, float eps) {
   const float* in[2] = {x, x};
-  const float ss =
-      SumOf(in, C, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); });
+  // Rows are contiguous in every caller: the next row's x is fetched ahead.
+  const auto square = [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); };
+  const float ss = SumOf(in, C, square, C);
   const float r = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
   ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
     const auto xr = hn::Mul(hn::LoadU(d, x + c), hn::Set(d, r));
@@ -34,6 +35,8 @@ float RmsnormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x, const float
 float AddRmsnormRow(float* HWY_RESTRICT x, float* HWY_RESTRICT y, const float* HWY_RESTRICT add,
                     const float* HWY_RESTRICT w, int C, float eps) {
   ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+    Prefetch(x + C + c);  // the next row's
+    Prefetch(add + C + c);
     hn::StoreU(hn::Add(hn::LoadU(d, x + c), hn::LoadU(d, add + c)), d, x + c);
   });
   return RmsnormRow(y, x, w, C, eps);
@@ -43,11 +46,13 @@ float AddRmsnormRow(float* HWY_RESTRICT x, float* HWY_RESTRICT y, const float* H
 void RmsnormBackwardRow(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
                         const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, float r, int C) {
   const float* in[3] = {w, dy, x};
-  const float dot = SumOf(
-      in, C, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(hn::Mul(v[0], v[1]), v[2], acc); });
+  const auto term = [](const V* v, V acc)
+                        HWY_ATTR { return hn::MulAdd(hn::Mul(v[0], v[1]), v[2], acc); };
+  const float dot = SumOf(in, C, term, C);  // the next row's dy and x fetched ahead
   const float k = r * r * r * dot / static_cast<float>(C);
   ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
     const auto rwdy = hn::Mul(hn::Mul(hn::Set(d, r), hn::LoadU(d, w + c)), hn::LoadU(d, dy + c));
+    Prefetch(dx + C + c);
     const auto step = hn::NegMulAdd(hn::Set(d, k), hn::LoadU(d, x + c), rwdy);
     hn::StoreU(hn::Add(hn::LoadU(d, dx + c), step), d, dx + c);
   });
@@ -61,20 +66,21 @@ void RmsnormDweight(float* HWY_RESTRICT dw, const float* HWY_RESTRICT dy,
   });
 }
 
-// (x1, x2) <- (x1 cos - x2 s, x2 cos + x1 s), s = sign sin
+// (x1, x2) <- (x1 cos - x2 s, x2 cos + x1 s), s = sign sin; a token's cos and
+// sin loaded once for all its heads.
 void RopeRow(float* HWY_RESTRICT row, const float* HWY_RESTRICT cos_t,
              const float* HWY_RESTRICT sin_t, int NH, int hd, float sign) {
   const int half = hd / 2;
-  for (int h = 0; h < NH; ++h) {
-    float* v = row + h * hd;
-    ForLanes(half, [&](auto d, int64_t i) HWY_ATTR {
-      const auto x1 = hn::LoadU(d, v + i), x2 = hn::LoadU(d, v + half + i);
-      const auto c = hn::LoadU(d, cos_t + i);
-      const auto s = hn::Mul(hn::Set(d, sign), hn::LoadU(d, sin_t + i));
-      hn::StoreU(hn::NegMulAdd(x2, s, hn::Mul(x1, c)), d, v + i);
-      hn::StoreU(hn::MulAdd(x1, s, hn::Mul(x2, c)), d, v + half + i);
-    });
-  }
+  ForLanes(half, [&](auto d, int64_t i) HWY_ATTR {
+    const auto c = hn::LoadU(d, cos_t + i);
+    const auto s = hn::Mul(hn::Set(d, sign), hn::LoadU(d, sin_t + i));
+    for (int h = 0; h < NH; ++h) {
+      float* v = row + h * hd + i;
+      const auto x1 = hn::LoadU(d, v), x2 = hn::LoadU(d, v + half);
+      hn::StoreU(hn::NegMulAdd(x2, s, hn::Mul(x1, c)), d, v);
+      hn::StoreU(hn::MulAdd(x1, s, hn::Mul(x2, c)), d, v + half);
+    }
+  });
 }
 
 // PyTorch's AdamW order (kernels/adamw.cpp): g = grad * scale; m, v moved;
@@ -82,6 +88,10 @@ void RopeRow(float* HWY_RESTRICT row, const float* HWY_RESTRICT cos_t,
 void Adamw(float* HWY_RESTRICT p, const float* HWY_RESTRICT g, float* HWY_RESTRICT m,
            float* HWY_RESTRICT v, int64_t n, const internal::AdamwStep& s) {
   ForLanes(n, [&](auto d, int64_t i) HWY_ATTR {
+    Prefetch(p + i + kPrefetchAhead);
+    Prefetch(g + i + kPrefetchAhead);
+    Prefetch(m + i + kPrefetchAhead);
+    Prefetch(v + i + kPrefetchAhead);
     const auto gi = hn::Mul(hn::LoadU(d, g + i), hn::Set(d, s.grad_scale));
     const auto mi = hn::MulAdd(hn::Set(d, s.beta1), hn::LoadU(d, m + i),
                                hn::Mul(hn::Set(d, 1.0f - s.beta1), gi));
@@ -101,7 +111,8 @@ double SumSquares(const float* HWY_RESTRICT g, int64_t n) {
   for (int64_t b = 0; b < n; b += kBlock) {
     const float* in[2] = {g + b, g + b};
     const int64_t len = n - b < kBlock ? n - b : kBlock;
-    total += SumOf(in, len, [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); });
+    const auto square = [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); };
+    total += SumOf(in, len, square, kBlock);  // the next block fetched ahead
   }
   return total;
 }

@@ -5,6 +5,7 @@
 // vector code in the binary itself.
 #include <gtest/gtest.h>
 
+#include <omp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -71,7 +72,7 @@ Outputs run_every_kernel() {
     const int B = 2, T = 70, NH = 4, NKV = 2, hd = 8, W = (NH + 2 * NKV) * hd;
     const Floats qkv = randoms(B * T * W, 2, 1.5), dout = randoms(B * T * NH * hd, 3);
     Floats y(B * T * NH * hd), lse(B * NH * T), dqkv(B * T * W, 0.0f);
-    Floats ws(attention_workspace_size(T, 1));
+    Floats ws(attention_workspace_size(T, omp_get_max_threads()));
     const float* q = qkv.data();
     attention_forward(y.data(), lse.data(), ws.data(), q, q + NH * hd, q + (NH + NKV) * hd, B, T,
                       NH, NKV, hd, W);
