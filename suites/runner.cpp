@@ -97,6 +97,7 @@ SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
     throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
   if (options.timeout_s && !(*options.timeout_s > 0))
     throw Error(fmt::format("--timeout must be positive, got {}", *options.timeout_s));
+  results::planted_slowdown_pct();  // a bad TRAINSCOPE_SLOWDOWN, before the database is made
   SuitePlan plan;
   PlanContext& ctx = plan.ctx;
   ctx.trainscope_binary = options.trainscope_binary.empty() ? fs::read_symlink("/proc/self/exe")

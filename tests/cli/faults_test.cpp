@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "base/atomic_file.h"
 #include "results/results_db.h"
 #include "tests/run_command.h"
 #include "tests/temp_dir.h"
@@ -257,6 +258,20 @@ TEST(FaultsTest, HugeSizesAreBadInputNamingTheFieldAndTheBytes) {
   r = run_trainscope(train_args("--steps 1 --fine-tune lora --lora-rank 2147483647"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_CONTAINS(r.output, "--lora-rank 2147483647: above 32");
+}
+
+// Issue 36 row 4: a bad test hook is bad input like a bad suite file: exit 2,
+// and no results database is made.
+TEST(FaultsTest, ABadSlowdownHookLeavesNoDatabase) {
+  testing::TempDir dir("faults");
+  const std::string suite = dir.write(
+      "one.toml", "name = \"one\"\n[base]\nmodel = \"tiny\"\nsteps = 3\n[[case]]\nname = \"a\"\n");
+  const auto r = testing::run_shell(
+      "TRAINSCOPE_SLOWDOWN=abc " + shell_quote(testing::trainscope_binary()) + " suite run " +
+      shell_quote(suite) + " --no-limits --db " + shell_quote(dir.file("new.db")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "TRAINSCOPE_SLOWDOWN='abc'");
+  EXPECT_FALSE(fs::exists(dir.file("new.db"))) << r.output;
 }
 
 // A safetensors file whose header is `header` and data 4 zero bytes.
