@@ -27,7 +27,7 @@ build=build
 ctest_args=()
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --levels) [[ $# -ge 2 ]] || { echo "check-cpu-matrix.sh: --levels needs a list" >&2; exit 2; }
+    --levels) [[ $# -ge 2 && -n $2 ]] || { echo "check-cpu-matrix.sh: --levels needs a list" >&2; exit 2; }
               levels=$2; shift 2 ;;
     --build-dir) [[ $# -ge 2 ]] || { echo "check-cpu-matrix.sh: --build-dir needs a directory" >&2; exit 2; }
                  build=$2; shift 2 ;;

@@ -274,6 +274,17 @@ TEST(FaultsTest, ABadSlowdownHookLeavesNoDatabase) {
   EXPECT_FALSE(fs::exists(dir.file("new.db"))) << r.output;
 }
 
+// Issue 36 row 5: an empty level list is bad usage (exit 2), not "every
+// level". The ctest filter matches no test, so the script cannot run the
+// suite here whatever it does with the levels.
+TEST(FaultsTest, TheCpuMatrixRefusesAnEmptyLevelList) {
+  const auto r = testing::run_shell(
+      shell_quote(TRAINSCOPE_SOURCE_DIR "/scripts/check-cpu-matrix.sh") +
+      " --levels '' --build-dir " + shell_quote(TRAINSCOPE_BINARY_DIR) + " -- -R '^no such test$'");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_CONTAINS(r.output, "--levels");
+}
+
 // A safetensors file whose header is `header` and data 4 zero bytes.
 std::string safetensors_with_header(const std::string& header) {
   std::string file(8, '\0');
