@@ -273,7 +273,7 @@ void virtual_host_findings(std::vector<Finding>& out) {
 // The suites' PyTorch peer (engine = "pytorch"): which PyTorch, on which BLAS.
 void pytorch_findings(std::vector<Finding>& out) {
   const std::string& python = suites::pytorch_python();
-  std::string value = "not installed (no Python here imports torch)";
+  std::string value = suites::pytorch_problem();
   if (!python.empty()) {
     SpawnOptions describe;
     describe.argv = {python, suites::pytorch_peer_script().string(), "--describe"};

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/check.h"
+#include "base/quote.h"
 #include "profiler/supervise.h"
 
 #ifndef TRAINSCOPE_PYTORCH_SOURCE_DIR
@@ -19,14 +20,46 @@ namespace {
 namespace fs = std::filesystem;
 using training::TrainOptions;
 
-bool imports_torch(const std::string& python) {
+// Why `python` cannot import torch: its last line of stderr, or why it
+// does not run at all; "" when it can.
+std::string torch_import_problem(const std::string& python) {
   try {
     SpawnOptions o;
     o.argv = {python, "-c", "import torch"};
-    return profiler::run_to_completion(o, 60).exit_code == 0;
-  } catch (const Error&) {
-    return false;  // not installed at all
+    const profiler::CompletedRun r = profiler::run_to_completion(o, 60);
+    if (r.exit_code == 0 && !r.timed_out) return "";
+    std::string err = r.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    const std::size_t line = err.rfind('\n');
+    return err.empty() ? fmt::format("exit {}", r.exit_code)
+                       : err.substr(line == std::string::npos ? 0 : line + 1);
+  } catch (const Error& e) {
+    return e.what();  // not found, not executable
   }
+}
+
+struct PythonChoice {
+  std::string python;   // "" when none imports torch
+  std::string problem;  // then why
+};
+
+const PythonChoice& pytorch_choice() {
+  static const PythonChoice choice = [] {
+    if (const char* p = std::getenv("TRAINSCOPE_PYTHON"); p && *p) {
+      std::string why = torch_import_problem(p);
+      if (why.empty()) return PythonChoice{p, ""};
+      return PythonChoice{"", fmt::format("TRAINSCOPE_PYTHON={} cannot import torch ({}): set it "
+                                          "to a Python that can, or unset it",
+                                          quoted_for_terminal(p), why)};
+    }
+    for (const char* p : {"/usr/bin/python3", "python3"}) {
+      if (torch_import_problem(p).empty()) return PythonChoice{p, ""};
+    }
+    return PythonChoice{"",
+                        "PyTorch is not installed: no Python here imports torch (Debian's "
+                        "python3-torch, scripts/install-deps.sh; or set TRAINSCOPE_PYTHON)"};
+  }();
+  return choice;
 }
 
 // What the peer does not do, as the reason a case is skipped.
@@ -104,26 +137,14 @@ std::filesystem::path pytorch_peer_script() {
   return fs::path(TRAINSCOPE_PYTORCH_SOURCE_DIR) / "ddp_train.py";
 }
 
-const std::string& pytorch_python() {
-  static const std::string python = [] {
-    std::vector<std::string> candidates;
-    if (const char* p = std::getenv("TRAINSCOPE_PYTHON"); p && *p) candidates.emplace_back(p);
-    candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
-    for (const std::string& p : candidates) {
-      if (imports_torch(p)) return p;
-    }
-    return std::string();
-  }();
-  return python;
-}
+const std::string& pytorch_python() { return pytorch_choice().python; }
+
+const std::string& pytorch_problem() { return pytorch_choice().problem; }
 
 std::string pytorch_skip_reason(const SuiteCase& c) {
   if (c.kind != CaseKind::kTrain || c.train.engine != training::Engine::kPytorch) return "";
   if (std::string why = unsupported_setting(c); !why.empty()) return why;
-  if (pytorch_python().empty()) {
-    return "PyTorch is not installed: no Python here imports torch (Debian's python3-torch, "
-           "scripts/install-deps.sh; or set TRAINSCOPE_PYTHON)";
-  }
+  if (pytorch_python().empty()) return pytorch_problem();
   if (c.train.comm_dtype == comm::CommDtype::kBf16 && c.ranks > 1) return bf16_allreduce_problem();
   return "";
 }

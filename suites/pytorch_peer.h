@@ -19,10 +19,12 @@
 
 namespace trainscope::suites {
 
-// The Python that imports torch: $TRAINSCOPE_PYTHON, Debian's
-// /usr/bin/python3 (python3-torch installs there), or python3 on the PATH;
-// "" when none does.
+// The Python that imports torch: $TRAINSCOPE_PYTHON when set (that one or
+// none: a variable naming one that cannot is never replaced by another),
+// else Debian's /usr/bin/python3 (python3-torch installs there) or python3 on
+// the PATH; "" when none does, and pytorch_problem() says why.
 const std::string& pytorch_python();
+const std::string& pytorch_problem();  // "" when pytorch_python() is one
 
 // bench/pytorch/ddp_train.py in the source tree this binary was built from.
 std::filesystem::path pytorch_peer_script();

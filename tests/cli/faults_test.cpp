@@ -285,6 +285,22 @@ TEST(FaultsTest, TheCpuMatrixRefusesAnEmptyLevelList) {
   EXPECT_CONTAINS(r.output, "--levels");
 }
 
+// Issue 36 row 7: TRAINSCOPE_PYTHON names the interpreter for the PyTorch
+// peer; one that does not run is said, naming the variable, never replaced
+// by another Python found elsewhere.
+TEST(FaultsTest, ATrainscopePythonThatDoesNotRunIsNamed) {
+  testing::TempDir dir("faults");
+  const std::string suite =
+      dir.write("py.toml",
+                "name = \"py\"\n[base]\nmodel = \"tiny\"\nsteps = 2\n[[case]]\nname = "
+                "\"p\"\nengine = \"pytorch\"\nmode = \"naive\"\nthreads = 1\n");
+  const auto r = testing::run_shell("TRAINSCOPE_PYTHON=/nonexistent/python " +
+                                    shell_quote(testing::trainscope_binary()) + " suite run " +
+                                    shell_quote(suite) + " --dry-run");
+  EXPECT_CONTAINS(r.output,
+                  "p: SKIPPED (TRAINSCOPE_PYTHON='/nonexistent/python' cannot import torch");
+}
+
 // A safetensors file whose header is `header` and data 4 zero bytes.
 std::string safetensors_with_header(const std::string& header) {
   std::string file(8, '\0');
