@@ -25,6 +25,7 @@
 #include "cli/validators.h"
 #include "kernels/blas_core.h"
 #include "kernels/gemm_backend.h"
+#include "base/atomic_file.h"
 #include "base/check.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/simd.h"
@@ -326,11 +327,20 @@ void print_table(const std::vector<Finding>& findings) {
   }
 }
 
+// --db before the probes (about 10 s of them): a place no database can be
+// written, or a file that is not a results database this trainscope can
+// write, is refused at once; a new database is made only at the end.
+void check_db_target(const std::string& db) {
+  check_writable(db, "--db");
+  if (std::filesystem::exists(db)) results::ResultsDb::open_for_writing(db);
+}
+
 void run(const DoctorFlags& flags) {
   if (flags.sgemm_only) {
     std::printf("%.3f\n", suites::sgemm_gflops(seed_shapes(), openblas_get_num_threads()));
     return;
   }
+  if (!flags.db.empty()) check_db_target(flags.db);
   const json env = results::capture_environment("trainscope doctor");
   std::vector<Finding> findings;
   std::vector<results::MachineLimit> limits;

@@ -301,6 +301,20 @@ TEST(FaultsTest, ATrainscopePythonThatDoesNotRunIsNamed) {
                   "p: SKIPPED (TRAINSCOPE_PYTHON='/nonexistent/python' cannot import torch");
 }
 
+// The doctor's --db is checked before its probes (about 10 s of them): a
+// directory that does not exist, a file that is not a results database.
+TEST(FaultsTest, TheDoctorRefusesABadDbBeforeMeasuring) {
+  testing::TempDir dir("faults");
+  const std::string garbage = dir.write("garbage.db", "not a database\n");
+  for (const std::string& db : {dir.file("no/such/dir/r.db"), garbage}) {
+    const auto r = run_trainscope("doctor --skip-mpi --db " + shell_quote(db));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_CONTAINS(r.output, db);
+    EXPECT_EQ(r.output.find("sgemm"), std::string::npos) << "it measured first:\n" << r.output;
+  }
+  EXPECT_EQ(read_file(garbage), "not a database\n");
+}
+
 // A safetensors file whose header is `header` and data 4 zero bytes.
 std::string safetensors_with_header(const std::string& header) {
   std::string file(8, '\0');
