@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "comm/communicator.h"
 #include "base/atomic_file.h"
 #include "base/check.h"
@@ -39,15 +40,21 @@ void add_allreduce_bench_command(CLI::App& app) {
   cmd->add_option("--min-bytes", f->o.min_bytes,
                   "Smallest message in bytes, or with a suffix (K, M, G: powers of 1024); at "
                   "least one element (4 bytes, 2 with --comm-dtype bf16)")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(kByteSize)
+      ->check(whole_number<int64_t>(1))
       ->capture_default_str();
   cmd->add_option("--max-bytes", f->o.max_bytes, "Largest message in bytes, or with a suffix")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(kByteSize)
+      ->check(whole_number<int64_t>(1))
       ->capture_default_str();
   cmd->add_option("--factor", f->o.factor, "Each size is the previous one times this (>= 2)")
+      ->check(whole_number<int>(2))
       ->capture_default_str();
-  cmd->add_option("--iters", f->o.iters, "Timed all-reduces per size")->capture_default_str();
+  cmd->add_option("--iters", f->o.iters, "Timed all-reduces per size")
+      ->check(whole_number<int>(1))
+      ->capture_default_str();
   cmd->add_option("--warmup", f->o.warmup, "Untimed all-reduces per size before timing")
+      ->check(whole_number<int>(0))
       ->capture_default_str();
   cmd->add_option("--jsonl", f->jsonl,
                   "Rank 0 writes one AllReduceRow JSON object per size to this file (atomically), "

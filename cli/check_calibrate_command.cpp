@@ -46,12 +46,12 @@ void add_check_calibrate_command(CLI::App& check) {
   cal->add_option("suite", f->suite, "Built-in suite name or a suite .toml file")->required();
   cal->add_option("--runs", f->runs, "How many times to run the suite (at least 2)")
       ->capture_default_str()
-      ->check(at_least(2));
+      ->check(whole_number<int>(2));
   cal->add_option("--db", f->db, "Results database the runs go to (created if missing)")
       ->capture_default_str()
       ->check(kDbFile);
   cal->add_option("--repeat", f->repeat, "Repetitions per run (default: the suite's)")
-      ->check(at_least(1));
+      ->check(whole_number<int>(1));
   cal->add_option("--threshold", f->threshold, "The gate's threshold, percent")
       ->capture_default_str()
       ->check(kNonNegative);

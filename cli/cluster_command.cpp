@@ -279,9 +279,9 @@ void add_probe(CLI::App* cluster) {
   probe->group("");  // internal: not listed in --help
   probe->add_option("--tcp-interface", f->tcp_interface, "The interface to look up");
   probe->add_option("--allreduce-bytes", f->allreduce.min_bytes, "Message size")
-      ->check(at_least(4));
-  probe->add_option("--iters", f->allreduce.iters)->check(at_least(1));
-  probe->add_option("--warmup", f->allreduce.warmup)->check(at_least(0));
+      ->check(whole_number<int64_t>(4));
+  probe->add_option("--iters", f->allreduce.iters)->check(whole_number<int>(1));
+  probe->add_option("--warmup", f->allreduce.warmup)->check(whole_number<int>(0));
   probe->callback([f] {
     f->allreduce.max_bytes = f->allreduce.min_bytes;
     run_probe(f->tcp_interface, f->allreduce);
@@ -312,20 +312,20 @@ void add_cluster_command(CLI::App& app) {
                    "this machine)")
       ->capture_default_str();
   check->add_option("--bytes", f->bytes, "All-reduce message size per pair, in bytes")
-      ->check(at_least(4))
+      ->check(whole_number<int64_t>(4))
       ->capture_default_str();
   check->add_option("--iters", f->iters, "Timed all-reduces per pair")
-      ->check(at_least(1))
+      ->check(whole_number<int>(1))
       ->capture_default_str();
   check->add_option("--warmup", f->warmup, "Untimed all-reduces per pair first")
-      ->check(at_least(0))
+      ->check(whole_number<int>(0))
       ->capture_default_str();
   check
       ->add_option(
           "--links", f->links,
           "btl_tcp_links: TCP connections per pair of ranks, 1..4 (Open MPI 4.1 hangs above "
           "4: docs/SUITES.md, known problems)")
-      ->check(CLI::Range(1, 4))
+      ->check(whole_number<int>(1, 4))
       ->capture_default_str();
   check->add_option("--timeout", f->timeout_s, "Seconds each job may take before it is killed")
       ->check(kPositive)

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/commands.h"
+#include "cli/validators.h"
 #include "base/check.h"
 #include "base/json_reader.h"
 #include "kernels/storage.h"
@@ -88,7 +89,7 @@ void add_fuse_command(CLI::App& app) {
   cmd->add_option("--shards", f->shards,
                   "Split the weights into this many safetensors files (at most one per tensor); "
                   "default: the base's files, each tensor in the file the base has it in")
-      ->check(CLI::PositiveNumber);
+      ->check(whole_number<int>(1));
   cmd->callback([f] { run(*f); });
 }
 

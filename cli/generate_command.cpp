@@ -183,7 +183,7 @@ void add_generate_command(CLI::App& app) {
                   fmt::format("Most tokens to generate (fewer at end-of-text); default {}, or "
                               "the positions the prompt leaves in the model's context",
                               kDefaultMaxTokens))
-      ->check(kPositive);
+      ->check(whole_number<int>(1));
   cmd->add_option("--temp", f->temp, "Sampling temperature; 0 is greedy (deterministic)")
       ->capture_default_str()
       ->check(kNonNegative)
@@ -193,7 +193,9 @@ void add_generate_command(CLI::App& app) {
                   "whose probability reaches this (1 keeps all)")
       ->capture_default_str()
       ->check(number_that("in (0, 1]", "(0,1]", [](double p) { return p > 0 && p <= 1; }));
-  cmd->add_option("--seed", f->seed, "Seed of the sampler")->capture_default_str();
+  cmd->add_option("--seed", f->seed, "Seed of the sampler")
+      ->capture_default_str()
+      ->check(whole_number<uint64_t>());
   cmd->add_option("--tokenizer", f->tokenizer,
                   "Tokenizer the model was trained with: byte, or gpt2:DIR")
       ->capture_default_str();

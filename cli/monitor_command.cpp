@@ -84,10 +84,12 @@ void add_monitor_command(CLI::App& app) {
                   "taken for the monitor's");
   sub->add_option("--pid", flags->pid,
                   "Attach to this running process and its descendants instead of starting a "
-                  "command; stops when it exits (exit code 0: a non-child's status is unknown)");
+                  "command; stops when it exits (exit code 0: a non-child's status is unknown)")
+      ->check(whole_number<int>(1));
   sub->add_option("--interval", flags->interval_ms,
                   "Milliseconds between polls of the process tree")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositive);
   sub->add_option("--csv", flags->csv,
                   "Write every sample (time_s, pid, ppid, role, rank, rss_bytes, pss_bytes, "
                   "command) to this CSV file at the end (written atomically)");
@@ -103,7 +105,8 @@ void add_monitor_command(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "live", "plain", "none"}));
   sub->add_option("--plain-every", flags->plain_every_s,
                   "Seconds between progress lines in plain display")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(kPositive);
   sub->add_flag("--no-pss", flags->no_pss,
                 "Do not read PSS (/proc/PID/smaps_rollup): cheaper polls for very large "
                 "processes; PSS columns show -");

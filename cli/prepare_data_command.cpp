@@ -24,21 +24,25 @@ void add_prepare_data_command(CLI::App& app) {
   cmd->add_option("--max-seq-length", options->max_seq_length,
                   "Drop examples with more tokens than this, counting the chat template and the "
                   "final end-of-text; 0 keeps all")
-      ->default_val(0);
+      ->default_val(0)
+      ->check(whole_number<int64_t>(0));
   cmd->add_option("--tokenizer", *tokenizer_spec, "Tokenizer that counts tokens: byte or gpt2:PATH")
       ->default_val("byte");
   cmd->add_option("--valid-fraction", options->valid_fraction,
                   "Fraction of kept examples written to valid.jsonl, in [0, 1)")
-      ->default_val(0.2);
+      ->default_val(0.2)
+      ->check(
+          number_that("at least 0 and below 1", "[0,1)", [](double x) { return x >= 0 && x < 1; }));
   cmd->add_option("--seed", options->seed, "Seed of the shuffle before the split")
-      ->default_val(1234);
+      ->default_val(1234)
+      ->check(whole_number<uint64_t>());
   cmd->add_option("--text-field", options->text_field,
                   "Field of text records (records without messages or instruction)")
       ->default_val("text");
   cmd->add_option("--max-record-bytes", options->max_record_bytes,
                   "A longer input line is an error")
       ->default_val(training::kDefaultMaxRecordBytes)
-      ->check(at_least(1));
+      ->check(whole_number<int64_t>(1));
   cmd->callback([options, tokenizer_spec] {
     const auto tokenizer = training::make_tokenizer(*tokenizer_spec);
     const training::PrepareResult r = training::prepare_data(*options, *tokenizer);

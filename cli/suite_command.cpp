@@ -136,15 +136,17 @@ void add_suite_command(CLI::App& app) {
       ->allow_extra_args(false);
   run->add_option("--repeat", f->o.repeat,
                   "Run every case K times (overrides the suite's repetitions)")
-      ->check(at_least(1));
+      ->check(whole_number<int>(1));
   run->add_option("--order-seed", f->o.order_seed,
                   "With several repetitions the suite runs in rounds, every case once per round, "
                   "each round after the first in a shuffled order (drift of the machine then "
                   "spreads over every case); this seeds the shuffle (default: a random seed, "
-                  "recorded with the suite)");
+                  "recorded with the suite)")
+      ->check(whole_number<uint64_t>());
   run->add_option("--filter", f->o.filter, "Run only the cases whose name contains SUBSTR");
   auto* timeout = run->add_option("--timeout", f->timeout_s,
-                                  "Per-case timeout in seconds (overrides the suite's timeout_s)");
+                                  "Per-case timeout in seconds (overrides the suite's timeout_s)")
+                      ->check(kPositive);
   run->add_flag("!--no-limits", f->o.measure_limits,
                 "Do not measure the machine's limits (sgemm GFLOP/s at the cases' shapes, memcpy "
                 "GB/s, all-reduce peak busbw; a few seconds) before the first case: the report "

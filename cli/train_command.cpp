@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <variant>
 
 #include "cli/commands.h"
@@ -40,14 +41,18 @@ struct TrainFlags {
   std::map<std::string_view, CLI::Option*> added;
 };
 
-const CLI::Validator* validator(training::Check c) {
-  switch (c) {
-    case training::Check::kPositive: return &kPositive;
-    case training::Check::kNonNegative: return &kNonNegative;
-    case training::Check::kFinite: return &kFinite;
-    case training::Check::kNone: break;
+// The check of a number flag of type T, from its row: a whole number of T
+// (at least 1, at least 0 or any), or a floating-point one (positive,
+// non-negative or any finite number).
+template <typename T>
+CLI::Validator number_check(training::Check c) {
+  const bool positive = c == training::Check::kPositive;
+  const bool non_negative = c == training::Check::kNonNegative;
+  if constexpr (std::is_integral_v<T>) {
+    return positive ? whole_number<T>(1) : non_negative ? whole_number<T>(0) : whole_number<T>();
+  } else {
+    return positive ? kPositive : non_negative ? kNonNegative : kFinite;
   }
-  return nullptr;
 }
 
 // One row of the option table as a flag of `cmd`.
@@ -63,10 +68,16 @@ CLI::Option* add_row(CLI::App* cmd, const training::TrainOption& row, TrainFlags
                        return row.negates ? cmd->add_flag(flag, f.negated[row.flag], row.help)
                                           : cmd->add_flag(flag, ref(f.o), row.help);
                      },
-                     [&](auto ref) { return cmd->add_option(flag, ref(f.o), row.help); },
+                     [&](auto ref) {
+                       auto& value = ref(f.o);
+                       using T = std::remove_reference_t<decltype(value)>;
+                       CLI::Option* added = cmd->add_option(flag, value, row.help);
+                       if constexpr (std::is_arithmetic_v<T>)
+                         added->check(number_check<T>(row.check));
+                       return added;
+                     },
                  },
                  row.ref);
-  if (const CLI::Validator* v = validator(row.check)) opt->check(*v);
   // Defaults worth showing: not an empty path, nor 0 for "the preset's".
   const std::string shown = training::option_text(row, f.o);
   const bool is_switch = std::holds_alternative<training::Ref<bool>>(row.ref);

@@ -7,7 +7,11 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "results/records.h"
 #include "tests/run_command.h"
@@ -32,7 +36,7 @@ Result run(const std::string& args) {
 
 TEST(CliTest, BadSuiteFlagsExitTwoAndNameTheFlag) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"suite run smoke --dry-run --timeout 0", "--timeout must be positive, got 0"},
+           {"suite run smoke --dry-run --timeout 0", "--timeout: must be a positive number, got 0"},
            {"suite run smoke --dry-run --repeat 0", "--repeat"},
        }) {
     const Result r = run(args);
@@ -43,8 +47,8 @@ TEST(CliTest, BadSuiteFlagsExitTwoAndNameTheFlag) {
 
 TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
   for (const auto& [args, needle] : std::vector<std::pair<std::string, std::string>>{
-           {"train --batch 0", "--batch: must be a positive number, got 0"},
-           {"train --block -4", "--block: must be a positive number"},
+           {"train --batch 0", "--batch: must be at least 1, got 0"},
+           {"train --block -4", "--block: must be at least 1, got -4"},
            {"train --lr 0", "--lr: must be a positive number"},
            {"train --lr inf", "--lr: must be a positive number, got inf"},
            {"train --weight-decay -5", "--weight-decay: must be a non-negative number"},
@@ -75,6 +79,79 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
     const Result r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
+// The command paths under `path` ("" for the program), from --help: each
+// subcommand's name, then its own subcommands.
+std::vector<std::string> command_paths(const std::string& path) {
+  std::vector<std::string> out;
+  std::istringstream help(run(path + " --help").output);
+  bool listing = false;
+  for (std::string line; std::getline(help, line);) {
+    if (line == "Subcommands:") {
+      listing = true;
+    } else if (listing && line.size() > 2 && line.rfind("  ", 0) == 0 && line[2] != ' ') {
+      const std::string sub =
+          (path.empty() ? "" : path + " ") + line.substr(2, line.find(' ', 2) - 2);
+      out.push_back(sub);
+      for (const std::string& deeper : command_paths(sub)) out.push_back(deeper);
+    } else if (listing && line.empty()) {
+      listing = false;
+    }
+  }
+  return out;
+}
+
+// Issue 36 row 8: every number flag of every command, found from --help (a
+// flag added later is checked too), says what is wrong with a value that
+// cannot be one in words, one way: "FLAG: must be ..., got VALUE", not
+// CLI11's own ("Could not convert", "Value 0 not in range 0.000000 to 1797..."
+// in 309 digits), nor taking -1 for 18446744073709551615. Each value goes with
+// --help, which prints the help instead of running the command if it passes.
+TEST(CliTest, EveryNumberFlagSaysABadValueInWords) {
+  const std::regex number_flag(R"(^\s+(?:-\w,)?(--[a-z0-9-]+) (INT|UINT|FLOAT)\b)");
+  int flags = 0;
+  for (const std::string& path : command_paths("")) {
+    std::istringstream help(run(path + " --help").output);
+    for (std::string line; std::getline(help, line);) {
+      std::smatch m;
+      if (!std::regex_search(line, m, number_flag)) continue;
+      ++flags;
+      const std::string flag = m[1], type = m[2];
+      std::vector<std::string> bad = {"abc", "inf"};
+      if (type != "FLOAT") bad = {"abc", "1.5", "99999999999999999999"};
+      if (type == "UINT") bad.push_back("-1");
+      for (const std::string& value : bad) {
+        const std::string args = path + " " + flag + " " + value + " --help";
+        const Result r = run(args);
+        EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+        const std::string said = r.output.substr(0, r.output.find('\n'));
+        EXPECT_EQ(said.rfind(flag + ": must be ", 0), 0u) << args << "\n" << said;
+        EXPECT_TRUE(said.ends_with(", got " + value) && said.size() < 100) << args << "\n" << said;
+      }
+    }
+  }
+  EXPECT_GT(flags, 40);
+}
+
+// Row 8's flags: a flag's bounds in words ("--shards: must be at least 1").
+TEST(CliTest, BoundsAreSaidInWords) {
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"fuse --model b --adapters a --out o --shards 0",
+            "--shards: must be at least 1, got 0"},
+           {"fuse --model b --adapters a --out o --shards -1",
+            "--shards: must be at least 1, got -1"},
+           {"fuse --model b --adapters a --out o --shards abc",
+            "--shards: must be a whole number, got abc"},
+           {"cluster check --hostfile /dev/null --links 9", "--links: must be from 1 to 4, got 9"},
+           {"suite run smoke --dry-run --order-seed -5",
+            "--order-seed: must be at least 0, got -5"},
+           {"train --seed -1", "--seed: must be at least 0, got -1"},
+       }) {
+    const Result r = run(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.substr(0, r.output.find('\n')), said) << args << "\n" << r.output;
   }
 }
 
