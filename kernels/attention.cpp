@@ -67,68 +67,63 @@ TileGemm tile_gemm(int Tn, int hd) {
   return {backend_for_one_thread(typical, kTileMinFlops) == GemmBackend::kOneDnn};
 }
 
-// Row t's softmax over keys [0, t] of kmax (the rest zeroed): in place,
-// its log-sum-exp to *lse; with lse_in, exp(row - lse_in) as forward made
-// it. float runs the dispatched vector code unless simd is false (the
-// reference, kernels/simd.h).
-template <typename T>
-void causal_softmax_row(T* row, int t, int kmax, const T* lse_in, T* lse, bool simd) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (simd && lse_in != nullptr) return internal::exp_row(row, t + 1, kmax, *lse_in);
-    if (simd) {
-      *lse = internal::softmax_row(row, t + 1, kmax);
-      return;
-    }
-  }
-  if (lse_in != nullptr) {
-    const T m = *lse_in;
-#pragma omp simd
-    for (int j = 0; j <= t; ++j) row[j] = internal::fast_exp(row[j] - m);
-  } else {
-    T mx = row[0];
-    for (int j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
-    T sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int j = 0; j <= t; ++j) {
-      row[j] = internal::fast_exp(row[j] - mx);
-      sum += row[j];
-    }
-    const T inv = T(1) / sum;
-#pragma omp simd
-    for (int j = 0; j <= t; ++j) row[j] *= inv;
-    *lse = mx + std::log(sum);
-  }
-  for (int j = t + 1; j < kmax; ++j) row[j] = 0;
-}
-
-// ds = p (ds - sum(ds p)) scale over keys [0, t] (the rest zeroed).
-template <typename T>
-void causal_softmax_backward_row(T* ds, const T* p, int t, int kmax, T scale, bool simd) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (simd) return internal::softmax_backward_row(ds, p, t + 1, kmax, scale);
-  }
-  T dot = 0;
-#pragma omp simd reduction(+ : dot)
-  for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
-#pragma omp simd
-  for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
-  for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
-}
-
 // One tile's causal scores P[R, kmax] (row stride kmax) for query rows
 // r0..r0+R-1 against keys 0..kmax-1 (kmax = r0 + R): S = scale q k^T, then
-// in each row t the keys j <= t. With `lse` null, P = softmax(S) and the
-// rows' log-sum-exp go to lse_out; else P = exp(S - lse) as forward made it.
+// in each row t the keys j <= t (the rest zeroed). With `lse` null, P =
+// softmax(S) and the rows' log-sum-exp go to lse_out; else P = exp(S - lse)
+// as forward made it. float runs the dispatched vector code unless simd is
+// false (the reference, kernels/simd.h).
 template <typename T>
 void causal_tile_scores(const TileGemm& gemm, T* P, const T* qt, const T* k, int ld_qkv, int r0,
                         int R, int hd, T scale, const T* lse, T* lse_out, bool simd) {
   const int kmax = r0 + R;
   gemm(false, true, R, kmax, hd, scale, qt, ld_qkv, k, ld_qkv, T(0), P, kmax);
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd && lse != nullptr) return internal::exp_tile(P, lse, r0, R, kmax);
+    if (simd) return internal::softmax_tile(P, lse_out, r0, R, kmax);
+  }
   for (int i = 0; i < R; ++i) {
     const int t = r0 + i;
-    const bool again = lse != nullptr;
-    causal_softmax_row(P + static_cast<int64_t>(i) * kmax, t, kmax, again ? lse + t : nullptr,
-                       again ? nullptr : lse_out + t, simd);
+    T* row = P + static_cast<int64_t>(i) * kmax;
+    if (lse != nullptr) {
+      const T m = lse[t];
+#pragma omp simd
+      for (int j = 0; j <= t; ++j) row[j] = internal::fast_exp(row[j] - m);
+    } else {
+      T mx = row[0];
+      for (int j = 1; j <= t; ++j) mx = row[j] > mx ? row[j] : mx;
+      T sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int j = 0; j <= t; ++j) {
+        row[j] = internal::fast_exp(row[j] - mx);
+        sum += row[j];
+      }
+      const T inv = T(1) / sum;
+#pragma omp simd
+      for (int j = 0; j <= t; ++j) row[j] *= inv;
+      lse_out[t] = mx + std::log(sum);
+    }
+    for (int j = t + 1; j < kmax; ++j) row[j] = 0;
+  }
+}
+
+// dS = P (dS - rowsum(dS P)) scale over each row's keys [0, t] (the rest
+// zeroed), as causal_tile_scores.
+template <typename T>
+void causal_tile_dsoftmax(T* dS, const T* P, int r0, int R, int kmax, T scale, bool simd) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (simd) return internal::softmax_backward_tile(dS, P, r0, R, kmax, scale);
+  }
+  for (int i = 0; i < R; ++i) {
+    const int t = r0 + i;
+    const T* p = P + static_cast<int64_t>(i) * kmax;
+    T* ds = dS + static_cast<int64_t>(i) * kmax;
+    T dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int j = 0; j <= t; ++j) dot += ds[j] * p[j];
+#pragma omp simd
+    for (int j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - dot) * scale;
+    for (int j = t + 1; j < kmax; ++j) ds[j] = 0;
   }
 }
 
@@ -198,10 +193,7 @@ void attention_backward(T* dq, T* dk, T* dv, T* workspace, const T* dout, const 
                            static_cast<T*>(nullptr), simd);
         gemm(true, false, kmax, hd, R, T(1), P, kmax, dO, C, T(1), dv + kv_off, ld_qkv);
         gemm(false, true, R, kmax, hd, T(1), dO, C, v + kv_off, ld_qkv, T(0), dS, kmax);
-        for (int i = 0; i < R; ++i) {
-          const int64_t at = static_cast<int64_t>(i) * kmax;
-          causal_softmax_backward_row(dS + at, P + at, r0 + i, kmax, scale, simd);
-        }
+        causal_tile_dsoftmax(dS, P, r0, R, kmax, scale, simd);
         gemm(false, false, R, hd, kmax, T(1), dS, kmax, k + kv_off, ld_qkv, T(1), dq + q_off,
              ld_qkv);
         gemm(true, false, kmax, hd, R, T(1), dS, kmax, q + q_off, ld_qkv, T(1), dk + kv_off,

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/parallel.h"
 #include "kernels/simd_kernels.h"
 
 namespace trainscope::kernels {
@@ -27,21 +28,21 @@ template <typename T>
 void rotate(T* x, const T* cos_table, const T* sin_table, int B, int Tn, int NH, int hd, int ld,
             T sign) {
   const int half = hd / 2;
-  // float: the dispatched vector code, a token's heads a call, unless the
-  // reference is asked for (kernels/simd_kernels.h).
-  const bool simd = std::is_same_v<T, float> && internal::simd_enabled();
+  // float: the dispatched vector code, each thread's tokens in one call,
+  // unless the reference is asked for (kernels/simd_kernels.h).
+  if constexpr (std::is_same_v<T, float>) {
+    if (internal::simd_enabled()) {
+      return internal::parallel_ranges(int64_t{B} * Tn, [&](int64_t t0, int64_t t1) {
+        internal::rope_rows(x, cos_table, sin_table, t0, t1, Tn, NH, hd, ld, sign);
+      });
+    }
+  }
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; ++b) {
     for (int t = 0; t < Tn; ++t) {
       const T* cs = cos_table + t * half;
       const T* sn = sin_table + t * half;
       T* row = x + (static_cast<int64_t>(b) * Tn + t) * ld;
-      if constexpr (std::is_same_v<T, float>) {
-        if (simd) {
-          internal::rope_row(row, cs, sn, NH, hd, sign);
-          continue;
-        }
-      }
       for (int h = 0; h < NH; ++h) {
         T* v = row + h * hd;
 #pragma omp simd

@@ -129,27 +129,44 @@ void ScaleRowToBf16(uint16_t* HWY_RESTRICT out, const float* HWY_RESTRICT row, i
   ForLanes(n, [&](auto d, int64_t i) HWY_ATTR { ScaleToBf16Vec(d, out + i, row + i, k); });
 }
 
-float SoftmaxRow(float* HWY_RESTRICT row, int len, int kmax) {
-  const float mx = RowMax(row, len);
-  const float sum = ExpSum(row, len, mx);
-  ScaleRow(row, len, 1.0f / sum);
-  std::fill(row + len, row + kmax, 0.0f);
-  return mx + std::log(sum);
+// A tile of attention's scores P [R, kmax]: row i is query t = r0 + i, keys
+// [0, t] its own, the rest set to 0.
+void SoftmaxTile(float* HWY_RESTRICT P, float* HWY_RESTRICT lse, int r0, int R, int kmax) {
+  for (int i = 0; i < R; ++i) {
+    float* row = P + static_cast<int64_t>(i) * kmax;
+    const int len = r0 + i + 1;
+    const float mx = RowMax(row, len);
+    const float sum = ExpSum(row, len, mx);
+    const float inv = 1.0f / sum;
+    ForLanes(len, [&](auto d, int64_t j) HWY_ATTR { ScaleVec(d, row + j, inv); });
+    std::fill(row + len, row + kmax, 0.0f);
+    lse[r0 + i] = mx + std::log(sum);
+  }
 }
 
-void ExpRow(float* HWY_RESTRICT row, int len, int kmax, float lse) {
-  ForLanes(len, [&](auto d, int64_t i) HWY_ATTR { ExpVec(d, row + i, lse); });
-  std::fill(row + len, row + kmax, 0.0f);
+void ExpTile(float* HWY_RESTRICT P, const float* HWY_RESTRICT lse, int r0, int R, int kmax) {
+  for (int i = 0; i < R; ++i) {
+    float* row = P + static_cast<int64_t>(i) * kmax;
+    const int len = r0 + i + 1;
+    const float m = lse[r0 + i];
+    ForLanes(len, [&](auto d, int64_t j) HWY_ATTR { ExpVec(d, row + j, m); });
+    std::fill(row + len, row + kmax, 0.0f);
+  }
 }
 
-void SoftmaxBackwardRow(float* HWY_RESTRICT ds, const float* HWY_RESTRICT p, int len, int kmax,
-                        float scale) {
-  const float* in[2] = {ds, p};
-  const float dot = SumOf(in, len, [](const hn::Vec<Df>* v, hn::Vec<Df> acc) HWY_ATTR {
-    return hn::MulAdd(v[0], v[1], acc);
-  });
-  ForLanes(len, [&](auto d, int64_t i) HWY_ATTR { DsoftmaxVec(d, ds + i, p + i, dot, scale); });
-  std::fill(ds + len, ds + kmax, 0.0f);
+void SoftmaxBackwardTile(float* HWY_RESTRICT dS, const float* HWY_RESTRICT P, int r0, int R,
+                         int kmax, float scale) {
+  const auto term = [](const hn::Vec<Df>* v, hn::Vec<Df> acc)
+                        HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); };
+  for (int i = 0; i < R; ++i) {
+    float* ds = dS + static_cast<int64_t>(i) * kmax;
+    const float* p = P + static_cast<int64_t>(i) * kmax;
+    const int len = r0 + i + 1;
+    const float* in[2] = {ds, p};
+    const float dot = SumOf(in, len, term);
+    ForLanes(len, [&](auto d, int64_t j) HWY_ATTR { DsoftmaxVec(d, ds + j, p + j, dot, scale); });
+    std::fill(ds + len, ds + kmax, 0.0f);
+  }
 }
 
 void SwigluForwardRows(float* HWY_RESTRICT out, const float* HWY_RESTRICT gu, int64_t rows, int F) {
@@ -190,9 +207,9 @@ namespace trainscope::kernels {
 HWY_EXPORT(XentExpRow);
 HWY_EXPORT(ScaleRow);
 HWY_EXPORT(ScaleRowToBf16);
-HWY_EXPORT(SoftmaxRow);
-HWY_EXPORT(ExpRow);
-HWY_EXPORT(SoftmaxBackwardRow);
+HWY_EXPORT(SoftmaxTile);
+HWY_EXPORT(ExpTile);
+HWY_EXPORT(SoftmaxBackwardTile);
 HWY_EXPORT(SwigluForwardRows);
 HWY_EXPORT(SwigluBackwardRows);
 
@@ -205,14 +222,14 @@ void scale_row(float* row, int64_t n, float k) { HWY_DYNAMIC_DISPATCH(ScaleRow)(
 void scale_row_to_bf16(uint16_t* out, const float* row, int64_t n, float k) {
   HWY_DYNAMIC_DISPATCH(ScaleRowToBf16)(out, row, n, k);
 }
-float softmax_row(float* row, int len, int kmax) {
-  return HWY_DYNAMIC_DISPATCH(SoftmaxRow)(row, len, kmax);
+void softmax_tile(float* P, float* lse, int r0, int R, int kmax) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxTile)(P, lse, r0, R, kmax);
 }
-void exp_row(float* row, int len, int kmax, float lse) {
-  HWY_DYNAMIC_DISPATCH(ExpRow)(row, len, kmax, lse);
+void exp_tile(float* P, const float* lse, int r0, int R, int kmax) {
+  HWY_DYNAMIC_DISPATCH(ExpTile)(P, lse, r0, R, kmax);
 }
-void softmax_backward_row(float* ds, const float* p, int len, int kmax, float scale) {
-  HWY_DYNAMIC_DISPATCH(SoftmaxBackwardRow)(ds, p, len, kmax, scale);
+void softmax_backward_tile(float* dS, const float* P, int r0, int R, int kmax, float scale) {
+  HWY_DYNAMIC_DISPATCH(SoftmaxBackwardTile)(dS, P, r0, R, kmax, scale);
 }
 void swiglu_forward_rows(float* out, const float* gu, int64_t rows, int F) {
   HWY_DYNAMIC_DISPATCH(SwigluForwardRows)(out, gu, rows, F);

@@ -18,10 +18,13 @@ namespace trainscope::kernels::HWY_NAMESPACE {
 
 using V = hn::Vec<Df>;
 
-float RmsnormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x, const float* HWY_RESTRICT w,
-                 int C, float eps) {
+namespace {
+
+// One row: y = w x r, returns r = (mean(x^2) + eps)^-1/2. Rows are
+// contiguous: the next row's x is fetched ahead.
+HWY_INLINE float NormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x,
+                         const float* HWY_RESTRICT w, int C, float eps) {
   const float* in[2] = {x, x};
-  // Rows are contiguous in every caller: the next row's x is fetched ahead.
   const auto square = [](const V* v, V acc) HWY_ATTR { return hn::MulAdd(v[0], v[1], acc); };
   const float ss = SumOf(in, C, square, C);
   const float r = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
@@ -32,55 +35,88 @@ float RmsnormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x, const float
   return r;
 }
 
-float AddRmsnormRow(float* HWY_RESTRICT x, float* HWY_RESTRICT y, const float* HWY_RESTRICT add,
-                    const float* HWY_RESTRICT w, int C, float eps) {
-  ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
-    Prefetch(x + C + c);  // the next row's
-    Prefetch(add + C + c);
-    hn::StoreU(hn::Add(hn::LoadU(d, x + c), hn::LoadU(d, add + c)), d, x + c);
-  });
-  return RmsnormRow(y, x, w, C, eps);
+}  // namespace
+
+void RmsnormRows(float* HWY_RESTRICT y, float* HWY_RESTRICT rstd, const float* HWY_RESTRICT x,
+                 const float* HWY_RESTRICT w, int64_t rows, int C, float eps) {
+  for (int64_t n = 0; n < rows; ++n) rstd[n] = NormRow(y + n * C, x + n * C, w, C, eps);
+}
+
+void AddRmsnormRows(float* HWY_RESTRICT x, float* HWY_RESTRICT y, float* HWY_RESTRICT rstd,
+                    const float* HWY_RESTRICT add, const float* HWY_RESTRICT w, int64_t rows, int C,
+                    float eps) {
+  for (int64_t n = 0; n < rows; ++n) {
+    float* xn = x + n * C;
+    const float* an = add + n * C;
+    ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+      Prefetch(xn + C + c);  // the next row's
+      Prefetch(an + C + c);
+      hn::StoreU(hn::Add(hn::LoadU(d, xn + c), hn::LoadU(d, an + c)), d, xn + c);
+    });
+    rstd[n] = NormRow(y + n * C, xn, w, C, eps);
+  }
 }
 
 // dx += r w dy - k x with k = r^3 / C sum(w dy x)
-void RmsnormBackwardRow(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
-                        const float* HWY_RESTRICT x, const float* HWY_RESTRICT w, float r, int C) {
-  const float* in[3] = {w, dy, x};
+void RmsnormBackwardRows(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
+                         const float* HWY_RESTRICT x, const float* HWY_RESTRICT w,
+                         const float* HWY_RESTRICT rstd, int64_t rows, int C) {
   const auto term = [](const V* v, V acc)
                         HWY_ATTR { return hn::MulAdd(hn::Mul(v[0], v[1]), v[2], acc); };
-  const float dot = SumOf(in, C, term, C);  // the next row's dy and x fetched ahead
-  const float k = r * r * r * dot / static_cast<float>(C);
-  ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
-    const auto rwdy = hn::Mul(hn::Mul(hn::Set(d, r), hn::LoadU(d, w + c)), hn::LoadU(d, dy + c));
-    Prefetch(dx + C + c);
-    const auto step = hn::NegMulAdd(hn::Set(d, k), hn::LoadU(d, x + c), rwdy);
-    hn::StoreU(hn::Add(hn::LoadU(d, dx + c), step), d, dx + c);
-  });
+  for (int64_t n = 0; n < rows; ++n) {
+    const float *dyn = dy + n * C, *xn = x + n * C;
+    float* dxn = dx + n * C;
+    const float r = rstd[n];
+    const float* in[3] = {w, dyn, xn};
+    const float dot = SumOf(in, C, term, C);  // the next row's dy and x fetched ahead
+    const float k = r * r * r * dot / static_cast<float>(C);
+    ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+      const auto rwdy = hn::Mul(hn::Mul(hn::Set(d, r), hn::LoadU(d, w + c)), hn::LoadU(d, dyn + c));
+      Prefetch(dxn + C + c);
+      const auto step = hn::NegMulAdd(hn::Set(d, k), hn::LoadU(d, xn + c), rwdy);
+      hn::StoreU(hn::Add(hn::LoadU(d, dxn + c), step), d, dxn + c);
+    });
+  }
 }
 
+// dw[c] += dy[c] x[c] r, row by row, over n columns of rows of stride C.
 void RmsnormDweight(float* HWY_RESTRICT dw, const float* HWY_RESTRICT dy,
-                    const float* HWY_RESTRICT x, float r, int64_t n) {
-  ForLanes(n, [&](auto d, int64_t c) HWY_ATTR {
-    const auto dyx = hn::Mul(hn::LoadU(d, dy + c), hn::LoadU(d, x + c));
-    hn::StoreU(hn::MulAdd(dyx, hn::Set(d, r), hn::LoadU(d, dw + c)), d, dw + c);
-  });
+                    const float* HWY_RESTRICT x, const float* HWY_RESTRICT rstd, int64_t rows,
+                    int C, int64_t n) {
+  for (int64_t row = 0; row < rows; ++row) {
+    const float *dyn = dy + row * C, *xn = x + row * C;
+    const float r = rstd[row];
+    ForLanes(n, [&](auto d, int64_t c) HWY_ATTR {
+      Prefetch(dyn + C + c);  // the next row's
+      Prefetch(xn + C + c);
+      const auto dyx = hn::Mul(hn::LoadU(d, dyn + c), hn::LoadU(d, xn + c));
+      hn::StoreU(hn::MulAdd(dyx, hn::Set(d, r), hn::LoadU(d, dw + c)), d, dw + c);
+    });
+  }
 }
 
-// (x1, x2) <- (x1 cos - x2 s, x2 cos + x1 s), s = sign sin; a token's cos and
-// sin loaded once for all its heads.
-void RopeRow(float* HWY_RESTRICT row, const float* HWY_RESTRICT cos_t,
-             const float* HWY_RESTRICT sin_t, int NH, int hd, float sign) {
+// (x1, x2) <- (x1 cos - x2 s, x2 cos + x1 s), s = sign sin, for tokens [t0,
+// t1) of rows of stride ld, token t at position t % Tn; a token's cos and sin
+// loaded once for all its heads.
+void RopeRows(float* HWY_RESTRICT x, const float* HWY_RESTRICT cos_table,
+              const float* HWY_RESTRICT sin_table, int64_t t0, int64_t t1, int Tn, int NH, int hd,
+              int ld, float sign) {
   const int half = hd / 2;
-  ForLanes(half, [&](auto d, int64_t i) HWY_ATTR {
-    const auto c = hn::LoadU(d, cos_t + i);
-    const auto s = hn::Mul(hn::Set(d, sign), hn::LoadU(d, sin_t + i));
-    for (int h = 0; h < NH; ++h) {
-      float* v = row + h * hd + i;
-      const auto x1 = hn::LoadU(d, v), x2 = hn::LoadU(d, v + half);
-      hn::StoreU(hn::NegMulAdd(x2, s, hn::Mul(x1, c)), d, v);
-      hn::StoreU(hn::MulAdd(x1, s, hn::Mul(x2, c)), d, v + half);
-    }
-  });
+  for (int64_t t = t0; t < t1; ++t) {
+    float* row = x + t * ld;
+    const float* cs = cos_table + (t % Tn) * half;
+    const float* sn = sin_table + (t % Tn) * half;
+    ForLanes(half, [&](auto d, int64_t i) HWY_ATTR {
+      const auto c = hn::LoadU(d, cs + i);
+      const auto s = hn::Mul(hn::Set(d, sign), hn::LoadU(d, sn + i));
+      for (int h = 0; h < NH; ++h) {
+        float* v = row + h * hd + i;
+        const auto x1 = hn::LoadU(d, v), x2 = hn::LoadU(d, v + half);
+        hn::StoreU(hn::NegMulAdd(x2, s, hn::Mul(x1, c)), d, v);
+        hn::StoreU(hn::MulAdd(x1, s, hn::Mul(x2, c)), d, v + half);
+      }
+    });
+  }
 }
 
 // PyTorch's AdamW order (kernels/adamw.cpp): g = grad * scale; m, v moved;
@@ -129,32 +165,36 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace trainscope::kernels {
 
-HWY_EXPORT(RmsnormRow);
-HWY_EXPORT(AddRmsnormRow);
-HWY_EXPORT(RmsnormBackwardRow);
+HWY_EXPORT(RmsnormRows);
+HWY_EXPORT(AddRmsnormRows);
+HWY_EXPORT(RmsnormBackwardRows);
 HWY_EXPORT(RmsnormDweight);
-HWY_EXPORT(RopeRow);
+HWY_EXPORT(RopeRows);
 HWY_EXPORT(Adamw);
 HWY_EXPORT(SumSquares);
 HWY_EXPORT(ToBf16Row);
 
 namespace internal {
 
-float rmsnorm_row(float* y, const float* x, const float* w, int C, float eps) {
-  return HWY_DYNAMIC_DISPATCH(RmsnormRow)(y, x, w, C, eps);
+void rmsnorm_rows(float* y, float* rstd, const float* x, const float* w, int64_t rows, int C,
+                  float eps) {
+  HWY_DYNAMIC_DISPATCH(RmsnormRows)(y, rstd, x, w, rows, C, eps);
 }
-float add_rmsnorm_row(float* x, float* y, const float* add, const float* w, int C, float eps) {
-  return HWY_DYNAMIC_DISPATCH(AddRmsnormRow)(x, y, add, w, C, eps);
+void add_rmsnorm_rows(float* x, float* y, float* rstd, const float* add, const float* w,
+                      int64_t rows, int C, float eps) {
+  HWY_DYNAMIC_DISPATCH(AddRmsnormRows)(x, y, rstd, add, w, rows, C, eps);
 }
-void rmsnorm_backward_row(float* dx, const float* dy, const float* x, const float* w, float r,
-                          int C) {
-  HWY_DYNAMIC_DISPATCH(RmsnormBackwardRow)(dx, dy, x, w, r, C);
+void rmsnorm_backward_rows(float* dx, const float* dy, const float* x, const float* w,
+                           const float* rstd, int64_t rows, int C) {
+  HWY_DYNAMIC_DISPATCH(RmsnormBackwardRows)(dx, dy, x, w, rstd, rows, C);
 }
-void rmsnorm_dweight(float* dw, const float* dy, const float* x, float r, int64_t n) {
-  HWY_DYNAMIC_DISPATCH(RmsnormDweight)(dw, dy, x, r, n);
+void rmsnorm_dweight(float* dw, const float* dy, const float* x, const float* rstd, int64_t rows,
+                     int C, int64_t n) {
+  HWY_DYNAMIC_DISPATCH(RmsnormDweight)(dw, dy, x, rstd, rows, C, n);
 }
-void rope_row(float* row, const float* cos_t, const float* sin_t, int NH, int hd, float sign) {
-  HWY_DYNAMIC_DISPATCH(RopeRow)(row, cos_t, sin_t, NH, hd, sign);
+void rope_rows(float* x, const float* cos_table, const float* sin_table, int64_t t0, int64_t t1,
+               int Tn, int NH, int hd, int ld, float sign) {
+  HWY_DYNAMIC_DISPATCH(RopeRows)(x, cos_table, sin_table, t0, t1, Tn, NH, hd, ld, sign);
 }
 void adamw(float* p, const float* g, float* m, float* v, int64_t n, const AdamwStep& s) {
   HWY_DYNAMIC_DISPATCH(Adamw)(p, g, m, v, n, s);
