@@ -59,20 +59,6 @@ std::string prompt_text(const GenerateFlags& f) {
   return text + training::chat_header("assistant");
 }
 
-// The first tensor holding a NaN or an infinity, with how many of its
-// values are; "" when every weight is finite.
-std::string first_non_finite_weight(const training::ParamLayout& layout,
-                                    std::span<const float> params) {
-  for (const training::TensorSpec& t : layout.tensors()) {
-    const auto values =
-        params.subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.numel));
-    const auto bad =
-        std::count_if(values.begin(), values.end(), [](float v) { return !std::isfinite(v); });
-    if (bad > 0) return fmt::format("'{}' ({} of {} values)", t.name, bad, t.numel);
-  }
-  return "";
-}
-
 // Error (the work failed) unless the logits after step `step` (1-based: the
 // step-th token fed) are finite: sampling from them would print garbage.
 void check_logits(std::span<const float> logits, int step, std::size_t prompt_tokens,
@@ -83,7 +69,7 @@ void check_logits(std::span<const float> logits, int step, std::size_t prompt_to
       static_cast<std::size_t>(step) <= prompt_tokens
           ? fmt::format("prompt token {} of {}", step, prompt_tokens)
           : fmt::format("generated token {}", static_cast<std::size_t>(step) - prompt_tokens);
-  const std::string weight = first_non_finite_weight(layout, params);
+  const std::string weight = training::first_non_finite_tensor(layout, params);
   throw Error(
       fmt::format("non-finite logits ({}) at step {} ({}): {}", nan ? "NaN" : "inf", step, token,
                   weight.empty() ? "every weight is finite, the activations overflowed"

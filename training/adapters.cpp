@@ -130,6 +130,12 @@ LoadedAdapters load_adapters(const fs::path& path, const ModelConfig& model) {
                             model.name),
                 e.exit_code());
   }
+  // Merged, a NaN would spread through the base weight it adapts, and be
+  // blamed on it.
+  if (const std::string bad = first_non_finite_tensor(layout, a.weights.span()); !bad.empty()) {
+    throw Error(fmt::format("--adapters {}: {} holds NaN or infinite values: {}", a.dir.string(),
+                            kAdapterWeightsFile, bad));
+  }
   return a;
 }
 

@@ -35,7 +35,7 @@ struct LoadedAdapters {
 // `path` is an adapter folder, or a checkpoint directory of a LoRA run (its
 // latest step). Error (bad input) naming the file and what is wrong: no
 // adapter files, a config PEFT would not apply here, tensors whose names or
-// shapes belong to another base model.
+// shapes belong to another base model, a tensor holding NaN or infinity.
 LoadedAdapters load_adapters(const std::filesystem::path& path, const ModelConfig& model);
 
 // params (the base model's arena) += scale * B @ A for every adapter: the

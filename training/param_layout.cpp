@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 namespace trainscope::training {
 
 int64_t TensorTable::add(std::string name, std::vector<int64_t> shape) {
@@ -41,6 +44,17 @@ int TensorTable::find(const std::string& name) const {
     if (tensors_[i].name == name) return static_cast<int>(i);
   }
   return -1;
+}
+
+std::string first_non_finite_tensor(const TensorTable& table, std::span<const float> values) {
+  for (const TensorSpec& t : table.tensors()) {
+    const auto mine =
+        values.subspan(static_cast<std::size_t>(t.offset), static_cast<std::size_t>(t.numel));
+    const auto bad =
+        std::count_if(mine.begin(), mine.end(), [](float v) { return !std::isfinite(v); });
+    if (bad > 0) return fmt::format("'{}' ({} of {} values)", t.name, bad, t.numel);
+  }
+  return "";
 }
 
 }  // namespace trainscope::training

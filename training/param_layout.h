@@ -14,6 +14,7 @@
 #define TRAINSCOPE_TRAINING_PARAM_LAYOUT_H_
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ class TensorTable {
   std::vector<TensorSpec> tensors_;
   int64_t total_ = 0;
 };
+
+// The first tensor of `table` holding a NaN or an infinity in `values` (its
+// arena), with how many of its values do: "'NAME' (N of M values)"; "" when
+// every value is finite. For errors that name the culprit tensor.
+std::string first_non_finite_tensor(const TensorTable& table, std::span<const float> values);
 
 class ParamLayout : public TensorTable {
  public:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <utility>
@@ -35,15 +36,22 @@ using testing::shell_quote;
   EXPECT_NE(std::string(haystack).find(needle), std::string::npos) << (haystack)
 
 // A Hugging Face base of `config` with zero weights at dir/base, and PEFT
-// adapters for it (q and v, rank 8) at dir/adapters.
+// adapters for it (q and v, rank 8) at dir/adapters, zero too but for one
+// NaN in the adapter tensor named `nan_in`, if any.
 void write_base_and_adapters(const fs::path& dir, const training::ModelConfig& config,
-                             const training::HfSaveOptions& save = {}) {
+                             const training::HfSaveOptions& save = {},
+                             const std::string& nan_in = "") {
   const training::ParamLayout layout(config);
   kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
   training::save_hf_checkpoint(dir / "base", config, layout, params.span(), save);
   const training::LoraConfig lora;
-  kernels::Buffer<float> adapters(training::LoraLayout(config, lora).total(),
-                                  kernels::MemoryCategory::kParameters);
+  const training::LoraLayout lora_layout(config, lora);
+  kernels::Buffer<float> adapters(lora_layout.total(), kernels::MemoryCategory::kParameters);
+  if (!nan_in.empty()) {
+    const int i = lora_layout.find(nan_in);
+    ASSERT_GE(i, 0) << nan_in;
+    adapters.data()[lora_layout.tensors()[static_cast<std::size_t>(i)].offset + 3] = std::nanf("");
+  }
   fs::create_directories(dir / "adapters");
   training::write_adapter_files(dir / "adapters", config, lora, adapters.span(),
                                 (dir / "base").string());
@@ -123,6 +131,28 @@ TEST(FuseCommandTest, MoreShardsThanTensorsIsBadInput) {
   EXPECT_EQ(entries_starting(dir.path(), ".fz"), std::vector<std::string>{});
   EXPECT_FALSE(fs::exists(dir / "fz"));
   EXPECT_EQ(run_trainscope(fuse_args(dir.path(), " --shards 21")).exit_code, 0);
+}
+
+// Issue 36 rows 9 and 10: a NaN in an adapter is named as that adapter
+// tensor, by fuse (which wrote NaN weights silently) and by generate (which
+// blamed the base's q_proj.weight, which is finite), before anything runs or
+// is written.
+TEST(FuseCommandTest, ANanInAnAdapterIsBadInputNamingTheAdapter) {
+  testing::TempDir dir("fuse");
+  const std::string tensor = "base_model.model.model.layers.1.self_attn.v_proj.lora_B.weight";
+  write_base_and_adapters(dir.path(), training::model_preset("tiny"), {}, tensor);
+  const std::string said = "'" + tensor + "' (1 of ";
+  const auto fused = run_trainscope(fuse_args(dir.path()));
+  EXPECT_EQ(fused.exit_code, 2) << fused.output;
+  EXPECT_CONTAINS(fused.output, said);
+  EXPECT_FALSE(fs::exists(dir / "fz"));
+  EXPECT_EQ(entries_starting(dir.path(), ".fz"), std::vector<std::string>{});
+  const auto generated =
+      run_trainscope("generate --model " + shell_quote((dir / "base").string()) + " --adapters " +
+                     shell_quote((dir / "adapters").string()) + " --prompt Hello --max-tokens 2");
+  EXPECT_EQ(generated.exit_code, 2) << generated.output;
+  EXPECT_CONTAINS(generated.output, said);
+  EXPECT_EQ(generated.output.find("q_proj.weight"), std::string::npos) << generated.output;
 }
 
 // The tensors of a checkpoint directory: name -> (file, dtype).
