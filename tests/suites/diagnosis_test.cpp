@@ -30,6 +30,7 @@
 #include "report/suite_data.h"
 #include "results/records.h"
 #include "suites/runner.h"
+#include "tests/local_mpirun.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::suites {
@@ -242,37 +243,13 @@ json whole_trace(const fs::path& path, int rank) {
 
 TEST_F(DiagnosisTest, AJobKilledMidRunLeavesAWholeTraceOfEveryRank) {
   SpawnOptions spawn;
-  spawn.argv = {"mpirun",
-                "-np",
-                "2",
-                "--oversubscribe",
-                "--bind-to",
-                "none",
-                "--mca",
-                "btl",
-                "self,vader,tcp",
-                "--mca",
-                "btl_tcp_if_include",
-                "lo",
-                "--mca",
-                "oob_tcp_if_include",
-                "lo",
-                kTrainscope,
-                "train",
-                "--model",
-                "tiny",
-                "--steps",
-                "1000000",
-                "--threads",
-                "1",
-                "--mode",
-                "sharded",
-                "--quiet",
-                "--trace",
-                (dir_ / "t.json").string(),
-                "--status-dir",
-                (dir_ / "status").string()};
-  spawn.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"};
+  spawn.argv = testing::local_mpirun(2);
+  spawn.argv.insert(
+      spawn.argv.end(),
+      {"--mca", "btl", "self,vader,tcp", kTrainscope, "train", "--model", "tiny", "--steps",
+       "1000000", "--threads", "1", "--mode", "sharded", "--quiet", "--trace",
+       (dir_ / "t.json").string(), "--status-dir", (dir_ / "status").string()});
+  spawn.env = testing::kMpirunAsRoot;
   spawn.stdin_file = "/dev/null";
   spawn.stdout_file = dir_ / "stdout";
   spawn.stderr_file = dir_ / "stderr";

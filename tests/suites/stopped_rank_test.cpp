@@ -23,6 +23,7 @@
 #include "base/atomic_file.h"
 #include "base/process.h"
 #include "suites/runner.h"
+#include "tests/local_mpirun.h"
 #include "tests/scoped_env.h"
 #include "tests/temp_dir.h"
 
@@ -85,39 +86,15 @@ class StoppedRankTest : public ::testing::Test {
   // The 2-rank training job, in its own process group, TMPDIR tmp_.
   ChildProcess start_job(std::vector<std::string> train_args, const std::string& stop_at_start) {
     SpawnOptions spawn;
-    spawn.argv = {"mpirun",
-                  "-np",
-                  "2",
-                  "--oversubscribe",
-                  "--bind-to",
-                  "none",
-                  "--mca",
-                  "btl_tcp_if_include",
-                  "lo",
-                  "--mca",
-                  "oob_tcp_if_include",
-                  "lo",
-                  wrapper_,
-                  "train",
-                  "--model",
-                  "tiny",
-                  "--mode",
-                  "sharded",
-                  "--steps",
-                  "1000000",
-                  "--threads",
-                  "1",
-                  "--log-every",
-                  "1",
-                  "--stall-action",
-                  "abort",
-                  "--stall-timeout",
-                  fmt::format("{}", kStallTimeout),
-                  "--stall-grace",
-                  "0.5"};
+    spawn.argv = testing::local_mpirun(2);
+    spawn.argv.insert(spawn.argv.end(), {wrapper_, "train", "--model", "tiny", "--mode", "sharded",
+                                         "--steps", "1000000", "--threads", "1", "--log-every", "1",
+                                         "--stall-action", "abort", "--stall-timeout",
+                                         fmt::format("{}", kStallTimeout), "--stall-grace", "0.5"});
     spawn.argv.insert(spawn.argv.end(), train_args.begin(), train_args.end());
-    spawn.env = {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-                 "TMPDIR=" + tmp_.string(), "STOP_AT_START=" + stop_at_start};
+    spawn.env = testing::kMpirunAsRoot;
+    spawn.env.insert(spawn.env.end(),
+                     {"TMPDIR=" + tmp_.string(), "STOP_AT_START=" + stop_at_start});
     spawn.stdin_file = "/dev/null";
     spawn.stdout_file = dir_ / "stdout";
     spawn.stderr_file = dir_ / "stderr";
@@ -135,6 +112,21 @@ class StoppedRankTest : public ::testing::Test {
 
   // Nothing of the job left: no segment of its job id in /dev/shm, nothing in
   // its TMPDIR (Open MPI's session directory, trainscope's status files).
+  // The job ended by rank 0's watchdog within twice the stall timeout of
+  // `since`, exit 3, naming rank 1 as not arrived ("rank 1 (" + `how`); its
+  // stderr.
+  std::string expect_ended_naming_rank1(ChildProcess& job, Clock::time_point since,
+                                        const std::string& how) {
+    const std::optional<int> code = end_of(job, 30);
+    const std::string err = stderr_text();
+    EXPECT_TRUE(code.has_value()) << "still running 30 s on\n" << err;
+    EXPECT_LT(seconds_after(since), 2 * kStallTimeout);
+    EXPECT_EQ(code, std::optional<int>(kExitStalled)) << err;
+    EXPECT_NE(err.find("trainscope: rank 0 ("), std::string::npos) << err;
+    EXPECT_NE(err.find("; not arrived: rank 1 (" + how), std::string::npos) << err;
+    return err;
+  }
+
   // What was left is removed: a failing test leaves nothing either.
   void expect_nothing_left(const RankNote& note) {
     ASSERT_FALSE(note.job_hex.empty());
@@ -170,14 +162,7 @@ TEST_F(StoppedRankTest, ARankStoppedMidRunIsNamedWithNoFlag) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_EQ(::kill(rank1.pid, SIGSTOP), 0);
-  const auto stopped = Clock::now();
-  const std::optional<int> code = end_of(job, 30);
-  ASSERT_TRUE(code.has_value()) << "still running 30 s after rank 1 stopped\n" << stderr_text();
-  EXPECT_LT(seconds_after(stopped), 2 * kStallTimeout);
-  EXPECT_EQ(*code, kExitStalled) << stderr_text();
-  const std::string err = stderr_text();
-  EXPECT_NE(err.find("trainscope: rank 0 ("), std::string::npos) << err;
-  EXPECT_NE(err.find("; not arrived: rank 1 ("), std::string::npos) << err;
+  const std::string err = expect_ended_naming_rank1(job, Clock::now(), "");
   // Rank 1, continued by mpirun to be ended, does not claim a stall of its own.
   EXPECT_EQ(err.find("trainscope: rank 1 ("), std::string::npos) << err;
   expect_nothing_left(rank1);
@@ -188,14 +173,8 @@ TEST_F(StoppedRankTest, ARankStoppedMidRunIsNamedWithNoFlag) {
 TEST_F(StoppedRankTest, ARankStoppedAtStartUpIsNamedWithinTwiceTheTimeout) {
   const auto start = Clock::now();
   ChildProcess job = start_job({"--status-dir", dir_.file("status")}, "1");
-  const std::optional<int> code = end_of(job, 30);
-  ASSERT_TRUE(code.has_value()) << "still running after 30 s\n" << stderr_text();
-  EXPECT_LT(seconds_after(start), 2 * kStallTimeout);
-  EXPECT_EQ(*code, kExitStalled) << stderr_text();
-  const std::string err = stderr_text();
-  EXPECT_NE(err.find("trainscope: rank 0 ("), std::string::npos) << err;
+  const std::string err = expect_ended_naming_rank1(job, start, "no status file here)");
   EXPECT_NE(err.find("waits in MPI_Init at stage start"), std::string::npos) << err;
-  EXPECT_NE(err.find("; not arrived: rank 1 (no status file here)"), std::string::npos) << err;
   expect_nothing_left(rank_note(1));
 }
 
