@@ -227,20 +227,20 @@ TEST(StallWatchdogTest, AFailingStatusWriterIsSaidOnce) {
 // Issue 36: a rank stopped (SIGSTOP) while it waited, then continued (mpirun
 // does that when it ends a job a stall-abort ended), must not call the time
 // it was stopped a stall of its own: its watchdog did not run meanwhile. In a
-// forked process, stopped for 1.5 s in a wait that ends 0.1 s after it is
+// forked process, stopped for 2.5 s in a wait that ends 0.1 s after it is
 // continued; a stall line or the abort (exit kExitStalled) would be wrong.
 TEST(StallWatchdogTest, TimeTheProcessWasStoppedIsNotAStall) {
   using Clock = std::chrono::steady_clock;
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    StallWatchdogOptions o = options(stderr, 0.5);
-    o.abort_after_s = 1.0;
+    StallWatchdogOptions o = options(stderr, 1.0);
+    o.abort_after_s = 1.5;
     StallWatchdog watchdog(o);
     {
       auto wait = watchdog.wait("all_reduce");
       // Until the clock jumps: the parent stopped and continued this process.
-      for (auto last = Clock::now(); Clock::now() - last < milliseconds(1000);) {
+      for (auto last = Clock::now(); Clock::now() - last < milliseconds(1500);) {
         last = Clock::now();
         std::this_thread::sleep_for(milliseconds(10));
       }
@@ -250,7 +250,7 @@ TEST(StallWatchdogTest, TimeTheProcessWasStoppedIsNotAStall) {
   }
   std::this_thread::sleep_for(milliseconds(200));
   ASSERT_EQ(::kill(child, SIGSTOP), 0);
-  std::this_thread::sleep_for(milliseconds(1500));
+  std::this_thread::sleep_for(milliseconds(2500));
   ASSERT_EQ(::kill(child, SIGCONT), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(child, &status, 0), child);

@@ -34,7 +34,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 const std::string kRankProgram = TRAINSCOPE_BINARY_DIR "/trainscope";
-constexpr double kStallTimeout = 4;  // --stall-timeout; the grace after it is 0.5 s
+constexpr double kStallTimeout = 5;  // --stall-timeout; the grace after it is 0.5 s
 
 double seconds_after(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
