@@ -19,6 +19,7 @@
 #include "base/check.h"
 #include "base/atomic_file.h"
 #include "profiler/supervise.h"
+#include "report/build_comparisons.h"
 #include "report/gnuplot.h"
 #include "report/history.h"
 #include "report/report.h"
@@ -49,7 +50,8 @@ void add_report_command(CLI::App& app) {
       "links, busbw vs message size, Amdahl fit) as inline SVG; the page needs no network.\n"
       "Without gnuplot (set TRAINSCOPE_GNUPLOT to choose the program) the page has tables\n"
       "only. When the database holds suites of more than one git revision, both formats end\n"
-      "with their history (see `trainscope history`).");
+      "with their history (see `trainscope history`). Comparisons of two builds (`trainscope\n"
+      "compare`, `trainscope work`) come first, one table each.");
   sub->add_option("--db", flags->db, "Results database to read")->required()->check(kDbFile);
   sub->add_option("--suite", flags->suite, "Suite to report: latest, all, or a suite id")
       ->capture_default_str();
@@ -63,18 +65,25 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::IsMember({"html", "md"}));
   sub->callback([flags] {
     auto db = results::ResultsDb::open_for_reading(flags->db);
+    const std::vector<report::Table> builds = report::build_comparison_tables(db);
+    // A work lane's database holds comparisons and no suite: those alone.
+    const bool comparisons_only = !builds.empty() && db.list_suites().empty();
     // Results across commits: every suite of the database (each loaded once),
     // the reported ones taken from them.
     std::vector<report::SuiteData> all;
-    for (int64_t id : report::resolve_suites(db, "all")) all.push_back(report::load_suite(db, id));
+    if (!comparisons_only) {
+      for (int64_t id : report::resolve_suites(db, "all")) all.push_back(report::load_suite(db, id));
+    }
     std::vector<report::SuiteData> suites;
-    for (int64_t id : report::resolve_suites(db, flags->suite)) {
+    for (int64_t id : comparisons_only ? std::vector<int64_t>{}
+                                       : report::resolve_suites(db, flags->suite)) {
       const auto it = std::find_if(all.begin(), all.end(),
                                    [id](const report::SuiteData& s) { return s.suite.id == id; });
       suites.push_back(it != all.end() ? *it : report::load_suite(db, id));
     }
     const bool history = report::revision_count(all) > 1;
     if (flags->format == "md") {
+      for (const auto& t : builds) std::fputs(report::to_markdown(t).c_str(), stdout);
       std::fputs(report::render_markdown(suites).c_str(), stdout);
       if (history) std::fputs(report::history_markdown(report::build_history(all)).c_str(), stdout);
       return;
@@ -90,6 +99,12 @@ void add_report_command(CLI::App& app) {
     }
     for (const auto& note : html.notes)
       std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
+    if (!builds.empty()) {
+      std::string section = "<section class=\"suite\" id=\"builds\">\n<h2>Comparisons of two builds</h2>\n";
+      for (const auto& t : builds) section += report::to_html(t);
+      const size_t after_title = html.html.find("</p>\n", html.html.find("<h1>")) + 5;
+      html.html.insert(after_title, section + "</section>\n");
+    }
     if (history) {
       const std::string section =
           report::history_html(report::build_history(all), report::find_gnuplot());

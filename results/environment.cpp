@@ -106,23 +106,36 @@ json capture_environment(const std::string& command_line) {
   env["mca"] = std::move(mca);
   env["command_line"] = command_line;
   if (const double slowdown = planted_slowdown_pct(); slowdown > 0) {
-    env["test_hooks"] = json{{kSlowdownVariable, slowdown}};
+    env["test_hooks"][kSlowdownVariable] = slowdown;
   }
+  if (const double work = planted_work_pct(); work > 0) env["test_hooks"][kPlantWorkVariable] = work;
   return env;
 }
 
-double planted_slowdown_pct() {
-  const char* text = std::getenv(kSlowdownVariable);
+namespace {
+
+// A test hook's percentage: 0 when unset or empty, else a number in [0, 1000].
+double test_hook_pct(const char* variable, const char* meaning) {
+  const char* text = std::getenv(variable);
   if (!text || !*text) return 0;
   const std::string_view value(text);
   double pct = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), pct);
   if (ec != std::errc() || end != value.data() + value.size() || !(pct >= 0 && pct <= 1000)) {
-    throw Error(fmt::format("{}={}: expected a percentage from 0 to 1000 (the slowdown every "
-                            "rank plants in its compute each step)",
-                            kSlowdownVariable, quoted_for_terminal(value)));
+    throw Error(fmt::format("{}={}: expected a percentage from 0 to 1000 ({})", variable,
+                            quoted_for_terminal(value), meaning));
   }
   return pct;
+}
+
+}  // namespace
+
+double planted_slowdown_pct() {
+  return test_hook_pct(kSlowdownVariable, "the slowdown every rank plants in its compute each step");
+}
+
+double planted_work_pct() {
+  return test_hook_pct(kPlantWorkVariable, "the work every rank adds to its optimizer step");
 }
 
 json host_facts(const json& environment) {

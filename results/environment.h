@@ -38,6 +38,15 @@ nlohmann::json host_facts(const nlohmann::json& environment);
 inline constexpr const char* kSlowdownVariable = "TRAINSCOPE_SLOWDOWN";
 double planted_slowdown_pct();
 
+// The test hook TRAINSCOPE_PLANT_WORK=PCT: the optimizer phase does PCT
+// percent more work (AdamW and the gradient norm over PCT% of the
+// parameters again, into scratch: training/run/step.cpp), a planted work
+// regression whose detection measures the work lane's power (suites/
+// work_lane.h). Recorded under "test_hooks" as the slowdown is; the same
+// errors.
+inline constexpr const char* kPlantWorkVariable = "TRAINSCOPE_PLANT_WORK";
+double planted_work_pct();
+
 }  // namespace trainscope::results
 
 #endif  // TRAINSCOPE_RESULTS_ENVIRONMENT_H_

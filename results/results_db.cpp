@@ -13,6 +13,7 @@
 #include "profiler/proc_fs.h"
 #include "results/schema.h"
 #include "results/sql_fields.h"
+#include "results/sql_statements.h"
 #include "results/sqlite.h"
 
 namespace trainscope::results {
@@ -37,31 +38,6 @@ namespace {
 
 using profiler::Phase;
 using profiler::ProcessSample;
-
-// "a, b, c" and "?1, ?2, ?3" for `columns`, numbered from `first`.
-std::string names_of(const std::vector<ColumnDef>& columns) {
-  std::vector<std::string> names;
-  for (const auto& c : columns) names.push_back(c.name);
-  return fmt::format("{}", fmt::join(names, ", "));
-}
-std::string placeholders(size_t count, int first = 1) {
-  std::vector<std::string> p;
-  for (size_t i = 0; i < count; ++i) p.push_back(fmt::format("?{}", first + static_cast<int>(i)));
-  return fmt::format("{}", fmt::join(p, ", "));
-}
-
-// INSERT INTO table (keys..., the record's columns...) VALUES (?1, ...).
-std::string insert_sql(std::string_view table, std::vector<ColumnDef> columns,
-                       const std::vector<ColumnDef>& record) {
-  columns.insert(columns.end(), record.begin(), record.end());
-  return fmt::format("INSERT INTO {} ({}) VALUES ({})", table, names_of(columns),
-                     placeholders(columns.size()));
-}
-std::vector<ColumnDef> keys(std::initializer_list<const char*> names) {
-  std::vector<ColumnDef> out;
-  for (const char* n : names) out.push_back({n, ""});
-  return out;
-}
 
 const Scope kSeconds{.suffix = "_s"};
 

@@ -51,6 +51,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/comparison_records.h"
 #include "results/db_records.h"
 #include "results/machine_limits.h"
 #include "results/records.h"
@@ -121,6 +122,16 @@ class ResultsDb {
   // no suite (`trainscope doctor --db`); one transaction.
   void add_machine_limits(std::optional<int64_t> suite_id, std::span<const MachineLimit> limits);
 
+  // Comparisons of two builds (results/comparison_records.h), written as
+  // they go: begun (started_at stamped, verdict ""), a pair committed as
+  // soon as both its runs are, and finished with each case's verdict and the
+  // overall one in one transaction (comparison_store.cpp).
+  int64_t begin_comparison(const ComparisonInfo& info);
+  void add_comparison_pair(int64_t comparison_id, const ComparisonPair& pair);
+  void add_work_counts(int64_t comparison_id, std::span<const WorkCount> counts);
+  void finish_comparison(int64_t comparison_id, std::string_view verdict,
+                         std::span<const ComparisonCase> cases);
+
   // ---- Reader ----
 
   // While a Snapshot lives, every read method sees the database as of the
@@ -157,6 +168,13 @@ class ResultsDb {
   // The limits measured with suite `suite_id`, or with std::nullopt those of
   // no suite, latest first; none in a database made before they were stored.
   std::vector<MachineLimit> machine_limits(std::optional<int64_t> suite_id);
+  // Comparisons, latest first; none in a database made before they were
+  // stored. A pair's, case's or count's rows in the order they were written.
+  std::vector<ComparisonRow> list_comparisons();
+  std::optional<ComparisonRow> comparison(int64_t comparison_id);
+  std::vector<ComparisonPair> comparison_pairs(int64_t comparison_id);
+  std::vector<ComparisonCase> comparison_cases(int64_t comparison_id);
+  std::vector<WorkCount> work_counts(int64_t comparison_id);
   // The run's summary as ingested, rebuilt from the tables; std::nullopt if
   // the run has none.
   std::optional<RunSummary> run_summary(int64_t run_id);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "results/comparison_records.h"
 #include "results/machine_limits.h"
 #include "results/records.h"
 #include "results/db_records.h"
@@ -87,6 +88,23 @@ std::vector<TableSpec> make_tables() {
        {},
        false,
        {"CREATE INDEX machine_limits_suite_id ON machine_limits(suite_id)"}},
+      // Comparisons of two builds (results/comparison_records.h).
+      {"comparisons", concat({{id_column()}, columns_of<ComparisonInfo>()}), {}, false, {}},
+      {"comparison_pairs",
+       concat({{parent_column("comparison_id", "comparisons")}, columns_of<ComparisonPair>()}),
+       {"PRIMARY KEY (comparison_id, case_name, pair)"},
+       false,
+       {}},
+      {"comparison_cases",
+       concat({{parent_column("comparison_id", "comparisons")}, columns_of<ComparisonCase>()}),
+       {"PRIMARY KEY (comparison_id, case_name)"},
+       false,
+       {}},
+      {"work_counts",
+       concat({{parent_column("comparison_id", "comparisons")}, columns_of<WorkCount>()}),
+       {"PRIMARY KEY (comparison_id, side, repeat, case_name, rank, phase)"},
+       false,
+       {}},
   };
 }
 

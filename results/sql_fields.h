@@ -70,7 +70,7 @@ struct SqlCodec<T> {
     out.push_back({scope.column(name, s), nullable ? "INTEGER" : "INTEGER NOT NULL"});
   }
   static void bind(sqlite::Statement& st, int& index, const T& v, const Storage& s) {
-    if (s.minus_one_is_null && v == -1) {
+    if (s.minus_one_is_null && static_cast<int64_t>(v) == -1) {
       st.bind_null(index++);
     } else {
       st.bind(index++, static_cast<int64_t>(v));

@@ -23,6 +23,7 @@
 #include "results/results_db.h"
 #include "suites/case_hosts.h"
 #include "suites/case_job.h"
+#include "suites/case_runner.h"
 #include "suites/limit_probes.h"
 
 #ifndef TRAINSCOPE_GIT_REVISION
@@ -58,92 +59,6 @@ std::string bucket_label(std::optional<double> bucket_mb) {
   return *bucket_mb <= 0 ? std::string("whole") : fmt::format("{}", *bucket_mb);
 }
 
-// The case as the database records it before its job starts.
-results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int repetition,
-                                 const CaseHosts& where) {
-  results::RunCase rc;
-  rc.case_name = c.name;
-  rc.config = c.to_json();
-  const bool train = c.kind == CaseKind::kTrain;
-  rc.mode = train ? std::string(training::to_string(c.train.data.data_mode)) : "allreduce";
-  rc.reduction = train ? std::string(comm::reduce_strategy_name(c.train.reduce)) : "";
-  if (train && c.is_set(*training::find_suite_option("bucket_mb")))
-    rc.bucket_mb = c.train.bucket_mb;
-  rc.world_size = c.ranks;
-  rc.threads = c.train.threads;
-  rc.transport = plan.transport;
-  rc.links = case_links(c);
-  rc.launcher_command = shell_join(plan.argv);
-  rc.repetition = repetition;
-  rc.host_count = c.hosts;
-  rc.cores_per_host = c.cores_per_host;
-  rc.link = where.link;
-  rc.link_gbps = where.link_gbps;
-  rc.link_latency_us = where.link_latency_us;
-  return rc;
-}
-
-// ---- plan: everything that can be wrong with the input, before any write ----
-
-struct SuitePlan {
-  PlanContext ctx;
-  std::vector<const SuiteCase*> cases;  // those --filter selects, skipped ones included
-  int repetitions = 1;
-  double timeout_s = 0;  // per case unless the case says otherwise
-};
-
-SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options) {
-  if (options.repeat < 0)
-    throw Error(fmt::format("--repeat must be positive, got {}", options.repeat));
-  if (options.timeout_s && !(*options.timeout_s > 0))
-    throw Error(fmt::format("--timeout must be positive, got {}", *options.timeout_s));
-  results::planted_slowdown_pct();  // a bad TRAINSCOPE_SLOWDOWN, before the database is made
-  SuitePlan plan;
-  PlanContext& ctx = plan.ctx;
-  ctx.trainscope_binary = options.trainscope_binary.empty() ? fs::read_symlink("/proc/self/exe")
-                                                            : options.trainscope_binary;
-  ctx.as_root = geteuid() == 0;
-  ctx.extra_mpirun_args = options.extra_mpirun_args;
-  ctx.tcp_interface = options.tcp_interface;
-  ctx.slots = cores_available();
-  ctx.mpirun = options.mpirun;
-  std::vector<HostEntry> hosts;
-  if (!options.hostfile.empty()) {
-    ctx.hostfile = fs::absolute(options.hostfile);
-    hosts = load_hostfile(options.hostfile);
-    ctx.slots = 0;
-    for (const auto& h : hosts) ctx.slots += h.slots;
-  }
-  plan.repetitions = options.repeat > 0 ? options.repeat : suite.repetitions;
-  plan.timeout_s = options.timeout_s.value_or(suite.timeout_s);
-  for (const auto& c : suite.cases) {
-    if (c.name.find(options.filter) != std::string::npos) plan.cases.push_back(&c);
-  }
-  if (plan.cases.empty()) {
-    throw Error(
-        fmt::format("--filter '{}' matches no case of suite '{}'", options.filter, suite.name));
-  }
-  // Each case's own interface must reach the hosts (lo reaches only this one).
-  if (!ctx.hostfile.empty()) {
-    for (const SuiteCase* c : plan.cases) {
-      if (c->skip_reason.empty()) {
-        check_hosts_reachable(hosts, case_interface(suite, *c, ctx), options.hostfile);
-      }
-    }
-  }
-  const bool mpirun = std::any_of(plan.cases.begin(), plan.cases.end(), [&](const SuiteCase* c) {
-    return c->skip_reason.empty() && needs_mpirun(*c, ctx);
-  });
-  // A dry run shows the plan even where mpirun is missing.
-  if (mpirun && !options.dry_run) ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
-  if (mpirun && options.dry_run) {
-    try {
-      ctx.mpirun = resolve_executable(options.mpirun, "--mpirun");
-    } catch (const Error&) {}
-  }
-  return plan;
-}
-
 SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, CaseHostProvider& hosts,
                           std::FILE* out) {
   std::fprintf(out, "# suite %s: %zu case(s) x %d repetition(s), timeout %gs (dry run)\n",
@@ -173,17 +88,6 @@ SuiteResult print_dry_run(const Suite& suite, const SuitePlan& plan, CaseHostPro
   return result;
 }
 
-// Where the cases' files go: rank 0 writes each case's summary on its host.
-// On one machine that is this one; with a hostfile it is the first host,
-// which shares the results database's folder more often than our /tmp.
-fs::path work_root(const SuitePlan& plan, const RunnerOptions& options) {
-  return plan.ctx.hostfile.empty() ? fs::path() : fs::absolute(options.db_path).parent_path();
-}
-
-fs::path case_file(const ScopedTempDir& dir, int index, std::string_view extension) {
-  return dir.path() / fmt::format("case-{}.{}", index, extension);
-}
-
 // ---- launch and record every case, printing as it goes ----
 
 std::vector<std::string> case_names(const SuitePlan& plan) {
@@ -199,8 +103,7 @@ class SuiteRun {
         options_(options),
         plan_(plan),
         db_(results::ResultsDb::open_for_writing(options.db_path)),
-        work_dir_("trainscope-suite", work_root(plan, options)),
-        hosts_(plan.ctx, options.cluster, work_dir_.path(), options.progress) {}
+        cases_(suite, options, plan, db_, signals_) {}
 
   SuiteResult run() {
     begin();
@@ -224,9 +127,7 @@ class SuiteRun {
   void begin();
   void measure_limits();
   RunOutcome run_case(const SuiteCase& c, int rep);
-  CaseHosts case_hosts(const SuiteCase& c, std::string* error);
   void print_progress(const SuiteCase& c, int rep);
-  void record(RunOutcome& out, const JobOutcome& job, Ingested in, const fs::path& stderr_path);
   void print_row(const RunOutcome& out);
   void finish();
 
@@ -236,9 +137,8 @@ class SuiteRun {
   const int name_width_ = result_name_width(case_names(plan_), plan_.repetitions);
   const uint64_t order_seed_ = options_.order_seed.value_or(std::random_device{}());
   results::ResultsDb db_;
-  ScopedTempDir work_dir_;
-  CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
   SignalGuard signals_{SignalPolicy::kRecordInterrupt};
+  CaseRunner cases_;  // after db_ and signals_, which it uses
   SuiteResult result_;
   Clock::time_point start_ = Clock::now();
   int index_ = 0;
@@ -280,7 +180,7 @@ void SuiteRun::measure_limits() {
   std::fprintf(options_.progress, "measuring the machine's limits (--no-limits skips this)\n");
   std::fflush(options_.progress);
   const auto limits =
-      measure_suite_limits(suite_, plan_.cases, plan_.ctx, work_dir_.path(), options_.progress);
+      measure_suite_limits(suite_, plan_.cases, plan_.ctx, cases_.work_dir(), options_.progress);
   db_.add_machine_limits(result_.suite_id, limits);
   for (const auto& l : limits) {
     std::fprintf(options_.progress, "  %s: %.2f %s\n", results::describe_key(l).c_str(), l.value,
@@ -300,85 +200,18 @@ void SuiteRun::print_progress(const SuiteCase& c, int rep) {
   std::fflush(options_.progress);
 }
 
-// Where `c` runs (a cluster brought up for it, its link measured). A cluster
-// that cannot be brought up fails this case only: `error` says why.
-CaseHosts SuiteRun::case_hosts(const SuiteCase& c, std::string* error) {
-  if (!c.skip_reason.empty()) return hosts_.plan_only(c);
-  try {
-    return hosts_.prepare(suite_, c);
-  } catch (const Error& e) {
-    *error = e.what();
-    return hosts_.plan_only(c);
-  }
-}
-
 RunOutcome SuiteRun::run_case(const SuiteCase& c, int rep) {
   ++index_;
   print_progress(c, rep);
-  const fs::path output =
-      case_file(work_dir_, index_, c.kind == CaseKind::kTrain ? "json" : "jsonl");
-  std::string hosts_error;
-  const CaseHosts where = case_hosts(c, &hosts_error);
-  const LaunchPlan plan = plan_case(suite_, c, where.ctx, output);
-  RunOutcome out;
-  out.row.suite_id = result_.suite_id;
-  out.row.run_case = run_case_record(c, plan, rep, where);
-  if (const std::string& skip = c.skip_reason.empty() ? where.skip_reason : c.skip_reason;
-      !skip.empty()) {
-    out.row.id = db_.mark_skipped(result_.suite_id, out.row.run_case, skip);
-    out.row.status = results::RunStatus::kSkipped;
-    out.row.error = skip;
-    std::fprintf(options_.progress, "  skipped: %s\n", skip.c_str());
-    return out;
-  }
-  out.row.id = db_.begin_run(result_.suite_id, out.row.run_case);
-  if (!hosts_error.empty()) {  // recorded failed; the suite goes on
-    out.row.status = results::RunStatus::kFailed;
-    out.row.exit_code = kExitFailure;
-    out.row.error = "its hosts could not be made ready: " + hosts_error;
-    db_.finish_run(out.row.id, out.row.status, kExitFailure, out.row.error, nullptr);
-    return out;
-  }
-  const double timeout_s = options_.timeout_s.value_or(c.timeout_s.value_or(plan_.timeout_s));
-  const fs::path stderr_path = case_file(work_dir_, index_, "stderr");
   const auto start = Clock::now();
-  const JobOutcome job = run_job(plan, case_file(work_dir_, index_, "stdout"), stderr_path,
-                                 timeout_s, options_.poll_interval_s, signals_);
-  out.seconds = seconds_since(start);
-  db_.add_poller_samples(out.row.id, job.samples);
-  record(out, job, ingest(c, job, output, stderr_path, timeout_s), stderr_path);
-  if (job.run.interrupted) {
+  RunOutcome out = cases_.run(c, rep, result_.suite_id);
+  if (out.interrupted) {
     result_.interrupted = true;
-  } else {
+  } else if (out.row.status != results::RunStatus::kSkipped) {
     ++measured_;
     measured_seconds_ += seconds_since(start);
   }
   return out;
-}
-
-// The run's final state, in one finish_run transaction with its summary.
-void SuiteRun::record(RunOutcome& out, const JobOutcome& job, Ingested in,
-                      const fs::path& stderr_path) {
-  out.figures = results::run_figures(in.summary ? &*in.summary : nullptr, in.rows);
-  // Each rank's own high-water mark beats the poller for short runs that end
-  // between two polls; their sum bounds the job's simultaneous peak.
-  out.peak_rss_bytes = out.figures.ranks_vm_hwm > 0 ? out.figures.ranks_vm_hwm : job.peak_rss_bytes;
-  if (out.figures.wrong_elements > 0 && in.problem.empty()) {
-    in.problem = fmt::format("{} wrong element(s) in the all-reduce verification",
-                             out.figures.wrong_elements);
-  }
-  if (!in.rows.empty()) db_.add_allreduce_rows(out.row.id, in.rows);
-  out.row.status = in.problem.empty() ? results::RunStatus::kOk : results::RunStatus::kFailed;
-  out.row.exit_code = job.run.exit_code;
-  if (!in.problem.empty()) {
-    out.row.error = in.problem;
-    if (!in.last_seen.empty()) out.row.error += "; the ranks were last seen at:" + in.last_seen;
-    const std::string tail = file_tail(stderr_path, 15);
-    if (!tail.empty()) out.row.error += (in.last_seen.empty() ? "; " : "\n") + ("stderr:\n" + tail);
-  }
-  db_.finish_run(out.row.id, out.row.status, job.run.exit_code, out.row.error,
-                 in.summary ? &*in.summary : nullptr);
-  out.summary = std::move(in.summary);
 }
 
 void SuiteRun::print_row(const RunOutcome& out) {

@@ -92,6 +92,7 @@ struct RunOutcome {
   results::RunFigures figures;
   int64_t peak_rss_bytes = -1;  // the ranks' VmHWM summed, else the poller's peak
   double seconds = 0;           // wall time of the job
+  bool interrupted = false;     // the runner was interrupted while it ran
 };
 
 struct SuiteResult {

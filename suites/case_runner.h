@@ -1,0 +1,86 @@
+// One repetition of one suite case, run and recorded: the unit of work the
+// suite runner (suites/runner.h) and the paired comparison of two builds
+// (suites/paired_runner.h) share.
+//
+// plan_suite checks everything that can be wrong with the input before
+// anything is written (the hostfile, mpirun, the filter). A CaseRunner then
+// runs cases one at a time: where each runs (suites/case_hosts.h), its
+// command (suites/launch_plan.h) with the trainscope binary it is given, the
+// job under supervision (suites/case_job.h), and its row in the results
+// database: begun before the job starts, finished with its summary in one
+// transaction, or marked skipped with the reason.
+//
+// Thread-safety: one thread; it starts children and owns a work folder.
+#ifndef TRAINSCOPE_SUITES_CASE_RUNNER_H_
+#define TRAINSCOPE_SUITES_CASE_RUNNER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/process.h"
+#include "results/results_db.h"
+#include "suites/case_hosts.h"
+#include "suites/case_job.h"
+#include "suites/runner.h"
+
+namespace trainscope::suites {
+
+// What a suite run will do, checked before anything is written.
+struct SuitePlan {
+  PlanContext ctx;
+  std::vector<const SuiteCase*> cases;  // those --filter selects, skipped ones included
+  int repetitions = 1;
+  double timeout_s = 0;  // per case unless the case says otherwise
+};
+
+// Bad input (a negative --repeat, a filter matching nothing, a hostfile, a
+// missing mpirun) throws trainscope::Error.
+SuitePlan plan_suite(const Suite& suite, const RunnerOptions& options);
+
+// The case as the database records it before its job starts.
+results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int repetition,
+                                 const CaseHosts& where);
+
+class CaseRunner {
+ public:
+  // `signals` must outlive the runner: an interrupt stops the job running.
+  CaseRunner(const Suite& suite, const RunnerOptions& options, const SuitePlan& plan,
+             results::ResultsDb& db, const SignalGuard& signals);
+
+  // Runs repetition `rep` of `c` with `binary` (empty: the plan's trainscope)
+  // and records it in suite `suite_id`. A case that cannot run here is
+  // recorded skipped; one whose hosts cannot be made ready, failed.
+  RunOutcome run(const SuiteCase& c, int rep, int64_t suite_id,
+                 const std::filesystem::path& binary = {});
+
+  // The job of `c` as run() would launch it with `binary`, and the file its
+  // summary goes to; for callers that run it themselves (the work lane).
+  struct Prepared {
+    CaseHosts where;
+    std::string hosts_error;  // its hosts could not be made ready
+    LaunchPlan plan;
+    std::filesystem::path output;
+  };
+  Prepared prepare(const SuiteCase& c, const std::filesystem::path& binary = {});
+
+  const std::filesystem::path& work_dir() const { return work_dir_.path(); }
+
+ private:
+  void record(RunOutcome& out, const JobOutcome& job, Ingested in,
+              const std::filesystem::path& stderr_path);
+
+  const Suite& suite_;
+  const RunnerOptions& options_;
+  const SuitePlan& plan_;
+  results::ResultsDb& db_;
+  const SignalGuard& signals_;
+  ScopedTempDir work_dir_;
+  CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
+  int index_ = 0;           // the job's files are case-<index>.*
+};
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_CASE_RUNNER_H_
