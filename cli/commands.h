@@ -28,6 +28,8 @@ void add_suite_command(CLI::App& app);
 void add_allreduce_bench_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_check_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_work_command(CLI::App& app);
 // The command as typed, every flag included, for a suite's record.
 std::string this_command_line();
 

@@ -51,6 +51,8 @@ int main(int argc, char** argv) {
   cli::add_allreduce_bench_command(app);
   cli::add_report_command(app);
   cli::add_check_command(app);
+  cli::add_compare_command(app);
+  cli::add_work_command(app);
   cli::add_history_command(app);
   cli::add_cluster_command(app);
   cli::add_generate_command(app);

@@ -47,13 +47,17 @@ void StepTimer::set_live_position(LivePosition* position) {
   publish_phase(trace_clock_ns());
 }
 
-void StepTimer::publish_phase(int64_t now_ns) const {
-  if (live_ == nullptr) return;
-  int32_t innermost = -1;
-  for (int i = depth_ - 1; i >= 0 && innermost < 0; --i) {
-    if (stack_[i].kind == kPhaseFrame) innermost = stack_[i].id;
+int32_t StepTimer::innermost_phase() const {
+  for (int i = depth_ - 1; i >= 0; --i) {
+    if (stack_[i].kind == kPhaseFrame) return stack_[i].id;
   }
-  live_->phase.store(innermost, std::memory_order_relaxed);
+  return -1;
+}
+
+void StepTimer::publish_phase(int64_t now_ns) const {
+  if (work_ != nullptr && in_step_) work_->on_phase(pending_.step, innermost_phase());
+  if (live_ == nullptr) return;
+  live_->phase.store(innermost_phase(), std::memory_order_relaxed);
   live_->changed_ns.store(now_ns, std::memory_order_relaxed);
 }
 
@@ -89,6 +93,7 @@ void StepTimer::end_step() {
   pending_.wall_seconds = ns_to_s(end - step_start_ns_);
   steps_.push_back(pending_);
   in_step_ = false;
+  if (work_ != nullptr) work_->on_step_end(pending_.step);
   if (live_ != nullptr) {
     live_->changed_ns.store(end, std::memory_order_relaxed);
     live_->step.store(-1, std::memory_order_relaxed);
@@ -121,6 +126,7 @@ int StepTimer::open(int kind, int32_t id, Track track, TraceArgs args) {
   f.nested_phase_ns = 0;
   // Read the clock last so the bookkeeping above is not timed.
   f.start_ns = trace_clock_ns();
+  if (kind == kPhaseFrame && work_ != nullptr && in_step_) work_->on_phase(pending_.step, id);
   if (kind == kPhaseFrame && live_ != nullptr) {
     live_->phase.store(id, std::memory_order_relaxed);
     live_->changed_ns.store(f.start_ns, std::memory_order_relaxed);

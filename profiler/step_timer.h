@@ -35,7 +35,9 @@
 // TraceRecorder attached and enabled, each closed scope also becomes a trace
 // event (comm on the comm track, everything else on compute). With a
 // LivePosition attached, each step and phase change is also published there
-// (a relaxed atomic store), for a watchdog on another thread.
+// (a relaxed atomic store), for a watchdog on another thread. With a
+// WorkCounter attached (the work lane, profiler/work_counter.h), each change
+// of the innermost phase inside a step and each step's end is told to it.
 //
 // Thread-safety: none, except LivePosition. A StepTimer belongs to the thread
 // running the training loop; scopes must close on that thread in reverse
@@ -54,6 +56,7 @@
 
 #include "profiler/stats.h"
 #include "profiler/trace.h"
+#include "profiler/work_counter.h"
 
 namespace trainscope::profiler {
 
@@ -148,6 +151,10 @@ class StepTimer {
   // `position` must outlive the attachment.
   void set_live_position(LivePosition* position);
 
+  // Tell `counter` of phase changes inside steps from now on (nullptr:
+  // stop). It must outlive the attachment.
+  void set_work_counter(WorkCounter* counter) { work_ = counter; }
+
   // Id of a named region, created on first use (allocates: call at setup).
   RegionId region_id(std::string_view name);
   const std::vector<std::string>& region_names() const { return region_names_; }
@@ -183,7 +190,9 @@ class StepTimer {
   };
 
   StepTimes& current() { return in_step_ ? pending_ : outside_; }
-  // The innermost open phase, changed at `now_ns`, to live_.
+  // The innermost open phase, -1 for none.
+  int32_t innermost_phase() const;
+  // The innermost open phase, changed at `now_ns`, to live_ and work_.
   void publish_phase(int64_t now_ns) const;
 
   StepTimerOptions options_;
@@ -196,6 +205,7 @@ class StepTimer {
   std::array<uint32_t, kNumPhases> phase_trace_names_{};
   std::vector<uint32_t> region_trace_names_;
   LivePosition* live_ = nullptr;
+  WorkCounter* work_ = nullptr;
 
   bool in_step_ = false;
   int64_t step_start_ns_ = 0;

@@ -11,6 +11,7 @@
 
 #include "kernels/attention.h"
 #include "base/check.h"
+#include "kernels/elementwise.h"
 #include "kernels/embedding.h"
 #include "kernels/lora.h"
 #include "kernels/matmul.h"
@@ -62,6 +63,19 @@ LayerActs16 layer_acts16(const ModelConfig& c, int64_t N) {
   const int64_t C = c.dim;
   return {0, N * C, N * (C + c.q_dim()), N * (2 * C + c.q_dim()),
           N * (2 * C + c.q_dim() + c.mlp_dim)};
+}
+
+// x += residual, then its norm. -DTRAINSCOPE_UNFUSED_ADD_RMSNORM=ON undoes
+// the fusion (an add pass, then the norm: the same bits, more memory
+// traffic): the regression the speed gate's calibration plants.
+template <typename T>
+void add_then_norm(T* x, T* out, T* rstd, const T* residual, const T* w, int N, int C, float eps) {
+#ifdef TRAINSCOPE_UNFUSED_ADD_RMSNORM
+  k::add_forward(x, x, residual, static_cast<size_t>(N) * C);
+  k::rmsnorm_forward(out, rstd, x, w, N, C, eps);
+#else
+  k::add_rmsnorm_forward(x, out, rstd, residual, w, N, C, eps);
+#endif
 }
 }  // namespace
 
@@ -382,8 +396,8 @@ void LlamaModel<T>::run_layers() {
       k::rmsnorm_forward(base + a.ln1, base + a.rstd1, x, P + w.input_norm, N_, C,
                          config_.norm_eps);
     } else {  // x = the layer below's MLP output, its residual added here
-      k::add_rmsnorm_forward(x, base + a.ln1, base + a.rstd1, base - layer_stride_ + a.res_mid,
-                             P + w.input_norm, N_, C, config_.norm_eps);
+      add_then_norm(x, base + a.ln1, base + a.rstd1, base - layer_stride_ + a.res_mid,
+                    P + w.input_norm, N_, C, config_.norm_eps);
     }
     linear_forward(qkv, base + a.ln1, act16(l, a16.ln1), w.qkv, N_, C, W);
     for (LoraTarget t : {LoraTarget::kQ, LoraTarget::kK, LoraTarget::kV}) {
@@ -397,8 +411,8 @@ void LlamaModel<T>::run_layers() {
     // second add fused into the norm above it (the next layer's or the final one)
     linear_forward(base + a.res_mid, base + a.atty, act16(l, a16.atty), w.o_proj, N_, Q, C);
     lora_forward(l, LoraTarget::kO, base + a.res_mid, C, base + a.atty);
-    k::add_rmsnorm_forward(base + a.res_mid, base + a.ln2, base + a.rstd2, x, P + w.post_norm, N_,
-                           C, config_.norm_eps);
+    add_then_norm(base + a.res_mid, base + a.ln2, base + a.rstd2, x, P + w.post_norm, N_, C,
+                  config_.norm_eps);
     linear_forward(base + a.gu, base + a.ln2, act16(l, a16.ln2), w.gate_up, N_, C, 2 * F);
     lora_forward(l, LoraTarget::kGate, base + a.gu, 2 * F, base + a.ln2);
     lora_forward(l, LoraTarget::kUp, base + a.gu, 2 * F, base + a.ln2);
@@ -407,9 +421,8 @@ void LlamaModel<T>::run_layers() {
     lora_forward(l, LoraTarget::kDown, out, C, base + a.h);
   }
   T* last = res_ + int64_t{config_.n_layers} * N_ * C;
-  k::add_rmsnorm_forward(last, lnf_, rstdf_,
-                         layer0_ + (config_.n_layers - 1) * layer_stride_ + a.res_mid,
-                         P + layout_.final_norm(), N_, C, config_.norm_eps);
+  add_then_norm(last, lnf_, rstdf_, layer0_ + (config_.n_layers - 1) * layer_stride_ + a.res_mid,
+                P + layout_.final_norm(), N_, C, config_.norm_eps);
 }
 
 // A chunk of rows at a time: its logits [R, V] (a GEMM), the loss and, for

@@ -348,6 +348,8 @@ void prepare_steps(const RunContext& ctx, const RunPlan& plan, const TrainingDat
   state.adamw.weight_decay = static_cast<float>(o.weight_decay);
   state.timer.emplace(profiler::StepTimerOptions{.warmup_steps = o.warmup_steps});
   state.timer->set_live_position(&watchdog.live_position());
+  state.work_counter = profiler::make_work_counter(ctx.rank);  // under the work lane's callgrind
+  state.timer->set_work_counter(state.work_counter.get());
   state.sync->set_watchdog(&watchdog);
   prepare_tracing(ctx, plan, state);
 }

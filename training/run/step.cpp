@@ -72,7 +72,9 @@ class StepRunner {
         state_(state),
         summary_(summary),
         log_(log),
-        milestones_(ctx, plan, data.val_source.get(), state, summary.val) {}
+        milestones_(ctx, plan, data.val_source.get(), state, summary.val) {
+    allocate_planted_work();
+  }
 
   // Returns false when the loss is not finite: the run stops there, failed.
   bool run_step(int64_t step);
@@ -82,6 +84,8 @@ class StepRunner {
   double forward_backward(int64_t step, int64_t global_predicted);
   void inject_delay() const;
   void plant_slowdown(double trained_s) const;
+  void allocate_planted_work();
+  void plant_work(const float* grads, int64_t step, float grad_scale);
   void stop_on_bad_loss(int64_t step, double loss);
   double optimizer_step(int64_t step, double lr);
   void gather_parameters();
@@ -97,6 +101,8 @@ class StepRunner {
   StepLog& log_;
   Milestones milestones_;
   double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
+  double work_pct_ = results::planted_work_pct();          // TRAINSCOPE_PLANT_WORK
+  kernels::Buffer<float> work_params_, work_m_, work_v_;   // its scratch
   comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
 };
 
@@ -248,8 +254,29 @@ double StepRunner::optimizer_step(int64_t step, double lr) {
                           state_.adam_v.data() + at, n, state_.adamw, step + 1, grad_scale);
     at += r.numel;
   }
+  plant_work(grads, step, grad_scale);
   if (o.zero == 1) gather_parameters();
   return grad_norm;
+}
+
+// TRAINSCOPE_PLANT_WORK=PCT (results/environment.h): the optimizer's two
+// passes again over PCT% of the gradients, into scratch: work that the
+// work lane must see and name (its phase), while the run trains the same.
+void StepRunner::allocate_planted_work() {
+  if (work_pct_ <= 0) return;
+  const auto n = static_cast<std::size_t>(
+      std::ceil(static_cast<double>(state_.trainable_count()) * std::min(work_pct_, 100.0) / 100));
+  work_params_ = kernels::Buffer<float>(n, kernels::MemoryCategory::kWorkspace);
+  work_m_ = kernels::Buffer<float>(n, kernels::MemoryCategory::kWorkspace);
+  work_v_ = kernels::Buffer<float>(n, kernels::MemoryCategory::kWorkspace);
+}
+
+void StepRunner::plant_work(const float* grads, int64_t step, float grad_scale) {
+  if (work_params_.size() == 0) return;
+  const std::size_t n = work_params_.size();
+  (void)kernels::global_norm(grads, n);  // another translation unit's: not elided
+  kernels::adamw_update(work_params_.data(), grads, work_m_.data(), work_v_.data(), n,
+                        state_.adamw, step + 1, grad_scale);
 }
 
 // --zero 1: every rank's updated pieces to every rank, a bucket at a time.

@@ -79,6 +79,7 @@ struct TrainingState {
   LrSchedule schedule;
   kernels::AdamWParams adamw;
   std::optional<profiler::StepTimer> timer;
+  std::unique_ptr<profiler::WorkCounter> work_counter;  // the work lane's; else null
   profiler::TraceRecorder recorder;
   std::optional<profiler::TraceStream> trace_stream;  // after recorder: it reads it
 

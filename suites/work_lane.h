@@ -1,0 +1,118 @@
+// The deterministic work lane of the speed gate (`trainscope work`): a
+// suite's cases run under valgrind's callgrind, counting only the compute
+// phases of their steps (profiler/work_counter.h), and two builds compared
+// phase by phase.
+//
+// Counts repeat where times do not: the same binary, inputs and environment
+// execute the same instructions whatever else the machine does (SQLite
+// gates its performance on cachegrind counts; CodSpeed and iai-callgrind on
+// callgrind's). To make them repeat, each run:
+//  * has ASLR off (setarch -R over the whole job) and one thread a rank;
+//  * pins every choice made by timing or by CPU: --gemm openblas (auto picks
+//    a library by timing it), OPENBLAS_CORETYPE=Haswell, DNNL_MAX_CPU_ISA=AVX2
+//    and TRAINSCOPE_MAX_CPU_ISA=avx2 (valgrind runs no AVX-512, so the
+//    binaries themselves must be built without it: TRAINSCOPE_MARCH);
+//  * simulates a fixed cache geometry (32 KiB 8-way L1s, 8 MiB 16-way LL),
+//    from which each phase's cycles are estimated: L1 hits + 5 x LL hits +
+//    35 x RAM accesses (iai-callgrind's model);
+//  * counts steps 1 .. steps-1 (step 0 pays one-time set-up inside its
+//    phases: first-touch allocations, library initialisation).
+// Blind spots, written down: no AVX-512 paths, threads serialised, waiting
+// (communication, sleeps) not counted, 20-100x slower than native.
+//
+// The verdict per case and phase: REGRESSION when the head's estimated
+// cycles or instructions exceed the base's by more than threshold_pct. With
+// repeats > 1 each side runs several times and its counts must agree within
+// kRepeatTolerancePct (else the lane says which phase moved: an input to the
+// count that is not pinned).
+//
+// Thread-safety: one thread; it starts children.
+#ifndef TRAINSCOPE_SUITES_WORK_LANE_H_
+#define TRAINSCOPE_SUITES_WORK_LANE_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "results/comparison_records.h"
+#include "suites/runner.h"
+#include "suites/suite_config.h"
+
+namespace trainscope::suites {
+
+// Counts of one side's repeats may differ by this much (percent) and still
+// be one build's: the cache simulation sees the other threads' accesses in
+// the order the scheduler interleaves them (instructions repeat exactly).
+inline constexpr double kRepeatTolerancePct = 0.1;
+
+struct WorkOptions {
+  // db_path, mpirun, filter, timeout (per run; default 30 min), out,
+  // progress and command_line are used.
+  RunnerOptions runner;
+  std::filesystem::path base_binary;  // empty: count the head alone
+  std::filesystem::path head_binary;
+  int repeats = 1;            // runs of each side
+  int steps = 4;              // each run's steps; steps 1.. are counted
+  double threshold_pct = 1;   // a phase's work up by more is a regression
+  std::string valgrind = "valgrind";
+};
+
+// One case's phase, base against head (summed over ranks and counted steps;
+// the first repeat of each side).
+struct WorkChange {
+  std::string case_name;
+  std::string phase;
+  int64_t base_instructions = 0, head_instructions = 0;
+  int64_t base_cycles = 0, head_cycles = 0;
+  std::string verdict;  // PASS, REGRESSION, IMPROVED
+  double instructions_change_pct() const;
+  double cycles_change_pct() const;
+};
+
+struct WorkResult {
+  int64_t comparison_id = 0;
+  std::string verdict;  // PASS, REGRESSION, FAILED (a run), UNSTABLE (repeats differ)
+  std::vector<results::WorkCount> counts;
+  std::vector<WorkChange> changes;
+  std::vector<std::string> problems;  // failed runs, repeats that differ
+  int exit_code() const;              // 0 PASS, 1 otherwise
+};
+
+// Bad input (binaries, valgrind missing, the plan) throws Error before the
+// database is opened.
+WorkResult run_work_lane(const Suite& suite, const WorkOptions& options);
+
+// ---- pieces, exposed for tests ----
+
+// The events of one callgrind dump file: its description's trigger ("trainscope
+// rank 0 step 3 phase forward") and the summary's events by name.
+struct CallgrindDump {
+  std::string trigger;
+  std::map<std::string, int64_t, std::less<>> events;
+};
+CallgrindDump parse_callgrind_dump(const std::filesystem::path& path);
+
+// A dump's counts as a WorkCount (instructions, hits by level, estimate).
+void fill_counts(const CallgrindDump& dump, results::WorkCount& count);
+
+// Sums each (rank, phase) of a run's dumps over steps >= first_step.
+std::vector<results::WorkCount> sum_dumps(const std::vector<CallgrindDump>& dumps,
+                                          int64_t first_step);
+
+// Base against head, phase by phase (first repeat of each side).
+std::vector<WorkChange> compare_work(const std::vector<results::WorkCount>& counts,
+                                     double threshold_pct);
+
+// Repeats of one side that differ by more than kRepeatTolerancePct: one line
+// each, naming the side, case, rank and phase.
+std::vector<std::string> unstable_counts(const std::vector<results::WorkCount>& counts);
+
+std::string format_work_header(int name_width);
+std::string format_work_row(const WorkChange& c, int name_width);
+
+}  // namespace trainscope::suites
+
+#endif  // TRAINSCOPE_SUITES_WORK_LANE_H_

@@ -1,0 +1,158 @@
+// The work lane (suites/work_lane.h): reading callgrind's dumps, the cycle
+// estimate, the sums over steps, the comparison phase by phase and the
+// repeats' agreement; and end to end where valgrind can run the build.
+#include "suites/work_lane.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/run_command.h"
+#include "tests/temp_dir.h"
+
+namespace trainscope::suites {
+namespace {
+
+using results::WorkCount;
+
+// A dump as callgrind 3.19 writes it (trailing zero events left out).
+void write_dump(const std::filesystem::path& path, const std::string& trigger,
+                const std::string& summary) {
+  std::ofstream(path) << "# callgrind format\nversion: 1\ncreator: callgrind-3.19.0\npid: 7\n"
+                      << "cmd:  trainscope train\npart: 3\n\ndesc: I1 cache: 32768 B, 64 B, 8-way "
+                         "associative\ndesc: Timerange: Basic block 1 - 2\n"
+                      << "desc: Trigger: Client Request: " << trigger << "\n\n"
+                      << "positions: line\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
+                      << "summary: " << summary << "\n\nfl=(1) x.cpp\nfn=(1) f\n0 1\n\n"
+                      << "totals: " << summary << "\n";
+}
+
+TEST(WorkLaneTest, ReadsADumpAndEstimatesCycles) {
+  testing::TempDir dir("work");
+  write_dump(dir / "callgrind.7.3", "trainscope rank 1 step 2 phase forward",
+             "1000 300 100 10 20 5 2 4");  // DLmw left out: 0
+  const CallgrindDump d = parse_callgrind_dump(dir / "callgrind.7.3");
+  EXPECT_EQ(d.trigger, "trainscope rank 1 step 2 phase forward");
+  EXPECT_EQ(d.events.at("Ir"), 1000);
+  EXPECT_EQ(d.events.at("DLmr"), 4);
+  EXPECT_FALSE(d.events.contains("DLmw"));
+  WorkCount c;
+  fill_counts(d, c);
+  // accesses 1400, L1 misses 35, of which RAM 6: L1 hits 1365, LL hits 29.
+  EXPECT_EQ(c.instructions, 1000);
+  EXPECT_EQ(c.ram_hits, 6);
+  EXPECT_EQ(c.ll_hits, 29);
+  EXPECT_EQ(c.l1_hits, 1365);
+  EXPECT_EQ(c.est_cycles, 1365 + 5 * 29 + 35 * 6);
+}
+
+TEST(WorkLaneTest, AFileWithoutASummaryIsAnErrorNamingIt) {
+  testing::TempDir dir("work");
+  std::ofstream(dir / "callgrind.9") << "events: Ir\n";
+  try {
+    parse_callgrind_dump(dir / "callgrind.9");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("callgrind.9"), std::string::npos) << e.what();
+  }
+}
+
+CallgrindDump dump(const std::string& trigger, int64_t ir) {
+  return {trigger, {{"Ir", ir}, {"Dr", 0}, {"Dw", 0}}};
+}
+
+TEST(WorkLaneTest, SumsEachRanksPhaseOverTheCountedSteps) {
+  const std::vector<CallgrindDump> dumps = {
+      dump("trainscope rank 0 step 0 phase forward", 1000),  // step 0: not counted
+      dump("trainscope rank 0 step 1 phase forward", 10),
+      dump("trainscope rank 0 step 2 phase forward", 11),
+      dump("trainscope rank 1 step 1 phase forward", 20),
+      dump("trainscope rank 0 step 1 phase backward", 30),
+      dump("Program termination", 5)};
+  const std::vector<WorkCount> sums = sum_dumps(dumps, 1);
+  ASSERT_EQ(sums.size(), 3u);
+  EXPECT_EQ(sums[0].phase, "backward");
+  EXPECT_EQ(sums[0].instructions, 30);
+  EXPECT_EQ(sums[1].phase, "forward");
+  EXPECT_EQ(sums[1].rank, 0);
+  EXPECT_EQ(sums[1].instructions, 21);
+  EXPECT_EQ(sums[1].steps, 2);
+  EXPECT_EQ(sums[2].rank, 1);
+  EXPECT_EQ(sums[2].instructions, 20);
+}
+
+WorkCount count(const std::string& side, int repeat, const std::string& phase, int rank,
+                int64_t instructions, int64_t cycles) {
+  WorkCount c;
+  c.side = side;
+  c.repeat = repeat;
+  c.case_name = "fused";
+  c.rank = rank;
+  c.phase = phase;
+  c.instructions = instructions;
+  c.est_cycles = cycles;
+  return c;
+}
+
+TEST(WorkLaneTest, ComparesPhaseByPhaseOverRanks) {
+  const std::vector<WorkCount> counts = {
+      count("base", 0, "forward", 0, 1000, 2000), count("base", 0, "forward", 1, 1000, 2000),
+      count("head", 0, "forward", 0, 1020, 2000), count("head", 0, "forward", 1, 1020, 2000),
+      count("base", 0, "optimizer", 0, 500, 800), count("head", 0, "optimizer", 0, 500, 803),
+      count("base", 0, "backward", 0, 900, 900),  count("head", 0, "backward", 0, 800, 800),
+      count("base", 0, "data", 0, 50, 50)};
+  const std::vector<WorkChange> changes = compare_work(counts, 1.0);
+  ASSERT_EQ(changes.size(), 4u);
+  EXPECT_EQ(changes[0].phase, "forward");
+  EXPECT_EQ(changes[0].verdict, "REGRESSION");  // +2% instructions
+  EXPECT_NEAR(changes[0].instructions_change_pct(), 2.0, 1e-9);
+  EXPECT_EQ(changes[1].verdict, "PASS");  // +0.375% cycles
+  EXPECT_EQ(changes[2].verdict, "IMPROVED");
+  EXPECT_EQ(changes[3].verdict, "MISSING");  // the head counted no data phase
+}
+
+TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
+  std::vector<WorkCount> counts = {count("head", 0, "forward", 0, 1000000, 2000000),
+                                   count("head", 1, "forward", 0, 1000000, 2000900)};
+  EXPECT_TRUE(unstable_counts(counts).empty());  // 0.045% of cycles: within 0.1%
+  counts[1].instructions = 1002000;
+  const std::vector<std::string> lines = unstable_counts(counts);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("head fused rank 0 forward"), std::string::npos) << lines[0];
+}
+
+// End to end: the head counted twice must agree to the instruction, and a
+// head planting 3% more optimizer work must be named. Needs valgrind and a
+// build it can run: with AVX-512 the test build (-march=native) cannot, and
+// scripts/speed-gate.sh runs the lane on x86-64-v3 builds instead.
+TEST(WorkLaneTest, CountsRepeatAndNameAPlantedRegression) {
+  if (testing::run_shell("valgrind --version").exit_code != 0) GTEST_SKIP() << "valgrind is not installed";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  const std::string flags((std::istreambuf_iterator<char>(cpuinfo)), {});
+  if (flags.find(" avx512f") != std::string::npos) {
+    GTEST_SKIP() << "this CPU has AVX-512, which valgrind cannot run, and the test build is "
+                    "-march=native; scripts/speed-gate.sh runs the work lane on x86-64-v3 builds";
+  }
+  testing::TempDir dir("work");
+  std::ofstream(dir / "one.toml") << "name = \"one\"\n[base]\nmodel = \"tiny\"\n"
+                                     "data = \"builtin:stories\"\nbatch = 4\nblock = 32\n"
+                                     "steps = 4\n[[case]]\nname = \"p\"\nmode = \"naive\"\n";
+  const std::string bin = testing::trainscope_binary();
+  std::ofstream(dir / "planted") << "#!/bin/sh\nexport TRAINSCOPE_PLANT_WORK=3\nexec '" << bin
+                                 << "' \"$@\"\n";
+  std::filesystem::permissions(dir / "planted", std::filesystem::perms::owner_all);
+  const auto same = testing::run_trainscope(
+      "work --repeats 2 --base " + bin + " --head " + bin + " --db " + dir.file("w.db") + " " +
+      dir.file("one.toml"));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  EXPECT_NE(same.output.find("# verdict: PASS"), std::string::npos) << same.output;
+  const auto planted = testing::run_trainscope("work --base " + bin + " --head " +
+                                               dir.file("planted") + " --db " + dir.file("w.db") +
+                                               " " + dir.file("one.toml"));
+  EXPECT_EQ(planted.exit_code, 1) << planted.output;
+  EXPECT_NE(planted.output.find("optimizer  "), std::string::npos) << planted.output;
+  EXPECT_NE(planted.output.find("REGRESSION"), std::string::npos) << planted.output;
+}
+
+}  // namespace
+}  // namespace trainscope::suites
