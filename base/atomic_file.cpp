@@ -168,6 +168,10 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 }
 
 std::string read_file(const std::filesystem::path& path) {
+  // A directory opens, then reads as nothing: say what it is.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(fmt::format("cannot read {}: it is a directory", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
   std::ostringstream contents;

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "base/check.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
@@ -42,7 +43,8 @@ void add_check_calibrate_command(CLI::App& check) {
       "print the A/A false-alarm rate, each timed case's run-to-run noise, the smallest\n"
       "slowdown one run detects against the pooled runs, and the repetitions a side a gate of\n"
       "--threshold needs. --save-baseline writes the runs pooled as one baseline carrying the\n"
-      "threshold, those repetitions and the calibration. Exit 0, or 2 on bad input.");
+      "threshold, those repetitions and the calibration. Exit 0; 1 when a case failed in a\n"
+      "run (nothing is calibrated or written); 2 on bad input.");
   cal->add_option("suite", f->suite, "Built-in suite name or a suite .toml file")->required();
   cal->add_option("--runs", f->runs, "How many times to run the suite (at least 2)")
       ->capture_default_str()
@@ -62,6 +64,8 @@ void add_check_calibrate_command(CLI::App& check) {
   cal->add_option("--save-baseline", f->save_baseline,
                   "Write the pooled runs as a baseline JSON with the calibration");
   cal->callback([f] {
+    // Before minutes of runs: a baseline that cannot be written is bad input now.
+    if (!f->save_baseline.empty()) check_writable(f->save_baseline, "--save-baseline");
     std::vector<report::RatioRule> ratios;
     for (const auto& text : f->ratios) ratios.push_back(report::parse_ratio_rule(text));
     const suites::Suite suite = suites::resolve_suite(f->suite);

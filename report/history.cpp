@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "base/quote.h"
 #include "report/format.h"
 
 namespace trainscope::report {
@@ -34,7 +35,7 @@ void add_case_runs(const CaseData& c, RevisionSamples& into) {
 
 CaseHistory case_history(const std::string& suite, const std::string& name,
                          const std::vector<RevisionSamples>& by_revision, double alpha) {
-  CaseHistory h{suite, name, {}, {}};
+  CaseHistory h{suite, name, {}, {}, {}};
   std::vector<double> medians;
   for (const RevisionSamples& r : by_revision) {
     if (r.step_time_s.empty()) continue;
@@ -49,6 +50,13 @@ CaseHistory case_history(const std::string& suite, const std::string& name,
   }
   for (const ChangePoint& cp : find_change_points(medians, alpha)) {
     h.changes.push_back({cp.index, h.points[cp.index].revision, cp});
+  }
+  if (medians.size() >= 2 && !(pettitt_min_p_value(medians.size()) < alpha)) {
+    h.too_short = fmt::format(
+        "{} / {}: {} revisions cannot show a change at p < {:g} (the smallest p of Pettitt's test "
+        "over {} values is {:.2f}): no change is found or ruled out before {} revisions",
+        suite, name, medians.size(), alpha, medians.size(), pettitt_min_p_value(medians.size()),
+        pettitt_values_needed(alpha));
   }
   return h;
 }
@@ -118,20 +126,22 @@ std::vector<CaseHistory> build_history(const std::vector<SuiteData>& suites, dou
 std::string history_text(const std::vector<CaseHistory>& history) {
   std::string out;
   for (const auto& [suite, cases] : by_suite(history)) {
-    out += fmt::format("suite {}: step time median ms [95% interval] per revision\n", suite);
+    out += fmt::format("suite {}: step time median ms [95% interval] per revision\n",
+                       terminal_safe(suite));
     for (const CaseHistory* h : cases) {
-      out += fmt::format("  {}\n", h->case_name);
+      out += fmt::format("  {}\n", terminal_safe(h->case_name));
       for (size_t i = 0; i < h->points.size(); ++i) {
         const HistoryPoint& p = h->points[i];
         const bool change = std::any_of(h->changes.begin(), h->changes.end(),
                                         [&](const HistoryChange& c) { return c.index == i; });
-        out += fmt::format("    {:<20} {:>3} reps  {}  tokens/s {}{}\n", p.revision, p.repetitions,
+        out += fmt::format("    {:<20} {:>3} reps  {}  tokens/s {}{}\n", terminal_safe(p.revision), p.repetitions,
                            interval_ms(p.step_time_s), format_interval(p.tokens_per_s, 1, ""),
                            change ? "  <- change" : "");
       }
     }
     for (const CaseHistory* h : cases) {
-      for (const HistoryChange& c : h->changes) out += change_sentence(*h, c) + "\n";
+      for (const HistoryChange& c : h->changes) out += terminal_safe(change_sentence(*h, c), 1000) + "\n";
+      if (!h->too_short.empty()) out += terminal_safe(h->too_short, 1000) + "\n";
     }
   }
   return out;
@@ -157,6 +167,7 @@ std::string history_markdown(const std::vector<CaseHistory>& history) {
     out += "\n";
     for (const CaseHistory* h : cases) {
       for (const HistoryChange& c : h->changes) out += "- " + markdown_cell(change_sentence(*h, c)) + "\n";
+      if (!h->too_short.empty()) out += "- " + markdown_cell(h->too_short) + "\n";
     }
   }
   return out + "\n";
@@ -225,6 +236,7 @@ std::string history_html(const std::vector<CaseHistory>& history,
       for (const HistoryChange& c : h->changes) {
         out += "<p class=\"note\">" + html_escape(change_sentence(*h, c)) + "</p>\n";
       }
+      if (!h->too_short.empty()) out += "<p class=\"note\">" + html_escape(h->too_short) + "</p>\n";
     }
     if (!gnuplot) continue;
     const ChartSpec chart = history_chart(cases);

@@ -44,6 +44,9 @@ struct CaseHistory {
   std::string case_name;
   std::vector<HistoryPoint> points;  // by revision, in order of first measurement
   std::vector<HistoryChange> changes;
+  // When the series is too short for the test to find any change at alpha:
+  // says so, and how many revisions would do ("" otherwise).
+  std::string too_short;
 };
 
 // Every case of every suite (by suite name), the revisions in the order of

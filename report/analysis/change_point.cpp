@@ -49,6 +49,19 @@ ChangePoint pettitt_test(std::span<const double> x) {
   return best;
 }
 
+double pettitt_min_p_value(size_t n) {
+  if (n < 2) return 1;
+  const double t = static_cast<double>(n);
+  const double k = std::floor(t / 2) * std::ceil(t / 2);
+  return std::min(1.0, 2 * std::exp(-6 * k * k / (t * t * t + t * t)));
+}
+
+size_t pettitt_values_needed(double alpha) {
+  size_t n = 2;
+  while (n < 100000 && !(pettitt_min_p_value(n) < alpha)) ++n;
+  return n;
+}
+
 std::vector<ChangePoint> find_change_points(std::span<const double> x, double alpha,
                                             size_t min_segment) {
   std::vector<ChangePoint> out;

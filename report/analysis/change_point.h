@@ -30,6 +30,14 @@ struct ChangePoint {
 // than two elements).
 ChangePoint pettitt_test(std::span<const double> x);
 
+// The smallest p-value pettitt_test can give `n` values: that of a series
+// whose first half lies wholly below its second (K = floor(n/2) ceil(n/2)).
+// 6 revisions cannot go below 0.29, so a history that short finds nothing
+// at 0.05 whatever it holds.
+double pettitt_min_p_value(size_t n);
+// The fewest values whose pettitt_min_p_value is below `alpha` (11 at 0.05).
+size_t pettitt_values_needed(double alpha);
+
 // Every change with p < alpha, by index; a segment shorter than
 // 2 * min_segment is not split further.
 std::vector<ChangePoint> find_change_points(std::span<const double> x, double alpha = 0.05,

@@ -264,6 +264,22 @@ CheckSuite baseline_from_json(const json& j, const std::string& where) {
   return out;
 }
 
+}  // namespace trainscope::report
+
+namespace trainscope::results {
+
+void Fields<report::CheckSuite>::validate(const report::CheckSuite& suite, const JsonReader& r) {
+  if (suite.threshold_pct && !(std::isfinite(*suite.threshold_pct) && *suite.threshold_pct >= 0)) {
+    r["threshold_pct"].fail(fmt::format(
+        "is {}, expected a percentage of 0 or more (how much slower a timing may get)",
+        *suite.threshold_pct));
+  }
+}
+
+}  // namespace trainscope::results
+
+namespace trainscope::report {
+
 void save_baseline(const CheckSuite& suite, const std::filesystem::path& path) {
   write_file_atomically(path, baseline_to_json(suite).dump(2) + "\n");
 }

@@ -171,6 +171,8 @@ struct Fields<report::CheckSuite> {
       field("calibration", &T::calibration).absent_ok(),
       field("machine", &T::machine).absent_ok(),
   };
+  // A threshold a later check applies must be a percentage it can apply.
+  static void validate(const T& suite, const JsonReader& r);
 };
 }  // namespace trainscope::results
 

@@ -99,6 +99,20 @@ Calibration calibrate_gate(const std::vector<CheckSuite>& runs, const CheckOptio
       cal.inconclusive_pairs += r.inconclusive() > 0;
     }
   }
+  // A case that never ran cannot be calibrated, and a baseline without it
+  // would gate nothing of it ("needs 0 repetitions").
+  for (const CaseRecord& c : runs.front().cases) {
+    if (c.status == "skipped") continue;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const CaseRecord* r = runs[i].find(c.name);
+      if (r && r->usable()) continue;
+      throw Error(fmt::format("case '{}' of suite '{}' {} in calibration run {}{}: a calibration "
+                              "needs every case measured in every run",
+                              c.name, cal.suite, r ? r->status : "is missing", i + 1,
+                              r && !r->reason.empty() ? " (" + r->reason + ")" : ""),
+                  kExitFailure);
+    }
+  }
   cal.repetitions_per_run = std::numeric_limits<int64_t>::max();
   for (const CaseRecord& c : runs.front().cases) {
     if (c.usable()) {

@@ -133,10 +133,17 @@ void compare_losses(const std::string& case_name, const std::string& metric,
 }
 
 // First JSON-pointer path where a and b differ, e.g. "/config/batch".
+// A difference inside a list names the list: an element's own path can be
+// absent on both sides ("/extra_args/-", an element appended).
 std::string first_difference(const json& a, const json& b) {
   json patch = json::diff(a, b);
   if (patch.empty()) return "";
-  return patch.front().value("path", std::string("/"));
+  const std::string path = patch.front().value("path", std::string("/"));
+  const json::json_pointer pointer(path);
+  if (pointer.empty()) return path;
+  const json::json_pointer parent = pointer.parent_pointer();
+  const auto is_list = [&](const json& j) { return j.contains(parent) && j.at(parent).is_array(); };
+  return is_list(a) || is_list(b) ? parent.to_string() : path;
 }
 
 std::string pointer_value(const json& j, const std::string& pointer) {
