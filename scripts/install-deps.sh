@@ -21,6 +21,7 @@ packages=(
   chromium                            # report test: renders the HTML report headless
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
   python3-torch                       # the suites' PyTorch peer (bench/pytorch/, suite vs-pytorch)
+  valgrind                            # the speed gate's work lane (callgrind counts; trainscope work)
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
