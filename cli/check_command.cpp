@@ -37,6 +37,7 @@ void add_check_command(CLI::App& app) {
     std::string save_baseline;
     bool allow_inconclusive = false;
     bool timings_across_machines = false;
+    bool exact_only = false;
     bool allow_kernel_change = false;
   };
   auto flags = std::make_shared<Flags>();
@@ -93,6 +94,9 @@ void add_check_command(CLI::App& app) {
                 "Compare timings with a baseline measured on another machine (host, CPU model or "
                 "core count differ); by default only its exact figures and the ratio rules are "
                 "checked then, since a faster CPU is not a faster program");
+  sub->add_flag("--exact-only", flags->exact_only,
+                "Check only the exact figures (and ratio rules), never timings: the speed gate "
+                "compares step times paired (trainscope compare), not against a stored baseline");
   sub->add_option("--ratio", flags->ratios,
                   "Ratio rule between two cases of the current suite, repeatable: "
                   "[step_time|tokens_per_s:]CASE_A/CASE_B<=BOUND or >=BOUND, on the medians "
@@ -144,6 +148,7 @@ void add_check_command(CLI::App& app) {
     options.loss_rel_tol = flags->loss_tolerance;
     options.ratios = ratios;
     options.timings_across_machines = flags->timings_across_machines;
+    options.exact_only = flags->exact_only;
     options.allow_kernel_change = flags->allow_kernel_change;
     auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
     std::fputs(report::check_table_text(result).c_str(), stdout);

@@ -14,7 +14,9 @@
 #     phase (threshold 1% of a phase).
 #  4. The head's exact figures of the gate suite (tracked bytes, collective
 #     calls and bytes, losses at the fixed seed) against
-#     suites/baselines/gate.json (`trainscope check`).
+#     suites/baselines/gate.json (`trainscope check --exact-only`; refresh
+#     it with `trainscope suite run gate --db g.db && trainscope check --db
+#     g.db --save-baseline suites/baselines/gate.json`).
 # Valgrind runs no AVX-512: on a CPU that has it, base and head are both
 # built for x86-64-v3 (AVX2) in build-gate/, and both lanes time those; on
 # one without it the head is build/trainscope and the base is built natively.
@@ -121,7 +123,7 @@ db=$db_dir/gate.db
 rm -f "$db" "$db-wal" "$db-shm"
 if ((timed)); then
   lane "timed lane" ./build/trainscope compare --base "$base" --head "$head" --db "$db" gate
-  lane "exact figures" ./build/trainscope check --db "$db" --baseline suites/baselines/gate.json
+  lane "exact figures" ./build/trainscope check --exact-only --db "$db" --baseline suites/baselines/gate.json
 fi
 if ((work)); then
   lane "work lane" ./build/trainscope work --base "$base" --head "$head" --db "$db" gate

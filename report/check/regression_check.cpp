@@ -332,8 +332,12 @@ CheckResult run_check(const CheckSuite* baseline, const CheckSuite& current,
     }
     check_configurations_match(*baseline, current);
     const bool same_machine = !baseline->machine.empty() && baseline->machine == current.machine;
-    const bool timings = same_machine || options.timings_across_machines;
-    if (!timings) {
+    const bool timings = !options.exact_only && (same_machine || options.timings_across_machines);
+    if (options.exact_only) {
+      result.warnings.push_back(
+          "timings not compared (--exact-only): exact figures and ratio rules only; the speed "
+          "gate compares step times, paired (trainscope compare)");
+    } else if (!timings) {
       result.warnings.push_back(fmt::format(
           "timings not compared: {}; only ratio rules within the run and exact figures are "
           "checked (--timings-across-machines compares them anyway)",

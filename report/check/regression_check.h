@@ -74,6 +74,9 @@ struct CheckOptions {
   // Compare timings with a baseline measured on another machine (by default
   // they are not: a 2x faster CPU is not an improvement of the code).
   bool timings_across_machines = false;
+  // Compare only the exact figures and the ratio rules: timings are left to
+  // the paired speed gate (trainscope compare), whatever the machines.
+  bool exact_only = false;
   // Compare timings of runs on different GEMM kernels (by default that is
   // an input error: a kernel change is not a code change).
   bool allow_kernel_change = false;

@@ -49,6 +49,26 @@ TEST_F(CheckTest, AConfigDifferenceInAListShowsBothLists) {
   EXPECT_EQ(r.output.find("(absent), current (absent)"), std::string::npos) << r.output;
 }
 
+// The speed gate checks the gate suite's exact figures only: its timings
+// are compared paired, never against the stored baseline.
+TEST_F(CheckTest, ExactOnlyLeavesTimingsOutAndStillCatchesAFigure) {
+  const std::string a = db("a.db", honest(1));
+  auto slow = honest(2);
+  slow.slowdown = 2;
+  const auto timed = run_trainscope("check --db " + q(db("s.db", slow)) + " --baseline " + q(a));
+  ASSERT_EQ(timed.exit_code, 1) << timed.output;  // same machine: timings compared
+  const auto exact = run_trainscope("check --exact-only --db " + q(dir_ / "s.db") +
+                                    " --baseline " + q(a));
+  EXPECT_EQ(exact.exit_code, 0) << exact.output;
+  EXPECT_NE(exact.output.find("timings not compared (--exact-only)"), std::string::npos)
+      << exact.output;
+  auto fat = honest(3);
+  fat.memory_factor = 2;
+  EXPECT_EQ(run_trainscope("check --exact-only --db " + q(db("f.db", fat)) + " --baseline " + q(a))
+                .exit_code,
+            1);
+}
+
 // A suite file of one tiny case, for the calibration end to end.
 std::string tiny_suite(const fs::path& dir, const std::string& extra) {
   const fs::path path = dir / "tiny.toml";
