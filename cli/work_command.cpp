@@ -29,8 +29,9 @@ void add_work_command(CLI::App& app) {
       "compare two builds: instructions and estimated cycles (L1 hits + 5 x LL hits + 35 x RAM\n"
       "accesses under a fixed cache geometry) of the data, forward, backward and optimizer\n"
       "phases of steps 1.. (step 0 sets up), per rank, with communication and waiting left\n"
-      "out. Counts repeat to the instruction on the same build whatever the machine does,\n"
-      "so a change of a fraction of a percent is seen where step times cannot see 10%.\n"
+      "out, each case training --model at --batch x --block (default tiny, 4 x 32). Counts\n"
+      "repeat to the instruction on the same build whatever the machine does, so a change\n"
+      "of a fraction of a percent is seen where step times cannot see 10%.\n"
       "Each run has ASLR off, one thread a rank, --gemm openblas, and the ISA held to AVX2\n"
       "(OPENBLAS_CORETYPE=Haswell, DNNL_MAX_CPU_ISA=AVX2, TRAINSCOPE_MAX_CPU_ISA=avx2):\n"
       "valgrind runs no AVX-512, so the binaries must be built without it\n"
@@ -55,10 +56,23 @@ void add_work_command(CLI::App& app) {
   sub->add_option("--steps", f->o.steps, "Steps each run trains (steps 1.. are counted)")
       ->capture_default_str()
       ->check(at_least(2));
+  sub->add_option("--model", f->o.model,
+                  "The model every case trains under the lane (\"\": each case's own); the counts "
+                  "are of the code, and callgrind simulates dense GEMMs ~1000x slower than the CPU")
+      ->capture_default_str();
+  sub->add_option("--batch", f->o.batch, "Global batch of every case (0: each case's own)")
+      ->capture_default_str()
+      ->check(at_least(0));
+  sub->add_option("--block", f->o.block, "Tokens per example of every case (0: each case's own)")
+      ->capture_default_str()
+      ->check(at_least(0));
   sub->add_option("--repeats", f->o.repeats,
                   "Runs of each side; with 2 or more their counts must agree within 0.1%")
       ->capture_default_str()
       ->check(at_least(1));
+  sub->add_option("--keep-dumps", f->o.keep_dumps,
+                  "Keep each run's callgrind files in DIR/SIDE-CASE-REPEAT/ (for "
+                  "callgrind_annotate); by default they are removed");
   sub->add_option("--filter", f->o.runner.filter, "Count only cases whose name contains SUBSTR");
   sub->add_option("--valgrind", f->o.valgrind, "The valgrind program")->capture_default_str();
   sub->add_option("--mpirun", f->o.runner.mpirun, "The MPI launcher: a name on PATH or a path")

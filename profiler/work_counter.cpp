@@ -45,6 +45,16 @@ void WorkCounter::dump(int64_t step, int phase) {
 }
 
 void WorkCounter::on_phase(int64_t step, int phase) {
+  if (!instrumenting_) {
+    // Valgrind ran the set-up (data, MPI, allocation) uninstrumented, at
+    // its plain speed: the cache simulation starts here, warm by the first
+    // counted step.
+#ifdef TRAINSCOPE_HAVE_CALLGRIND
+    CALLGRIND_START_INSTRUMENTATION;
+#endif
+    instrumenting_ = true;
+    if (observer_) observer_("instrumentation on");
+  }
   if (phase == collecting_) return;
   stop_collecting();
   if (phase < 0 || !counted(phase)) return;

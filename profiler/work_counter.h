@@ -16,8 +16,9 @@
 //
 // Active only when the process runs under valgrind AND TRAINSCOPE_COUNT_WORK
 // is 1 (set by the work lane, which starts callgrind with
-// --collect-atstart=no): a callgrind run of someone else's keeps its own
-// collection. Otherwise make_work_counter() returns null and the step timer
+// --instr-atstart=no --collect-atstart=no: the set-up runs uninstrumented,
+// and the first phase of the first step starts the instrumentation): a
+// callgrind run of someone else's keeps its own collection. Otherwise make_work_counter() returns null and the step timer
 // does nothing more. Outside valgrind the client requests are a few no-op
 // instructions.
 //
@@ -57,7 +58,8 @@ class WorkCounter {
 
   int rank_;
   Observer observer_;
-  int collecting_ = -1;  // the phase being collected now, -1 none
+  bool instrumenting_ = false;  // callgrind runs --instr-atstart=no until the first phase
+  int collecting_ = -1;         // the phase being collected now, -1 none
   int pending_ = -1;     // the phase whose collected cost awaits its dump
 };
 

@@ -164,6 +164,9 @@ struct WorkCount {
   int64_t ll_hits = 0;
   int64_t ram_hits = 0;
   int64_t est_cycles = 0;
+  // Calls into the allocator (malloc, free, memalign...), whose own cost is
+  // left out of the counts above: it varies with what other threads freed.
+  int64_t allocations = 0;
   bool operator==(const WorkCount&) const = default;
 };
 template <>
@@ -180,6 +183,7 @@ struct Fields<WorkCount> {
       field("ll_hits", &WorkCount::ll_hits),
       field("ram_hits", &WorkCount::ram_hits),
       field("est_cycles", &WorkCount::est_cycles),
+      field("allocations", &WorkCount::allocations),
   };
 };
 

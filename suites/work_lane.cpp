@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cctype>
+#include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <set>
 
 #include <fmt/format.h>
@@ -27,18 +30,22 @@ constexpr double kDefaultRunTimeoutS = 30 * 60;
 // The fixed cache geometry every count is simulated with (so that counts do
 // not depend on the machine's caches): 32 KiB 8-way L1s, an 8 MiB 16-way LL.
 const std::vector<std::string> kCallgrindFlags = {
-    "--tool=callgrind",  "--collect-atstart=no", "--cache-sim=yes", "--I1=32768,8,64",
+    "--tool=callgrind",  "--instr-atstart=no",   "--collect-atstart=no", "--cache-sim=yes", "--I1=32768,8,64",
     "--D1=32768,8,64",   "--LL=8388608,16,64",   "--dump-line=no",  "--dump-instr=no",
-    "--error-limit=no"};
+    // A wrapper script's exec of the binary is followed.
+    "--trace-children=yes", "--error-limit=no"};
 
 // Choices made by timing or by the CPU, pinned (valgrind runs no AVX-512).
 const std::vector<std::string> kPinnedEnvironment = {
     std::string(profiler::kCountWorkVariable) + "=1", "OPENBLAS_CORETYPE=Haswell",
     "DNNL_MAX_CPU_ISA=AVX2", "TRAINSCOPE_MAX_CPU_ISA=avx2", "OMP_NUM_THREADS=1"};
 
+// An event of the dump outside the allocator (see CallgrindDump).
 int64_t event(const CallgrindDump& d, std::string_view name) {
   const auto it = d.events.find(name);
-  return it == d.events.end() ? 0 : it->second;
+  const auto in_allocator = d.allocator_events.find(name);
+  return (it == d.events.end() ? 0 : it->second) -
+         (in_allocator == d.allocator_events.end() ? 0 : in_allocator->second);
 }
 
 double change_pct(int64_t base, int64_t head) {
@@ -50,16 +57,20 @@ std::string machine_name() {
   return ::uname(&u) == 0 ? std::string(u.machine) : std::string("x86_64");
 }
 
-// The suite's train cases as the lane runs them: `steps` steps, one thread a
-// rank, GEMMs on OpenBLAS, no eval or checkpoint; the sweeps are skipped.
-Suite lane_suite(const Suite& suite, int steps) {
+// The suite's train cases as the lane runs them: its steps, model and batch,
+// one thread a rank, GEMMs on OpenBLAS, no eval or checkpoint; the sweeps
+// are skipped.
+Suite lane_suite(const Suite& suite, const WorkOptions& o) {
   Suite s = suite;
   for (SuiteCase& c : s.cases) {
     if (c.kind != CaseKind::kTrain) {
       if (c.skip_reason.empty()) c.skip_reason = "not a train case: the work lane counts steps";
       continue;
     }
-    c.train.steps = steps;
+    c.train.steps = o.steps;
+    if (!o.model.empty()) c.train.model = o.model;
+    if (o.batch > 0) c.train.batch = o.batch;
+    if (o.block > 0) c.train.block = o.block;
     c.train.warmup_steps = 1;
     c.train.threads = 1;
     c.train.gemm = kernels::GemmBackend::kOpenBlas;
@@ -101,35 +112,95 @@ double WorkChange::cycles_change_pct() const { return change_pct(base_cycles, he
 
 int WorkResult::exit_code() const { return verdict == "PASS" ? kExitOk : kExitFailure; }
 
+namespace {
+
+// "(12) name" defines id 12 as name, "(12)" refers to it; a bare name is
+// itself. Returns the name.
+std::string compressed_name(std::string_view text, std::map<std::string, std::string>& names) {
+  if (!text.starts_with('(')) return std::string(text);
+  const size_t close = text.find(')');
+  const std::string id(text.substr(0, close + 1));
+  if (close + 1 < text.size()) names[id] = std::string(text.substr(close + 2));
+  return names[id];
+}
+
+// glibc's allocator: its own files (malloc.c, arena.c, ...).
+bool in_malloc(const std::string& file) { return file.find("/malloc/") != std::string::npos; }
+
+// The events of a cost line ("+3 26 13": a position, then events; trailing
+// zeros left out) added to `into`.
+void add_cost_line(std::string_view line, const std::vector<std::string>& names,
+                   std::map<std::string, int64_t, std::less<>>& into) {
+  std::istringstream values{std::string(line)};
+  std::string position;
+  values >> position;
+  int64_t v = 0;
+  for (size_t i = 0; i < names.size() && values >> v; ++i) into[names[i]] += v;
+}
+
+}  // namespace
+
 CallgrindDump parse_callgrind_dump(const fs::path& path) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("cannot read callgrind output {}", path.string()));
   CallgrindDump d;
   std::vector<std::string> names;
+  std::map<std::string, std::string> files, fns;  // compressed names
+  std::map<std::string, std::string> file_of;     // function -> its file
+  // fl= names the function's file; fi=/fe= the file of inlined code that
+  // follows; cfi=/cfl= the callee's, for one call only (the current file
+  // when absent, as the format says).
+  std::string file, current_file, fn, call_file, call_fn;
+  bool summary = false, call_cost = false;
   std::string line;
-  bool summary = false;
   while (std::getline(in, line)) {
-    if (line.starts_with("desc: Trigger: Client Request: ")) {
+    const std::string_view l(line);
+    if (l.starts_with("desc: Trigger: Client Request: ")) {
       d.trigger = line.substr(std::string_view("desc: Trigger: Client Request: ").size());
-    } else if (line.starts_with("events: ")) {
+    } else if (l.starts_with("events: ")) {
       names.clear();
       std::istringstream words(line.substr(8));
       for (std::string w; words >> w;) names.push_back(w);
-    } else if (line.starts_with("summary: ")) {
-      // Trailing zeros are left out.
-      std::istringstream values(line.substr(9));
-      int64_t v = 0;
-      for (size_t i = 0; i < names.size() && values >> v; ++i) d.events[names[i]] = v;
+    } else if (l.starts_with("summary: ")) {
+      std::map<std::string, int64_t, std::less<>> events;
+      add_cost_line("0 " + line.substr(9), names, events);
+      d.events = std::move(events);
       summary = true;
+    } else if (l.starts_with("fl=")) {
+      file = current_file = compressed_name(l.substr(3), files);
+    } else if (l.starts_with("fi=") || l.starts_with("fe=")) {
+      current_file = compressed_name(l.substr(3), files);
+    } else if (l.starts_with("fn=")) {
+      fn = compressed_name(l.substr(3), fns);
+      current_file = file;
+      file_of.try_emplace(fn, file);
+    } else if (l.starts_with("cfi=") || l.starts_with("cfl=")) {
+      call_file = compressed_name(l.substr(4), files);
+    } else if (l.starts_with("cfn=")) {
+      call_fn = compressed_name(l.substr(4), fns);
+      file_of.try_emplace(call_fn, call_file.empty() ? current_file : call_file);
+    } else if (l.starts_with("calls=")) {
+      // Calls into the allocator from outside it: the allocations made.
+      if (in_malloc(file_of[call_fn]) && !in_malloc(file_of[fn]))
+        d.allocator_calls += std::stoll(line.substr(6));
+      call_cost = true;  // the next cost line is the call's, inclusive
+      call_file.clear();
+    } else if (!l.empty() && (std::isdigit(static_cast<unsigned char>(l[0])) || l[0] == '+' ||
+                              l[0] == '-' || l[0] == '*')) {
+      if (!call_cost && in_malloc(file_of[fn])) add_cost_line(l, names, d.allocator_events);
+      call_cost = false;
     }
   }
-  if (!summary || names.empty())
+  // A dump of ours must have its figures; another (a wrapper's exit, a
+  // process that counted nothing) is left out by sum_dumps.
+  if ((!summary || names.empty()) && d.trigger.starts_with(profiler::kWorkDumpPrefix))
     throw Error(fmt::format("callgrind output {} has no events or summary line", path.string()));
   return d;
 }
 
 void fill_counts(const CallgrindDump& d, WorkCount& c) {
   c.instructions = event(d, "Ir");
+  c.allocations = d.allocator_calls;
   const int64_t accesses = c.instructions + event(d, "Dr") + event(d, "Dw");
   const int64_t l1_misses = event(d, "I1mr") + event(d, "D1mr") + event(d, "D1mw");
   c.ram_hits = event(d, "ILmr") + event(d, "DLmr") + event(d, "DLmw");
@@ -154,6 +225,7 @@ std::vector<WorkCount> sum_dumps(const std::vector<CallgrindDump>& dumps, int64_
     s.ll_hits += one.ll_hits;
     s.ram_hits += one.ram_hits;
     s.est_cycles += one.est_cycles;
+    s.allocations += one.allocations;
     steps[{name.rank, name.phase}].insert(name.step);
   }
   std::vector<WorkCount> out;
@@ -177,13 +249,20 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
     const bool head = c.side == "head";
     (head ? w.head_instructions : w.base_instructions) += c.instructions;
     (head ? w.head_cycles : w.base_cycles) += c.est_cycles;
+    (head ? w.head_allocations : w.base_allocations) += c.allocations;
   }
   std::vector<WorkChange> out;
   for (const auto& key : order) {
     WorkChange w = by_phase[key];
-    const double worst = std::max(w.instructions_change_pct(), w.cycles_change_pct());
-    const double best = std::min(w.instructions_change_pct(), w.cycles_change_pct());
-    w.verdict = worst > threshold_pct ? "REGRESSION" : best < -threshold_pct ? "IMPROVED" : "PASS";
+    // Cycles move by a few cache misses run to run: a change within that is
+    // no change.
+    const bool cycles_moved = std::llabs(w.head_cycles - w.base_cycles) > kCycleNoiseFloor;
+    const double cycles = cycles_moved ? w.cycles_change_pct() : 0.0;
+    const double worst = std::max(w.instructions_change_pct(), cycles);
+    const double best = std::min(w.instructions_change_pct(), cycles);
+    w.verdict = worst > threshold_pct || w.head_allocations > w.base_allocations ? "REGRESSION"
+                : best < -threshold_pct                                           ? "IMPROVED"
+                                                                                  : "PASS";
     if (w.base_instructions == 0 || w.head_instructions == 0) w.verdict = "MISSING";
     out.push_back(w);
   }
@@ -200,12 +279,15 @@ std::vector<std::string> unstable_counts(const std::vector<WorkCount>& counts) {
         continue;
       const double di = change_pct(first.instructions, c.instructions);
       const double dc = change_pct(first.est_cycles, c.est_cycles);
-      if (std::fabs(di) > kRepeatTolerancePct || std::fabs(dc) > kRepeatTolerancePct) {
+      const bool cycles_differ = std::fabs(dc) > kRepeatTolerancePct &&
+                                 std::llabs(c.est_cycles - first.est_cycles) > kCycleNoiseFloor;
+      if (c.instructions != first.instructions || cycles_differ ||
+          c.allocations != first.allocations) {
         out.push_back(fmt::format(
-            "{} {} rank {} {}: repeat {} counted {} instructions ({:+.4f}%) and {} cycles "
-            "({:+.4f}%) against {} and {}",
+            "{} {} rank {} {}: repeat {} counted {} instructions ({:+.4f}%), {} cycles "
+            "({:+.4f}%) and {} allocations against {}, {} and {}",
             c.side, c.case_name, c.rank, c.phase, c.repeat, c.instructions, di, c.est_cycles, dc,
-            first.instructions, first.est_cycles));
+            c.allocations, first.instructions, first.est_cycles, first.allocations));
       }
     }
   }
@@ -213,19 +295,23 @@ std::vector<std::string> unstable_counts(const std::vector<WorkCount>& counts) {
 }
 
 namespace {
-constexpr const char* kWorkRow = "{:<{}} {:<10} {:>14} {:>9} {:>14} {:>9}  {}\n";
+constexpr const char* kWorkRow = "{:<{}} {:<10} {:>14} {:>9} {:>14} {:>9} {:>9}  {}\n";
 }  // namespace
 
 std::string format_work_header(int name_width) {
   return fmt::format(fmt::runtime(kWorkRow), "# case", name_width, "phase", "head_instr",
-                     "instr", "head_cycles", "cycles", "verdict");
+                     "instr", "head_cycles", "cycles", "allocs", "verdict");
 }
 
 std::string format_work_row(const WorkChange& c, int name_width) {
   const auto pct = [](double v) { return std::isfinite(v) ? fmt::format("{:+.3f}%", v) : "-"; };
+  const std::string allocs =
+      c.head_allocations == c.base_allocations
+          ? std::to_string(c.head_allocations)
+          : fmt::format("{}{:+}", c.head_allocations, c.head_allocations - c.base_allocations);
   return fmt::format(fmt::runtime(kWorkRow), c.case_name, name_width, c.phase,
                      c.head_instructions, pct(c.instructions_change_pct()), c.head_cycles,
-                     pct(c.cycles_change_pct()), c.verdict);
+                     pct(c.cycles_change_pct()), allocs, c.verdict);
 }
 
 }  // namespace trainscope::suites
@@ -285,13 +371,18 @@ WorkResult WorkRun::run() {
   info.environment["work_lane"] = {{"pinned", kPinnedEnvironment},
                                    {"callgrind", kCallgrindFlags},
                                    {"steps", options_.steps},
+                                   {"model", options_.model},
+                                   {"batch", options_.batch},
+                                   {"block", options_.block},
                                    {"counted_from_step", 1}};
   info.command_line = runner_options_.command_line;
   result_.comparison_id = db_.begin_comparison(info);
   std::fprintf(runner_options_.progress,
-               "trainscope work %s: each case under callgrind, %d steps (1.. counted), %d run(s) "
-               "a side, with %s; results in %s (comparison %lld)\n",
-               suite_.name.c_str(), options_.steps, options_.repeats,
+               "trainscope work %s: each case under callgrind, %d steps (1.. counted) of model %s, "
+               "batch %d x %d, %d run(s) a side, with %s; results in %s (comparison %lld)\n",
+               suite_.name.c_str(), options_.steps,
+               options_.model.empty() ? "(the case's)" : options_.model.c_str(), options_.batch,
+               options_.block, options_.repeats,
                fmt::format("{}", fmt::join(kPinnedEnvironment, " ")).c_str(),
                runner_options_.db_path.c_str(), static_cast<long long>(result_.comparison_id));
   for (int repeat = 0; repeat < options_.repeats; ++repeat) {
@@ -332,7 +423,11 @@ void WorkRun::count(const SuiteCase& c, const Side& side, int repeat) {
                    (skip.empty() ? p.hosts_error : skip).c_str());
     return;
   }
-  const fs::path dir = runner_.work_dir() / fmt::format("counts-{}", index_);
+  const fs::path dir =
+      options_.keep_dumps.empty()
+          ? runner_.work_dir() / fmt::format("counts-{}", index_)
+          : options_.keep_dumps / fmt::format("{}-{}-{}", side.name, c.name, repeat);
+  fs::remove_all(dir);
   fs::create_directories(dir);
   const LaunchPlan plan = under_callgrind(p.plan, side.build.binary, valgrind_, dir);
   std::fprintf(runner_options_.progress, "[work %d of %zu] %s (run %d)\n", index_,
@@ -421,7 +516,7 @@ WorkResult run_work_lane(const Suite& suite, const WorkOptions& options) {
   }
   const std::string head = resolve_executable(options.head_binary.string(), "--head");
   sides.push_back({"head", {.binary = head, .version = binary_version(head)}});
-  const Suite lane = lane_suite(suite, options.steps);
+  const Suite lane = lane_suite(suite, options);
   RunnerOptions ro = options.runner;
   ro.trainscope_binary = head;
   ro.measure_limits = false;

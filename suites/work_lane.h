@@ -16,12 +16,16 @@
 //    from which each phase's cycles are estimated: L1 hits + 5 x LL hits +
 //    35 x RAM accesses (iai-callgrind's model);
 //  * counts steps 1 .. steps-1 (step 0 pays one-time set-up inside its
-//    phases: first-touch allocations, library initialisation).
+//    phases: first-touch allocations, library initialisation);
+//  * trains the tiny model at batch 4 x 32 by default (WorkOptions::model):
+//    the counts are of the code, and callgrind's cache simulation of dense
+//    AVX2 GEMMs is about 1000x slower than the CPU.
 // Blind spots, written down: no AVX-512 paths, threads serialised, waiting
 // (communication, sleeps) not counted, 20-100x slower than native.
 //
 // The verdict per case and phase: REGRESSION when the head's estimated
-// cycles or instructions exceed the base's by more than threshold_pct. With
+// cycles or instructions exceed the base's by more than threshold_pct, or
+// when it allocates more often. With
 // repeats > 1 each side runs several times and its counts must agree within
 // kRepeatTolerancePct (else the lane says which phase moved: an input to the
 // count that is not pinned).
@@ -43,10 +47,14 @@
 
 namespace trainscope::suites {
 
-// Counts of one side's repeats may differ by this much (percent) and still
-// be one build's: the cache simulation sees the other threads' accesses in
-// the order the scheduler interleaves them (instructions repeat exactly).
+// Instructions and allocations repeat exactly. Estimated cycles do not
+// quite: the simulated caches also see the other threads' accesses (the
+// watchdog, MPI's progress) in the order the scheduler interleaves them, a
+// few misses either way. So cycles of one build may differ by this much
+// (percent), or by kCycleNoiseFloor in a small phase, and still be one
+// build's; a change of cycles must pass both to be a regression.
 inline constexpr double kRepeatTolerancePct = 0.1;
+inline constexpr int64_t kCycleNoiseFloor = 10 * 35;  // ten RAM accesses
 
 struct WorkOptions {
   // db_path, mpirun, filter, timeout (per run; default 30 min), out,
@@ -56,8 +64,18 @@ struct WorkOptions {
   std::filesystem::path head_binary;
   int repeats = 1;            // runs of each side
   int steps = 4;              // each run's steps; steps 1.. are counted
+  // What each case trains under the lane ("" / 0: the case's own). Counts
+  // measure the code, not the model's size, and callgrind runs dense FMA
+  // code some 1000x slower than the CPU: the tiny model keeps a run to
+  // seconds where the gate's model took minutes.
+  std::string model = "tiny";
+  int batch = 4;
+  int block = 32;
   double threshold_pct = 1;   // a phase's work up by more is a regression
   std::string valgrind = "valgrind";
+  // Keep each run's callgrind files here, DIR/SIDE-CASE-REPEAT/ (for
+  // callgrind_annotate); empty: they go with the run's temporary folder.
+  std::filesystem::path keep_dumps;
 };
 
 // One case's phase, base against head (summed over ranks and counted steps;
@@ -67,7 +85,8 @@ struct WorkChange {
   std::string phase;
   int64_t base_instructions = 0, head_instructions = 0;
   int64_t base_cycles = 0, head_cycles = 0;
-  std::string verdict;  // PASS, REGRESSION, IMPROVED
+  int64_t base_allocations = 0, head_allocations = 0;
+  std::string verdict;  // PASS, REGRESSION (work or allocations up), IMPROVED, MISSING
   double instructions_change_pct() const;
   double cycles_change_pct() const;
 };
@@ -88,14 +107,23 @@ WorkResult run_work_lane(const Suite& suite, const WorkOptions& options);
 // ---- pieces, exposed for tests ----
 
 // The events of one callgrind dump file: its description's trigger ("trainscope
-// rank 0 step 3 phase forward") and the summary's events by name.
+// rank 0 step 3 phase forward"), the summary's events by name, and the part
+// of them spent inside glibc's allocator (its functions' own cost) with the
+// calls made into it from outside. The allocator's own cost depends on the
+// state of its free lists, which other threads change at moments the
+// scheduler picks (a chunk freed by the thread it was handed to; libgomp's
+// team allocated per parallel region): the counts leave it out, and the
+// number of allocations, which does repeat, stands for it.
 struct CallgrindDump {
   std::string trigger;
   std::map<std::string, int64_t, std::less<>> events;
+  std::map<std::string, int64_t, std::less<>> allocator_events;
+  int64_t allocator_calls = 0;
 };
 CallgrindDump parse_callgrind_dump(const std::filesystem::path& path);
 
-// A dump's counts as a WorkCount (instructions, hits by level, estimate).
+// A dump's counts as a WorkCount (instructions, hits by level, estimate;
+// the allocator's own cost left out, its calls counted).
 void fill_counts(const CallgrindDump& dump, results::WorkCount& count);
 
 // Sums each (rank, phase) of a run's dumps over steps >= first_step.

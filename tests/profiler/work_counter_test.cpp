@@ -37,7 +37,7 @@ std::vector<std::string> events_of_a_step() {
 
 TEST(WorkCounterTest, CollectsComputePhasesAndDumpsEachOnce) {
   const std::vector<std::string> expected = {
-      "collect on", "collect off",  // data
+      "instrumentation on", "collect on", "collect off",  // data
       "dump trainscope rank 1 step 3 phase data", "collect on", "collect off",  // forward
       "dump trainscope rank 1 step 3 phase forward", "collect on",  // backward
       // comm nested in backward pauses it without a dump; backward goes on.

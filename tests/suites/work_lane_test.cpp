@@ -23,7 +23,15 @@ void write_dump(const std::filesystem::path& path, const std::string& trigger,
                          "associative\ndesc: Timerange: Basic block 1 - 2\n"
                       << "desc: Trigger: Client Request: " << trigger << "\n\n"
                       << "positions: line\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
-                      << "summary: " << summary << "\n\nfl=(1) x.cpp\nfn=(1) f\n0 1\n\n"
+                      << "summary: " << summary << "\n\n"
+                      // f calls memalign twice (inclusive 30 Ir); memalign's own cost
+                      // is 20 Ir, 4 Dr; _int_malloc's 10 Ir, then memalign again (by id).
+                      << "ob=(1) /lib/libc.so.6\nfl=(1) x.cpp\nfn=(1) f\n0 5\n"
+                      << "cob=(1)\ncfi=(2) ./malloc/./malloc/malloc.c\ncfn=(2) memalign\n"
+                      << "calls=2 0\n0 30 4\n\n"
+                      << "fl=(2)\nfn=(2)\n0 12 3\n+2 8 1\n"
+                      << "cfn=(3) _int_malloc\ncalls=2 0\n0 10\n\n"
+                      << "fn=(3)\n0 10\n\n"
                       << "totals: " << summary << "\n";
 }
 
@@ -36,19 +44,30 @@ TEST(WorkLaneTest, ReadsADumpAndEstimatesCycles) {
   EXPECT_EQ(d.events.at("Ir"), 1000);
   EXPECT_EQ(d.events.at("DLmr"), 4);
   EXPECT_FALSE(d.events.contains("DLmw"));
+  // The allocator's own cost: memalign's 20 Ir and 4 Dr, _int_malloc's 10
+  // (its call from memalign is not a new allocation).
+  EXPECT_EQ(d.allocator_events.at("Ir"), 30);
+  EXPECT_EQ(d.allocator_events.at("Dr"), 4);
+  EXPECT_EQ(d.allocator_calls, 2);
   WorkCount c;
   fill_counts(d, c);
-  // accesses 1400, L1 misses 35, of which RAM 6: L1 hits 1365, LL hits 29.
-  EXPECT_EQ(c.instructions, 1000);
+  // Without the allocator: 970 instructions; accesses 970 + 296 + 100 =
+  // 1366, L1 misses 35, of which RAM 6: L1 hits 1331, LL hits 29.
+  EXPECT_EQ(c.instructions, 970);
+  EXPECT_EQ(c.allocations, 2);
   EXPECT_EQ(c.ram_hits, 6);
   EXPECT_EQ(c.ll_hits, 29);
-  EXPECT_EQ(c.l1_hits, 1365);
-  EXPECT_EQ(c.est_cycles, 1365 + 5 * 29 + 35 * 6);
+  EXPECT_EQ(c.l1_hits, 1331);
+  EXPECT_EQ(c.est_cycles, 1331 + 5 * 29 + 35 * 6);
 }
 
-TEST(WorkLaneTest, AFileWithoutASummaryIsAnErrorNamingIt) {
+TEST(WorkLaneTest, ADumpOfOursWithoutASummaryIsAnErrorNamingIt) {
   testing::TempDir dir("work");
-  std::ofstream(dir / "callgrind.9") << "events: Ir\n";
+  // A wrapper's own file (it counted nothing) is no error: it is left out.
+  std::ofstream(dir / "callgrind.8") << "events: Ir\ndesc: Trigger: Program termination\n";
+  EXPECT_TRUE(parse_callgrind_dump(dir / "callgrind.8").events.empty());
+  std::ofstream(dir / "callgrind.9")
+      << "desc: Trigger: Client Request: trainscope rank 0 step 1 phase data\nevents: Ir\n";
   try {
     parse_callgrind_dump(dir / "callgrind.9");
     FAIL() << "no error";
@@ -58,7 +77,10 @@ TEST(WorkLaneTest, AFileWithoutASummaryIsAnErrorNamingIt) {
 }
 
 CallgrindDump dump(const std::string& trigger, int64_t ir) {
-  return {trigger, {{"Ir", ir}, {"Dr", 0}, {"Dw", 0}}};
+  CallgrindDump d;
+  d.trigger = trigger;
+  d.events = {{"Ir", ir}, {"Dr", 0}, {"Dw", 0}};
+  return d;
 }
 
 TEST(WorkLaneTest, SumsEachRanksPhaseOverTheCountedSteps) {
@@ -109,13 +131,21 @@ TEST(WorkLaneTest, ComparesPhaseByPhaseOverRanks) {
   EXPECT_EQ(changes[1].verdict, "PASS");  // +0.375% cycles
   EXPECT_EQ(changes[2].verdict, "IMPROVED");
   EXPECT_EQ(changes[3].verdict, "MISSING");  // the head counted no data phase
+  // The same work, one more allocation a step: a regression too.
+  std::vector<WorkCount> allocating = {count("base", 0, "forward", 0, 1000, 2000),
+                                       count("head", 0, "forward", 0, 1000, 2000)};
+  allocating[1].allocations = 3;
+  EXPECT_EQ(compare_work(allocating, 1.0)[0].verdict, "REGRESSION");
 }
 
 TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
   std::vector<WorkCount> counts = {count("head", 0, "forward", 0, 1000000, 2000000),
-                                   count("head", 1, "forward", 0, 1000000, 2000900)};
-  EXPECT_TRUE(unstable_counts(counts).empty());  // 0.045% of cycles: within 0.1%
-  counts[1].instructions = 1002000;
+                                   count("head", 1, "forward", 0, 1000000, 2000900),
+                                   count("head", 0, "data", 0, 8000, 12800),
+                                   count("head", 1, "data", 0, 8000, 12836)};
+  // 0.045% of the cycles; 0.28% of a small phase's, but 36 cycles: one build.
+  EXPECT_TRUE(unstable_counts(counts).empty());
+  counts[1].instructions = 1000001;  // instructions repeat exactly
   const std::vector<std::string> lines = unstable_counts(counts);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("head fused rank 0 forward"), std::string::npos) << lines[0];
