@@ -54,16 +54,17 @@ void add_compare_command(CLI::App& app) {
                   "Pairs a case runs before any verdict (6 is the fewest whose signed-rank "
                   "interval reaches 95%)")
       ->capture_default_str()
-      ->check(at_least(report::kMinPairsForInterval));
+      ->check(whole_number<int>(report::kMinPairsForInterval));
   sub->add_option("--max-pairs", f->o.max_pairs, "Pairs a case runs at most")
       ->capture_default_str()
-      ->check(at_least(report::kMinPairsForInterval));
+      ->check(whole_number<int>(report::kMinPairsForInterval));
   sub->add_option("--max-minutes", f->o.max_minutes,
                   "Minutes the comparison runs at most: no pair starts that would end later")
       ->capture_default_str()
       ->check(kPositive);
   sub->add_option("--seed", f->o.runner.order_seed,
-                  "Seed of the pairs' order (default: drawn, and recorded with the comparison)");
+                  "Seed of the pairs' order (default: drawn, and recorded with the comparison)")
+      ->check(whole_number<uint64_t>());
   sub->add_option("--filter", f->o.runner.filter, "Compare only cases whose name contains SUBSTR");
   sub->add_option("--mpirun", f->o.runner.mpirun, "The MPI launcher: a name on PATH or a path")
       ->capture_default_str();

@@ -55,21 +55,21 @@ void add_work_command(CLI::App& app) {
       ->check(kPositive);
   sub->add_option("--steps", f->o.steps, "Steps each run trains (steps 1.. are counted)")
       ->capture_default_str()
-      ->check(at_least(2));
+      ->check(whole_number<int>(2));
   sub->add_option("--model", f->o.model,
                   "The model every case trains under the lane (\"\": each case's own); the counts "
                   "are of the code, and callgrind simulates dense GEMMs ~1000x slower than the CPU")
       ->capture_default_str();
   sub->add_option("--batch", f->o.batch, "Global batch of every case (0: each case's own)")
       ->capture_default_str()
-      ->check(at_least(0));
+      ->check(whole_number<int>(0));
   sub->add_option("--block", f->o.block, "Tokens per example of every case (0: each case's own)")
       ->capture_default_str()
-      ->check(at_least(0));
+      ->check(whole_number<int>(0));
   sub->add_option("--repeats", f->o.repeats,
                   "Runs of each side; with 2 or more their counts must agree within 0.1%")
       ->capture_default_str()
-      ->check(at_least(1));
+      ->check(whole_number<int>(1));
   sub->add_option("--keep-dumps", f->o.keep_dumps,
                   "Keep each run's callgrind files in DIR/SIDE-CASE-REPEAT/ (for "
                   "callgrind_annotate); by default they are removed");

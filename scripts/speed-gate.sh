@@ -4,7 +4,7 @@
 # against a figure stored at another hour or on another machine.
 #
 #  1. Builds the base revision's trainscope in build-gate/base (only that
-#     target; the tree from `git archive`): TRAINSCOPE_GATE_BASE names the
+#     target; its tree a git worktree in build-gate/base-src): TRAINSCOPE_GATE_BASE names the
 #     revision, default the head commit's parent (HEAD~1).
 #  2. Timed lane: `trainscope compare --base B --head H gate`: every case of
 #     suites/gate.toml in pairs, base and head back to back in a random
@@ -78,7 +78,7 @@ else
 fi
 build() {  # build NAME SOURCE_DIR
   local dir=$db_dir/$1 start=$SECONDS
-  say "building $1 ($(cd "$2" && git rev-parse --short HEAD 2>/dev/null || echo "$base_sha" | cut -c1-12)) in $dir"
+  say "building $1 ($(git -C "$2" rev-parse --short HEAD)) in $dir"
   if ! { cmake -S "$2" -B "$dir" "${flags[@]}" >"$dir.log" 2>&1 &&
          cmake --build "$dir" --target trainscope >>"$dir.log" 2>&1; }; then
     tail -20 "$dir.log" >&2
@@ -88,11 +88,15 @@ build() {  # build NAME SOURCE_DIR
   say "built $1 in $((SECONDS - start)) s"
 }
 mkdir -p "$db_dir"
+# The base's tree as a worktree of its own, so that its build records its
+# own revision (git rev-parse in its folder).
 src=$db_dir/base-src
-if [[ $(cat "$src/.revision" 2>/dev/null) != "$base_sha" ]]; then
-  rm -rf "$src" && mkdir -p "$src"
-  git archive "$base_sha" | tar -x -C "$src"
-  echo "$base_sha" >"$src/.revision"
+git worktree prune
+if [[ ! -e $src/.git ]]; then
+  rm -rf "$src"
+  git worktree add -q --detach "$src" "$base_sha"
+elif [[ $(git -C "$src" rev-parse HEAD) != "$base_sha" ]]; then
+  git -C "$src" checkout -q --detach "$base_sha"
 fi
 build base "$src"
 base=$db_dir/base/trainscope
