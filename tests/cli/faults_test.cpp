@@ -285,6 +285,22 @@ TEST(FaultsTest, TheCpuMatrixRefusesAnEmptyLevelList) {
   EXPECT_CONTAINS(r.output, "--levels");
 }
 
+// Issue 36 row 6: gate-calibration.sh takes flags only; a stray argument
+// (once "ROUNDS", now gone) is bad usage before a run of hours starts, as is
+// a number that is not one or a lane that does not exist.
+TEST(FaultsTest, TheGateCalibrationRefusesStrayArgumentsBeforeRunning) {
+  const std::string script = shell_quote(TRAINSCOPE_SOURCE_DIR "/scripts/gate-calibration.sh");
+  for (const char* args : {"1 2", "1", "--aa 0", "--power x", "--lanes timed,fast", "--aa"}) {
+    const auto r = testing::run_shell(script + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_CONTAINS(r.output, "gate-calibration.sh");
+    EXPECT_EQ(r.output.find("=="), std::string::npos) << args << ": it started\n" << r.output;
+  }
+  const auto help = testing::run_shell(script + " --help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_CONTAINS(help.output, "A/A");
+}
+
 // Issue 36 row 7: TRAINSCOPE_PYTHON names the interpreter for the PyTorch
 // peer; one that does not run is said, naming the variable, never replaced
 // by another Python found elsewhere.
