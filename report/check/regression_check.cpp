@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -146,6 +147,27 @@ std::string first_difference(const json& a, const json& b) {
   return is_list(a) || is_list(b) ? parent.to_string() : path;
 }
 
+// A configuration as it compares between checkouts: a model file or checkpoint
+// is named by its file name, not the directory it was read from. A baseline
+// saved in one clone is checked in another (CI checks out elsewhere); what
+// the file holds shows in the exact figures (parameter bytes, losses).
+json portable_config(const json& config) {
+  if (config.is_array()) {
+    json out = json::array();
+    for (const json& e : config) out.push_back(portable_config(e));
+    return out;
+  }
+  if (!config.is_object()) return config;
+  json out = json::object();
+  for (const auto& [key, value] : config.items()) {
+    const bool is_path = (key == "model" || key == "init_from") && value.is_string() &&
+                         value.get<std::string>().find('/') != std::string::npos;
+    out[key] = is_path ? json(std::filesystem::path(value.get<std::string>()).filename().string())
+                       : portable_config(value);
+  }
+  return out;
+}
+
 std::string pointer_value(const json& j, const std::string& pointer) {
   json::json_pointer p(pointer);
   return j.contains(p) ? j.at(p).dump() : "(absent)";
@@ -232,14 +254,16 @@ void check_configurations_match(const CheckSuite& baseline, const CheckSuite& cu
                       "current suite ({})",
                       b.name, current.name, baseline.source, current.source));
     }
-    const std::string diff = first_difference(b.config, c->config);
+    const json base_config = portable_config(b.config);
+    const json current_config = portable_config(c->config);
+    const std::string diff = first_difference(base_config, current_config);
     if (!diff.empty()) {
       throw Error(
           fmt::format("case '{}' of suite '{}': configuration differs from the baseline "
                       "at '{}': baseline {}, current {} (re-create the baseline for a "
                       "new configuration)",
-                      b.name, current.name, diff, pointer_value(b.config, diff),
-                      pointer_value(c->config, diff)));
+                      b.name, current.name, diff, pointer_value(base_config, diff),
+                      pointer_value(current_config, diff)));
     }
   }
 }

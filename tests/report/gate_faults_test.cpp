@@ -49,6 +49,27 @@ TEST_F(CheckTest, AConfigDifferenceInAListShowsBothLists) {
   EXPECT_EQ(r.output.find("(absent), current (absent)"), std::string::npos) << r.output;
 }
 
+// CI checks the stored gate baseline in its own clone: a model file read
+// from another directory is the same configuration (it failed CI: the
+// baseline named /work/wt34/suites/gate-model.json, the check /check/...);
+// another file is not.
+TEST_F(CheckTest, AModelFileInAnotherCheckoutIsTheSameConfiguration) {
+  auto base = honest(1), moved = honest(2), other = honest(3);
+  for (auto& c : base.cases) c.model = "/work/wt34/suites/gate-model.json";
+  for (auto& c : moved.cases) c.model = "/check/work/main/suites/gate-model.json";
+  for (auto& c : other.cases) c.model = "/check/work/main/suites/small-model.json";
+  const std::string b = db("b.db", base);
+  const auto same = run_trainscope("check --exact-only --db " + q(db("m.db", moved)) +
+                                   " --baseline " + q(b));
+  EXPECT_EQ(same.exit_code, 0) << same.output;
+  const auto differs = run_trainscope("check --exact-only --db " + q(db("o.db", other)) +
+                                      " --baseline " + q(b));
+  EXPECT_EQ(differs.exit_code, 2) << differs.output;
+  EXPECT_NE(differs.output.find("baseline \"gate-model.json\", current \"small-model.json\""),
+            std::string::npos)
+      << differs.output;
+}
+
 // The speed gate checks the gate suite's exact figures only: its timings
 // are compared paired, never against the stored baseline.
 TEST_F(CheckTest, ExactOnlyLeavesTimingsOutAndStillCatchesAFigure) {
