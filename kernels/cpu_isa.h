@@ -7,9 +7,10 @@
 // that one machine can show how the project behaves on weaker CPUs
 // (scripts/check-cpu-matrix.sh sets all three). Values, weakest first, are
 // oneDNN's names: sse41, avx, avx2, avx512_core, avx512_core_bf16,
-// avx512_core_amx (and "all", no cap). The cap only hides instructions the
-// probe reports; code compiled with -march=native still uses what it was
-// compiled for.
+// avx512_core_amx (and "all", no cap). The cap hides instructions the probe
+// reports, and the element-wise kernels' dispatch follows it (kernels/simd.h:
+// capped, they run the weaker level's own code); the rest, compiled with
+// -march=native, still uses what it was compiled for.
 #ifndef TRAINSCOPE_KERNELS_CPU_ISA_H_
 #define TRAINSCOPE_KERNELS_CPU_ISA_H_
 
