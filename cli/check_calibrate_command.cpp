@@ -4,7 +4,7 @@
 //
 // Runs the suite K times (the same code: A/A), checks every pair of runs
 // against each other as the gate would, and prints the false-alarm rate and
-// each timed case's noise; the logic is report/check/calibration.h.
+// each timed case's noise; the logic is check/calibration.h.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -16,8 +16,8 @@
 #include "base/check.h"
 #include "cli/commands.h"
 #include "cli/validators.h"
-#include "report/check/baseline.h"
-#include "report/check/calibration.h"
+#include "check/baseline.h"
+#include "check/calibration.h"
 #include "suites/runner.h"
 #include "suites/suite_config.h"
 
@@ -29,7 +29,7 @@ void add_check_calibrate_command(CLI::App& check) {
     int runs = 5;
     std::string db = "calibration.db";
     int repeat = 0;
-    double threshold = report::kDefaultThresholdPct;
+    double threshold = check::kDefaultThresholdPct;
     double alpha = 0.05;
     std::string save_baseline;
     std::vector<std::string> ratios;
@@ -66,10 +66,10 @@ void add_check_calibrate_command(CLI::App& check) {
   cal->callback([f] {
     // Before minutes of runs: a baseline that cannot be written is bad input now.
     if (!f->save_baseline.empty()) check_writable(f->save_baseline, "--save-baseline");
-    std::vector<report::RatioRule> ratios;
-    for (const auto& text : f->ratios) ratios.push_back(report::parse_ratio_rule(text));
+    std::vector<check::RatioRule> ratios;
+    for (const auto& text : f->ratios) ratios.push_back(check::parse_ratio_rule(text));
     const suites::Suite suite = suites::resolve_suite(f->suite);
-    std::vector<report::CheckSuite> runs;
+    std::vector<check::CheckSuite> runs;
     for (int k = 0; k < f->runs; ++k) {
       std::fprintf(stderr, "calibration run %d of %d\n", k + 1, f->runs);
       suites::RunnerOptions o;
@@ -78,17 +78,17 @@ void add_check_calibrate_command(CLI::App& check) {
       o.command_line = this_command_line();
       const suites::SuiteResult r = suites::run_suite(suite, o);
       if (r.interrupted) throw SilentExit{130};
-      runs.push_back(report::load_check_suite(f->db, std::to_string(r.suite_id)));
+      runs.push_back(check::load_check_suite(f->db, std::to_string(r.suite_id)));
     }
-    report::CheckOptions options;
+    check::CheckOptions options;
     options.threshold_pct = f->threshold;
     options.alpha = f->alpha;
-    const report::Calibration calibration = report::calibrate_gate(runs, options);
-    std::fputs(report::calibration_text(calibration).c_str(), stdout);
+    const check::Calibration calibration = check::calibrate_gate(runs, options);
+    std::fputs(check::calibration_text(calibration).c_str(), stdout);
     if (!f->save_baseline.empty()) {
-      report::CheckSuite baseline = report::pooled_baseline(runs, calibration);
+      check::CheckSuite baseline = check::pooled_baseline(runs, calibration);
       baseline.ratios = ratios;
-      report::save_baseline(baseline, f->save_baseline);
+      check::save_baseline(baseline, f->save_baseline);
       std::printf("wrote baseline %s: %d runs pooled, threshold %g%%, %lld repetitions needed\n",
                   f->save_baseline.c_str(), f->runs, f->threshold,
                   static_cast<long long>(calibration.repetitions_needed));

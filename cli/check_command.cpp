@@ -6,7 +6,7 @@
 //   trainscope check --db current.db --ratio "fused/per-tensor<=1.10"
 //   trainscope check --db results.db --save-baseline baseline.json
 //
-// The logic lives in report/check/regression_check.h; this file only maps flags.
+// The logic lives in check/regression_check.h; this file only maps flags.
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -19,7 +19,7 @@
 #include "cli/validators.h"
 #include "base/check.h"
 #include "base/atomic_file.h"
-#include "report/check/regression_check.h"
+#include "check/regression_check.h"
 
 namespace trainscope::cli {
 
@@ -29,7 +29,7 @@ void add_check_command(CLI::App& app) {
     std::string baseline;
     std::string baseline_suite = "latest";
     std::string suite = "latest";
-    double threshold = report::kDefaultThresholdPct;
+    double threshold = check::kDefaultThresholdPct;
     double alpha = 0.05;
     double loss_tolerance = 1e-4;
     std::vector<std::string> ratios;
@@ -120,9 +120,9 @@ void add_check_command(CLI::App& app) {
     if (flags->db.empty()) throw Error("check: --db is required (the database holding the current suite)");
     std::optional<double> threshold_pct;
     if (threshold->count() > 0) threshold_pct = flags->threshold;
-    std::vector<report::RatioRule> ratios;
-    for (const auto& text : flags->ratios) ratios.push_back(report::parse_ratio_rule(text));
-    report::CheckSuite current = report::load_check_suite(flags->db, flags->suite);
+    std::vector<check::RatioRule> ratios;
+    for (const auto& text : flags->ratios) ratios.push_back(check::parse_ratio_rule(text));
+    check::CheckSuite current = check::load_check_suite(flags->db, flags->suite);
     if (!flags->save_baseline.empty()) {
       if (current.cases.empty()) {
         throw Error("suite '" + current.name + "' (" + current.source +
@@ -130,19 +130,19 @@ void add_check_command(CLI::App& app) {
       }
       current.ratios = ratios;
       current.threshold_pct = threshold_pct;
-      report::save_baseline(current, flags->save_baseline);
+      check::save_baseline(current, flags->save_baseline);
       std::printf("wrote baseline %s: suite %s, %zu case(s), %zu ratio rule(s)%s\n",
                   flags->save_baseline.c_str(), current.name.c_str(), current.cases.size(),
                   ratios.size(),
                   threshold_pct ? fmt::format(", threshold {:g}%", *threshold_pct).c_str() : "");
       return;
     }
-    std::optional<report::CheckSuite> baseline;
+    std::optional<check::CheckSuite> baseline;
     if (!flags->baseline.empty()) {
-      baseline = report::load_baseline_any(flags->baseline, flags->baseline_suite, current.name,
+      baseline = check::load_baseline_any(flags->baseline, flags->baseline_suite, current.name,
                                            flags->db, current.suite_id);
     }
-    report::CheckOptions options;
+    check::CheckOptions options;
     options.threshold_pct = threshold_pct;
     options.alpha = flags->alpha;
     options.loss_rel_tol = flags->loss_tolerance;
@@ -150,10 +150,10 @@ void add_check_command(CLI::App& app) {
     options.timings_across_machines = flags->timings_across_machines;
     options.exact_only = flags->exact_only;
     options.allow_kernel_change = flags->allow_kernel_change;
-    auto result = report::run_check(baseline ? &*baseline : nullptr, current, options);
-    std::fputs(report::check_table_text(result).c_str(), stdout);
+    auto result = check::run_check(baseline ? &*baseline : nullptr, current, options);
+    std::fputs(check::check_table_text(result).c_str(), stdout);
     if (!flags->markdown.empty()) {
-      write_file_atomically(flags->markdown, report::check_markdown(result));
+      write_file_atomically(flags->markdown, check::check_markdown(result));
     }
     if (result.regressions() > 0) throw SilentExit{kExitFailure};
     if (result.inconclusive() > 0 && !flags->allow_inconclusive) {

@@ -54,10 +54,10 @@ void add_compare_command(CLI::App& app) {
                   "Pairs a case runs before any verdict (6 is the fewest whose signed-rank "
                   "interval reaches 95%)")
       ->capture_default_str()
-      ->check(whole_number<int>(report::kMinPairsForInterval));
+      ->check(whole_number<int>(analysis::kMinPairsForInterval));
   sub->add_option("--max-pairs", f->o.max_pairs, "Pairs a case runs at most")
       ->capture_default_str()
-      ->check(whole_number<int>(report::kMinPairsForInterval));
+      ->check(whole_number<int>(analysis::kMinPairsForInterval));
   sub->add_option("--max-minutes", f->o.max_minutes,
                   "Minutes the comparison runs at most: no pair starts that would end later")
       ->capture_default_str()

@@ -4,7 +4,7 @@
 //   trainscope history --db results.db
 //   trainscope history --db results.db --suite smoke --chart smoke-history.svg
 //
-// The logic lives in report/history.h; this file only maps flags.
+// The logic lives in check/history.h; this file only maps flags.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -17,8 +17,8 @@
 #include "cli/commands.h"
 #include "cli/validators.h"
 #include "report/gnuplot.h"
-#include "report/history.h"
-#include "report/suite_data.h"
+#include "report/history_page.h"
+#include "analysis/suite_data.h"
 #include "results/results_db.h"
 
 namespace trainscope::cli {
@@ -51,25 +51,25 @@ void add_history_command(CLI::App& app) {
       ->check(strictly_between(0, 1));
   sub->callback([f] {
     auto db = results::ResultsDb::open_for_reading(f->db);
-    std::vector<report::SuiteData> suites;
-    for (int64_t id : report::resolve_suites(db, "all")) {
-      report::SuiteData s = report::load_suite(db, id);
+    std::vector<analysis::SuiteData> suites;
+    for (int64_t id : analysis::resolve_suites(db, "all")) {
+      analysis::SuiteData s = analysis::load_suite(db, id);
       if (f->suite.empty() || s.suite.info.name == f->suite) suites.push_back(std::move(s));
     }
     if (suites.empty()) {
       throw Error(fmt::format("{}: no suite{} to show", f->db,
                               f->suite.empty() ? "" : " named '" + f->suite + "'"));
     }
-    const auto history = report::build_history(suites, f->alpha);
-    std::fputs((f->format == "md" ? report::history_markdown(history)
-                                  : report::history_text(history))
+    const auto history = check::build_history(suites, f->alpha);
+    std::fputs((f->format == "md" ? check::history_markdown(history)
+                                  : check::history_text(history))
                    .c_str(),
                stdout);
     if (f->chart.empty()) return;
     if (f->suite.empty()) throw Error("--chart draws one suite: give --suite NAME");
     const auto gnuplot = report::find_gnuplot();
     if (!gnuplot) throw Error("--chart needs gnuplot (not found on PATH)");
-    std::vector<const report::CaseHistory*> cases;
+    std::vector<const check::CaseHistory*> cases;
     for (const auto& h : history) cases.push_back(&h);
     write_file_atomically(f->chart, report::render_svg(*gnuplot, report::history_chart(cases)));
     std::printf("wrote %s\n", f->chart.c_str());

@@ -21,9 +21,9 @@
 #include "profiler/supervise.h"
 #include "report/build_comparisons.h"
 #include "report/gnuplot.h"
-#include "report/history.h"
+#include "report/history_page.h"
 #include "report/report.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "results/results_db.h"
 
 namespace trainscope::cli {
@@ -70,22 +70,22 @@ void add_report_command(CLI::App& app) {
     const bool comparisons_only = !builds.empty() && db.list_suites().empty();
     // Results across commits: every suite of the database (each loaded once),
     // the reported ones taken from them.
-    std::vector<report::SuiteData> all;
+    std::vector<analysis::SuiteData> all;
     if (!comparisons_only) {
-      for (int64_t id : report::resolve_suites(db, "all")) all.push_back(report::load_suite(db, id));
+      for (int64_t id : analysis::resolve_suites(db, "all")) all.push_back(analysis::load_suite(db, id));
     }
-    std::vector<report::SuiteData> suites;
+    std::vector<analysis::SuiteData> suites;
     for (int64_t id : comparisons_only ? std::vector<int64_t>{}
-                                       : report::resolve_suites(db, flags->suite)) {
+                                       : analysis::resolve_suites(db, flags->suite)) {
       const auto it = std::find_if(all.begin(), all.end(),
-                                   [id](const report::SuiteData& s) { return s.suite.id == id; });
-      suites.push_back(it != all.end() ? *it : report::load_suite(db, id));
+                                   [id](const analysis::SuiteData& s) { return s.suite.id == id; });
+      suites.push_back(it != all.end() ? *it : analysis::load_suite(db, id));
     }
-    const bool history = report::revision_count(all) > 1;
+    const bool history = check::revision_count(all) > 1;
     if (flags->format == "md") {
       for (const auto& t : builds) std::fputs(report::to_markdown(t).c_str(), stdout);
       std::fputs(report::render_markdown(suites).c_str(), stdout);
-      if (history) std::fputs(report::history_markdown(report::build_history(all)).c_str(), stdout);
+      if (history) std::fputs(check::history_markdown(check::build_history(all)).c_str(), stdout);
       return;
     }
     // SIGINT/SIGTERM stop gnuplot and remove its files, then the report.
@@ -107,7 +107,7 @@ void add_report_command(CLI::App& app) {
     }
     if (history) {
       const std::string section =
-          report::history_html(report::build_history(all), report::find_gnuplot());
+          report::history_html(check::build_history(all), report::find_gnuplot());
       html.html.insert(html.html.rfind("</body>"), section);
     }
     write_file_atomically(flags->out, html.html);

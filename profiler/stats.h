@@ -1,5 +1,5 @@
 // Summary statistics over timing samples (comparing runs is
-// report/analysis/rank_test.h's).
+// analysis/rank_test.h's).
 //
 // summarize() turns a series of samples (seconds per step, bytes, ...) into the
 // figures every report prints: count, mean, median, sample standard deviation,

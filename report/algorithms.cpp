@@ -16,29 +16,29 @@ namespace {
 using results::kNaN;
 
 // The runner records a sweep case's mode as "allreduce".
-bool is_sweep(const CaseData& c) { return c.run_case.mode == "allreduce"; }
+bool is_sweep(const analysis::CaseData& c) { return c.run_case.mode == "allreduce"; }
 
 // Runs of a sweep case that ended ok with rows.
-std::vector<const RunData*> ok_sweeps(const CaseData& c) {
-  std::vector<const RunData*> out;
+std::vector<const analysis::RunData*> ok_sweeps(const analysis::CaseData& c) {
+  std::vector<const analysis::RunData*> out;
   for (const auto& r : c.runs) {
     if (r.row.status == results::RunStatus::kOk && !r.allreduce.empty()) out.push_back(&r);
   }
   return out;
 }
 
-int64_t largest_size(const CaseData& c) {
+int64_t largest_size(const analysis::CaseData& c) {
   int64_t size = 0;
-  for (const RunData* r : ok_sweeps(c)) {
+  for (const analysis::RunData* r : ok_sweeps(c)) {
     for (const auto& row : r->allreduce) size = std::max(size, row.size_bytes);
   }
   return size;
 }
 
 // Median over the case's ok runs of its busbw at `size`; NaN when none has it.
-double busbw_at(const CaseData& c, int64_t size) {
+double busbw_at(const analysis::CaseData& c, int64_t size) {
   std::vector<double> values;
-  for (const RunData* r : ok_sweeps(c)) {
+  for (const analysis::RunData* r : ok_sweeps(c)) {
     for (const auto& row : r->allreduce) {
       if (row.size_bytes == size) values.push_back(row.busbw_gbps);
     }
@@ -47,10 +47,10 @@ double busbw_at(const CaseData& c, int64_t size) {
 }
 
 // Open MPI's default all-reduce with otherwise the same settings as `c`.
-const CaseData* default_algorithm_case(const SuiteData& suite, const CaseData& c) {
+const analysis::CaseData* default_algorithm_case(const analysis::SuiteData& suite, const analysis::CaseData& c) {
   for (const auto& other : suite.cases) {
     if (is_sweep(other) && case_reduction(other).is_default() &&
-        alike_but(other, c, {"allreduce", "mpi_algorithm"})) {
+        analysis::alike_but(other, c, {"allreduce", "mpi_algorithm"})) {
       return &other;
     }
   }
@@ -60,15 +60,15 @@ const CaseData* default_algorithm_case(const SuiteData& suite, const CaseData& c
 // The largest of each category over the ranks.
 RankMemory rank_memory(const results::RunSummary& s) {
   using kernels::MemoryCategory;
-  const results::MemoryByCategory peak = peak_by_category(s);
+  const results::MemoryByCategory peak = analysis::peak_by_category(s);
   return {peak[MemoryCategory::kParameters], peak[MemoryCategory::kGradients],
           peak[MemoryCategory::kOptimizerState]};
 }
 
 // The usable case configured like the ZeRO-1 case `c` but without ZeRO.
-const CaseData* without_zero(const SuiteData& suite, const CaseData& c) {
+const analysis::CaseData* without_zero(const analysis::SuiteData& suite, const analysis::CaseData& c) {
   for (const auto& other : suite.cases) {
-    if (case_reduction(other).zero == 0 && other.first_usable() && alike_but(other, c, {"zero"})) {
+    if (case_reduction(other).zero == 0 && other.first_usable() && analysis::alike_but(other, c, {"zero"})) {
       return &other;
     }
   }
@@ -88,7 +88,7 @@ std::string CaseReduction::label() const {
                      comm_dtype != "fp32" ? ", " + comm_dtype : "");
 }
 
-CaseReduction case_reduction(const CaseData& c) {
+CaseReduction case_reduction(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   return {.algorithm = std::string(comm::allreduce_algorithm_name(o.train.allreduce)),
           .mpi_algorithm = o.mpi_algorithm,
@@ -96,12 +96,12 @@ CaseReduction case_reduction(const CaseData& c) {
           .comm_dtype = std::string(comm::comm_dtype_name(o.train.comm_dtype))};
 }
 
-bool suite_varies_reduction(const SuiteData& suite) {
+bool suite_varies_reduction(const analysis::SuiteData& suite) {
   return std::any_of(suite.cases.begin(), suite.cases.end(),
-                     [](const CaseData& c) { return !case_reduction(c).is_default(); });
+                     [](const analysis::CaseData& c) { return !case_reduction(c).is_default(); });
 }
 
-std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite) {
+std::vector<AlgorithmBusbw> algorithm_busbw(const analysis::SuiteData& suite) {
   std::set<std::string> labels;
   for (const auto& c : suite.cases) {
     if (is_sweep(c)) labels.insert(case_reduction(c).label());
@@ -112,7 +112,7 @@ std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite) {
     if (!is_sweep(c)) continue;
     AlgorithmBusbw row{c.name, case_reduction(c).label(), largest_size(c), kNaN, "", kNaN};
     row.busbw_gbps = busbw_at(c, row.size_bytes);
-    if (const CaseData* base = default_algorithm_case(suite, c)) {
+    if (const analysis::CaseData* base = default_algorithm_case(suite, c)) {
       row.baseline_case = base->name;
       row.ratio = row.busbw_gbps / busbw_at(*base, row.size_bytes);
     }
@@ -137,16 +137,16 @@ std::string ZeroMemory::sentence() const {
       format_bytes(static_cast<double>(optimizer_total)), ranks, total_from);
 }
 
-std::vector<ZeroMemory> zero_memory(const SuiteData& suite) {
+std::vector<ZeroMemory> zero_memory(const analysis::SuiteData& suite) {
   std::vector<ZeroMemory> out;
   for (const auto& c : suite.cases) {
-    const RunData* run = c.first_usable();
+    const analysis::RunData* run = c.first_usable();
     if (case_reduction(c).zero == 0 || !run) continue;
     ZeroMemory z;
     z.case_name = c.name;
     z.ranks = std::max(1, run->summary->world_size);
     z.zero = rank_memory(*run->summary);
-    if (const CaseData* peer = without_zero(suite, c)) {
+    if (const analysis::CaseData* peer = without_zero(suite, c)) {
       z.peer_case = peer->name;
       z.peer = rank_memory(*peer->first_usable()->summary);
       z.optimizer_total = z.peer.optimizer_state;

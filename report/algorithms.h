@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
@@ -35,11 +35,11 @@ struct CaseReduction {
   // ", bf16" for gradients sent as bf16.
   std::string label() const;
 };
-CaseReduction case_reduction(const CaseData& c);
+CaseReduction case_reduction(const analysis::CaseData& c);
 
 // Whether any case of the suite all-reduced otherwise than by default, used
 // ZeRO-1 or sent bf16 (then case tables show each case's CaseReduction::label).
-bool suite_varies_reduction(const SuiteData& suite);
+bool suite_varies_reduction(const analysis::SuiteData& suite);
 
 // One sweep case's bus bandwidth at the largest size it swept.
 struct AlgorithmBusbw {
@@ -52,7 +52,7 @@ struct AlgorithmBusbw {
 };
 // Every sweep case of the suite, in suite order, when the sweeps use more
 // than one algorithm; empty otherwise.
-std::vector<AlgorithmBusbw> algorithm_busbw(const SuiteData& suite);
+std::vector<AlgorithmBusbw> algorithm_busbw(const analysis::SuiteData& suite);
 
 // Per-rank tracked peaks (the largest rank's, first usable repetition),
 // bytes; -1 unknown.
@@ -77,7 +77,7 @@ struct ZeroMemory {
   std::string sentence() const;
 };
 // The suite's usable ZeRO-1 train cases, in suite order.
-std::vector<ZeroMemory> zero_memory(const SuiteData& suite);
+std::vector<ZeroMemory> zero_memory(const analysis::SuiteData& suite);
 
 }  // namespace trainscope::report
 

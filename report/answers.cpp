@@ -13,7 +13,8 @@
 #include "report/dilation.h"
 #include "report/finetune.h"
 #include "report/findings.h"
-#include "report/format.h"
+#include "base/format.h"
+#include "kernels/storage.h"
 #include "report/suite_prediction.h"
 #include "report/table.h"
 
@@ -30,14 +31,14 @@ std::string pct(double share) {
 // "12.3% [8.1%, 15.0%]": time saved with its interval over the repetitions.
 std::string saved_text(const MachineRow& r) {
   if (!std::isfinite(r.time_saved)) return "-";
-  const Interval& iv = r.time_saved_interval;
+  const analysis::Interval& iv = r.time_saved_interval;
   const std::string shown = format_number(r.time_saved * 100, 1) + "%";
   if (!iv.has_interval()) return shown;
   return fmt::format("{} [{}%, {}%]", shown, format_number(iv.low * 100, 1),
                      format_number(iv.high * 100, 1));
 }
 
-Table machines_table(const SuiteData& suite) {
+Table machines_table(const analysis::SuiteData& suite) {
   Table t{"What each added machine buys (time for the case's steps, time saved on the same data)",
           {"case", "hosts", "cores/host", "link", "measured Gbit/s", "scaling", "reduction",
            "steps", "steps x median step s", "tokens/s", "vs", "time saved", "status"},
@@ -61,7 +62,7 @@ Table machines_table(const SuiteData& suite) {
   return t;
 }
 
-Table algorithms_table(const SuiteData& suite) {
+Table algorithms_table(const analysis::SuiteData& suite) {
   Table t{"Bus bandwidth at the largest size per all-reduce algorithm",
           {"case", "algorithm", "size", "busbw GB/s", "vs Open MPI's default", "default case"},
           {},
@@ -70,7 +71,7 @@ Table algorithms_table(const SuiteData& suite) {
           "same settings, at the same size.",
           {0, 1, 5}};
   for (const auto& r : algorithm_busbw(suite)) {
-    t.rows.push_back({r.case_name, r.label, r.size_bytes > 0 ? format_bytes(r.size_bytes) : "-",
+    t.rows.push_back({r.case_name, r.label, r.size_bytes > 0 ? kernels::format_bytes(r.size_bytes) : "-",
                       format_number(r.busbw_gbps, 3), times(r.ratio),
                       r.baseline_case.empty() ? "-" : r.baseline_case});
   }
@@ -78,10 +79,10 @@ Table algorithms_table(const SuiteData& suite) {
 }
 
 std::vector<std::string> memory_cells(const RankMemory& m) {
-  return {format_bytes(m.parameters), format_bytes(m.gradients), format_bytes(m.optimizer_state)};
+  return {kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients), kernels::format_bytes(m.optimizer_state)};
 }
 
-Table zero_table(const SuiteData& suite) {
+Table zero_table(const analysis::SuiteData& suite) {
   Table t{
       "Memory per rank with and without ZeRO-1 (tracked peaks of the largest rank, first "
       "usable repetition)",
@@ -109,7 +110,7 @@ std::string millions(int64_t n) {
   return n < 0 ? "-" : format_number(static_cast<double>(n) / 1e6, 3) + "M";
 }
 
-Table fine_tune_table(const SuiteData& suite) {
+Table fine_tune_table(const analysis::SuiteData& suite) {
   Table t{
       "Full fine-tuning vs LoRA: time, gradient traffic, parameters and memory per rank "
       "(tracked peaks of the largest rank, first usable repetition)",
@@ -133,20 +134,20 @@ Table fine_tune_table(const SuiteData& suite) {
                                  std::to_string(r.ranks),
                                  ms_1dp(r.step_median_s),
                                  format_number(r.tokens_per_s, 0),
-                                 format_bytes(static_cast<double>(r.comm_bytes_per_step)),
+                                 kernels::format_bytes(static_cast<double>(r.comm_bytes_per_step)),
                                  format_number(r.comm_bytes_per_trainable(), 2),
                                  millions(r.parameters),
                                  millions(r.trainable_parameters),
                                  std::isfinite(r.trainable_share())
                                      ? format_number(r.trainable_share() * 100, 3) + "%"
                                      : "-"};
-    for (kernels::MemoryCategory m : kFineTuneMemory) row.push_back(format_bytes(r.memory[m]));
+    for (kernels::MemoryCategory m : kFineTuneMemory) row.push_back(kernels::format_bytes(r.memory[m]));
     t.rows.push_back(std::move(row));
   }
   return t;
 }
 
-Table rank_savings_table(const SuiteData& suite) {
+Table rank_savings_table(const analysis::SuiteData& suite) {
   Table t{"What the second rank saves, per fine-tune (time for the case's steps on the same data)",
           {"fine-tune", "1 rank", "steps x median step s", "N ranks", "ranks",
            "steps x median step s", "speedup", "time saved"},
@@ -175,7 +176,7 @@ Table rank_savings_table(const SuiteData& suite) {
 
 std::vector<Table> prediction_tables(const SuitePrediction& p) {
   std::vector<Table> out;
-  const StepModel& s = p.step;
+  const analysis::StepModel& s = p.step;
   Table links{"Links the prediction uses",
               {"link", "Gbit/s", "latency us", "from"},
               {},
@@ -186,9 +187,9 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
                           format_number(l.model.latency_s * 1e6, 0), l.source});
   }
   out.push_back(std::move(links));
-  const std::vector<int> hosts = host_counts(kMaxPredictedHosts);
-  for (Scaling scaling : {Scaling::kWeak, Scaling::kStrong}) {
-    const bool weak = scaling == Scaling::kWeak;
+  const std::vector<int> hosts = analysis::host_counts(kMaxPredictedHosts);
+  for (analysis::Scaling scaling : {analysis::Scaling::kWeak, analysis::Scaling::kStrong}) {
+    const bool weak = scaling == analysis::Scaling::kWeak;
     Table t{weak ? "Predicted speedup over one host, batch per rank fixed (weak scaling)"
                  : "Predicted speedup over one host, global batch fixed (strong scaling)",
             {"link", "all-reduce"},
@@ -202,7 +203,7 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
       for (bool overlap : {false, true}) {
         std::vector<std::string> row{l.model.name, overlap ? "overlap" : "after backward"};
         for (int n : hosts) {
-          if (n > 1) row.push_back(times(predict(s, l.model, n, overlap, scaling).speedup));
+          if (n > 1) row.push_back(times(analysis::predict(s, l.model, n, overlap, scaling).speedup));
         }
         t.rows.push_back(std::move(row));
       }
@@ -217,8 +218,8 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
                        "efficiency below 90%.",
                        latency * 1e6)};
   for (int n : {2, 4, 8}) {
-    auto a = bandwidth_for_efficiency(s, latency, n, 0.9, false);
-    auto b = bandwidth_for_efficiency(s, latency, n, 0.9, true);
+    auto a = analysis::bandwidth_for_efficiency(s, latency, n, 0.9, false);
+    auto b = analysis::bandwidth_for_efficiency(s, latency, n, 0.9, true);
     bw.rows.push_back({std::to_string(n), a ? gbit(*a) : "-", b ? gbit(*b) : "-"});
   }
   out.push_back(std::move(bw));
@@ -227,11 +228,11 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
                {},
                ""};
   for (const auto& l : p.links) {
-    StepModel best = s;
-    best.bucket_bytes = best_bucket_bytes(s, l.model, 8);
-    bucket.rows.push_back({l.model.name, format_bytes(static_cast<int64_t>(best.bucket_bytes)),
-                           ms_1dp(predict(best, l.model, 8, true, Scaling::kWeak).step_s),
-                           ms_1dp(predict(s, l.model, 8, true, Scaling::kWeak).step_s)});
+    analysis::StepModel best = s;
+    best.bucket_bytes = analysis::best_bucket_bytes(s, l.model, 8);
+    bucket.rows.push_back({l.model.name, kernels::format_bytes(static_cast<int64_t>(best.bucket_bytes)),
+                           ms_1dp(analysis::predict(best, l.model, 8, true, analysis::Scaling::kWeak).step_s),
+                           ms_1dp(analysis::predict(s, l.model, 8, true, analysis::Scaling::kWeak).step_s)});
   }
   out.push_back(std::move(bucket));
   Table v{"Predicted vs measured on the virtual cluster",
@@ -259,7 +260,7 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
     v.rows.push_back({r.case_name, r.link,
                       std::to_string(r.hosts) +
                           (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
-                      r.scaling == Scaling::kWeak ? "weak" : "strong",
+                      r.scaling == analysis::Scaling::kWeak ? "weak" : "strong",
                       r.overlap ? "overlap" : "after backward", ms_1dp(r.measured_step_s) + spread,
                       ms_1dp(r.predicted_step_s), pct(r.error()) + (r.loaded ? " (loaded)" : ""),
                       with_interval(r.measured_speedup, r.measured_speedup_interval, 2, "x"),
@@ -282,27 +283,27 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
 }
 
 std::string model_sentence(const SuitePrediction& p) {
-  const StepModel& s = p.step;
+  const analysis::StepModel& s = p.step;
   return fmt::format(
       "From {}: forward {} ms, backward {} ms, data and optimizer {} ms per step for {:.0f} "
       "tokens; gradient {} ({}){}. Ring all-reduce T(N, S) = 2(N-1)/N x S / bandwidth + 2(N-1) x "
       "latency; with overlap, buckets reduce while backward runs and only the last one's time "
       "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
       p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s),
-      s.tokens_per_rank, format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
+      s.tokens_per_rank, kernels::format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
       s.bucket_bytes > 0
-          ? fmt::format(", buckets of {}", format_bytes(static_cast<int64_t>(s.bucket_bytes)))
+          ? fmt::format(", buckets of {}", kernels::format_bytes(static_cast<int64_t>(s.bucket_bytes)))
           : "");
 }
 
-std::string notes(const SuiteData& suite) {
+std::string notes(const analysis::SuiteData& suite) {
   const Comparison cmp = compare_cases(suite);
   return same_cores_note(suite, cmp);
 }
 
 }  // namespace
 
-std::string answers_html(const SuiteData& suite) {
+std::string answers_html(const analysis::SuiteData& suite) {
   std::string out;
   if (const std::string note = notes(suite); !note.empty()) {
     out += "<p class=\"note\">" + html_escape(note) + "</p>\n";
@@ -330,7 +331,7 @@ std::string answers_html(const SuiteData& suite) {
   return out;
 }
 
-std::string answers_markdown(const SuiteData& suite) {
+std::string answers_markdown(const analysis::SuiteData& suite) {
   std::string out;
   if (const std::string note = notes(suite); !note.empty()) out += markdown_cell(note) + "\n\n";
   const auto findings = suite_findings(suite);
@@ -354,7 +355,7 @@ std::string answers_markdown(const SuiteData& suite) {
   return out;
 }
 
-std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
+std::optional<ChartSpec> prediction_chart(const analysis::SuiteData& suite) {
   auto p = suite_prediction(suite);
   if (!p || p->links.empty()) return std::nullopt;
   ChartSpec chart;
@@ -367,8 +368,8 @@ std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
     std::string data;
     for (int n = 1; n <= kMaxPredictedHosts; ++n) {
       data += fmt::format("{} {:.6g} {:.6g}\n", n,
-                          predict(p->step, l.model, n, false, Scaling::kWeak).speedup,
-                          predict(p->step, l.model, n, true, Scaling::kWeak).speedup);
+                          analysis::predict(p->step, l.model, n, false, analysis::Scaling::kWeak).speedup,
+                          analysis::predict(p->step, l.model, n, true, analysis::Scaling::kWeak).speedup);
     }
     const std::string file = fmt::format("predicted{}.dat", i);
     const char* color = kColors[i % 6];
@@ -382,9 +383,9 @@ std::optional<ChartSpec> prediction_chart(const SuiteData& suite) {
   }
   std::string measured;
   for (const auto& v : p->validation) {
-    if (v.scaling == Scaling::kWeak && std::isfinite(v.measured_speedup)) {
+    if (v.scaling == analysis::Scaling::kWeak && std::isfinite(v.measured_speedup)) {
       // Error bars from the repetitions; none (the point itself) with one.
-      const Interval& iv = v.measured_speedup_interval;
+      const analysis::Interval& iv = v.measured_speedup_interval;
       measured += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", v.hosts, v.measured_speedup,
                               iv.has_interval() ? iv.low : v.measured_speedup,
                               iv.has_interval() ? iv.high : v.measured_speedup);

@@ -15,17 +15,17 @@
 #include <string>
 
 #include "report/gnuplot.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
-std::string answers_html(const SuiteData& suite);
-std::string answers_markdown(const SuiteData& suite);
+std::string answers_html(const analysis::SuiteData& suite);
+std::string answers_markdown(const analysis::SuiteData& suite);
 
 // Predicted speedup against hosts (1..64, weak scaling) for each link, with
 // and without overlap, the measured multi-host points on it; std::nullopt
 // when the suite has nothing to predict from.
-std::optional<ChartSpec> prediction_chart(const SuiteData& suite);
+std::optional<ChartSpec> prediction_chart(const analysis::SuiteData& suite);
 
 // The hosts counts the prediction tables and chart show.
 inline constexpr int kMaxPredictedHosts = 64;

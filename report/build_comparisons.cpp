@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "profiler/stats.h"
-#include "report/analysis/paired.h"
+#include "analysis/paired.h"
 
 namespace trainscope::report {
 namespace {
@@ -42,7 +42,7 @@ Table paired_table(results::ResultsDb& db, const BuildComparison& c) {
     head[p.case_name].push_back(p.head_step_s);
   }
   for (const auto& k : db.comparison_cases(c.id)) {
-    Interval iv;
+    analysis::Interval iv;
     iv.estimate = k.ratio;
     iv.low = k.low;
     iv.high = k.high;
@@ -50,7 +50,7 @@ Table paired_table(results::ResultsDb& db, const BuildComparison& c) {
     if (k.verdict == "INCONCLUSIVE" && k.pairs_needed > 0)
       note = fmt::format("needs about {} pairs to decide", k.pairs_needed);
     t.rows.push_back({k.case_name, std::to_string(k.pairs), ms(median_ms(base[k.case_name])),
-                      ms(median_ms(head[k.case_name])), k.pairs > 0 ? format_ratio(iv) : "-",
+                      ms(median_ms(head[k.case_name])), k.pairs > 0 ? analysis::format_ratio(iv) : "-",
                       k.verdict, note});
   }
   t.note = fmt::format(

@@ -2,7 +2,7 @@
 
 namespace trainscope::report {
 
-CaseOptions case_options(const CaseData& c) {
+CaseOptions case_options(const analysis::CaseData& c) {
   const nlohmann::json& config = c.run_case.config;
   CaseOptions out;
   out.trains = c.run_case.mode != "allreduce";  // the runner's mode of sweeps
@@ -18,8 +18,8 @@ CaseOptions case_options(const CaseData& c) {
   return out;
 }
 
-std::optional<training::TrainOptions> trainer_options(const CaseData& c) {
-  const RunData* run = c.first_usable();
+std::optional<training::TrainOptions> trainer_options(const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   if (!run || !run->summary->options.is_object()) return std::nullopt;
   return training::options_from_record(run->summary->options);
 }

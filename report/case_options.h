@@ -8,7 +8,7 @@
 #ifndef TRAINSCOPE_REPORT_CASE_OPTIONS_H_
 #define TRAINSCOPE_REPORT_CASE_OPTIONS_H_
 
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "training/train_option_table.h"
 
 namespace trainscope::report {
@@ -19,11 +19,11 @@ struct CaseOptions {
   int batch_per_rank = 0;  // > 0: weak scaling, the global batch is this x ranks
   int mpi_algorithm = 0;   // Open MPI's all-reduce algorithm forced (0: its own choice)
 };
-CaseOptions case_options(const CaseData& c);
+CaseOptions case_options(const analysis::CaseData& c);
 
 // What the first usable repetition's trainer recorded it ran with
 // (RunSummary::options), typed; std::nullopt when no repetition is usable.
-std::optional<training::TrainOptions> trainer_options(const CaseData& c);
+std::optional<training::TrainOptions> trainer_options(const analysis::CaseData& c);
 
 }  // namespace trainscope::report
 

@@ -66,18 +66,18 @@ ChartSpec bars_per_rank(std::pair<std::string, std::string> id_and_title,
 
 }  // namespace
 
-std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
+std::optional<ChartSpec> phase_chart(const analysis::SuiteData& suite) {
   std::vector<std::string> labels;
   std::vector<std::vector<double>> rows;
   for (const auto& c : suite.cases) {
-    auto f = case_figures(c);
+    auto f = analysis::case_figures(c);
     if (f.usable == 0) continue;
     labels.push_back(c.name);
     rows.push_back(f.phase_mean_s);
   }
   if (rows.empty()) return std::nullopt;
   std::vector<size_t> phases;  // those that took any time anywhere
-  for (size_t p = 0; p < std::size(kPhaseNames); ++p) {
+  for (size_t p = 0; p < std::size(profiler::kPhaseNames); ++p) {
     for (const auto& r : rows) {
       if (r[p] > 0) {
         phases.push_back(p);
@@ -96,7 +96,7 @@ std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
     data += "\n";
   }
   std::vector<std::string> titles;
-  for (size_t p : phases) titles.emplace_back(kPhaseNames[p]);
+  for (size_t p : phases) titles.emplace_back(profiler::kPhaseNames[p]);
   ChartSpec chart;
   chart.id = "phases";
   chart.title = "Step time by phase (mean per step, mean over ranks, median over repetitions)";
@@ -107,11 +107,11 @@ std::optional<ChartSpec> phase_chart(const SuiteData& suite) {
   return chart;
 }
 
-std::optional<ChartSpec> rank_times_chart(const SuiteData& suite) {
+std::optional<ChartSpec> rank_times_chart(const analysis::SuiteData& suite) {
   std::vector<std::string> labels;
   std::string data;
   for (const auto& c : suite.cases) {
-    const auto ranks = case_figures(c).rank_times;
+    const auto ranks = analysis::case_figures(c).rank_times;
     if (ranks.size() < 2) continue;
     for (const auto& r : ranks) {
       labels.push_back(fmt::format("{} r{}{}", c.name, r.rank, r.straggler ? " (straggler)" : ""));
@@ -125,11 +125,11 @@ std::optional<ChartSpec> rank_times_chart(const SuiteData& suite) {
       {"ranks.dat", data}, "ms per step", {"compute", "wait"});
 }
 
-std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
+std::optional<ChartSpec> memory_per_rank_chart(const analysis::SuiteData& suite) {
   std::vector<std::string> labels;
   std::string data;
   for (const auto& c : suite.cases) {
-    const RunData* run = c.first_usable();
+    const analysis::RunData* run = c.first_usable();
     if (!run) continue;
     for (const auto& r : run->summary->ranks) {
       labels.push_back(fmt::format("{} r{}", c.name, r.rank));
@@ -150,11 +150,11 @@ std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite) {
                        {"memory.dat", data}, "MiB", titles);
 }
 
-std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite) {
+std::optional<ChartSpec> memory_totals_chart(const analysis::SuiteData& suite) {
   std::vector<std::string> labels;
   std::string data;
   for (const auto& c : suite.cases) {
-    auto t = memory_totals(c);
+    auto t = analysis::memory_totals(c);
     if (t.tracked_peak < 0) continue;
     auto mib = [](int64_t v) { return v < 0 ? std::string("NaN") : num(v / kMiB); };
     data += fmt::format("{} {} {} {}\n", labels.size(), mib(t.tracked_peak), mib(t.vm_hwm),
@@ -172,11 +172,11 @@ std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite) {
   return chart;
 }
 
-std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
+std::vector<ChartSpec> memory_over_time_charts(const analysis::SuiteData& suite) {
   std::vector<ChartSpec> out;
   for (size_t ci = 0; ci < suite.cases.size(); ++ci) {
     const auto& c = suite.cases[ci];
-    const RunData* run = nullptr;
+    const analysis::RunData* run = nullptr;
     for (const auto& r : c.runs) {
       if (!r.poller.empty()) {
         run = &r;
@@ -231,7 +231,7 @@ std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite) {
   return out;
 }
 
-std::optional<ChartSpec> loss_chart(const SuiteData& suite) {
+std::optional<ChartSpec> loss_chart(const analysis::SuiteData& suite) {
   ChartSpec chart;
   chart.id = "loss";
   chart.title = "Train loss (rank 0, first usable repetition) and validation loss";
@@ -239,7 +239,7 @@ std::optional<ChartSpec> loss_chart(const SuiteData& suite) {
   int series = 0;
   for (size_t ci = 0; ci < suite.cases.size(); ++ci) {
     const auto& c = suite.cases[ci];
-    const RunData* run = c.first_usable();
+    const analysis::RunData* run = c.first_usable();
     if (!run) continue;
     const auto& s = *run->summary;
     if (!s.steps.empty() && !s.steps.front().empty()) {
@@ -265,10 +265,10 @@ std::optional<ChartSpec> loss_chart(const SuiteData& suite) {
   return chart;
 }
 
-std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
+std::optional<ChartSpec> bucket_chart(const analysis::SuiteData& suite) {
   struct Point {
     double bucket_mb;
-    Interval comm_ms;  // median over the repetitions and its 95% interval
+    analysis::Interval comm_ms;  // median over the repetitions and its 95% interval
     bool operator<(const Point& o) const { return bucket_mb < o.bucket_mb; }
   };
   std::map<std::string, std::vector<Point>> by_reduction;
@@ -276,12 +276,12 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
   for (const auto& c : suite.cases) {
     if (!c.run_case.bucket_mb) continue;
     std::vector<double> comm_ms;
-    for (const results::RunFigures& f : repetition_figures(c)) {
+    for (const results::RunFigures& f : analysis::repetition_figures(c)) {
       comm_ms.push_back(f.phase_mean_s.values[static_cast<size_t>(profiler::Phase::kComm)] * 1e3);
     }
     if (comm_ms.empty()) continue;
     by_reduction[c.run_case.reduction].push_back(
-        {*c.run_case.bucket_mb, bootstrap_median(comm_ms)});
+        {*c.run_case.bucket_mb, analysis::bootstrap_median(comm_ms)});
     sizes.insert(*c.run_case.bucket_mb);
   }
   if (sizes.size() < 2) return std::nullopt;
@@ -294,7 +294,7 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
     std::sort(points.begin(), points.end());
     std::string data;  // bucket, comm ms and its interval (a bar of no length without one)
     for (const Point& p : points) {
-      const Interval& v = p.comm_ms;
+      const analysis::Interval& v = p.comm_ms;
       const bool iv = v.has_interval();
       data += fmt::format("{} {} {} {}\n", num(p.bucket_mb), num(v.estimate),
                           num(iv ? v.low : v.estimate), num(iv ? v.high : v.estimate));
@@ -312,12 +312,12 @@ std::optional<ChartSpec> bucket_chart(const SuiteData& suite) {
   return chart;
 }
 
-std::optional<ChartSpec> links_chart(const SuiteData& suite) {
+std::optional<ChartSpec> links_chart(const analysis::SuiteData& suite) {
   std::map<std::string, std::vector<std::pair<double, double>>> series;
   std::set<int> counts;
   for (const auto& c : suite.cases) {
-    const int links = tcp_links(c.run_case.links);
-    const RunData* run = c.first_usable();
+    const int links = analysis::tcp_links(c.run_case.links);
+    const analysis::RunData* run = c.first_usable();
     if (links == 0 || !run) continue;
     double gbps = std::numeric_limits<double>::quiet_NaN();
     if (!run->allreduce.empty()) {
@@ -367,7 +367,7 @@ std::optional<ChartSpec> links_chart(const SuiteData& suite) {
 namespace {
 
 // The first run of a case with sweep rows; nullptr when none has.
-const RunData* first_sweep(const CaseData& c) {
+const analysis::RunData* first_sweep(const analysis::CaseData& c) {
   for (const auto& r : c.runs) {
     if (!r.allreduce.empty()) return &r;
   }
@@ -377,7 +377,7 @@ const RunData* first_sweep(const CaseData& c) {
 // What a case's busbw curves are called: its name, or, in a suite that
 // compares all-reduce algorithms, the algorithm's (with the case's name where
 // two cases share an algorithm).
-std::map<std::string, std::string> busbw_series_names(const SuiteData& suite) {
+std::map<std::string, std::string> busbw_series_names(const analysis::SuiteData& suite) {
   std::map<std::string, std::string> names;
   std::map<std::string, int> uses;
   for (const auto& c : suite.cases) {
@@ -393,7 +393,7 @@ std::map<std::string, std::string> busbw_series_names(const SuiteData& suite) {
 
 }  // namespace
 
-std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
+std::optional<ChartSpec> busbw_chart(const analysis::SuiteData& suite) {
   ChartSpec chart;
   chart.id = "busbw";
   chart.title = "All-reduce bus bandwidth vs message size";
@@ -401,7 +401,7 @@ std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
   int i = 0;
   const auto series_names = busbw_series_names(suite);
   for (const auto& c : suite.cases) {
-    const RunData* run = first_sweep(c);
+    const analysis::RunData* run = first_sweep(c);
     if (!run) continue;
     const std::string& name = series_names.at(c.name);
     std::map<std::string, std::vector<const results::AllReduceRow*>> by_links;
@@ -431,7 +431,7 @@ std::optional<ChartSpec> busbw_chart(const SuiteData& suite) {
   return chart;
 }
 
-std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& comparison) {
+std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite, const Comparison& comparison) {
   auto points = scaling_points(suite, comparison);
   auto fit = fit_amdahl(points);
   if (!fit) return std::nullopt;
@@ -463,7 +463,7 @@ std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& 
   return chart;
 }
 
-std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& comparison) {
+std::vector<ChartSpec> suite_charts(const analysis::SuiteData& suite, const Comparison& comparison) {
   std::vector<ChartSpec> out;
   auto add = [&](std::optional<ChartSpec> c) {
     if (c) out.push_back(std::move(*c));

@@ -33,23 +33,23 @@
 
 #include "report/comparison.h"
 #include "report/gnuplot.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
-std::optional<ChartSpec> phase_chart(const SuiteData& suite);
-std::optional<ChartSpec> rank_times_chart(const SuiteData& suite);
-std::optional<ChartSpec> memory_per_rank_chart(const SuiteData& suite);
-std::optional<ChartSpec> memory_totals_chart(const SuiteData& suite);
-std::vector<ChartSpec> memory_over_time_charts(const SuiteData& suite);
-std::optional<ChartSpec> loss_chart(const SuiteData& suite);
-std::optional<ChartSpec> bucket_chart(const SuiteData& suite);
-std::optional<ChartSpec> links_chart(const SuiteData& suite);
-std::optional<ChartSpec> busbw_chart(const SuiteData& suite);
-std::optional<ChartSpec> amdahl_chart(const SuiteData& suite, const Comparison& comparison);
+std::optional<ChartSpec> phase_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> rank_times_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> memory_per_rank_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> memory_totals_chart(const analysis::SuiteData& suite);
+std::vector<ChartSpec> memory_over_time_charts(const analysis::SuiteData& suite);
+std::optional<ChartSpec> loss_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> bucket_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> links_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> busbw_chart(const analysis::SuiteData& suite);
+std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite, const Comparison& comparison);
 
 // All of the above for one suite, in report order.
-std::vector<ChartSpec> suite_charts(const SuiteData& suite, const Comparison& comparison);
+std::vector<ChartSpec> suite_charts(const analysis::SuiteData& suite, const Comparison& comparison);
 
 }  // namespace trainscope::report
 

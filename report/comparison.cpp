@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "report/dilation.h"
-#include "report/format.h"
+#include "base/format.h"
 
 namespace trainscope::report {
 
@@ -16,13 +16,13 @@ namespace {
 using results::kNaN;
 }
 
-std::vector<double> repetition_tokens_per_s(const CaseData& c) {
+std::vector<double> repetition_tokens_per_s(const analysis::CaseData& c) {
   std::vector<double> out;
-  for (const RunData* run : c.usable_runs()) out.push_back(run->summary->totals.tokens_per_s);
+  for (const analysis::RunData* run : c.usable_runs()) out.push_back(run->summary->totals.tokens_per_s);
   return out;
 }
 
-std::string with_interval(double value, const Interval& interval, int digits,
+std::string with_interval(double value, const analysis::Interval& interval, int digits,
                           const std::string& suffix) {
   if (!std::isfinite(value)) return "-";
   const std::string shown = format_number(value, digits) + suffix;
@@ -31,10 +31,10 @@ std::string with_interval(double value, const Interval& interval, int digits,
                      format_number(interval.high, digits));
 }
 
-Comparison compare_cases(const SuiteData& suite) {
+Comparison compare_cases(const analysis::SuiteData& suite) {
   Comparison out;
   if (suite.cases.empty()) return out;
-  const CaseData* baseline = nullptr;
+  const analysis::CaseData* baseline = nullptr;
   for (const auto& c : suite.cases) {
     if (c.run_case.mode == "naive" && full_speed(c.run_case)) {
       baseline = &c;
@@ -44,22 +44,22 @@ Comparison compare_cases(const SuiteData& suite) {
   if (!baseline) baseline = suite.find_case("naive");
   if (!baseline) baseline = &suite.cases.front();
   out.baseline_case = baseline->name;
-  const CaseFigures base = case_figures(*baseline);
+  const analysis::CaseFigures base = analysis::case_figures(*baseline);
   const std::vector<double> base_tokens = repetition_tokens_per_s(*baseline);
   for (const auto& c : suite.cases) {
     ComparisonRow row;
     row.case_name = c.name;
     row.is_baseline = &c == baseline;
-    row.figures = case_figures(c);
+    row.figures = analysis::case_figures(c);
     const bool measurable = base.tokens_per_s > 0 && row.figures.tokens_per_s > 0;
     row.speedup = measurable ? row.figures.tokens_per_s / base.tokens_per_s : kNaN;
     const double growth = static_cast<double>(row.figures.world_size) /
                           static_cast<double>(std::max(1, base.world_size));
     row.efficiency = measurable ? row.speedup / growth : kNaN;
     const std::vector<double> tokens = repetition_tokens_per_s(c);
-    row.tokens_interval = bootstrap_median(tokens);
+    row.tokens_interval = analysis::bootstrap_median(tokens);
     if (measurable && !row.is_baseline) {
-      row.speedup_interval = bootstrap_ratio_of_medians(tokens, base_tokens);
+      row.speedup_interval = analysis::bootstrap_ratio_of_medians(tokens, base_tokens);
     }
     out.rows.push_back(std::move(row));
   }
@@ -97,7 +97,7 @@ std::optional<AmdahlFit> fit_amdahl(const std::vector<AmdahlPoint>& points) {
   return fit;
 }
 
-double case_cores(const CaseData& c) {
+double case_cores(const analysis::CaseData& c) {
   auto runs = c.usable_runs();
   if (runs.empty()) return kNaN;
   const results::RunSummary& s = *runs.front()->summary;
@@ -116,7 +116,7 @@ double case_cores(const CaseData& c) {
 
 namespace {
 
-bool is_scaling_study(const SuiteData& suite, const Comparison& comparison) {
+bool is_scaling_study(const analysis::SuiteData& suite, const Comparison& comparison) {
   std::set<int> worlds;
   for (const auto& row : comparison.rows) {
     if (row.figures.usable > 0) worlds.insert(row.figures.world_size);
@@ -124,15 +124,15 @@ bool is_scaling_study(const SuiteData& suite, const Comparison& comparison) {
   return suite.suite.info.name.find("scaling") != std::string::npos || worlds.size() >= 3;
 }
 
-const CaseData* baseline_of(const SuiteData& suite, const Comparison& comparison) {
+const analysis::CaseData* baseline_of(const analysis::SuiteData& suite, const Comparison& comparison) {
   return suite.find_case(comparison.baseline_case);
 }
 
 }  // namespace
 
-std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison) {
+std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite, const Comparison& comparison) {
   if (!is_scaling_study(suite, comparison)) return {};
-  const CaseData* base = baseline_of(suite, comparison);
+  const analysis::CaseData* base = baseline_of(suite, comparison);
   int base_world = 1;
   for (const auto& row : comparison.rows) {
     if (row.is_baseline) base_world = std::max(1, row.figures.world_size);
@@ -141,7 +141,7 @@ std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison
   std::vector<AmdahlPoint> points;
   for (const auto& row : comparison.rows) {
     if (std::isnan(row.speedup)) continue;
-    const CaseData* c = suite.find_case(row.case_name);
+    const analysis::CaseData* c = suite.find_case(row.case_name);
     const double cores = c ? case_cores(*c) : kNaN;
     const double n = std::isnan(cores) || std::isnan(base_cores)
                          ? static_cast<double>(row.figures.world_size) / base_world
@@ -151,10 +151,10 @@ std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison
   return points;
 }
 
-std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& comparison) {
+std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite, const Comparison& comparison) {
   if (!is_scaling_study(suite, comparison)) return "";
   if (fit_amdahl(scaling_points(suite, comparison))) return "";
-  const CaseData* base = baseline_of(suite, comparison);
+  const analysis::CaseData* base = baseline_of(suite, comparison);
   const double cores = base ? case_cores(*base) : kNaN;
   if (std::isnan(cores)) return "";
   return fmt::format(
@@ -164,10 +164,10 @@ std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& c
       cores);
 }
 
-std::string same_cores_note(const SuiteData& suite, const Comparison& comparison) {
+std::string same_cores_note(const analysis::SuiteData& suite, const Comparison& comparison) {
   // The one-process case with the most cores: the baseline, or another one
   // (a process on every core beside a one-core baseline).
-  const CaseData* base = baseline_of(suite, comparison);
+  const analysis::CaseData* base = baseline_of(suite, comparison);
   if (base && base->run_case.world_size != 1) base = nullptr;
   for (const auto& c : suite.cases) {
     if (c.run_case.world_size != 1 || c.run_case.host_count > 1 || !c.first_usable()) continue;

@@ -9,7 +9,7 @@
 // ranks (world_size / baseline world_size), so 1.0 means perfect scaling.
 // Both carry 95% intervals from the repetitions (one tokens/s per usable
 // repetition): the bootstrap of the median, and of the ratio of the medians
-// (report/analysis/intervals.h); none with one repetition.
+// (analysis/intervals.h); none with one repetition.
 //
 // Thread-safety: pure functions over plain values.
 #ifndef TRAINSCOPE_REPORT_COMPARISON_H_
@@ -19,27 +19,27 @@
 #include <string>
 #include <vector>
 
-#include "report/analysis/intervals.h"
-#include "report/suite_data.h"
+#include "analysis/intervals.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
 struct ComparisonRow {
   std::string case_name;
   bool is_baseline = false;
-  CaseFigures figures;
+  analysis::CaseFigures figures;
   double speedup = 0;     // NaN when either side has no tokens/s
   double efficiency = 0;  // speedup / (world_size / baseline world_size)
-  Interval tokens_interval;   // of figures.tokens_per_s
-  Interval speedup_interval;  // none for the baseline itself
+  analysis::Interval tokens_interval;   // of figures.tokens_per_s
+  analysis::Interval speedup_interval;  // none for the baseline itself
 };
 
 // One tokens/s per usable repetition of a case: the unit its intervals are of.
-std::vector<double> repetition_tokens_per_s(const CaseData& c);
+std::vector<double> repetition_tokens_per_s(const analysis::CaseData& c);
 
 // "1.43x [1.38, 1.49]" with `digits` after the point, or the value alone
 // without an interval ("-" for NaN).
-std::string with_interval(double value, const Interval& interval, int digits,
+std::string with_interval(double value, const analysis::Interval& interval, int digits,
                           const std::string& suffix);
 
 struct Comparison {
@@ -47,7 +47,7 @@ struct Comparison {
   std::vector<ComparisonRow> rows;  // in suite order
 };
 
-Comparison compare_cases(const SuiteData& suite);
+Comparison compare_cases(const analysis::SuiteData& suite);
 
 // Amdahl's law: speedup(n) = 1 / (f + (1 - f) / n) with serial fraction f.
 // Fitted by least squares on the normalized time 1 / speedup, which is linear
@@ -57,7 +57,7 @@ Comparison compare_cases(const SuiteData& suite);
 struct AmdahlPoint {
   double n = 1;  // relative number of ranks
   double speedup = 1;
-  Interval interval;  // of the speedup, over the repetitions; none with one
+  analysis::Interval interval;  // of the speedup, over the repetitions; none with one
 };
 struct AmdahlFit {
   double serial_fraction = 0;
@@ -71,7 +71,7 @@ double amdahl_speedup(double serial_fraction, double n);
 // The cores a case's job computed on (first usable repetition): hosts x
 // cores_per_host when pinned, else ranks x threads per rank capped by the
 // cores online; NaN when unknown (no usable run).
-double case_cores(const CaseData& c);
+double case_cores(const analysis::CaseData& c);
 
 // The (n, speedup) points of a suite's usable cases relative to the
 // baseline, when the suite is a scaling study: its name mentions "scaling" or
@@ -79,16 +79,16 @@ double case_cores(const CaseData& c);
 // compute (case_cores over the baseline's; the growth in ranks when cores are
 // unknown): cases that add ranks but no cores have n = 1 and say nothing
 // about a serial fraction.
-std::vector<AmdahlPoint> scaling_points(const SuiteData& suite, const Comparison& comparison);
+std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite, const Comparison& comparison);
 
 // Why a scaling study gets no Amdahl fit although it varies the ranks: its
 // total compute does not grow with them (every case on the same cores).
 // Empty when fitted, or when the suite is not a scaling study.
-std::string amdahl_not_fitted_reason(const SuiteData& suite, const Comparison& comparison);
+std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite, const Comparison& comparison);
 
 // For one-host suites whose data-parallel cases use no more cores than the
 // one-process baseline: why they cannot be faster than it (empty otherwise).
-std::string same_cores_note(const SuiteData& suite, const Comparison& comparison);
+std::string same_cores_note(const analysis::SuiteData& suite, const Comparison& comparison);
 
 }  // namespace trainscope::report
 

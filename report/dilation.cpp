@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "report/format.h"
+#include "base/format.h"
 
 namespace trainscope::report {
 namespace {
@@ -16,7 +16,7 @@ constexpr double kDilationTolerance = 0.10;
 // A rank's compute per step (its training thread outside collectives: a
 // fused reduction's buckets may be reduced inside the backward phase, so
 // phase times would count the all-reduce too), the mean over the ranks.
-double dilation_compute(const CaseFigures& f) {
+double dilation_compute(const analysis::CaseFigures& f) {
   double sum = 0;
   int n = 0;
   for (const auto& r : f.rank_times) {
@@ -68,17 +68,17 @@ std::string dilation_label(double share) {
   return share < 1 ? fmt::format("dilated x{:g}", std::round(100 / share) / 100) : "";
 }
 
-std::vector<DilationCheck> dilation_checks(const SuiteData& suite) {
+std::vector<DilationCheck> dilation_checks(const analysis::SuiteData& suite) {
   std::vector<DilationCheck> out;
   for (const auto& d : suite.cases) {
     const double f = dilation_share(d.run_case);
     if (!(f < 1) || !d.first_usable()) continue;
     for (const auto& r : suite.cases) {
       if (&r == &d || !full_speed(r.run_case) || !r.first_usable() ||
-          !alike_but(d, r, {"cpu_share"})) {
+          !analysis::alike_but(d, r, {"cpu_share"})) {
         continue;
       }
-      const CaseFigures fd = case_figures(d), fr = case_figures(r);
+      const analysis::CaseFigures fd = analysis::case_figures(d), fr = analysis::case_figures(r);
       if (!(fd.step_median_s > 0) || !(fr.step_median_s > 0)) continue;
       DilationCheck c;
       c.dilated_case = d.name;
@@ -102,7 +102,7 @@ std::vector<DilationCheck> dilation_checks(const SuiteData& suite) {
   return out;
 }
 
-Table dilation_table(const SuiteData& suite) {
+Table dilation_table(const analysis::SuiteData& suite) {
   Table t{"Time dilation check: dilated hosts against hosts of a whole core",
           {"dilated case", "share", "step ms x share", "real case", "step ms", "difference",
            "compute ms (x share / real)", "exposed all-reduce ms (x share / real)", "verdict"},

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "report/table.h"
 
 namespace trainscope::report {
@@ -47,11 +47,11 @@ struct DilationCheck {
   double difference() const { return dilated_step_s / real_step_s - 1; }
 };
 
-std::vector<DilationCheck> dilation_checks(const SuiteData& suite);
+std::vector<DilationCheck> dilation_checks(const analysis::SuiteData& suite);
 
 // The checks as a report table (no rows when the suite has none), with the
 // tolerance (10%) and, where a check misses it, why.
-Table dilation_table(const SuiteData& suite);
+Table dilation_table(const analysis::SuiteData& suite);
 
 }  // namespace trainscope::report
 

@@ -5,18 +5,18 @@
 #include <algorithm>
 #include <cmath>
 
-#include "report/format.h"
+#include "base/format.h"
 
 namespace trainscope::report {
 namespace {
 
-bool is_pytorch(const CaseData& c) {
+bool is_pytorch(const analysis::CaseData& c) {
   return c.run_case.config.is_object() && c.run_case.config.value("engine", "") == "pytorch";
 }
 
-std::string losses_cell(const CaseData& ts, const CaseData& pt) {
-  const RunData* a = ts.first_usable();
-  const RunData* b = pt.first_usable();
+std::string losses_cell(const analysis::CaseData& ts, const analysis::CaseData& pt) {
+  const analysis::RunData* a = ts.first_usable();
+  const analysis::RunData* b = pt.first_usable();
   if (a == nullptr || b == nullptr) return "-";
   const LossAgreement l = compare_losses(*a->summary, *b->summary);
   if (!l.comparable) return "no losses";
@@ -30,7 +30,7 @@ std::string losses_cell(const CaseData& ts, const CaseData& pt) {
                      bf16 ? "; bf16 gradients round differently in each" : "");
 }
 
-std::string placement(const CaseFigures& f, const CaseData& c) {
+std::string placement(const analysis::CaseFigures& f, const analysis::CaseData& c) {
   const int hosts = c.run_case.host_count;
   return fmt::format("{} rank{} x {} thread{}{}", f.world_size, f.world_size == 1 ? "" : "s",
                      c.run_case.threads, c.run_case.threads == 1 ? "" : "s",
@@ -60,12 +60,12 @@ LossAgreement compare_losses(const results::RunSummary& ours, const results::Run
   return l;
 }
 
-std::vector<EnginePair> engine_pairs(const SuiteData& suite) {
+std::vector<EnginePair> engine_pairs(const analysis::SuiteData& suite) {
   std::vector<EnginePair> pairs;
-  for (const CaseData& pt : suite.cases) {
+  for (const analysis::CaseData& pt : suite.cases) {
     if (!is_pytorch(pt)) continue;
-    for (const CaseData& ts : suite.cases) {
-      if (!is_pytorch(ts) && alike_but(ts, pt, {"engine"})) {
+    for (const analysis::CaseData& ts : suite.cases) {
+      if (!is_pytorch(ts) && analysis::alike_but(ts, pt, {"engine"})) {
         pairs.push_back({&ts, &pt});
         break;
       }
@@ -74,14 +74,14 @@ std::vector<EnginePair> engine_pairs(const SuiteData& suite) {
   return pairs;
 }
 
-Table engine_pairs_table(const SuiteData& suite) {
+Table engine_pairs_table(const analysis::SuiteData& suite) {
   Table t("trainscope vs PyTorch DDP (same weights, same batches)",
           {"pair", "placement", "trainscope tokens/s", "PyTorch tokens/s", "trainscope / PyTorch",
            "reps", "losses"},
           {}, "", {0, 1, 6});
   for (const EnginePair& p : engine_pairs(suite)) {
-    const CaseFigures ts = case_figures(*p.trainscope);
-    const CaseFigures pt = case_figures(*p.pytorch);
+    const analysis::CaseFigures ts = analysis::case_figures(*p.trainscope);
+    const analysis::CaseFigures pt = analysis::case_figures(*p.pytorch);
     const bool both = ts.usable > 0 && pt.usable > 0 && pt.tokens_per_s > 0;
     const std::string status =
         both ? ""

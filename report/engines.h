@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "report/table.h"
 
 namespace trainscope::report {
@@ -32,14 +32,14 @@ struct LossAgreement {
 LossAgreement compare_losses(const results::RunSummary& ours, const results::RunSummary& theirs);
 
 struct EnginePair {
-  const CaseData* trainscope = nullptr;
-  const CaseData* pytorch = nullptr;
+  const analysis::CaseData* trainscope = nullptr;
+  const analysis::CaseData* pytorch = nullptr;
 };
 // The pairs, in the order of the PyTorch cases.
-std::vector<EnginePair> engine_pairs(const SuiteData& suite);
+std::vector<EnginePair> engine_pairs(const analysis::SuiteData& suite);
 
 // No rows when the suite has no pairs.
-Table engine_pairs_table(const SuiteData& suite);
+Table engine_pairs_table(const analysis::SuiteData& suite);
 
 }  // namespace trainscope::report
 

@@ -15,7 +15,8 @@
 #include "report/dilation.h"
 #include "report/comparison.h"
 #include "report/finetune.h"
-#include "report/format.h"
+#include "base/format.h"
+#include "kernels/storage.h"
 #include "report/limits.h"
 
 namespace trainscope::report {
@@ -26,30 +27,30 @@ namespace {
 // case_fine_tune's reading (the suite's record, else the trainer's own), so
 // a LoRA case is never compared with a full one; nor a bf16 case with an
 // fp32 one (precision is recorded only when it is not fp32).
-std::string workload_key(const CaseData& c) {
+std::string workload_key(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   if (!o.trains) return "sweep";
   return fmt::format("{}|{}|{}|{}|{}", o.train.model, o.train.data.source, o.train.block,
                      case_fine_tune(c).label(), training::precision_name(o.train.precision));
 }
 
-std::string model_label(const CaseData& c) {
+std::string model_label(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   return o.trains ? std::filesystem::path(o.train.model).filename().string() : "the model";
 }
 
 // Mean over ranks of the bytes of the dataset each held.
-std::optional<double> data_bytes_per_rank(const CaseData& c) {
-  const RunData* run = c.first_usable();
+std::optional<double> data_bytes_per_rank(const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   if (!run || run->summary->ranks.empty()) return std::nullopt;
   double sum = 0;
   for (const auto& r : run->summary->ranks) sum += static_cast<double>(r.data.bytes_held);
   return sum / static_cast<double>(run->summary->ranks.size());
 }
 
-std::optional<Finding> data_finding(const SuiteData& suite) {
+std::optional<Finding> data_finding(const analysis::SuiteData& suite) {
   // The largest world size that has both a duplicated and a sharded case.
-  const CaseData *dup = nullptr, *shard = nullptr;
+  const analysis::CaseData *dup = nullptr, *shard = nullptr;
   for (const auto& d : suite.cases) {
     if (d.run_case.mode != "duplicated" || !data_bytes_per_rank(d)) continue;
     for (const auto& s : suite.cases) {
@@ -67,7 +68,7 @@ std::optional<Finding> data_finding(const SuiteData& suite) {
   for (const auto& c : suite.cases) {
     if (c.run_case.mode == "naive" && workload_key(c) == workload_key(*dup)) {
       if (auto b = data_bytes_per_rank(c)) {
-        one = fmt::format(" (one process holds {})", format_bytes(static_cast<int64_t>(*b)));
+        one = fmt::format(" (one process holds {})", kernels::format_bytes(static_cast<int64_t>(*b)));
         break;
       }
     }
@@ -77,16 +78,16 @@ std::optional<Finding> data_finding(const SuiteData& suite) {
       fmt::format("At {} ranks a duplicated rank holds {} of the dataset{}, a sharded rank {}: "
                   "{:.1f}x less per rank, {} vs {} over the job; duplicated data costs every "
                   "rank the whole dataset however many ranks share the work.",
-                  n, format_bytes(static_cast<int64_t>(d)), one,
-                  format_bytes(static_cast<int64_t>(s)), s > 0 ? d / s : NAN,
-                  format_bytes(static_cast<int64_t>(d * n)),
-                  format_bytes(static_cast<int64_t>(s * n)))};
+                  n, kernels::format_bytes(static_cast<int64_t>(d)), one,
+                  kernels::format_bytes(static_cast<int64_t>(s)), s > 0 ? d / s : NAN,
+                  kernels::format_bytes(static_cast<int64_t>(d * n)),
+                  kernels::format_bytes(static_cast<int64_t>(s * n)))};
 }
 
 // Rank 0's training loss by step.
-std::map<int64_t, double> loss_curve(const CaseData& c) {
+std::map<int64_t, double> loss_curve(const analysis::CaseData& c) {
   std::map<int64_t, double> out;
-  const RunData* run = c.first_usable();
+  const analysis::RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return out;
   for (const auto& s : run->summary->steps.front()) out[s.step] = s.loss;
   return out;
@@ -95,7 +96,7 @@ std::map<int64_t, double> loss_curve(const CaseData& c) {
 // A data-parallel case's reference: the first one-process case with a loss
 // curve of the same workload (the same weights training) at the same global
 // batch; nullptr when the suite has none.
-const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c) {
+const analysis::CaseData* one_process_reference(const analysis::SuiteData& suite, const analysis::CaseData& c) {
   const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
     if (n.run_case.mode == "naive" && full_speed(n.run_case) &&
@@ -108,8 +109,8 @@ const CaseData* one_process_reference(const SuiteData& suite, const CaseData& c)
 }
 
 // Tokens a step of one rank: the rows its GEMMs run at; 0 without steps.
-int64_t rank_tokens(const CaseData& c) {
-  const RunData* run = c.first_usable();
+int64_t rank_tokens(const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty() || run->summary->steps.front().empty()) return 0;
   return run->summary->steps.front().front().tokens;
 }
@@ -117,11 +118,11 @@ int64_t rank_tokens(const CaseData& c) {
 // One process doing one of a multi-rank case's ranks' work: naive, at full
 // speed, the same workload and tokens a step as a rank, on as many threads
 // (what the sgemm limits compare: the same rows, alone and side by side).
-const CaseData* one_rank_reference(const SuiteData& suite, const CaseData& c) {
-  const RunData* run = c.first_usable();
+const analysis::CaseData* one_rank_reference(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   if (!run || rank_tokens(c) == 0) return nullptr;
   for (const auto& n : suite.cases) {
-    const RunData* one = n.first_usable();
+    const analysis::RunData* one = n.first_usable();
     if (n.run_case.mode == "naive" && full_speed(n.run_case) && one &&
         workload_key(n) == workload_key(c) && rank_tokens(n) == rank_tokens(c) &&
         one->summary->threads_per_rank == run->summary->threads_per_rank) {
@@ -132,7 +133,7 @@ const CaseData* one_rank_reference(const SuiteData& suite, const CaseData& c) {
 }
 
 // Why a data-parallel case's loss differs from one process's by `rel`.
-std::string loss_difference_reason(const CaseData& c, double rel) {
+std::string loss_difference_reason(const analysis::CaseData& c, double rel) {
   if (const std::string wire = case_reduction(c).comm_dtype; wire != "fp32") {
     return fmt::format(
         "the ranks train on the same global batch, but {}'s gradients were rounded "
@@ -146,9 +147,9 @@ std::string loss_difference_reason(const CaseData& c, double rel) {
                       "one process (duplicated or sharded sampling differs).";
 }
 
-std::optional<Finding> loss_finding(const SuiteData& suite) {
+std::optional<Finding> loss_finding(const analysis::SuiteData& suite) {
   struct Worst {
-    const CaseData* c = nullptr;
+    const analysis::CaseData* c = nullptr;
     int64_t step = 0;
     double diff = -1, loss = 0;
   } worst;
@@ -156,7 +157,7 @@ std::optional<Finding> loss_finding(const SuiteData& suite) {
   std::vector<std::string> references;  // in the order first used
   for (const auto& c : suite.cases) {
     if (c.run_case.mode == "naive") continue;
-    const CaseData* naive = one_process_reference(suite, c);
+    const analysis::CaseData* naive = one_process_reference(suite, c);
     if (!naive) continue;
     const auto reference = loss_curve(*naive);
     size_t common = 0;
@@ -194,20 +195,20 @@ std::optional<Finding> loss_finding(const SuiteData& suite) {
 struct CallFigures {
   double calls = NAN, bytes = NAN, time_s = NAN;
 };
-CallFigures call_figures(const CaseData& c) {
+CallFigures call_figures(const analysis::CaseData& c) {
   CallFigures f;
-  const RunData* run = c.first_usable();
+  const analysis::RunData* run = c.first_usable();
   if (!run || run->summary->steps.empty()) return f;
   f.calls = results::median_step_figure(*run->summary, &results::StepRecord::comm_calls);
   f.bytes = results::median_step_figure(*run->summary, &results::StepRecord::comm_bytes);
-  f.time_s = case_figures(c).comm_exposed_s;
+  f.time_s = analysis::case_figures(c).comm_exposed_s;
   return f;
 }
 
 // Each usable repetition's exposed gradient-sync time per step.
-std::vector<double> repetition_exposed_s(const CaseData& c) {
+std::vector<double> repetition_exposed_s(const analysis::CaseData& c) {
   std::vector<double> out;
-  for (const results::RunFigures& f : repetition_figures(c)) {
+  for (const results::RunFigures& f : analysis::repetition_figures(c)) {
     if (f.comm_exposed_s > 0) out.push_back(f.comm_exposed_s);
   }
   return out;
@@ -215,12 +216,12 @@ std::vector<double> repetition_exposed_s(const CaseData& c) {
 
 // "-40% [-52%, -31%]": fused over per-tensor exposed time, over the
 // repetitions of each (the ratio of medians, bootstrapped).
-std::string exposed_change(const CaseData& per_tensor, const CaseData& fused) {
+std::string exposed_change(const analysis::CaseData& per_tensor, const analysis::CaseData& fused) {
   const std::vector<double> a = repetition_exposed_s(per_tensor), b = repetition_exposed_s(fused);
-  return format_change(bootstrap_ratio_of_medians(b, a), 0);
+  return analysis::format_change(analysis::bootstrap_ratio_of_medians(b, a), 0);
 }
 
-std::optional<Finding> reduction_finding(const SuiteData& suite) {
+std::optional<Finding> reduction_finding(const analysis::SuiteData& suite) {
   std::vector<std::string> parts;
   double best_gain = -1;
   std::string best_model;
@@ -231,7 +232,7 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
     if (!seen.insert(key).second) continue;
     const CallFigures a = call_figures(pt);
     // The fused case with the fewest calls: the whole gradient at once.
-    const CaseData* fused = nullptr;
+    const analysis::CaseData* fused = nullptr;
     CallFigures b;
     for (const auto& f : suite.cases) {
       if (f.run_case.reduction != "fused" || f.run_case.mode != pt.run_case.mode ||
@@ -247,7 +248,7 @@ std::optional<Finding> reduction_finding(const SuiteData& suite) {
     std::string part = fmt::format(
         "{}: per-tensor makes {:.0f} calls a step (tensors of {} on average) in {:.2f} ms "
         "exposed, fused {:.0f} in {:.2f} ms, a change of {}",
-        model_label(pt), a.calls, format_bytes(static_cast<int64_t>(a.bytes / a.calls)),
+        model_label(pt), a.calls, kernels::format_bytes(static_cast<int64_t>(a.bytes / a.calls)),
         a.time_s * 1e3, b.calls, b.time_s * 1e3, exposed_change(pt, *fused));
     if (a.calls > b.calls) {
       part += fmt::format(", {:.0f} us per call saved",
@@ -279,22 +280,22 @@ struct LinkFigure {
   double value = NAN;
   bool sweep = false;
 };
-LinkFigure link_figure(const CaseData& c) {
-  const RunData* run = c.first_usable();
+LinkFigure link_figure(const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   if (!run) return {};
   if (!run->allreduce.empty()) {
     double peak = 0;
     for (const auto& r : run->allreduce) peak = std::max(peak, r.busbw_gbps);
     return {peak, true};
   }
-  return {case_figures(c).comm_exposed_s, false};
+  return {analysis::case_figures(c).comm_exposed_s, false};
 }
 
-std::optional<Finding> links_finding(const SuiteData& suite) {
-  std::map<int, std::pair<const CaseData*, LinkFigure>> by_links;
-  const CaseData* shm = nullptr;
+std::optional<Finding> links_finding(const analysis::SuiteData& suite) {
+  std::map<int, std::pair<const analysis::CaseData*, LinkFigure>> by_links;
+  const analysis::CaseData* shm = nullptr;
   for (const auto& c : suite.cases) {
-    const int links = tcp_links(c.run_case.links);
+    const int links = analysis::tcp_links(c.run_case.links);
     const LinkFigure f = link_figure(c);
     if (std::isnan(f.value)) continue;
     if (links > 0 && !by_links.contains(links)) by_links[links] = {&c, f};
@@ -310,7 +311,7 @@ std::optional<Finding> links_finding(const SuiteData& suite) {
     return sweep ? fmt::format("{:.2f} GB/s peak busbw", v)
                  : fmt::format("{:.2f} ms of all-reduce a step", v * 1e3);
   };
-  const CaseData& c = *a.first;
+  const analysis::CaseData& c = *a.first;
   const bool loopback = c.run_case.host_count <= 1;
   std::string where =
       loopback ? "TCP over loopback on one machine"
@@ -331,12 +332,12 @@ std::optional<Finding> links_finding(const SuiteData& suite) {
   return Finding{"links", "TCP link count (btl_tcp_links)", answer};
 }
 
-std::optional<Finding> machines_finding(const SuiteData& suite) {
+std::optional<Finding> machines_finding(const analysis::SuiteData& suite) {
   const auto rows = machine_rows(suite);
   std::map<std::string, std::vector<std::string>> by_link;
   for (const auto& r : rows) {
     if (r.hosts < 2 || std::isnan(r.time_saved)) continue;
-    const Interval& iv = r.time_saved_interval;
+    const analysis::Interval& iv = r.time_saved_interval;
     by_link[r.link].push_back(fmt::format(
         "{} hosts {} {} save {:.1f}%{}", r.hosts, r.reduction, r.scaling, r.time_saved * 100,
         iv.has_interval() ? fmt::format(" [{:.1f}%, {:.1f}%]", iv.low * 100, iv.high * 100)
@@ -363,7 +364,7 @@ std::optional<Finding> machines_finding(const SuiteData& suite) {
 
 }  // namespace
 
-bool same_workload(const CaseData& a, const CaseData& b) {
+bool same_workload(const analysis::CaseData& a, const analysis::CaseData& b) {
   return workload_key(a) == workload_key(b);
 }
 
@@ -374,8 +375,8 @@ double time_saved(double one_machine_tokens_per_s, double tokens_per_s) {
 
 namespace {
 // The usable one-host, one-rank cases of c's workload, in suite order.
-std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const CaseData& c) {
-  std::vector<const CaseData*> out;
+std::vector<const analysis::CaseData*> one_machine_cases(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+  std::vector<const analysis::CaseData*> out;
   for (const auto& b : suite.cases) {
     if (b.run_case.host_count <= 1 && b.run_case.world_size == 1 && b.first_usable() &&
         full_speed(b.run_case) && workload_key(b) == workload_key(c)) {
@@ -386,28 +387,28 @@ std::vector<const CaseData*> one_machine_cases(const SuiteData& suite, const Cas
 }
 }  // namespace
 
-const CaseData* one_machine_case_at(const SuiteData& suite, const CaseData& c, int batch) {
-  for (const CaseData* b : one_machine_cases(suite, c)) {
+const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite, const analysis::CaseData& c, int batch) {
+  for (const analysis::CaseData* b : one_machine_cases(suite, c)) {
     if (case_options(*b).train.batch == batch) return b;
   }
   return nullptr;
 }
 
-const CaseData* one_machine_case(const SuiteData& suite, const CaseData& c) {
+const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite, const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   const int want = o.batch_per_rank > 0 ? o.batch_per_rank : o.train.batch;
-  if (const CaseData* b = one_machine_case_at(suite, c, want)) return b;
+  if (const analysis::CaseData* b = one_machine_case_at(suite, c, want)) return b;
   const auto all = one_machine_cases(suite, c);
   return all.empty() ? nullptr : all.front();
 }
 
-std::vector<MachineRow> machine_rows(const SuiteData& suite) {
+std::vector<MachineRow> machine_rows(const analysis::SuiteData& suite) {
   bool any = false;
   for (const auto& c : suite.cases) any = any || c.run_case.host_count > 1;
   if (!any) return {};
   std::vector<MachineRow> out;
   for (const auto& c : suite.cases) {
-    const CaseFigures f = case_figures(c);
+    const analysis::CaseFigures f = analysis::case_figures(c);
     MachineRow r;
     r.case_name = c.name;
     r.hosts = c.run_case.host_count;
@@ -426,12 +427,12 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
     r.tokens_per_s = f.tokens_per_s / r.cpu_share;
     r.status = f.status;
     if (r.hosts > 1) {
-      if (const CaseData* one = one_machine_case(suite, c)) {
+      if (const analysis::CaseData* one = one_machine_case(suite, c)) {
         r.baseline = one->name;
-        r.time_saved = time_saved(case_figures(*one).tokens_per_s, r.tokens_per_s);
+        r.time_saved = time_saved(analysis::case_figures(*one).tokens_per_s, r.tokens_per_s);
         // The repetitions' tokens/s, like r.tokens_per_s, are scaled back by the share.
-        const Interval ratio =
-            bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
+        const analysis::Interval ratio =
+            analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
         if (ratio.has_interval()) {
           r.time_saved_interval = {r.time_saved, 1 - r.cpu_share / ratio.low,
                                    1 - r.cpu_share / ratio.high};
@@ -449,21 +450,21 @@ std::vector<MachineRow> machine_rows(const SuiteData& suite) {
 // one rank's work on one rank's threads (one_rank_reference: the ceiling is
 // of one-thread copies against one CPU at a rank's rows, so a process on
 // every CPU, or one running the whole global batch, is not the reference).
-std::optional<Finding> cores_finding(const SuiteData& suite) {
+std::optional<Finding> cores_finding(const analysis::SuiteData& suite) {
   std::vector<std::string> parts;
   for (const LimitShare& s : limit_shares(suite)) {
     if (std::isnan(s.cores_ceiling)) continue;
-    const CaseData* c = suite.find_case(s.case_name);
-    const CaseData* naive = c ? one_rank_reference(suite, *c) : nullptr;
+    const analysis::CaseData* c = suite.find_case(s.case_name);
+    const analysis::CaseData* naive = c ? one_rank_reference(suite, *c) : nullptr;
     if (!naive) continue;
-    const Interval speedup =
-        bootstrap_ratio_of_medians(repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
+    const analysis::Interval speedup =
+        analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
     if (!std::isfinite(speedup.estimate)) continue;
     // Each case against its own ceiling: ranks and rows differ between cases.
     parts.push_back(fmt::format(
         "{} ran {} the tokens/s of {}, where its {} CPUs side by side ran its GEMMs {}x one "
         "CPU ({} GFLOP/s a copy against {} alone): {}x of that ceiling",
-        s.case_name, format_interval(speedup, 2, "x"), naive->name, s.sgemm_at_once->ranks,
+        s.case_name, analysis::format_interval(speedup, 2, "x"), naive->name, s.sgemm_at_once->ranks,
         format_number(s.cores_ceiling, 2), format_number(s.sgemm_at_once->value, 1),
         format_number(s.sgemm->value, 1), format_number(speedup.estimate / s.cores_ceiling, 2)));
   }
@@ -475,7 +476,7 @@ std::optional<Finding> cores_finding(const SuiteData& suite) {
                              fmt::join(parts, "; "))};
 }
 
-std::vector<Finding> suite_findings(const SuiteData& suite) {
+std::vector<Finding> suite_findings(const analysis::SuiteData& suite) {
   std::vector<Finding> out;
   for (auto make : {data_finding, loss_finding, reduction_finding, links_finding, machines_finding,
                     cores_finding}) {

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "report/analysis/intervals.h"
-#include "report/suite_data.h"
+#include "analysis/intervals.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
@@ -31,7 +31,7 @@ struct Finding {
   std::string answer;    // the measured figures and what they mean
 };
 
-std::vector<Finding> suite_findings(const SuiteData& suite);
+std::vector<Finding> suite_findings(const analysis::SuiteData& suite);
 
 // One case of a suite that ran on several (virtual) machines, beside the
 // one-machine case it is measured against (machine_rows).
@@ -51,26 +51,26 @@ struct MachineRow {
   double cpu_share = 1;   // < 1: dilated; times, tokens/s and the link are scaled back
   // Its 95% interval: 1 - 1/r over the bootstrap interval of the ratio r of
   // the two cases' median tokens/s over their repetitions (none with one).
-  Interval time_saved_interval;
+  analysis::Interval time_saved_interval;
   std::string status;
 };
 
 // Whether two cases train the same weights (full, or the same LoRA adapters)
 // of the same model on the same data at the same block size (their batches
 // may differ).
-bool same_workload(const CaseData& a, const CaseData& b);
+bool same_workload(const analysis::CaseData& a, const analysis::CaseData& b);
 
 // The one-host, one-rank case a multi-host case is measured against: same
 // model, data and block, and the batch one machine would train, per rank for
 // weak scaling (the case's batch_per_rank) or the global batch for strong;
 // failing that any usable one-rank case of that workload. nullptr: none.
-const CaseData* one_machine_case(const SuiteData& suite, const CaseData& c);
+const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite, const analysis::CaseData& c);
 // The one-host, one-rank case of c's workload at exactly this batch; nullptr
 // when the suite has none.
-const CaseData* one_machine_case_at(const SuiteData& suite, const CaseData& c, int batch);
+const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite, const analysis::CaseData& c, int batch);
 
 // Every case of a suite with a case on more than one host (empty otherwise).
-std::vector<MachineRow> machine_rows(const SuiteData& suite);
+std::vector<MachineRow> machine_rows(const analysis::SuiteData& suite);
 
 // The share of the time a run on `hosts` machines saves against one machine
 // on the same data: 1 - tokens/s(1) / tokens/s(N).

@@ -42,7 +42,7 @@ std::string CaseFineTune::label() const {
   return out;
 }
 
-CaseFineTune case_fine_tune(const CaseData& c) {
+CaseFineTune case_fine_tune(const analysis::CaseData& c) {
   // The suite's record first (it records fine_tune under LoRA only); a case
   // that set it through extra_args, or whose config predates the key, by
   // what its trainer says.
@@ -53,7 +53,7 @@ CaseFineTune case_fine_tune(const CaseData& c) {
   return {o.fine_tune, o.lora};
 }
 
-bool suite_varies_fine_tune(const SuiteData& suite) {
+bool suite_varies_fine_tune(const analysis::SuiteData& suite) {
   std::set<std::string> labels;
   for (const auto& c : suite.cases) labels.insert(case_fine_tune(c).label());
   return labels.size() > 1;
@@ -71,14 +71,14 @@ double FineTuneRow::comm_bytes_per_trainable() const {
              : kNaN;
 }
 
-std::vector<FineTuneRow> fine_tune_rows(const SuiteData& suite) {
+std::vector<FineTuneRow> fine_tune_rows(const analysis::SuiteData& suite) {
   if (!suite_varies_fine_tune(suite)) return {};
   std::vector<FineTuneRow> out;
   for (const auto& c : suite.cases) {
-    const RunData* run = c.first_usable();
+    const analysis::RunData* run = c.first_usable();
     if (!run) continue;
     const results::RunSummary& s = *run->summary;
-    const CaseFigures f = case_figures(c);
+    const analysis::CaseFigures f = analysis::case_figures(c);
     FineTuneRow row;
     row.case_name = c.name;
     row.label = case_fine_tune(c).label();
@@ -88,20 +88,20 @@ std::vector<FineTuneRow> fine_tune_rows(const SuiteData& suite) {
     row.comm_bytes_per_step = comm_bytes_per_step(s);
     row.parameters = known_count(s.parameters);
     row.trainable_parameters = known_count(s.trainable_parameters);
-    row.memory = peak_by_category(s);
+    row.memory = analysis::peak_by_category(s);
     out.push_back(std::move(row));
   }
   return out;
 }
 
-std::vector<RankSaving> rank_savings(const SuiteData& suite) {
+std::vector<RankSaving> rank_savings(const analysis::SuiteData& suite) {
   if (!suite_varies_fine_tune(suite)) return {};
   std::vector<RankSaving> out;
   for (const auto& c : suite.cases) {
     if (c.run_case.world_size < 2 || !c.first_usable()) continue;
     for (const auto& one : suite.cases) {
       if (one.run_case.world_size != 1 || one.run_case.host_count > 1 || !one.first_usable() ||
-          !alike_but(one, c, kRankSettings)) {
+          !analysis::alike_but(one, c, kRankSettings)) {
         continue;
       }
       RankSaving r;
@@ -111,8 +111,8 @@ std::vector<RankSaving> rank_savings(const SuiteData& suite) {
       r.ranks = c.run_case.world_size;
       // Alike, so the same steps on both.
       r.steps = case_options(c).train.steps;
-      r.one_rank_wall_s = case_figures(one).step_median_s * static_cast<double>(r.steps);
-      r.wall_s = case_figures(c).step_median_s * static_cast<double>(r.steps);
+      r.one_rank_wall_s = analysis::case_figures(one).step_median_s * static_cast<double>(r.steps);
+      r.wall_s = analysis::case_figures(c).step_median_s * static_cast<double>(r.steps);
       out.push_back(std::move(r));
       break;
     }

@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernels/storage.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "training/train_options.h"
 
 namespace trainscope::report {
@@ -38,10 +38,10 @@ struct CaseFineTune {
   // layers when set).
   std::string label() const;
 };
-CaseFineTune case_fine_tune(const CaseData& c);
+CaseFineTune case_fine_tune(const analysis::CaseData& c);
 
 // Whether the suite's cases train in more than one way (two labels).
-bool suite_varies_fine_tune(const SuiteData& suite);
+bool suite_varies_fine_tune(const analysis::SuiteData& suite);
 
 // The memory the fine-tune tables show: where full and LoRA differ (the
 // state of what trains) beside what they share.
@@ -68,7 +68,7 @@ struct FineTuneRow {
 };
 // The usable cases in suite order, when the suite varies the fine-tune;
 // empty otherwise.
-std::vector<FineTuneRow> fine_tune_rows(const SuiteData& suite);
+std::vector<FineTuneRow> fine_tune_rows(const analysis::SuiteData& suite);
 
 struct RankSaving {
   std::string label;  // the fine-tune both cases train
@@ -85,7 +85,7 @@ struct RankSaving {
 // alike but for the mode, ranks, threads and the reduction (which one rank
 // does not do), in suite order, when the suite varies the fine-tune; empty
 // otherwise.
-std::vector<RankSaving> rank_savings(const SuiteData& suite);
+std::vector<RankSaving> rank_savings(const analysis::SuiteData& suite);
 
 }  // namespace trainscope::report
 

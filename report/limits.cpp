@@ -7,7 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "report/case_options.h"
-#include "report/format.h"
+#include "base/format.h"
 #include "kernels/gemm_backend.h"
 
 namespace trainscope::report {
@@ -18,7 +18,7 @@ using results::MachineLimit;
 
 // The latest limit (suite.limits is latest first) that `pred` accepts.
 template <typename Pred>
-const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred) {
+const MachineLimit* find_limit(const analysis::SuiteData& suite, LimitKind kind, Pred pred) {
   for (const MachineLimit& l : suite.limits) {
     if (l.kind == kind && pred(l)) return &l;
   }
@@ -30,7 +30,7 @@ const MachineLimit* find_limit(const SuiteData& suite, LimitKind kind, Pred pred
 // when not fp32), its --gemm (recorded for fp32 since the limit had it;
 // failing that, the doctor's, measured on OpenBLAS, stand in under any, as
 // the note says), measured alone (at_once 1) or on `at_once` CPUs at once.
-const MachineLimit* sgemm_limit_of(const SuiteData& suite, const CaseData& c, const RunData& run,
+const MachineLimit* sgemm_limit_of(const analysis::SuiteData& suite, const analysis::CaseData& c, const analysis::RunData& run,
                                    int at_once = 1) {
   const CaseOptions o = case_options(c);
   if (!o.trains || run.summary->steps.empty() || run.summary->steps.front().empty()) {
@@ -72,12 +72,12 @@ std::string limit_note(const MachineLimit& l) {
 
 }  // namespace
 
-std::vector<LimitShare> limit_shares(const SuiteData& suite) {
+std::vector<LimitShare> limit_shares(const analysis::SuiteData& suite) {
   std::vector<LimitShare> out;
-  for (const CaseData& c : suite.cases) {
-    const RunData* run = c.first_usable();
+  for (const analysis::CaseData& c : suite.cases) {
+    const analysis::RunData* run = c.first_usable();
     if (!run || c.run_case.mode == "allreduce") continue;
-    const CaseFigures f = case_figures(c);
+    const analysis::CaseFigures f = analysis::case_figures(c);
     LimitShare s{.case_name = c.name, .gflops = f.rank_gflops, .busbw = f.grad_busbw_gbps};
     s.sgemm = sgemm_limit_of(suite, c, *run);
     if (s.sgemm && s.sgemm->value > 0) s.gflops_share = s.gflops / s.sgemm->value;
@@ -99,14 +99,14 @@ std::vector<LimitShare> limit_shares(const SuiteData& suite) {
   return out;
 }
 
-std::string no_limits_note(const SuiteData& suite) {
+std::string no_limits_note(const analysis::SuiteData& suite) {
   if (!suite.limits.empty() || limit_shares(suite).empty()) return "";
   return "No machine limits were measured for this suite (it ran with --no-limits, or before "
          "limits were recorded), and trainscope doctor --db stored none for its host: achieved "
          "FLOP/s and bus bandwidth are not shown as shares of a limit.";
 }
 
-Table limits_table(const SuiteData& suite) {
+Table limits_table(const analysis::SuiteData& suite) {
   Table t{"Achieved vs the machine's measured limits",
           {"case", "model GFLOP/s per rank", "sgemm limit", "share", "ranks' CPUs at once",
            "grad-sync busbw GB/s", "all-reduce peak", "share"}};

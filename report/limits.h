@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "report/table.h"
 
 namespace trainscope::report {
@@ -35,14 +35,14 @@ struct LimitShare {
 };
 
 // One per train case with a usable run; pointers into suite.limits.
-std::vector<LimitShare> limit_shares(const SuiteData& suite);
+std::vector<LimitShare> limit_shares(const analysis::SuiteData& suite);
 
 // The shares as a table; its note names each limit used and who measured
 // it. No rows when the suite has no limits at all.
-Table limits_table(const SuiteData& suite);
+Table limits_table(const analysis::SuiteData& suite);
 // When the suite has train cases but no limits: the sentence that says so and
 // how to get them; else "".
-std::string no_limits_note(const SuiteData& suite);
+std::string no_limits_note(const analysis::SuiteData& suite);
 
 }  // namespace trainscope::report
 

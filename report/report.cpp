@@ -9,6 +9,7 @@
 
 #include "kernels/blas_core.h"
 #include "base/check.h"
+#include "kernels/storage.h"
 #include "report/algorithms.h"
 #include "report/answers.h"
 #include "report/engines.h"
@@ -53,14 +54,14 @@ std::string percent(double share) {
   return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%";
 }
 
-std::string status_text(const CaseFigures& f) {
+std::string status_text(const analysis::CaseFigures& f) {
   return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
 }
 
 // Each case's all-reduce (algorithm, ZeRO, comm dtype) by name, for the comparison
 // tables; empty for a suite whose cases all use the defaults, which then
 // have no such column.
-std::map<std::string, std::string> reduction_labels(const SuiteData& suite) {
+std::map<std::string, std::string> reduction_labels(const analysis::SuiteData& suite) {
   std::map<std::string, std::string> labels;
   if (!suite_varies_reduction(suite)) return labels;
   for (const auto& c : suite.cases) labels[c.name] = case_reduction(c).label();
@@ -81,7 +82,7 @@ std::string interval_caption(const Comparison& cmp) {
   return out;
 }
 
-std::string comparison_table_html(const SuiteData& suite, const Comparison& cmp) {
+std::string comparison_table_html(const analysis::SuiteData& suite, const Comparison& cmp) {
   const auto reductions = reduction_labels(suite);
   std::string out = fmt::format(
       "<table class=\"comparison\"><tr><th class=\"name\">case</th>{}<th>ranks</th><th>reps</th>"
@@ -189,7 +190,7 @@ std::string rank_times_markdown(const Comparison& cmp) {
   return out + "\n" + markdown_cell(straggler_figures(rows)) + "\n\n";
 }
 
-std::string memory_table_html(const SuiteData& suite) {
+std::string memory_table_html(const analysis::SuiteData& suite) {
   std::string out = "<table class=\"memory\"><tr><th class=\"name\">case</th><th>rank</th>";
   for (std::string_view label : kernels::kMemoryCategoryLabels)
     out += fmt::format("<th>{}</th>", label);
@@ -204,13 +205,13 @@ std::string memory_table_html(const SuiteData& suite) {
     any = true;
     for (const auto& r : runs.front()->summary->ranks) {
       out += "<tr>" + td(c.name, "name") + td(std::to_string(r.rank));
-      for (int64_t bytes : r.tracked_peak_by_category.values) out += td(format_bytes(bytes));
-      out += td(format_bytes(r.tracked_peak_total)) + td(format_bytes(r.vm_hwm)) +
-             td(format_bytes(r.pss)) + "</tr>\n";
+      for (int64_t bytes : r.tracked_peak_by_category.values) out += td(kernels::format_bytes(bytes));
+      out += td(kernels::format_bytes(r.tracked_peak_total)) + td(kernels::format_bytes(r.vm_hwm)) +
+             td(kernels::format_bytes(r.pss)) + "</tr>\n";
     }
-    auto t = memory_totals(c);
-    totals += "<tr>" + td(c.name, "name") + td(format_bytes(t.tracked_peak)) +
-              td(format_bytes(t.vm_hwm)) + td(format_bytes(t.pss_peak)) +
+    auto t = analysis::memory_totals(c);
+    totals += "<tr>" + td(c.name, "name") + td(kernels::format_bytes(t.tracked_peak)) +
+              td(kernels::format_bytes(t.vm_hwm)) + td(kernels::format_bytes(t.pss_peak)) +
               td(t.pss_source.empty() ? "-" : t.pss_source, "name") + "</tr>\n";
   }
   if (!any) return "";
@@ -224,12 +225,12 @@ std::string count_text(int64_t n) { return n < 0 ? "-" : std::to_string(n); }
 
 // Machine load (docs/METRICS.md): the cases whose ranks recorded their hosts'
 // load; no rows for results made before it was recorded.
-Table load_table(const SuiteData& suite) {
+Table load_table(const analysis::SuiteData& suite) {
   Table t{"Machine load (busiest rank host, usable repetitions)",
           {"case", "load avg 1 min, start", "end", "other runnable threads, start", "end",
            "loaded reps"}};
   for (const auto& c : suite.cases) {
-    const CaseFigures f = case_figures(c);
+    const analysis::CaseFigures f = analysis::case_figures(c);
     if (std::isnan(f.load.loadavg_1m_start) && f.load.other_runnable_start < 0) continue;
     t.rows.push_back(
         {c.name, format_number(f.load.loadavg_1m_start, 2), format_number(f.load.loadavg_1m_end, 2),
@@ -248,7 +249,7 @@ Table load_table(const SuiteData& suite) {
 
 // The GEMM kernels each case's usable runs recorded (kernels/blas_core.h); no
 // rows for results made before they were recorded.
-Table kernels_table(const SuiteData& suite) {
+Table kernels_table(const analysis::SuiteData& suite) {
   Table t{"GEMM kernels",
           {"case", "GEMM kernels", "chosen", "best for the CPU", "CPU vector ISA",
            "threads (OpenMP/BLAS)"}};
@@ -256,7 +257,7 @@ Table kernels_table(const SuiteData& suite) {
   auto join = [](const std::set<std::string>& v) { return fmt::format("{}", fmt::join(v, ", ")); };
   for (const auto& c : suite.cases) {
     std::set<std::string> cores, choices, bests, isas, threads, weak;
-    for (const RunData* r : c.usable_runs()) {
+    for (const analysis::RunData* r : c.usable_runs()) {
       for (const auto& rank : r->summary->ranks) {
         const results::KernelInfo& k = rank.kernels;
         if (k.blas_core.empty()) continue;
@@ -293,7 +294,7 @@ struct ChartRun {
 
 // The suite's charts, each as a <figure>; a chart gnuplot fails on is a
 // visible error and a note. GnuplotInterrupted goes through.
-std::string charts_html(const SuiteData& suite, const Comparison& cmp, ChartRun& run,
+std::string charts_html(const analysis::SuiteData& suite, const Comparison& cmp, ChartRun& run,
                         HtmlReport& report) {
   const std::vector<ChartSpec> charts = suite_charts(suite, cmp);
   std::string out;
@@ -339,7 +340,7 @@ std::string test_hooks_text(const results::SuiteInfo& info) {
       fmt::join(set, ", "));
 }
 
-std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& report) {
+std::string suite_html(const analysis::SuiteData& suite, ChartRun& charts, HtmlReport& report) {
   const auto& info = suite.suite.info;
   std::string out =
       fmt::format("<section class=\"suite\" id=\"suite-{}\">\n<h2>Suite {} (id {})</h2>\n",
@@ -391,7 +392,7 @@ std::string suite_html(const SuiteData& suite, ChartRun& charts, HtmlReport& rep
 
 }  // namespace
 
-HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions& charts) {
+HtmlReport render_html(const std::vector<analysis::SuiteData>& suites, const ChartOptions& charts) {
   HtmlReport report;
   std::string body;
   ChartRun run{charts, {}, 0};
@@ -417,7 +418,7 @@ HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions&
   return report;
 }
 
-std::string render_markdown(const std::vector<SuiteData>& suites) {
+std::string render_markdown(const std::vector<analysis::SuiteData>& suites) {
   std::string out;
   for (const auto& suite : suites) {
     out += fmt::format("## trainscope suite {} (id {}, git {})\n\n",
@@ -467,11 +468,11 @@ std::string render_markdown(const std::vector<SuiteData>& suites) {
     out += rank_times_markdown(cmp);
     std::string mem;
     for (const auto& c : suite.cases) {
-      auto t = memory_totals(c);
+      auto t = analysis::memory_totals(c);
       if (t.tracked_peak < 0) continue;
       mem += fmt::format("| {} | {} | {} | {} |\n", markdown_cell(c.name),
-                         format_bytes(t.tracked_peak), format_bytes(t.vm_hwm),
-                         format_bytes(t.pss_peak));
+                         kernels::format_bytes(t.tracked_peak), kernels::format_bytes(t.vm_hwm),
+                         kernels::format_bytes(t.pss_peak));
     }
     if (!mem.empty()) {
       out +=

@@ -23,9 +23,9 @@
 #include <vector>
 
 #include "kernels/storage.h"
-#include "report/format.h"
+#include "base/format.h"
 #include "report/gnuplot.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
@@ -44,14 +44,14 @@ struct ChartOptions {
   const SignalGuard* signals = nullptr;
 };
 
-HtmlReport render_html(const std::vector<SuiteData>& suites, const ChartOptions& charts);
+HtmlReport render_html(const std::vector<analysis::SuiteData>& suites, const ChartOptions& charts);
 // `gnuplot`: program path from find_gnuplot(), or std::nullopt for tables only.
-inline HtmlReport render_html(const std::vector<SuiteData>& suites,
+inline HtmlReport render_html(const std::vector<analysis::SuiteData>& suites,
                               const std::optional<std::string>& gnuplot) {
   return render_html(suites, ChartOptions{.gnuplot = gnuplot});
 }
 
-std::string render_markdown(const std::vector<SuiteData>& suites);
+std::string render_markdown(const std::vector<analysis::SuiteData>& suites);
 
 }  // namespace trainscope::report
 

@@ -17,15 +17,15 @@ namespace {
 
 constexpr double kMebibyte = 1024.0 * 1024.0;
 
-bool is_overlap(const CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
+bool is_overlap(const analysis::CaseData& c) { return c.run_case.reduction.starts_with("overlap"); }
 
 // Median bytes rank 0 all-reduced per measured step.
-double reduced_bytes_per_step(const CaseData& c) {
-  const RunData* run = c.first_usable();
+double reduced_bytes_per_step(const analysis::CaseData& c) {
+  const analysis::RunData* run = c.first_usable();
   return run ? results::median_step_figure(*run->summary, &results::StepRecord::comm_bytes) : NAN;
 }
 
-double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* source) {
+double grad_bytes(const analysis::SuiteData& suite, const analysis::CaseData& one, std::string* source) {
   for (const auto& c : suite.cases) {
     if (c.run_case.world_size < 2 || !same_workload(c, one)) continue;
     const double b = reduced_bytes_per_step(c);
@@ -34,18 +34,18 @@ double grad_bytes(const SuiteData& suite, const CaseData& one, std::string* sour
       return b;
     }
   }
-  const RunData* run = one.first_usable();
+  const analysis::RunData* run = one.first_usable();
   if (!run || run->summary->ranks.empty()) return NAN;
   *source = "the parameter arena (one gradient per parameter)";
   return static_cast<double>(
       run->summary->ranks.front().tracked_peak_by_category[kernels::MemoryCategory::kParameters]);
 }
 
-double bucket_bytes_of(const CaseData& c) {
+double bucket_bytes_of(const analysis::CaseData& c) {
   return c.run_case.bucket_mb ? *c.run_case.bucket_mb * kMebibyte : 0;
 }
 
-std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* latency_note) {
+std::vector<PredictedLink> suite_links(const analysis::SuiteData& suite, std::string* latency_note) {
   std::vector<PredictedLink> out;
   std::vector<double> latencies;
   for (const auto& c : suite.cases) {
@@ -66,7 +66,7 @@ std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* late
                            share < 1 ? " (" + dilation_label(share) + ", scaled)" : "");
     out.push_back(std::move(l));
   }
-  const double latency = latencies.empty() ? 0 : median_of(latencies);
+  const double latency = latencies.empty() ? 0 : results::median_of(latencies);
   if (latencies.empty()) {
     *latency_note =
         "No link was measured in this suite (it ran on one host): the profiles' nominal rates "
@@ -87,16 +87,16 @@ std::vector<PredictedLink> suite_links(const SuiteData& suite, std::string* late
   return out;
 }
 
-std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c) {
+std::optional<ValidationRow> validate(const analysis::SuiteData& suite, const analysis::CaseData& c) {
   const auto& rc = c.run_case;
   if (rc.host_count < 2 || rc.world_size < 2 || !rc.link_gbps || !(*rc.link_gbps > 0)) {
     return std::nullopt;
   }
-  const CaseData* one = one_machine_case(suite, c);
+  const analysis::CaseData* one = one_machine_case(suite, c);
   if (!one) return std::nullopt;
   std::string source;
   auto step = step_model(suite, *one, &source);
-  const CaseFigures f = case_figures(c);
+  const analysis::CaseFigures f = analysis::case_figures(c);
   if (!step || !(f.step_median_s > 0)) return std::nullopt;
   step->bucket_bytes = bucket_bytes_of(c);
   ValidationRow v;
@@ -106,42 +106,42 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
   v.cores_per_host = rc.cores_per_host;
   v.overlap = is_overlap(c);
   const CaseOptions options = case_options(c);
-  v.scaling = options.batch_per_rank > 0 ? Scaling::kWeak : Scaling::kStrong;
+  v.scaling = options.batch_per_rank > 0 ? analysis::Scaling::kWeak : analysis::Scaling::kStrong;
   v.compute_from = one->name;
   // Dilated (report/dilation.h): every time x F, the link's bandwidth / F.
   v.cpu_share = dilation_share(rc);
   const double f_share = v.cpu_share;
-  const LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6 * f_share,
+  const analysis::LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6 * f_share,
                        *rc.link_gbps * 1e9 / 8 / f_share};
-  Prediction p = predict(*step, link, rc.world_size, v.overlap, v.scaling);
+  analysis::Prediction p = analysis::predict(*step, link, rc.world_size, v.overlap, v.scaling);
   // Strong scaling shrinks each rank's batch, and a smaller batch runs its
   // GEMMs less efficiently than the proportional share the model assumes:
   // where one machine was measured at the per-rank batch, start from that.
   const int per_rank = options.train.batch / rc.world_size;
-  const CaseData* at = v.scaling == Scaling::kStrong && per_rank > 0
+  const analysis::CaseData* at = v.scaling == analysis::Scaling::kStrong && per_rank > 0
                            ? one_machine_case_at(suite, c, per_rank)
                            : nullptr;
   if (at && at != one) {
     if (auto own = step_model(suite, *at, &source)) {
       own->bucket_bytes = step->bucket_bytes;
-      p = predict(*own, link, rc.world_size, v.overlap, Scaling::kWeak);
+      p = analysis::predict(*own, link, rc.world_size, v.overlap, analysis::Scaling::kWeak);
       p.speedup = p.tokens_per_s / (step->tokens_per_rank / step->compute_s());
       v.compute_from = at->name;
     }
   }
   v.measured_step_s = f.step_median_s * f_share;
-  for (const results::RunFigures& r : repetition_figures(c)) {
+  for (const results::RunFigures& r : analysis::repetition_figures(c)) {
     const double s = r.step_median_s * f_share;
     v.measured_min_s = v.repetitions == 0 ? s : std::min(v.measured_min_s, s);
     v.measured_max_s = v.repetitions == 0 ? s : std::max(v.measured_max_s, s);
     ++v.repetitions;
   }
-  v.loaded = f.loaded > 0 || case_figures(*one).loaded > 0;
+  v.loaded = f.loaded > 0 || analysis::case_figures(*one).loaded > 0;
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
-  v.measured_speedup = f.tokens_per_s / f_share / case_figures(*one).tokens_per_s;
+  v.measured_speedup = f.tokens_per_s / f_share / analysis::case_figures(*one).tokens_per_s;
   v.measured_speedup_interval =
-      bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
+      analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
   v.measured_speedup_interval.estimate /= f_share;
   v.measured_speedup_interval.low /= f_share;
   v.measured_speedup_interval.high /= f_share;
@@ -150,26 +150,26 @@ std::optional<ValidationRow> validate(const SuiteData& suite, const CaseData& c)
 
 }  // namespace
 
-std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
+std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite, const analysis::CaseData& one,
                                     std::string* grad_source) {
   // Medians over the measured steps, like the measured step time the
   // predictions are set beside.
-  const RunData* run = one.first_usable();
+  const analysis::RunData* run = one.first_usable();
   if (!run || run->summary->steps.empty()) return std::nullopt;
   std::vector<double> forward, backward, other, tokens, s_samples;
   using profiler::Phase;
-  for (const auto& st : measured_steps(*run->summary, run->summary->steps.front())) {
+  for (const auto& st : results::measured_steps(*run->summary, run->summary->steps.front())) {
     forward.push_back(st.phases[Phase::kForward]);
     backward.push_back(st.phases[Phase::kBackward]);
     other.push_back(st.phases[Phase::kData] + st.phases[Phase::kOptimizer]);
     tokens.push_back(static_cast<double>(st.tokens));
     s_samples.push_back(forward.back() + backward.back() + other.back());
   }
-  StepModel s;
-  s.forward_s = median_of(forward);
-  s.backward_s = median_of(backward);
-  s.other_s = median_of(other);
-  s.tokens_per_rank = median_of(tokens);
+  analysis::StepModel s;
+  s.forward_s = results::median_of(forward);
+  s.backward_s = results::median_of(backward);
+  s.other_s = results::median_of(other);
+  s.tokens_per_rank = results::median_of(tokens);
   s.compute_samples = std::move(s_samples);
   if (!(s.forward_s > 0) || !(s.backward_s > 0) || !std::isfinite(s.other_s) ||
       !(s.tokens_per_rank > 0)) {
@@ -180,8 +180,8 @@ std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
   return s;
 }
 
-std::optional<SuitePrediction> suite_prediction(const SuiteData& suite) {
-  const CaseData* one = nullptr;
+std::optional<SuitePrediction> suite_prediction(const analysis::SuiteData& suite) {
+  const analysis::CaseData* one = nullptr;
   for (const auto& c : suite.cases) {
     if (c.run_case.world_size == 1 && c.run_case.mode == "naive" && full_speed(c.run_case) &&
         c.first_usable()) {

@@ -1,4 +1,4 @@
-// The prediction a report makes for a suite (report/analysis/prediction.h applied to
+// The prediction a report makes for a suite (analysis/prediction.h applied to
 // its measurements): what N hosts would do on each link, and, for the cases
 // that ran on several (virtual) hosts, the prediction beside what was
 // measured.
@@ -23,14 +23,14 @@
 #include <string>
 #include <vector>
 
-#include "report/analysis/prediction.h"
-#include "report/analysis/intervals.h"
-#include "report/suite_data.h"
+#include "analysis/prediction.h"
+#include "analysis/intervals.h"
+#include "analysis/suite_data.h"
 
 namespace trainscope::report {
 
 struct PredictedLink {
-  LinkModel model;
+  analysis::LinkModel model;
   bool measured = false;
   std::string source;  // where bandwidth and latency come from, for the report
 };
@@ -43,7 +43,7 @@ struct ValidationRow {
   int hosts = 1;
   int cores_per_host = 0;  // 0: not pinned
   bool overlap = false;
-  Scaling scaling = Scaling::kWeak;
+  analysis::Scaling scaling = analysis::Scaling::kWeak;
   double cpu_share = 1;  // < 1: dilated (report/dilation.h); measured times are x this
   double measured_step_s = 0;
   // The lowest and highest of the repetitions' median steps (x cpu_share),
@@ -55,7 +55,7 @@ struct ValidationRow {
   double measured_speedup = 0;  // tokens/s over the one-machine case's
   // Its 95% interval: bootstrap of the ratio of the two cases' median tokens/s
   // over their repetitions (none with one repetition).
-  Interval measured_speedup_interval;
+  analysis::Interval measured_speedup_interval;
   double predicted_speedup = 0;
   // The one-machine case whose measured compute the prediction starts from:
   // the compute case, or for strong scaling the one at the per-rank batch.
@@ -66,7 +66,7 @@ struct ValidationRow {
 struct SuitePrediction {
   std::string compute_case;
   std::string grad_source;
-  StepModel step;
+  analysis::StepModel step;
   std::vector<PredictedLink> links;
   std::vector<ValidationRow> validation;
   std::string latency_note;  // non-empty when the latency was not measured
@@ -74,11 +74,11 @@ struct SuitePrediction {
 
 // std::nullopt when the suite has no usable one-process training case with
 // forward and backward times, or no gradient size to reduce.
-std::optional<SuitePrediction> suite_prediction(const SuiteData& suite);
+std::optional<SuitePrediction> suite_prediction(const analysis::SuiteData& suite);
 
 // The StepModel of a one-process case (std::nullopt without usable phase
 // times); grad bytes from `suite` as described above.
-std::optional<StepModel> step_model(const SuiteData& suite, const CaseData& one,
+std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite, const analysis::CaseData& one,
                                     std::string* grad_source);
 
 }  // namespace trainscope::report

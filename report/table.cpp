@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "report/format.h"
+#include "base/format.h"
 
 namespace trainscope::report {
 

@@ -9,7 +9,7 @@
 #include "base/check.h"
 #include "profiler/proc_fs.h"
 #include "profiler/supervise.h"
-#include "report/analysis/prediction.h"
+#include "analysis/prediction.h"
 #include "results/link_profiles.h"
 #include "results/records.h"
 
@@ -258,7 +258,7 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
       if (!run.err.empty()) problem += ": " + run.err.substr(0, 400);
     } else {
       const std::vector<results::AllReduceRow> rows = results::load_allreduce_rows(rows_file);
-      if (const auto link = report::fit_link(rows, w.link)) {
+      if (const auto link = analysis::fit_link(rows, w.link)) {
         m.gbps = link->bandwidth_Bps * 8 / 1e9;
         m.latency_us = link->latency_s * 1e6;
       } else {

@@ -17,7 +17,7 @@
 //    skipped with the reason, never failed.
 // The link is measured once per cluster, transport and link count: a 2-rank
 // allreduce-bench between the first two hosts (64 KiB to 16 MiB), fitted
-// with report::fit_link, because the shaper's target and what this machine
+// with analysis::fit_link, because the shaper's target and what this machine
 // delivers differ. A probe that fails leaves the figures empty and says why
 // on the progress stream; the case still runs.
 //

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using profiler::Clock;
 using profiler::seconds_since;
-using report::PairedVerdict;
+using analysis::PairedVerdict;
 
 constexpr double kVersionTimeoutS = 60;
 
@@ -29,7 +29,7 @@ struct OpenCase {
   const SuiteCase* c = nullptr;
   std::vector<results::ComparisonPair> pairs;
   std::vector<double> log_ratios;
-  report::PairedDecision decision;
+  analysis::PairedDecision decision;
   std::string verdict;  // "" while open
   std::string note;
   double pair_seconds = 0;  // wall time of its pairs so far
@@ -49,10 +49,10 @@ double median_ms(const std::vector<results::ComparisonPair>& pairs, bool head) {
 void check_options(const PairedOptions& o) {
   if (!(o.threshold_pct > 0) || !std::isfinite(o.threshold_pct))
     throw Error(fmt::format("--threshold must be a positive percentage, got {}", o.threshold_pct));
-  if (o.min_pairs < report::kMinPairsForInterval)
+  if (o.min_pairs < analysis::kMinPairsForInterval)
     throw Error(fmt::format("--min-pairs must be at least {} (fewer pairs give no 95% interval), "
                             "got {}",
-                            report::kMinPairsForInterval, o.min_pairs));
+                            analysis::kMinPairsForInterval, o.min_pairs));
   if (o.max_pairs < o.min_pairs)
     throw Error(fmt::format("--max-pairs ({}) must be at least --min-pairs ({})", o.max_pairs,
                             o.min_pairs));
@@ -218,12 +218,12 @@ void PairedRun::run_pair(OpenCase& oc, int pair) {
   db_.add_comparison_pair(comparison_id_, p);
   oc.pairs.push_back(p);
   oc.log_ratios.push_back(std::log(p.head_step_s / p.base_step_s));
-  oc.decision = report::decide_pairs(oc.log_ratios, options_.threshold_pct, options_.min_pairs);
-  if (oc.decision.verdict != PairedVerdict::kUndecided)
-    oc.verdict = std::string(report::paired_verdict_name(oc.decision.verdict));
+  oc.decision = analysis::decide_pairs(oc.log_ratios, options_.threshold_pct, options_.min_pairs);
+  if (oc.decision.verdict != analysis::PairedVerdict::kUndecided)
+    oc.verdict = std::string(analysis::paired_verdict_name(oc.decision.verdict));
   std::fprintf(options_.runner.progress, "  base %.1f ms, head %.1f ms: so far %s%s\n",
                p.base_step_s * 1e3, p.head_step_s * 1e3,
-               report::format_ratio(oc.decision.ratio).c_str(),
+               analysis::format_ratio(oc.decision.ratio).c_str(),
                oc.verdict.empty() ? "" : fmt::format(", {}", oc.verdict).c_str());
 }
 
@@ -233,11 +233,11 @@ void PairedRun::finish(PairedResult& result) {
   std::vector<results::ComparisonCase> rows;
   for (OpenCase& oc : cases_) {
     if (oc.open() && !interrupted) {
-      oc.decision = report::decide_pairs(oc.log_ratios, options_.threshold_pct,
+      oc.decision = analysis::decide_pairs(oc.log_ratios, options_.threshold_pct,
                                          options_.min_pairs, /*at_cap=*/true);
-      oc.verdict = std::string(report::paired_verdict_name(oc.decision.verdict));
+      oc.verdict = std::string(analysis::paired_verdict_name(oc.decision.verdict));
     }
-    const report::Interval& iv = oc.decision.ratio;
+    const analysis::Interval& iv = oc.decision.ratio;
     rows.push_back({.case_name = oc.c->name,
                     .pairs = static_cast<int>(oc.pairs.size()),
                     .ratio = iv.estimate,
@@ -335,7 +335,7 @@ std::string format_paired_header(int name_width) {
 
 std::string format_paired_row(const results::ComparisonCase& c, double base_ms, double head_ms,
                               int name_width) {
-  report::Interval iv;
+  analysis::Interval iv;
   iv.estimate = c.ratio;
   iv.low = c.low;
   iv.high = c.high;
@@ -345,7 +345,7 @@ std::string format_paired_row(const results::ComparisonCase& c, double base_ms, 
   }
   const auto ms = [](double v) { return std::isfinite(v) ? fmt::format("{:.1f}", v) : "-"; };
   return fmt::format(fmt::runtime(kPairedRow), c.case_name, name_width, c.pairs, ms(base_ms),
-                     ms(head_ms), c.pairs > 0 ? report::format_ratio(iv) : "-", c.verdict, note);
+                     ms(head_ms), c.pairs > 0 ? analysis::format_ratio(iv) : "-", c.verdict, note);
 }
 
 }  // namespace trainscope::suites

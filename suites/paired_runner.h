@@ -1,6 +1,6 @@
 // A paired comparison of two builds on one machine, in one job: is the head
 // slower than the base? (`trainscope compare`; the statistics are
-// report/analysis/paired.h.)
+// analysis/paired.h.)
 //
 // Every case's repetitions run in pairs: one base run and one head run back
 // to back, their order drawn at random per pair from a recorded seed, the
@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "report/analysis/paired.h"
+#include "analysis/paired.h"
 #include "results/comparison_records.h"
 #include "suites/runner.h"
 #include "suites/suite_config.h"
@@ -44,7 +44,7 @@ struct PairedOptions {
   std::filesystem::path base_binary;
   std::filesystem::path head_binary;
   double threshold_pct = 10;  // a slowdown beyond this is a regression
-  int min_pairs = report::kMinPairsForInterval;
+  int min_pairs = analysis::kMinPairsForInterval;
   int max_pairs = 20;
   double max_minutes = 6;
 };

@@ -22,9 +22,9 @@
 
 #include "base/atomic_file.h"
 #include "report/gnuplot.h"
-#include "report/check/regression_check.h"
+#include "check/regression_check.h"
 #include "report/report.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "results/records.h"
 #include "results/results_db.h"
 #include "results/schema.h"
@@ -246,9 +246,9 @@ TEST_F(GoldenTest, SummariesReadAndWriteByteForByte) {
   }
 }
 
-std::vector<report::SuiteData> golden_suites(results::ResultsDb& db) {
-  std::vector<report::SuiteData> suites;
-  for (int64_t id : report::resolve_suites(db, "all")) suites.push_back(report::load_suite(db, id));
+std::vector<analysis::SuiteData> golden_suites(results::ResultsDb& db) {
+  std::vector<analysis::SuiteData> suites;
+  for (int64_t id : analysis::resolve_suites(db, "all")) suites.push_back(analysis::load_suite(db, id));
   return suites;
 }
 
@@ -265,16 +265,16 @@ TEST_F(GoldenTest, ReportsAreUnchanged) {
 }
 
 TEST_F(GoldenTest, BaselinesAndChecksAreUnchanged) {
-  const auto current = report::load_check_suite(kGolden, "1");
+  const auto current = check::load_check_suite(kGolden, "1");
   const auto golden = nlohmann::json::parse(read_file(kData / "baseline.json"));
-  EXPECT_EQ(only_golden_fields(report::baseline_to_json(current), golden).dump(2) + "\n",
+  EXPECT_EQ(only_golden_fields(check::baseline_to_json(current), golden).dump(2) + "\n",
             read_file(kData / "baseline.json"));
   fs::copy_file(kData / "baseline.json", "baseline.json");
-  const auto baseline = report::load_baseline("baseline.json");
-  report::CheckOptions options;
+  const auto baseline = check::load_baseline("baseline.json");
+  check::CheckOptions options;
   options.ratios = {
-      report::parse_ratio_rule("step_time:sharded-r2-overlap-b0.001-t1/naive-r1-fused-t1<=100")};
-  EXPECT_EQ(report::check_table_text(report::run_check(&baseline, current, options)),
+      check::parse_ratio_rule("step_time:sharded-r2-overlap-b0.001-t1/naive-r1-fused-t1<=100")};
+  EXPECT_EQ(check::check_table_text(check::run_check(&baseline, current, options)),
             read_file(kData / "check.txt"));
 }
 

@@ -15,8 +15,8 @@
 #include "report/charts.h"
 #include "report/findings.h"
 #include "report/report.h"
-#include "report/suite_data.h"
-#include "tests/report/suite_builder.h"
+#include "analysis/suite_data.h"
+#include "tests/suite_builder.h"
 
 namespace trainscope::report {
 namespace {
@@ -37,15 +37,15 @@ class AlgorithmsTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  SuiteData load(const fs::path& path) {
+  analysis::SuiteData load(const fs::path& path) {
     auto db = results::ResultsDb::open_for_reading(path);
-    return load_suite(db, resolve_suite(db, "latest"));
+    return analysis::load_suite(db, analysis::resolve_suite(db, "latest"));
   }
-  SuiteData sweeps(const SweepSpec& spec) {
+  analysis::SuiteData sweeps(const SweepSpec& spec) {
     testing::build_sweep_db(dir_ / "sweep.db", spec);
     return load(dir_ / "sweep.db");
   }
-  SuiteData train(const SuiteSpec& spec) {
+  analysis::SuiteData train(const SuiteSpec& spec) {
     testing::build_suite_db(dir_ / "train.db", spec);
     return load(dir_ / "train.db");
   }
@@ -81,7 +81,7 @@ TEST_F(AlgorithmsTest, TheBusbwChartHasOneSeriesPerAlgorithm) {
 }
 
 TEST_F(AlgorithmsTest, BusbwAtTheLargestSizeIsComparedWithOpenMpisDefault) {
-  const SuiteData suite = sweeps(algorithms_sweep());
+  const analysis::SuiteData suite = sweeps(algorithms_sweep());
   const auto rows = algorithm_busbw(suite);
   ASSERT_EQ(rows.size(), 4u);
   const double speeds[] = {1.0, 1.5, 2.0, 0.5};
@@ -115,7 +115,7 @@ TEST_F(AlgorithmsTest, BusbwAtTheLargestSizeIsComparedWithOpenMpisDefault) {
 
 // A suite of Open MPI's default only reads as before these existed.
 TEST_F(AlgorithmsTest, ASuiteOfDefaultsHasNoAlgorithmColumnTableOrSeries) {
-  const SuiteData suite = sweeps(SweepSpec{});
+  const analysis::SuiteData suite = sweeps(SweepSpec{});
   EXPECT_FALSE(suite_varies_reduction(suite));
   EXPECT_TRUE(algorithm_busbw(suite).empty());
   const auto chart = busbw_chart(suite);
@@ -146,7 +146,7 @@ SuiteSpec zero_suite() {
 }
 
 TEST_F(AlgorithmsTest, ZeroOneMemoryPerRankBesideTheSameCaseWithoutIt) {
-  const SuiteData suite = train(zero_suite());
+  const analysis::SuiteData suite = train(zero_suite());
   const auto zero = zero_memory(suite);
   ASSERT_EQ(zero.size(), 1u);
   EXPECT_EQ(zero[0].case_name, "fused-zero1");
@@ -186,7 +186,7 @@ TEST_F(AlgorithmsTest, ABf16CaseIsLabelledBesideItsFp32Case) {
        .comm_share = 0.1,
        .config = {{"comm_dtype", "bf16"}}},
   };
-  const SuiteData suite = train(spec);
+  const analysis::SuiteData suite = train(spec);
   EXPECT_TRUE(suite_varies_reduction(suite));
   EXPECT_EQ(case_reduction(*suite.find_case("fused-bf16")).label(), "mpi, bf16");
   EXPECT_EQ(case_reduction(*suite.find_case("fused")).label(), "mpi");

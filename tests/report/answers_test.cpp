@@ -14,7 +14,7 @@
 #include "report/findings.h"
 #include "report/report.h"
 #include "report/suite_prediction.h"
-#include "tests/report/suite_builder.h"
+#include "tests/suite_builder.h"
 
 namespace trainscope::report {
 namespace {
@@ -34,7 +34,7 @@ class AnswersTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  SuiteData load(SuiteSpec spec) {
+  analysis::SuiteData load(SuiteSpec spec) {
     spec.step_noise = 0;  // exact figures
     spec.repetitions = 1;
     return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
@@ -139,7 +139,7 @@ SuiteSpec machines_suite(double weak_step_s, double strong_step_s) {
 TEST_F(AnswersTest, PredictionsOfMultiHostCasesComeFromTheirOneMachineCaseAndTheirLink) {
   const double weak = 0.1 + 0.024 + 2 * 50e-6;        // compute + all-reduce
   const double strong = 0.2 / 2 + 0.024 + 2 * 50e-6;  // half the global batch each
-  const SuiteData suite = load(machines_suite(weak * 1.1, strong));
+  const analysis::SuiteData suite = load(machines_suite(weak * 1.1, strong));
   auto p = suite_prediction(suite);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->compute_case, "one-b4");
@@ -157,11 +157,11 @@ TEST_F(AnswersTest, PredictionsOfMultiHostCasesComeFromTheirOneMachineCaseAndThe
   ASSERT_EQ(p->validation.size(), 2u);
   const ValidationRow& w = p->validation[0];
   EXPECT_EQ(w.case_name, "h2-gige-weak");
-  EXPECT_EQ(w.scaling, Scaling::kWeak);
+  EXPECT_EQ(w.scaling, analysis::Scaling::kWeak);
   EXPECT_NEAR(w.predicted_step_s, weak, 1e-9);
   EXPECT_NEAR(w.error(), 1 / 1.1 - 1, 1e-9);
   const ValidationRow& s = p->validation[1];
-  EXPECT_EQ(s.scaling, Scaling::kStrong);
+  EXPECT_EQ(s.scaling, analysis::Scaling::kStrong);
   EXPECT_NEAR(s.predicted_step_s, strong, 1e-9);
   EXPECT_NEAR(s.error(), 0, 1e-9);
   EXPECT_NEAR(s.measured_speedup, s.predicted_speedup, 1e-9);
@@ -178,7 +178,7 @@ TEST_F(AnswersTest, StrongScalingStartsFromTheOneMachineCaseAtThePerRankBatch) {
   ASSERT_TRUE(p);
   ASSERT_EQ(p->validation.size(), 2u);
   const ValidationRow& strong = p->validation[1];
-  EXPECT_EQ(strong.scaling, Scaling::kStrong);
+  EXPECT_EQ(strong.scaling, analysis::Scaling::kStrong);
   EXPECT_EQ(strong.compute_from, "one-b4");
   EXPECT_NEAR(strong.predicted_step_s, 0.1 + 0.024 + 2 * 50e-6, 1e-9);
   EXPECT_EQ(p->validation[0].compute_from, "one-b4");  // weak: its own batch per rank
@@ -223,7 +223,7 @@ TEST_F(AnswersTest, TimeSavedIsAgainstTheOneMachineCaseOfTheSameBatch) {
 }
 
 TEST_F(AnswersTest, TheReportShowsFindingsMachinesAndThePredictionWithItsChart) {
-  const SuiteData suite = load(machines_suite(0.13, 0.124));
+  const analysis::SuiteData suite = load(machines_suite(0.13, 0.124));
   const std::string md = render_markdown({suite});
   for (const char* part :
        {"### Findings", "What each added machine buys", "### Prediction: what N hosts would do",
@@ -278,7 +278,7 @@ TEST_F(AnswersTest, AmdahlIsFittedOnlyWhenComputeGrowsWithTheRanks) {
        .threads = 1,
        .cores_online = 16},
   };
-  SuiteData suite = load(s);
+  analysis::SuiteData suite = load(s);
   Comparison cmp = compare_cases(suite);
   EXPECT_FALSE(fit_amdahl(scaling_points(suite, cmp)));
   EXPECT_NE(amdahl_not_fitted_reason(suite, cmp).find("baseline's 16"), std::string::npos);

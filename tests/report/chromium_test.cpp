@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "report/gnuplot.h"
-#include "tests/report/run_command.h"
-#include "tests/report/suite_builder.h"
+#include "tests/run_command.h"
+#include "tests/suite_builder.h"
 
 namespace trainscope::report {
 namespace {

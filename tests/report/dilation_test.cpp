@@ -16,7 +16,7 @@
 #include "report/comparison.h"
 #include "report/findings.h"
 #include "report/suite_prediction.h"
-#include "tests/report/suite_builder.h"
+#include "tests/suite_builder.h"
 
 namespace trainscope::report {
 namespace {
@@ -36,7 +36,7 @@ class DilationTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  SuiteData load_dilated(SuiteSpec spec, int repetitions = 1) {
+  analysis::SuiteData load_dilated(SuiteSpec spec, int repetitions = 1) {
     spec.step_noise = 0;  // exact figures
     spec.repetitions = repetitions;
     return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
@@ -68,7 +68,7 @@ SuiteSpec dilated_suite(double real_s, double dilated_s) {
 TEST_F(DilationTest, ADilatedCaseIsScaledByItsShareBeforeItMeetsThePrediction) {
   const double predicted = 0.1 + 0.024 + 2 * 50e-6;  // compute + the 2-host all-reduce
   // Dilated by 2 and 20% slower than the model even after scaling.
-  const SuiteData suite = load_dilated(dilated_suite(predicted, 2 * predicted * 1.2), 3);
+  const analysis::SuiteData suite = load_dilated(dilated_suite(predicted, 2 * predicted * 1.2), 3);
   EXPECT_DOUBLE_EQ(dilation_share(suite.cases[2].run_case), 0.5);
   EXPECT_DOUBLE_EQ(dilation_share(suite.cases[1].run_case), 1);
   EXPECT_EQ(dilation_label(0.25), "dilated x4");
@@ -126,7 +126,7 @@ TEST_F(DilationTest, AOneHostCaseUnderAQuotaIsCheckedAgainstTheOneAtFullSpeed) {
   quota.step_time_s = 0.1 * 2 * 1.6;  // computes as at 0.3125 of a core, not 0.5
   quota.config = {{"cpu_share", 0.5}};
   s.cases.insert(s.cases.begin(), quota);
-  const SuiteData suite = load_dilated(s);
+  const analysis::SuiteData suite = load_dilated(s);
   const auto checks = dilation_checks(suite);
   ASSERT_EQ(checks.size(), 2u);
   EXPECT_EQ(checks[0].dilated_case, "one-b4-f0.5");
@@ -146,7 +146,7 @@ TEST_F(DilationTest, AOneHostCaseUnderAQuotaIsCheckedAgainstTheOneAtFullSpeed) {
   const std::string fast = dilation_table(load_dilated(fast_spec)).rows[0].back();
   EXPECT_NE(fast.find("compute -30.0% after scaling"), std::string::npos) << fast;
   EXPECT_NE(fast.find("reads fast by about this much"), std::string::npos) << fast;
-  const CaseData* one = one_machine_case(suite, *suite.find_case("h2-gige"));
+  const analysis::CaseData* one = one_machine_case(suite, *suite.find_case("h2-gige"));
   ASSERT_NE(one, nullptr);
   EXPECT_EQ(one->name, "one-b4") << "a dilated one-host case is not a full-speed machine";
   const auto prediction = suite_prediction(suite);

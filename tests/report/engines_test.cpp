@@ -8,8 +8,8 @@
 
 #include "report/engines.h"
 #include "report/report.h"
-#include "report/suite_data.h"
-#include "tests/report/suite_builder.h"
+#include "analysis/suite_data.h"
+#include "tests/suite_builder.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::report {
@@ -49,14 +49,14 @@ SuiteSpec engines_suite(double pytorch_loss_offset) {
 
 class EnginesTest : public ::testing::Test {
  protected:
-  SuiteData load(const SuiteSpec& spec) {
+  analysis::SuiteData load(const SuiteSpec& spec) {
     return testing::build_and_load_suite(dir_ / "engines.db", spec);
   }
   trainscope::testing::TempDir dir_{"engines-report"};
 };
 
 TEST_F(EnginesTest, PairsAlikeCasesWithTheRatioOfTheirMedians) {
-  const SuiteData suite = load(engines_suite(0));
+  const analysis::SuiteData suite = load(engines_suite(0));
   const auto pairs = engine_pairs(suite);
   ASSERT_EQ(pairs.size(), 2u);
   EXPECT_EQ(pairs[0].trainscope->name, "r1-trainscope");
@@ -65,7 +65,7 @@ TEST_F(EnginesTest, PairsAlikeCasesWithTheRatioOfTheirMedians) {
   const Table t = engine_pairs_table(suite);
   ASSERT_EQ(t.rows.size(), 2u);
   // The ratio is of the cases' own medians, whatever the noise made them.
-  const CaseFigures a = case_figures(*pairs[0].trainscope), b = case_figures(*pairs[0].pytorch);
+  const analysis::CaseFigures a = analysis::case_figures(*pairs[0].trainscope), b = analysis::case_figures(*pairs[0].pytorch);
   EXPECT_EQ(t.rows[0][4], format_number(a.tokens_per_s / b.tokens_per_s, 2) + "x");
   EXPECT_GT(a.tokens_per_s / b.tokens_per_s, 1.0);
   EXPECT_EQ(t.rows[0][5], "3/3");
@@ -76,7 +76,7 @@ TEST_F(EnginesTest, PairsAlikeCasesWithTheRatioOfTheirMedians) {
 }
 
 TEST_F(EnginesTest, LossesThatPartSayWhere) {
-  const SuiteData suite = load(engines_suite(0.01));
+  const analysis::SuiteData suite = load(engines_suite(0.01));
   const Table t = engine_pairs_table(suite);
   ASSERT_EQ(t.rows.size(), 2u);
   EXPECT_NE(t.rows[0][6].find("part at step 0"), std::string::npos) << t.rows[0][6];

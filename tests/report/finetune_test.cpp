@@ -15,8 +15,8 @@
 #include "report/findings.h"
 #include "report/finetune.h"
 #include "report/report.h"
-#include "report/suite_data.h"
-#include "tests/report/suite_builder.h"
+#include "analysis/suite_data.h"
+#include "tests/suite_builder.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::report {
@@ -77,7 +77,7 @@ SuiteSpec finetune_suite() {
 
 class FineTuneTest : public ::testing::Test {
  protected:
-  SuiteData load(const SuiteSpec& spec) {
+  analysis::SuiteData load(const SuiteSpec& spec) {
     return testing::build_and_load_suite(dir_ / "finetune.db", spec);
   }
 
@@ -85,7 +85,7 @@ class FineTuneTest : public ::testing::Test {
 };
 
 TEST_F(FineTuneTest, EachCaseHasItsTimeTrafficTrainableShareAndMemory) {
-  const SuiteData suite = load(finetune_suite());
+  const analysis::SuiteData suite = load(finetune_suite());
   ASSERT_TRUE(suite_varies_fine_tune(suite));
   const auto rows = fine_tune_rows(suite);
   ASSERT_EQ(rows.size(), 4u);
@@ -140,7 +140,7 @@ TEST_F(FineTuneTest, EachCaseHasItsTimeTrafficTrainableShareAndMemory) {
 }
 
 TEST_F(FineTuneTest, TheSecondRankSavesTimeForFullAndForLora) {
-  const SuiteData suite = load(finetune_suite());
+  const analysis::SuiteData suite = load(finetune_suite());
   const auto savings = rank_savings(suite);
   ASSERT_EQ(savings.size(), 2u);
   EXPECT_EQ(savings[0].label, "full");
@@ -176,7 +176,7 @@ TEST_F(FineTuneTest, TheSecondRankSavesTimeForFullAndForLora) {
 // the same weights (LoRA's losses are 2 higher here, and the ranks' losses
 // are the one process's).
 TEST_F(FineTuneTest, LossCurvesOverlaidAndComparedWithinAFineTune) {
-  const SuiteData suite = load(finetune_suite());
+  const analysis::SuiteData suite = load(finetune_suite());
   const auto chart = loss_chart(suite);
   ASSERT_TRUE(chart);
   EXPECT_EQ(chart->data.size(), 8u);
@@ -213,7 +213,7 @@ TEST_F(FineTuneTest, TheFineTuneOfACaseWithoutTheKeyComesFromItsSummary) {
       c.config = {{"extra_args", {"--fine-tune", "lora"}}};
     }
   }
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   EXPECT_EQ(case_fine_tune(*suite.find_case("naive-r1-fused-lora")).label(),
             "LoRA r8, alpha 16, q_proj,v_proj");
   EXPECT_EQ(case_fine_tune(*suite.find_case("naive-r1-fused-full")).label(), "full");
@@ -224,7 +224,7 @@ TEST_F(FineTuneTest, ASuiteThatTrainsOneWayHasNoFineTuneTables) {
   SuiteSpec spec = finetune_suite();
   spec.cases.erase(spec.cases.begin() + 3);
   spec.cases.erase(spec.cases.begin() + 1);
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   EXPECT_FALSE(suite_varies_fine_tune(suite));
   EXPECT_TRUE(fine_tune_rows(suite).empty());
   EXPECT_TRUE(rank_savings(suite).empty());

@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "report/analysis/intervals.h"
+#include "analysis/intervals.h"
 #include "report/comparison.h"
 #include "report/findings.h"
 #include "report/limits.h"
 #include "report/report.h"
-#include "tests/report/suite_builder.h"
+#include "tests/suite_builder.h"
 #include "tests/temp_dir.h"
 
 namespace trainscope::report {
@@ -67,14 +67,14 @@ SuiteSpec two_cases() {
 
 class LimitsTest : public ::testing::Test {
  protected:
-  SuiteData build(const SuiteSpec& spec) {
+  analysis::SuiteData build(const SuiteSpec& spec) {
     const auto path = dir_ / "limits.db";
     build_suite_db(path, spec);
     auto db = results::ResultsDb::open_for_writing(path);
     for (const MachineLimit& l : doctor_limits_) {
       db.add_machine_limits(std::nullopt, std::vector{l});
     }
-    return load_suite(db, resolve_suite(db, "latest"));
+    return analysis::load_suite(db, analysis::resolve_suite(db, "latest"));
   }
   trainscope::testing::TempDir dir_{"limits"};
   std::vector<MachineLimit> doctor_limits_;
@@ -83,17 +83,17 @@ class LimitsTest : public ::testing::Test {
 // What the case achieved, from its stored summaries: per repetition the
 // FLOPs per step over the ranks and the step median; the gradient sync's bus
 // bytes over its time per measured step of rank 0; medians of those.
-double achieved_gflops(const CaseData& c) {
+double achieved_gflops(const analysis::CaseData& c) {
   std::vector<double> v;
-  for (const RunData* r : c.usable_runs()) {
+  for (const analysis::RunData* r : c.usable_runs()) {
     const auto& s = *r->summary;
     v.push_back(s.flops_per_step / s.world_size / s.totals.step_time_median_s / 1e9);
   }
-  return median_of(v);
+  return results::median_of(v);
 }
-double achieved_busbw(const CaseData& c) {
+double achieved_busbw(const analysis::CaseData& c) {
   std::vector<double> per_run;
-  for (const RunData* r : c.usable_runs()) {
+  for (const analysis::RunData* r : c.usable_runs()) {
     const auto& s = *r->summary;
     std::vector<double> steps;
     const double n = s.world_size;
@@ -101,9 +101,9 @@ double achieved_busbw(const CaseData& c) {
       const auto& st = s.steps[0][k];
       steps.push_back(2 * (n - 1) / n * static_cast<double>(st.comm_bytes) / st.comm_time_s / 1e9);
     }
-    per_run.push_back(median_of(steps));
+    per_run.push_back(results::median_of(steps));
   }
-  return median_of(per_run);
+  return results::median_of(per_run);
 }
 
 TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
@@ -111,11 +111,11 @@ TEST_F(LimitsTest, TheShareIsTheAchievedFigureOverTheLimitOfTheCasesKey) {
   spec.limits = {sgemm(rows_of(1), 40), sgemm(rows_of(2), 25), allreduce("shm", 2, 3.0),
                  // Other keys: not this suite's cases.
                  sgemm(1000, 1), allreduce("tcp", 2, 0.1)};
-  const SuiteData suite = build(spec);
+  const analysis::SuiteData suite = build(spec);
   const auto shares = limit_shares(suite);
   ASSERT_EQ(shares.size(), 2u);
-  const CaseData& one = *suite.find_case("one");
-  const CaseData& two = *suite.find_case("two");
+  const analysis::CaseData& one = *suite.find_case("one");
+  const analysis::CaseData& two = *suite.find_case("two");
   ASSERT_GT(achieved_gflops(one), 0);
   EXPECT_NEAR(shares[0].gflops, achieved_gflops(one), 1e-9);
   EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(one) / 40, 1e-9);
@@ -153,7 +153,7 @@ TEST_F(LimitsTest, TheLimitIsOfTheCasesGemm) {
   one_blas.gemm = two_blas.gemm = "openblas";
   one_dnnl.gemm = two_dnnl.gemm = "onednn";
   spec.limits = {one_blas, two_blas, one_dnnl, two_dnnl};
-  SuiteData suite = build(spec);
+  analysis::SuiteData suite = build(spec);
   auto shares = limit_shares(suite);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 10, 1e-9);
@@ -177,7 +177,7 @@ TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
   MachineLimit at_once = sgemm(rows_of(2), 20);
   at_once.ranks = 2;
   spec.limits = {at_once, sgemm(rows_of(2), 25), sgemm(rows_of(1), 40)};
-  const SuiteData suite = build(spec);
+  const analysis::SuiteData suite = build(spec);
   const auto shares = limit_shares(suite);
   ASSERT_EQ(shares.size(), 2u);
   EXPECT_EQ(shares[0].sgemm_at_once, nullptr) << "one rank has nothing at once";
@@ -196,7 +196,7 @@ TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
       << t.note;
 
   const double ceiling = 2 * 20.0 / 25;
-  const auto cores_answer = [](const SuiteData& s) {
+  const auto cores_answer = [](const analysis::SuiteData& s) {
     for (const Finding& f : suite_findings(s)) {
       if (f.id == "cores") return f.answer;
     }
@@ -218,14 +218,14 @@ TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
   both.step_time_s /= 1.8;
   with_half.cases.insert(with_half.cases.begin(), both);
   with_half.cases.push_back(half);
-  const SuiteData halved = build(with_half);
+  const analysis::SuiteData halved = build(with_half);
   // Over the repetitions of each, as every ratio of cases in the report.
-  const Interval speedup =
-      bootstrap_ratio_of_medians(repetition_tokens_per_s(*halved.find_case("two")),
+  const analysis::Interval speedup =
+      analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(*halved.find_case("two")),
                                  repetition_tokens_per_s(*halved.find_case("half")));
   ASSERT_TRUE(speedup.has_interval());
   const std::string answer = cores_answer(halved);
-  EXPECT_NE(answer.find("two ran " + format_interval(speedup, 2, "x") +
+  EXPECT_NE(answer.find("two ran " + analysis::format_interval(speedup, 2, "x") +
                         " the tokens/s of half, where its 2 CPUs side by side ran its GEMMs " +
                         format_number(ceiling, 2) + "x one CPU"),
             std::string::npos)
@@ -235,7 +235,7 @@ TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
       << answer;
 
   spec.limits.erase(spec.limits.begin());  // no copies at once: no ceiling, no finding
-  const SuiteData alone = build(spec);
+  const analysis::SuiteData alone = build(spec);
   EXPECT_TRUE(std::isnan(limit_shares(alone)[1].cores_ceiling));
   for (const Finding& f : suite_findings(alone)) EXPECT_NE(f.id, "cores");
 }
@@ -253,7 +253,7 @@ TEST_F(LimitsTest, ACaseWithoutALimitOfItsKeyShowsNoShare) {
 }
 
 TEST_F(LimitsTest, ASuiteWithoutLimitsSaysNoneWereMeasured) {
-  const SuiteData suite = build(two_cases());
+  const analysis::SuiteData suite = build(two_cases());
   EXPECT_TRUE(suite.limits.empty());
   EXPECT_TRUE(limits_table(suite).rows.empty()) << "no column of dashes";
   EXPECT_NE(no_limits_note(suite).find("No machine limits were measured for this suite"),
@@ -274,7 +274,7 @@ TEST_F(LimitsTest, ABf16CaseIsHeldAgainstTheBf16GemmLimit) {
   EXPECT_EQ(fp32_only[0].sgemm, nullptr) << "the fp32 limit was used for a bf16 case";
   EXPECT_NE(fp32_only[1].sgemm, nullptr);
   spec.limits.push_back(bf16);
-  const SuiteData suite = build(spec);
+  const analysis::SuiteData suite = build(spec);
   const auto shares = limit_shares(suite);
   ASSERT_NE(shares[0].sgemm, nullptr);
   EXPECT_EQ(shares[0].sgemm->precision, "bf16");
@@ -294,7 +294,7 @@ TEST_F(LimitsTest, TheDoctorsLimitsOfTheSuitesHostStandInForTheSuitesOwn) {
   elsewhere.source = "trainscope doctor";
   elsewhere.host = "another-host";
   doctor_limits_ = {mine, elsewhere};
-  const SuiteData suite = build(two_cases());
+  const analysis::SuiteData suite = build(two_cases());
   ASSERT_EQ(suite.limits.size(), 1u);
   const auto shares = limit_shares(suite);
   EXPECT_NEAR(shares[0].gflops_share, achieved_gflops(*suite.find_case("one")) / 50, 1e-9);

@@ -25,9 +25,9 @@
 #include "report/comparison.h"
 #include "report/gnuplot.h"
 #include "report/report.h"
-#include "report/suite_data.h"
-#include "tests/report/run_command.h"
-#include "tests/report/suite_builder.h"
+#include "analysis/suite_data.h"
+#include "tests/run_command.h"
+#include "tests/suite_builder.h"
 
 namespace trainscope::report {
 namespace {
@@ -50,7 +50,7 @@ class ReportTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  SuiteData load(const SuiteSpec& spec) {
+  analysis::SuiteData load(const SuiteSpec& spec) {
     return testing::build_and_load_suite(dir_ / (spec.name + ".db"), spec);
   }
 
@@ -99,7 +99,7 @@ TEST_F(ReportTest, ComparesEachCaseWithTheNaiveBaseline) {
   auto spec = reductions_suite();
   spec.cases.push_back({.name = "broken", .reduction = "fused", .fail_reason = "rank 1: NaN loss"});
   spec.cases.push_back({.name = "eight-ranks", .world_size = 8, .skip = true});
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const Comparison cmp = compare_cases(suite);
   EXPECT_EQ(cmp.baseline_case, "naive");
   ASSERT_EQ(cmp.rows.size(), 6u);
@@ -187,7 +187,7 @@ TEST_F(ReportTest, GemmKernelsPerCaseAndAFallbackFlagged) {
 TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
   auto spec = reductions_suite();        // naive on 1 rank, the others on 2; one thread each
   spec.load = {3.5, 2.0, 1.0, 4, 3, 4};  // 3 other runnable threads on 4 cores
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const std::string md = render_markdown({suite});
   EXPECT_NE(md.find("| case | load avg 1 min, start | end | other runnable threads, start | end | "
                     "loaded reps |"),
@@ -207,7 +207,7 @@ TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
 
   auto before = reductions_suite();  // results made before the load was recorded
   before.name = "before";
-  const SuiteData old = load(before);
+  const analysis::SuiteData old = load(before);
   EXPECT_EQ(render_markdown({old}).find("load avg"), std::string::npos);
   EXPECT_EQ(render_html({old}, std::nullopt).html.find("Machine load"), std::string::npos);
 }
@@ -215,7 +215,7 @@ TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
 TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
   auto spec = reductions_suite();
   spec.cases.push_back({.name = "broken", .fail_reason = "rank 1: NaN loss"});
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const std::string md = render_markdown({suite});
   EXPECT_NE(md.find("| case | ranks | reps | tokens/s | speedup | scaling eff. |"),
             std::string::npos)
@@ -231,7 +231,7 @@ TEST_F(ReportTest, MarkdownHasTheComparisonTable) {
 TEST_F(ReportTest, EscapesCaseNamesInHtmlAndMarkdown) {
   auto spec = reductions_suite();
   spec.cases[1].name = "<script>alert('x')</script>|*";
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   for (auto gnuplot : {std::optional<std::string>{}, find_gnuplot()}) {
     const auto html = render_html({suite}, gnuplot).html;
     EXPECT_EQ(html.find("<script"), std::string::npos) << "gnuplot: " << gnuplot.value_or("none");
@@ -249,7 +249,7 @@ TEST_F(ReportTest, AStragglerIsNamedInTheTablesAndTheMarkdown) {
   spec.cases = {
       {.name = "even", .mode = "sharded", .step_time_s = 0.05},
       {.name = "slow", .mode = "sharded", .step_time_s = 0.05, .slow_rank = 1, .slow_by_s = 0.02}};
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const std::string md = render_markdown({suite});
   // Rank 1 computes 0.8*50 + 20 ms against rank 0's 40 (with seeded noise):
   // 20% above the median of 50.
@@ -266,7 +266,7 @@ TEST_F(ReportTest, AStragglerIsNamedInTheTablesAndTheMarkdown) {
 }
 
 TEST_F(ReportTest, WithoutGnuplotTheReportHasTablesAndSaysWhy) {
-  const SuiteData suite = load(reductions_suite());
+  const analysis::SuiteData suite = load(reductions_suite());
   const auto report = render_html({suite}, std::nullopt);
   EXPECT_EQ(report.charts, 0);
   EXPECT_EQ(report.html.find("<svg"), std::string::npos);
@@ -279,7 +279,7 @@ TEST_F(ReportTest, WithoutGnuplotTheReportHasTablesAndSaysWhy) {
 TEST_F(ReportTest, ChartsAreDrawnByGnuplot) {
   auto gnuplot = find_gnuplot();
   if (!gnuplot) GTEST_SKIP() << "gnuplot not installed (scripts/install-deps.sh)";
-  const SuiteData suite = load(reductions_suite());
+  const analysis::SuiteData suite = load(reductions_suite());
   const auto report = render_html({suite}, gnuplot);
   EXPECT_TRUE(report.notes.empty()) << report.notes.front();
   // phases, compute and wait per rank, memory per rank, memory totals, memory
@@ -302,7 +302,7 @@ TEST_F(ReportTest, ScalingSuiteFitsAmdahlAndAllreduceRowsGiveBusbw) {
     spec.cases[1].allreduce.push_back({"tcp", "lo", 2, size, size / 4, "float32", "sum",
                                        10.0 + size * 1e-3, size / 1e4, size / 1e4, 0});
   }
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const Comparison cmp = compare_cases(suite);
   auto points = scaling_points(suite, cmp);
   ASSERT_EQ(points.size(), 3u);
@@ -346,14 +346,14 @@ TEST_F(ReportTest, ChartErrorBarsSpanTheRepetitionsIntervals) {
   SuiteSpec spec = scaling_suite();
   spec.repetitions = 5;
   spec.run_noise = 0.05;
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   const Comparison cmp = compare_cases(suite);
   const auto amdahl = amdahl_chart(suite, cmp);
   ASSERT_TRUE(amdahl);
   const auto rows = error_bar_rows(amdahl->data.at(0).content);
   ASSERT_EQ(rows.size(), 3u);
   for (std::size_t i = 1; i < rows.size(); ++i) {  // the baseline's own speedup has no interval
-    const Interval& iv = cmp.rows[i].speedup_interval;
+    const analysis::Interval& iv = cmp.rows[i].speedup_interval;
     ASSERT_TRUE(iv.has_interval()) << cmp.rows[i].case_name;
     EXPECT_NEAR(rows[i][1], cmp.rows[i].speedup, 1e-6);
     EXPECT_NEAR(rows[i][2], iv.low, 1e-6);
@@ -364,7 +364,7 @@ TEST_F(ReportTest, ChartErrorBarsSpanTheRepetitionsIntervals) {
   SuiteSpec buckets = reductions_suite();
   buckets.repetitions = 5;
   buckets.run_noise = 0.05;
-  const SuiteData reductions = load(buckets);
+  const analysis::SuiteData reductions = load(buckets);
   const auto bucket = bucket_chart(reductions);
   ASSERT_TRUE(bucket);
   ASSERT_EQ(bucket->data.size(), 2u);  // fused at 1 MiB, overlap at 4 MiB
@@ -382,18 +382,18 @@ TEST_F(ReportTest, ChartErrorBarsSpanTheRepetitionsIntervals) {
 
 TEST_F(ReportTest, LinkCountsAndLinksChart) {
   // What the runner stores (suites/runner.cpp, run_case_record).
-  EXPECT_EQ(tcp_links("4"), 4);
-  EXPECT_EQ(tcp_links("shm"), 0);
-  EXPECT_EQ(tcp_links("auto"), 0);
-  EXPECT_EQ(tcp_links(""), 0);
-  EXPECT_EQ(tcp_links("2x"), 0);
+  EXPECT_EQ(analysis::tcp_links("4"), 4);
+  EXPECT_EQ(analysis::tcp_links("shm"), 0);
+  EXPECT_EQ(analysis::tcp_links("auto"), 0);
+  EXPECT_EQ(analysis::tcp_links(""), 0);
+  EXPECT_EQ(analysis::tcp_links("2x"), 0);
   SuiteSpec spec;
   spec.name = "tcp-links";
   spec.repetitions = 1;
   spec.cases = {{.name = "shm", .links = "shm", .step_time_s = 0.04},
                 {.name = "one", .links = "1", .step_time_s = 0.06},
                 {.name = "two", .links = "2", .step_time_s = 0.05}};
-  const SuiteData suite = load(spec);
+  const analysis::SuiteData suite = load(spec);
   auto chart = links_chart(suite);
   ASSERT_TRUE(chart);
   ASSERT_EQ(chart->data.size(), 1u);
@@ -405,14 +405,14 @@ TEST_F(ReportTest, LinkCountsAndLinksChart) {
 TEST_F(ReportTest, SuiteSelectorsNameTheCulprit) {
   build_suite_db(dir_ / "r.db", reductions_suite());
   auto db = results::ResultsDb::open_for_reading(dir_ / "r.db");
-  EXPECT_EQ(resolve_suite(db, "1"), 1);
+  EXPECT_EQ(analysis::resolve_suite(db, "1"), 1);
   try {
-    resolve_suite(db, "7");
+    analysis::resolve_suite(db, "7");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no suite with id 7"), std::string::npos) << e.what();
   }
-  EXPECT_THROW(resolve_suite(db, "newest"), Error);
+  EXPECT_THROW(analysis::resolve_suite(db, "newest"), Error);
 }
 
 TEST_F(ReportTest, AHungGnuplotIsKilledAndItsChartDirectoryRemoved) {
@@ -493,7 +493,7 @@ fs::path write_hung_gnuplot(const fs::path& dir) {
 // Item 4: one hung gnuplot costs one timeout, not one per chart: the
 // remaining charts are left out, and the report says so.
 TEST_F(ReportTest, AfterAGnuplotTimeoutTheRemainingChartsAreLeftOut) {
-  const SuiteData suite = load(reductions_suite());
+  const analysis::SuiteData suite = load(reductions_suite());
   const fs::path fake = write_hung_gnuplot(dir_);
   const ScopedTmpdirEnv tmpdir(dir_ / "tmp");
   const auto start = std::chrono::steady_clock::now();

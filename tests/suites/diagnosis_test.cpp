@@ -27,7 +27,7 @@
 #include "profiler/supervise.h"
 #include "profiler/process_poller.h"
 #include "report/report.h"
-#include "report/suite_data.h"
+#include "analysis/suite_data.h"
 #include "results/records.h"
 #include "suites/runner.h"
 #include "tests/local_mpirun.h"
@@ -80,7 +80,7 @@ TEST_F(DiagnosisTest, ASlowRankIsNamedInTheReportAndEvenRanksAreNot) {
                             "extra_args = [\"--inject-delay\", \"1:50\"]\n");
   ASSERT_EQ(r.exit_code(), 0) << r.runs[0].row.error << r.runs[1].row.error;
   auto db = results::ResultsDb::open_for_reading(options_.db_path);
-  const std::string md = report::render_markdown({report::load_suite(db, *db.latest_suite_id())});
+  const std::string md = report::render_markdown({analysis::load_suite(db, *db.latest_suite_id())});
   EXPECT_NE(rank_row(md, "slow", 1).find("rank 1 computes"), std::string::npos) << md;
   for (const auto& [name, rank] :
        std::vector<std::pair<std::string, int>>{{"slow", 0}, {"even", 0}, {"even", 1}}) {
