@@ -56,7 +56,7 @@ void BM_OpenBuiltin(benchmark::State& state) {
     state.SkipWithError("gpt2 vocabulary not available");
     return;
   }
-  DataOptions o;
+  options::DataOptions o;
   o.source = fmt::format("builtin:stories?docs={}", state.range(1));
   o.block = 257;
   int64_t bytes = 0, tokens = 0;
@@ -97,7 +97,7 @@ void BM_ScanJsonl(benchmark::State& state) {
 BENCHMARK(BM_ScanJsonl)->Unit(benchmark::kMillisecond);
 
 void BM_Batch(benchmark::State& state) {
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=2000";
   o.block = 129;
   o.global_batch = 8;

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   auto comm = comm::make_communicator("auto");
   const training::ParamLayout layout(training::model_preset(model));
   auto reducer = comm::make_all_reducer(
-      *comm, {.algorithm = comm::parse_allreduce_algorithm(allreduce), .numel = layout.total()});
+      *comm, {.algorithm = parse_choice<options::AllReduceAlgorithm>(allreduce, "--allreduce"), .numel = layout.total()});
   const std::span<float> grads = reducer->buffer();
   std::vector<comm::TensorRange> tensors;
   for (const auto& t : layout.tensors()) tensors.push_back({t.offset, t.numel});
@@ -62,16 +62,16 @@ int main(int argc, char** argv) {
 
   struct Case {
     std::string name;
-    comm::ReduceStrategy s;
+    options::ReduceStrategy s;
     double bucket_mb;
   };
-  std::vector<Case> cases = {{"allreduce(whole)", comm::ReduceStrategy::kFused, 0},
-                             {"fused 32MiB", comm::ReduceStrategy::kFused, 32},
-                             {"fused 4MiB", comm::ReduceStrategy::kFused, 4},
-                             {"fused 1MiB", comm::ReduceStrategy::kFused, 1},
-                             {"overlap 32MiB", comm::ReduceStrategy::kOverlap, 32},
-                             {"overlap-poll 32MiB", comm::ReduceStrategy::kOverlapPoll, 32},
-                             {"per-tensor", comm::ReduceStrategy::kPerTensor, 0}};
+  std::vector<Case> cases = {{"allreduce(whole)", options::ReduceStrategy::kFused, 0},
+                             {"fused 32MiB", options::ReduceStrategy::kFused, 32},
+                             {"fused 4MiB", options::ReduceStrategy::kFused, 4},
+                             {"fused 1MiB", options::ReduceStrategy::kFused, 1},
+                             {"overlap 32MiB", options::ReduceStrategy::kOverlap, 32},
+                             {"overlap-poll 32MiB", options::ReduceStrategy::kOverlapPoll, 32},
+                             {"per-tensor", options::ReduceStrategy::kPerTensor, 0}};
   if (comm->rank() == 0) {
     fmt::print(
         "# grad_sync_bench: model {} ({:.1f} MiB of gradients, {} tensors), {} ranks, "

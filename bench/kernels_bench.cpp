@@ -464,7 +464,7 @@ int main(int argc, char** argv) {
   const int threads = threads_from_env ? omp_get_max_threads() : 1;
   kernels::set_compute_threads(threads);
   // Attention's tiles on the library the trainer's default (--gemm auto) picks.
-  kernels::set_gemm_backend(kernels::GemmBackend::kAuto);
+  kernels::set_gemm_backend(options::GemmBackend::kAuto);
 
   const profiler::CopyProbeOptions probe{
       .bytes = int64_t{256} << 20, .reps = 5, .threads = threads};

@@ -43,13 +43,13 @@ namespace {
 constexpr int64_t kSettledStep = 50;  // loss target from here on
 constexpr double kLossTolerance = 0.02;
 
-results::RunSummary run(comm::Communicator& comm, training::TrainOptions o, training::Precision p) {
+results::RunSummary run(comm::Communicator& comm, options::TrainOptions o, options::Precision p) {
   o.precision = p;
   fmt::print(stderr, "# training {} steps in {} with {} threads...\n", o.steps,
-             training::precision_name(p), o.threads > 0 ? std::to_string(o.threads) : "all");
+             enum_name(p), o.threads > 0 ? std::to_string(o.threads) : "all");
   results::RunSummary s = training::run_training(o, comm, stderr);
   if (s.status != results::RunStatus::kOk) {
-    throw Error(fmt::format("the {} run failed: {}", training::precision_name(p), s.error),
+    throw Error(fmt::format("the {} run failed: {}", enum_name(p), s.error),
                 kExitFailure);
   }
   return s;
@@ -157,7 +157,7 @@ void print_verdicts(const Worst& w, bool fast, double ratio, double target, int6
 }  // namespace
 
 int main(int argc, char** argv) {
-  training::TrainOptions o;
+  options::TrainOptions o;
   o.model = "seed";
   o.steps = 300;
   o.quiet = true;
@@ -190,17 +190,17 @@ int main(int argc, char** argv) {
   try {
     if (!csv.empty()) check_writable(csv, "--csv");
     const kernels::CpuIsa isa = kernels::detect_cpu_isa();
-    training::check_precision_supported(training::Precision::kBf16, isa);
+    training::check_precision_supported(options::Precision::kBf16, isa);
     auto comm = comm::make_communicator("local");
-    const results::RunSummary fp32 = run(*comm, o, training::Precision::kFp32);
-    const results::RunSummary bf16 = run(*comm, o, training::Precision::kBf16);
+    const results::RunSummary fp32 = run(*comm, o, options::Precision::kFp32);
+    const results::RunSummary bf16 = run(*comm, o, options::Precision::kBf16);
     const int threads = fp32.threads_per_rank;
     if (floor_threads < 0) floor_threads = threads > 1 ? threads - 1 : 2;
     std::vector<double> floor;
     if (floor_threads > 0) {
-      training::TrainOptions f = o;
+      options::TrainOptions f = o;
       f.threads = floor_threads;
-      floor = losses(run(*comm, f, training::Precision::kFp32));
+      floor = losses(run(*comm, f, options::Precision::kFp32));
     }
     fmt::print(
         "# precision_bench: model {}, {} steps, {} threads (noise floor: {}), CPU {}, "

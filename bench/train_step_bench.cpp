@@ -73,7 +73,7 @@ struct StepFixture {
 void BM_TrainStep(benchmark::State& state, const std::string& preset) {
   const int threads = static_cast<int>(state.range(0));
   kernels::set_compute_threads(threads);
-  kernels::set_gemm_backend(kernels::GemmBackend::kAuto);  // the trainer's default
+  kernels::set_gemm_backend(options::GemmBackend::kAuto);  // the trainer's default
   StepFixture f(preset, 4, training::model_preset(preset).default_block);
   f.step(1);  // first touch and caches, outside the timing
   int64_t t = 2;
@@ -123,8 +123,8 @@ void BM_StepGemmsOnly(benchmark::State& state, const std::string& preset) {
   std::vector<float> a(max_elems, 0.01f), b(max_elems, 0.02f), out(max_elems);
   double flops = 0;
   for (const auto& s : shapes) flops += 2.0 * s.M * s.N * s.K;
-  kernels::set_gemm_backend(kernels::GemmBackend::kAuto);
-  std::vector<std::pair<kernels::GemmKey, kernels::GemmBackend>> calls;
+  kernels::set_gemm_backend(options::GemmBackend::kAuto);
+  std::vector<std::pair<kernels::GemmKey, options::GemmBackend>> calls;
   for (const auto& s : shapes) {
     // Backward's products accumulate into the gradients, as in the step.
     const kernels::GemmKey key{s.M, s.N, s.K, s.ta, s.tb, /*accumulate=*/s.ta || !s.tb};

@@ -36,7 +36,7 @@ using namespace trainscope;
 namespace {
 
 struct Flags {
-  training::TrainOptions o;
+  options::TrainOptions o;
   std::string allreduce = "mpi";
 };
 
@@ -57,7 +57,7 @@ void add_flags(CLI::App& app, Flags& f) {
       ->capture_default_str();
 }
 
-results::RunSummary run(comm::Communicator& comm, training::TrainOptions o, int zero) {
+results::RunSummary run(comm::Communicator& comm, options::TrainOptions o, int zero) {
   o.zero = zero;
   results::RunSummary s = training::run_training(o, comm);
   if (s.status == results::RunStatus::kFailed) {
@@ -120,14 +120,14 @@ bool check_state(const results::RunSummary& plain, const results::RunSummary& ze
 
 int main(int argc, char** argv) {
   Flags f;
-  training::TrainOptions& o = f.o;
+  options::TrainOptions& o = f.o;
   o.model = "seed";
   o.steps = 20;
   o.threads = 1;
   o.quiet = true;
   o.data.source = "builtin:stories";
-  o.data.data_mode = training::DataMode::kSharded;
-  o.reduce = comm::ReduceStrategy::kFused;
+  o.data.data_mode = options::DataMode::kSharded;
+  o.reduce = options::ReduceStrategy::kFused;
   CLI::App app{"ZeRO-1 against plain data parallelism, under mpirun: losses and optimizer state"};
   add_flags(app, f);
   auto comm = comm::make_communicator("auto");
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   int64_t P = 0;
   try {
     app.parse(argc, argv);
-    o.allreduce = comm::parse_allreduce_algorithm(f.allreduce);
+    o.allreduce = parse_choice<options::AllReduceAlgorithm>(f.allreduce, "--allreduce");
     P = training::ParamLayout(training::model_preset(o.model)).total();
     plain = run(*comm, o, 0);
     zero = run(*comm, o, 1);
@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     fmt::print("# zero_bench: model {} ({} parameters), {} ranks, allreduce {}, {} steps\n",
-               o.model, P, n, comm::allreduce_algorithm_name(o.allreduce), o.steps);
+               o.model, P, n, enum_name(o.allreduce), o.steps);
   }
   const bool losses = compare_losses(plain, zero, o.steps, rank == 0);
   const bool state = check_state(plain, zero, P, o.bucket_mb, n, rank == 0);

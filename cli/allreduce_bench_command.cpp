@@ -76,8 +76,8 @@ void add_allreduce_bench_command(CLI::App& app) {
   cmd->add_option("--comm", f->backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
   cmd->callback([f] {
-    f->o.algorithm = comm::parse_allreduce_algorithm(f->algorithm);
-    f->o.dtype = comm::parse_comm_dtype(f->dtype);
+    f->o.algorithm = parse_choice<options::AllReduceAlgorithm>(f->algorithm, "--algorithm");
+    f->o.dtype = parse_choice<options::CommDtype>(f->dtype, "--dtype");
     suites::validate(f->o);
     auto comm = comm::make_communicator(f->backend);
     std::vector<results::AllReduceRow> rows;

@@ -11,7 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 namespace trainscope::comm {
 class Communicator;
@@ -44,7 +44,7 @@ void add_history_command(CLI::App& app);
 // The options `args` give `train` (the flag parser's Error unless they are
 // flags `train` accepts, with values it takes): for suites' extra_args,
 // checked before any case runs.
-training::TrainOptions check_train_args(const std::vector<std::string>& args);
+options::TrainOptions check_train_args(const std::vector<std::string>& args);
 
 // Thrown by a command that completed and must make trainscope exit with
 // `code` without an error message (monitor passes on its child's status).

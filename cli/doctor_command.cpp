@@ -111,14 +111,14 @@ void machine_findings(const json& env, std::vector<Finding>& out) {
 void bf16_finding(std::vector<Finding>& out, std::vector<results::MachineLimit>& limits,
                   double fp32_gflops, int threads) {
   try {
-    training::check_precision_supported(training::Precision::kBf16, kernels::detect_cpu_isa());
+    training::check_precision_supported(options::Precision::kBf16, kernels::detect_cpu_isa());
   } catch (const Error& e) {
     out.push_back({"GEMM", "--precision bf16", e.what(), Status::kInfo});
     return;
   }
   limits.push_back(suites::sgemm_limit("seed", training::model_preset("seed"),
                                        suites::kMaxProbeRows, threads, results::kLimitsByDoctor,
-                                       training::Precision::kBf16));
+                                       options::Precision::kBf16));
   const double bf16 = limits.back().value;
   out.push_back({"GEMM",
                  fmt::format("bf16 GEMM GFLOP/s, seed shapes, {}, {} threads",

@@ -41,7 +41,7 @@ void add_prepare_data_command(CLI::App& app) {
       ->default_val("text");
   cmd->add_option("--max-record-bytes", options->max_record_bytes,
                   "A longer input line is an error")
-      ->default_val(training::kDefaultMaxRecordBytes)
+      ->default_val(options::kDefaultMaxRecordBytes)
       ->check(whole_number<int64_t>(1));
   cmd->callback([options, tokenizer_spec] {
     const auto tokenizer = training::make_tokenizer(*tokenizer_spec);

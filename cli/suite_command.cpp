@@ -46,7 +46,7 @@ void check_extra_args(const suites::Suite& s) {
     const std::string where =
         c.extra_args_at.empty() ? (s.file.empty() ? s.name : s.file.string()) : c.extra_args_at;
     try {
-      const training::TrainOptions given = check_train_args(c.extra_args);
+      const options::TrainOptions given = check_train_args(c.extra_args);
       if (given.inject_delay && given.inject_delay->rank >= c.ranks) {
         throw Error(fmt::format("--inject-delay: rank {} is not in this case's {} rank{}",
                                 given.inject_delay->rank, c.ranks, c.ranks == 1 ? "" : "s"));

@@ -4,6 +4,7 @@
 //   trainscope train --model seed --steps 50
 //   mpirun -np 2 trainscope train --mode sharded --reduce overlap --summary s.json
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdio>
@@ -20,7 +21,8 @@
 #include "profiler/proc_fs.h"
 #include "profiler/stall_watchdog.h"
 #include "training/run/stall.h"
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
+#include "training/model_config.h"
 #include "training/trainer.h"
 
 namespace trainscope::cli {
@@ -32,7 +34,7 @@ struct Overloaded : F... {
 };
 
 struct TrainFlags {
-  training::TrainOptions o;
+  options::TrainOptions o;
   std::string backend = "auto";
   // Text options (enumerations, lists) and negated switches by flag, read
   // here and set on `o` by apply_text_flags().
@@ -45,9 +47,9 @@ struct TrainFlags {
 // (at least 1, at least 0 or any), or a floating-point one (positive,
 // non-negative or any finite number).
 template <typename T>
-CLI::Validator number_check(training::Check c) {
-  const bool positive = c == training::Check::kPositive;
-  const bool non_negative = c == training::Check::kNonNegative;
+CLI::Validator number_check(options::Check c) {
+  const bool positive = c == options::Check::kPositive;
+  const bool non_negative = c == options::Check::kNonNegative;
   if constexpr (std::is_integral_v<T>) {
     return positive ? whole_number<T>(1) : non_negative ? whole_number<T>(0) : whole_number<T>();
   } else {
@@ -56,15 +58,15 @@ CLI::Validator number_check(training::Check c) {
 }
 
 // One row of the option table as a flag of `cmd`.
-CLI::Option* add_row(CLI::App* cmd, const training::TrainOption& row, TrainFlags& f) {
+CLI::Option* add_row(CLI::App* cmd, const options::TrainOption& row, TrainFlags& f) {
   const std::string flag(row.flag);
   CLI::Option* opt =
       std::visit(Overloaded{
-                     [&](const training::TextRef& ref) {
+                     [&](const options::TextRef& ref) {
                        std::string& text = f.text[row.flag] = ref.get(f.o);
                        return cmd->add_option(flag, text, row.help);
                      },
-                     [&](training::Ref<bool> ref) {
+                     [&](options::Ref<bool> ref) {
                        return row.negates ? cmd->add_flag(flag, f.negated[row.flag], row.help)
                                           : cmd->add_flag(flag, ref(f.o), row.help);
                      },
@@ -79,9 +81,9 @@ CLI::Option* add_row(CLI::App* cmd, const training::TrainOption& row, TrainFlags
                  },
                  row.ref);
   // Defaults worth showing: not an empty path, nor 0 for "the preset's".
-  const std::string shown = training::option_text(row, f.o);
-  const bool is_switch = std::holds_alternative<training::Ref<bool>>(row.ref);
-  if (!is_switch && !shown.empty() && !(row.check == training::Check::kPositive && shown == "0")) {
+  const std::string shown = options::option_text(row, f.o);
+  const bool is_switch = std::holds_alternative<options::Ref<bool>>(row.ref);
+  if (!is_switch && !shown.empty() && !(row.check == options::Check::kPositive && shown == "0")) {
     opt->capture_default_str();
   }
   return opt;
@@ -89,11 +91,14 @@ CLI::Option* add_row(CLI::App* cmd, const training::TrainOption& row, TrainFlags
 
 // The flags of `train`, on `cmd`, from the option table (and --comm).
 void add_train_flags(CLI::App* cmd, TrainFlags& f) {
-  for (const training::TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (!row.flag.empty()) f.added[row.flag] = add_row(cmd, row, f);
   }
   cmd->add_option("--comm", f.backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
+  // The presets are the model library's; the table knows only the flag.
+  f.added["--model"]->description(fmt::format("{} (presets: {})", f.added["--model"]->get_description(),
+                                              fmt::join(training::model_preset_names(), ", ")));
   f.added["--overwrite"]->needs(f.added["--checkpoint-dir"]);
   f.added["--resume"]->excludes(f.added["--model"]);
   f.added["--init-from"]->excludes(f.added["--model"])->excludes(f.added["--resume"]);
@@ -102,17 +107,17 @@ void add_train_flags(CLI::App* cmd, TrainFlags& f) {
 // The text options and negated switches given, onto `f.o`; then the flags
 // that only mean something with others.
 void apply_text_flags(TrainFlags& f) {
-  for (const training::TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (row.flag.empty() || f.added[row.flag]->count() == 0) continue;
-    if (const auto* ref = std::get_if<training::TextRef>(&row.ref)) {
+    if (const auto* ref = std::get_if<options::TextRef>(&row.ref)) {
       ref->set(f.o, f.text[row.flag], row.flag);
     } else if (row.negates) {
-      std::get<training::Ref<bool>>(row.ref)(f.o) = false;
+      std::get<options::Ref<bool>>(row.ref)(f.o) = false;
     }
   }
-  for (const training::TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (row.summary.starts_with("lora.") && f.added[row.flag]->count() > 0 &&
-        f.o.fine_tune != training::FineTune::kLora) {
+        f.o.fine_tune != options::FineTune::kLora) {
       throw Error(fmt::format("{} sets up LoRA adapters: it goes with --fine-tune lora", row.flag));
     }
   }
@@ -128,7 +133,7 @@ std::unique_ptr<comm::Communicator> start_communicator(const std::string& backen
 
 void run(TrainFlags& f) {
   apply_text_flags(f);
-  training::TrainOptions& o = f.o;
+  options::TrainOptions& o = f.o;
   const comm::LaunchedPlace place = comm::launched_place();
   profiler::StallWatchdog watchdog(training::watchdog_options(
       o, {.rank = place.rank, .world = place.size, .host = profiler::host_name()}));
@@ -162,7 +167,7 @@ void add_train_command(CLI::App& app) {
   cmd->callback([flags] { run(*flags); });
 }
 
-training::TrainOptions check_train_args(const std::vector<std::string>& args) {
+options::TrainOptions check_train_args(const std::vector<std::string>& args) {
   CLI::App app;
   TrainFlags flags;
   add_train_flags(&app, flags);

@@ -162,7 +162,7 @@ class SharedAllReducer final : public AllReducer {
       throw Error(
           fmt::format("--allreduce {}: a reduce-scatter over several hosts is not "
                       "offered; use --allreduce mpi",
-                      allreduce_algorithm_name(algorithm_)));
+                      enum_name(algorithm_)));
     }
     if (dtype_ == CommDtype::kFp32) {
       reduce_my_slice(offset, numel);  // ends in a barrier: nobody reads my region after
@@ -288,28 +288,11 @@ E parse_named(const std::array<std::string_view, N>& names, std::string_view nam
 
 }  // namespace
 
-CommDtype parse_comm_dtype(std::string_view name, std::string_view flag) {
-  return parse_named<CommDtype>(kCommDtypeNames, name, flag, "communication dtype");
-}
-
-std::string_view comm_dtype_name(CommDtype d) {
-  return kCommDtypeNames[static_cast<std::size_t>(d)];
-}
-
 int64_t comm_dtype_bytes(CommDtype d) { return d == CommDtype::kBf16 ? 2 : 4; }
 
 std::unique_ptr<Request> AllReducer::sum_async(int64_t offset, int64_t numel) {
   sum(offset, numel);
   return completed_request();
-}
-
-AllReduceAlgorithm parse_allreduce_algorithm(std::string_view name, std::string_view flag) {
-  return parse_named<AllReduceAlgorithm>(kAllReduceAlgorithmNames, name, flag,
-                                         "all-reduce algorithm");
-}
-
-std::string_view allreduce_algorithm_name(AllReduceAlgorithm a) {
-  return kAllReduceAlgorithmNames[static_cast<std::size_t>(a)];
 }
 
 std::unique_ptr<AllReducer> make_all_reducer(Communicator& comm, const AllReducerOptions& o) {
@@ -321,7 +304,7 @@ std::unique_ptr<AllReducer> make_all_reducer(Communicator& comm, const AllReduce
   } catch (const CollectiveError& e) {
     // The MPI group refuses a window larger than /dev/shm on every rank: say for which flag.
     throw CollectiveError(
-        fmt::format("--allreduce {}: {}", allreduce_algorithm_name(o.algorithm), e.what()),
+        fmt::format("--allreduce {}: {}", enum_name(o.algorithm), e.what()),
         e.exit_code());
   }
   run_collectively(comm, [&] { check_placement(comm, *group, o.algorithm); });

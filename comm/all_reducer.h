@@ -37,25 +37,14 @@
 
 #include "comm/communicator.h"
 #include "kernels/storage.h"
+#include "options/choices.h"
 
 namespace trainscope::comm {
 
-enum class AllReduceAlgorithm { kMpi, kShm, kHier };
+// Their names: options/choices.h.
+using options::AllReduceAlgorithm;
+using options::CommDtype;
 
-// In AllReduceAlgorithm order: flags, suite files and results spell them so.
-inline constexpr std::array<std::string_view, 3> kAllReduceAlgorithmNames = {"mpi", "shm", "hier"};
-// One of kAllReduceAlgorithmNames; Error naming `flag` and the value otherwise.
-AllReduceAlgorithm parse_allreduce_algorithm(std::string_view name,
-                                             std::string_view flag = "--allreduce");
-std::string_view allreduce_algorithm_name(AllReduceAlgorithm a);
-
-enum class CommDtype { kFp32, kBf16 };
-
-// In CommDtype order: flags, suite files and results spell them so.
-inline constexpr std::array<std::string_view, 2> kCommDtypeNames = {"fp32", "bf16"};
-// One of kCommDtypeNames; Error naming `flag` and the value otherwise.
-CommDtype parse_comm_dtype(std::string_view name, std::string_view flag = "--comm-dtype");
-std::string_view comm_dtype_name(CommDtype d);
 // Bytes one gradient element takes on the wire.
 int64_t comm_dtype_bytes(CommDtype d);
 

@@ -37,7 +37,7 @@ std::vector<TensorRange> buckets_from_end(int64_t total, int64_t bucket_elems) {
 }  // namespace
 
 std::string GradSync::collective_name() const {
-  return fmt::format("{} {}", collective(), reduce_strategy_name(strategy()));
+  return fmt::format("{} {}", collective(), enum_name(strategy()));
 }
 
 void GradSync::set_trace(profiler::TraceRecorder* recorder) {
@@ -299,18 +299,6 @@ class PollOverlapSync final : public GradSync {
 };
 
 }  // namespace
-
-ReduceStrategy parse_reduce_strategy(std::string_view name, std::string_view flag) {
-  for (size_t i = 0; i < kReduceStrategyNames.size(); ++i) {
-    if (kReduceStrategyNames[i] == name) return static_cast<ReduceStrategy>(i);
-  }
-  throw Error(fmt::format("{}: unknown strategy '{}' (expected {})", flag, name,
-                          fmt::join(kReduceStrategyNames, ", ")));
-}
-
-std::string_view reduce_strategy_name(ReduceStrategy s) {
-  return kReduceStrategyNames[static_cast<size_t>(s)];
-}
 
 std::unique_ptr<GradSync> make_grad_sync(ReduceStrategy strategy, AllReducer& reducer,
                                          std::vector<TensorRange> tensors, int64_t bucket_bytes) {

@@ -35,21 +35,14 @@
 #include <vector>
 
 #include "comm/all_reducer.h"
+#include "options/choices.h"
 #include "comm/communicator.h"
 #include "profiler/stall_watchdog.h"
 #include "profiler/trace.h"
 
 namespace trainscope::comm {
 
-enum class ReduceStrategy { kPerTensor, kFused, kOverlap, kOverlapPoll };
-
-// The strategies' names in ReduceStrategy order: flags, suite files and the
-// results database spell them so.
-inline constexpr std::array<std::string_view, 4> kReduceStrategyNames = {"per-tensor", "fused",
-                                                                         "overlap", "overlap-poll"};
-// One of kReduceStrategyNames; Error naming `flag` and the value otherwise.
-ReduceStrategy parse_reduce_strategy(std::string_view name, std::string_view flag = "--reduce");
-std::string_view reduce_strategy_name(ReduceStrategy s);
+using options::ReduceStrategy;  // its names: options/choices.h
 
 struct TensorRange {
   int64_t offset = 0;  // elements into the arena

@@ -140,7 +140,7 @@ GemmChoice choose(const GemmKey& k, int threads) {
     const ScopedComputeThreads scope(threads);
     return measure(k);
   }();
-  machine[text] = {{"backend", gemm_backend_name(c.backend)},
+  machine[text] = {{"backend", enum_name(c.backend)},
                    {"openblas_gflops", c.openblas_gflops},
                    {"onednn_gflops", c.onednn_gflops}};
   save_cache();
@@ -148,23 +148,6 @@ GemmChoice choose(const GemmKey& k, int threads) {
 }
 
 }  // namespace
-
-std::string_view gemm_backend_name(GemmBackend b) {
-  switch (b) {
-    case GemmBackend::kAuto: return "auto";
-    case GemmBackend::kOpenBlas: return "openblas";
-    case GemmBackend::kOneDnn: return "onednn";
-  }
-  return "?";
-}
-
-GemmBackend parse_gemm_backend(std::string_view text, std::string_view where) {
-  for (GemmBackend b : {GemmBackend::kAuto, GemmBackend::kOpenBlas, GemmBackend::kOneDnn}) {
-    if (text == gemm_backend_name(b)) return b;
-  }
-  throw Error(fmt::format("{}: unknown GEMM library '{}' (expected auto, openblas, onednn)", where,
-                          text));
-}
 
 void set_gemm_backend(GemmBackend b) { state().backend = b; }
 GemmBackend gemm_backend() { return state().backend; }
@@ -201,7 +184,7 @@ std::vector<GemmChoice> gemm_choices() {
 
 std::string gemm_choices_summary() {
   const State& s = state();
-  if (s.backend != GemmBackend::kAuto) return std::string(gemm_backend_name(s.backend));
+  if (s.backend != GemmBackend::kAuto) return std::string(enum_name(s.backend));
   const auto dnn = std::count_if(s.chosen.begin(), s.chosen.end(), [](const auto& e) {
     return e.second.backend == GemmBackend::kOneDnn;
   });

@@ -26,12 +26,11 @@
 #include <string_view>
 #include <vector>
 
+#include "options/choices.h"
+
 namespace trainscope::kernels {
 
-enum class GemmBackend { kAuto, kOpenBlas, kOneDnn };
-std::string_view gemm_backend_name(GemmBackend b);  // "auto", "openblas", "onednn"
-// Error naming `where` otherwise.
-GemmBackend parse_gemm_backend(std::string_view text, std::string_view where = "--gemm");
+using options::GemmBackend;  // its names: options/choices.h
 
 // Process-wide; OpenBLAS until set (the trainer sets it from its options).
 void set_gemm_backend(GemmBackend b);

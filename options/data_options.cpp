@@ -1,59 +1,10 @@
-#include "training/data/data_options.h"
-
-#include <array>
-#include <utility>
+#include "options/data_options.h"
 
 #include <fmt/core.h>
 
 #include "base/check.h"
 
-namespace trainscope::training {
-namespace {
-
-template <typename Enum, std::size_t N>
-Enum parse_enum(const std::array<std::pair<std::string_view, Enum>, N>& names,
-                std::string_view value, std::string_view flag) {
-  std::string expected;
-  for (const auto& [name, e] : names) {
-    if (name == value) return e;
-    if (!expected.empty()) expected += "|";
-    expected += name;
-  }
-  throw Error(fmt::format("{}: unknown value '{}' (expected {})", flag, value, expected));
-}
-
-constexpr std::array<std::pair<std::string_view, BatchMode>, 2> kBatchModes{
-    {{"pad", BatchMode::kPad}, {"pack", BatchMode::kPack}}};
-constexpr std::array<std::pair<std::string_view, DataMode>, 3> kDataModes{
-    {{"naive", DataMode::kNaive},
-     {"duplicated", DataMode::kDuplicated},
-     {"sharded", DataMode::kSharded}}};
-constexpr std::array<std::pair<std::string_view, ShardMode>, 2> kShardModes{
-    {{"strided", ShardMode::kStrided}, {"contiguous", ShardMode::kContiguous}}};
-
-template <typename Enum, std::size_t N>
-std::string_view name_of(const std::array<std::pair<std::string_view, Enum>, N>& names, Enum e) {
-  for (const auto& [name, value] : names) {
-    if (value == e) return name;
-  }
-  return "?";
-}
-
-}  // namespace
-
-BatchMode parse_batch_mode(std::string_view value, std::string_view flag) {
-  return parse_enum(kBatchModes, value, flag);
-}
-DataMode parse_data_mode(std::string_view value, std::string_view flag) {
-  return parse_enum(kDataModes, value, flag);
-}
-ShardMode parse_shard_mode(std::string_view value, std::string_view flag) {
-  return parse_enum(kShardModes, value, flag);
-}
-
-std::string_view to_string(BatchMode mode) { return name_of(kBatchModes, mode); }
-std::string_view to_string(DataMode mode) { return name_of(kDataModes, mode); }
-std::string_view to_string(ShardMode mode) { return name_of(kShardModes, mode); }
+namespace trainscope::options {
 
 void validate_options(const DataOptions& o) {
   if (o.block < 2) {
@@ -93,4 +44,4 @@ void validate_options(const DataOptions& o) {
   }
 }
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options

@@ -1,36 +1,19 @@
 // DataOptions: everything that decides which tokens reach which rank, and the
-// one place where the pipeline's enum flags are parsed from strings.
+// checks of their values together (the names of its choices: options/choices.h).
 //
-// A plain value type; copy it freely. The parse_* functions are pure and
+// A plain value type; copy it freely. validate_options is pure and
 // thread-safe. Every field below states its default; the order of examples is
 // a pure function of these options (see batch_source.h for the contract).
-#ifndef TRAINSCOPE_TRAINING_DATA_DATA_OPTIONS_H_
-#define TRAINSCOPE_TRAINING_DATA_DATA_OPTIONS_H_
+#ifndef TRAINSCOPE_OPTIONS_DATA_OPTIONS_H_
+#define TRAINSCOPE_OPTIONS_DATA_OPTIONS_H_
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace trainscope::training {
+#include "options/choices.h"
 
-// How documents become `block`-token examples.
-enum class BatchMode {
-  kPad,   // one example per document, truncated or padded with end-of-text
-  kPack,  // documents joined by end-of-text and cut into blocks
-};
-
-// How the global batch is spread over the ranks (batch_source.h).
-enum class DataMode {
-  kNaive,       // one process, all rows
-  kDuplicated,  // every rank holds everything, takes its slice of each batch
-  kSharded,     // every rank holds only its part of the data
-};
-
-// Which examples a sharded rank holds.
-enum class ShardMode {
-  kStrided,     // rows r, r+N, ... of each global batch (DistributedSampler)
-  kContiguous,  // a contiguous 1/N of the examples, shuffled locally
-};
+namespace trainscope::options {
 
 inline constexpr int64_t kDefaultMaxRecordBytes = int64_t{64} << 20;
 
@@ -94,19 +77,10 @@ struct DataOptions {
   int threads = 0;
 };
 
-// Parse a flag value; throw trainscope::Error naming `flag` and `value`.
-BatchMode parse_batch_mode(std::string_view value, std::string_view flag = "--batching");
-DataMode parse_data_mode(std::string_view value, std::string_view flag = "--data-mode");
-ShardMode parse_shard_mode(std::string_view value, std::string_view flag = "--shard");
-
-std::string_view to_string(BatchMode mode);
-std::string_view to_string(DataMode mode);
-std::string_view to_string(ShardMode mode);
-
 // Throws trainscope::Error for inconsistent options (block < 2, global batch
 // not divisible by world size, naive with several ranks, rank out of range...).
 void validate_options(const DataOptions& options);
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options
 
-#endif  // TRAINSCOPE_TRAINING_DATA_DATA_OPTIONS_H_
+#endif  // TRAINSCOPE_OPTIONS_DATA_OPTIONS_H_

@@ -1,4 +1,4 @@
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,8 @@
 #include <type_traits>
 
 #include "base/check.h"
-#include "training/model_config.h"
 
-namespace trainscope::training {
+namespace trainscope::options {
 namespace {
 
 using nlohmann::json;
@@ -18,27 +17,16 @@ using O = TrainOptions;
 
 // ---- text forms ------------------------------------------------------------
 
-constexpr std::string_view kEngines[] = {"trainscope", "pytorch"};
-constexpr std::string_view kPrecisions[] = {"fp32", "bf16"};
-constexpr std::string_view kFineTunes[] = {"full", "lora"};
-constexpr std::string_view kSchedules[] = {"constant", "cosine"};
-constexpr std::string_view kBatchings[] = {"pad", "pack"};
-constexpr std::string_view kDataModes[] = {"naive", "duplicated", "sharded"};
-constexpr std::string_view kShards[] = {"strided", "contiguous"};
-constexpr std::string_view kStallActions[] = {"warn", "abort"};
-constexpr std::string_view kGemmBackends[] = {"auto", "openblas", "onednn"};
-
-// An enumeration's TextRef from its field, name and parse functions.
-#define TS_ENUM_REF(field, name_of, parse, choices)                                                \
-  TextRef {                                                                                        \
-    [](const O& o) { return std::string(name_of(o.field)); },                                      \
-        [](O& o, std::string_view text, std::string_view where) { o.field = parse(text, where); }, \
-        choices                                                                                    \
+// An enumeration's TextRef from its field and its type (options/choices.h
+// names it).
+#define TS_ENUM_REF(field, E)                                                                    \
+  TextRef {                                                                                      \
+    [](const O& o) { return std::string(enum_name(o.field)); },                                  \
+        [](O& o, std::string_view text, std::string_view where) {                                \
+          o.field = parse_choice<E>(text, where);                                                \
+        },                                                                                       \
+        enum_names<E>()                                                                          \
   }
-
-LrSchedule::Kind parse_schedule(std::string_view text, std::string_view) {
-  return parse_lr_schedule(text);
-}
 
 std::string inject_delay_text(const O& o) {
   return o.inject_delay ? fmt::format("{}:{}", o.inject_delay->rank, o.inject_delay->ms) : "";
@@ -56,7 +44,7 @@ std::string in_unit_interval(double v) {
 }
 
 bool lora_applies(const O& o) { return o.fine_tune == FineTune::kLora; }
-bool bucket_applies(const O& o) { return o.reduce != comm::ReduceStrategy::kPerTensor; }
+bool bucket_applies(const O& o) { return o.reduce != ReduceStrategy::kPerTensor; }
 
 // "lora", then the adapters' settings that are not the trainer's defaults:
 // "lora-rank16-alpha32-drop0.1-last2-q.k.v.o".
@@ -70,7 +58,7 @@ std::string lora_name(const LoraConfig& l) {
   if (l.targets != defaults.targets) {
     std::vector<std::string> targets;
     for (LoraTarget t : l.targets) {
-      std::string_view n = lora_target_name(t);
+      std::string_view n = enum_name(t);
       if (n.ends_with("_proj")) n.remove_suffix(5);  // the short names parse_lora_target takes
       targets.emplace_back(n);
     }
@@ -87,8 +75,7 @@ std::string lora_name(const LoraConfig& l) {
 std::vector<TrainOption> model_rows() {
   return {
       {.summary = "model", .flag = "--model",
-       .help = fmt::format("Preset ({}) or a Hugging Face style config.json",
-                           fmt::join(model_preset_names(), ", ")),
+       .help = "Preset or a Hugging Face style config.json",
        .ref = Ref<std::string>([](O& o) -> std::string& { return o.model; }),
        .suite = "model", .axis = true, .command = Emit::kAlways, .recorded = Emit::kAlways,
        .name_part = [](const O& o) { return std::filesystem::path(o.model).stem().string(); },
@@ -114,7 +101,7 @@ std::vector<TrainOption> model_rows() {
        .suite = "lr", .recorded = Emit::kNullUnlessSet},
       {.summary = "schedule", .flag = "--schedule",
        .help = "Learning-rate schedule: constant or cosine",
-       .ref = TS_ENUM_REF(schedule, lr_schedule_name, parse_schedule, kSchedules),
+       .ref = TS_ENUM_REF(schedule, LrScheduleKind),
        .suite = "schedule", .axis = true},
       {.summary = "lr_warmup", .flag = "--lr-warmup", .help = "Steps of linear learning-rate warm-up",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.lr_warmup; }),
@@ -149,16 +136,15 @@ std::vector<TrainOption> model_rows() {
        .help = "The linear layers' GEMMs: fp32 (OpenBLAS) or bf16 (mixed precision: bf16 copies "
                "of weights and inputs, fp32 sums, through oneDNN; fp32 master weights, gradients "
                "and optimizer state; needs AVX512-BF16 or AMX, see trainscope doctor)",
-       .ref = TS_ENUM_REF(precision, precision_name, parse_precision, kPrecisions),
+       .ref = TS_ENUM_REF(precision, Precision),
        .suite = "precision", .axis = true,
-       .name_part = [](const O& o) { return std::string(precision_name(o.precision)); }},
+       .name_part = [](const O& o) { return std::string(enum_name(o.precision)); }},
       {.summary = "gemm", .flag = "--gemm",
        .help = "The library of the fp32 linear layers' GEMMs: openblas, onednn, or auto (per "
                "shape the faster on this machine, timed once and cached: kernels/gemm_backend.h)",
-       .ref = TS_ENUM_REF(gemm, kernels::gemm_backend_name, kernels::parse_gemm_backend,
-                          kGemmBackends),
+       .ref = TS_ENUM_REF(gemm, GemmBackend),
        .suite = "gemm", .axis = true,
-       .name_part = [](const O& o) { return "gemm-" + std::string(kernels::gemm_backend_name(o.gemm)); }},
+       .name_part = [](const O& o) { return "gemm-" + std::string(enum_name(o.gemm)); }},
       {.summary = "warmup_steps", .flag = "--warmup-steps",
        .help = "First steps left out of the timing statistics (page faults, caches)",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.warmup_steps; }),
@@ -195,7 +181,7 @@ std::vector<TrainOption> data_rows() {
       {.summary = "data.batching", .flag = "--batching",
        .help = "pad (one document per example, truncated or padded) or pack (documents "
                "concatenated)",
-       .ref = TS_ENUM_REF(data.mode, to_string, parse_batch_mode, kBatchings)},
+       .ref = TS_ENUM_REF(data.mode, BatchMode)},
       {.summary = "data.mask_padding", .flag = "--mask-padding",
        .help = "pad mode: leave padding out of the loss",
        .ref = Ref<bool>([](O& o) -> bool& { return o.data.mask_padding; })},
@@ -231,24 +217,23 @@ std::vector<TrainOption> parallel_rows() {
       {.summary = "mode", .flag = "--mode",
        .help = "Data parallelism: naive (one process), duplicated (every rank loads all data, "
                "keeps its rows) or sharded (every rank loads only its shard)",
-       .ref = TS_ENUM_REF(data.data_mode, to_string, parse_data_mode, kDataModes),
+       .ref = TS_ENUM_REF(data.data_mode, DataMode),
        .suite = "mode", .axis = true, .command = Emit::kAlways, .recorded = Emit::kAlways,
-       .name_part = [](const O& o) { return std::string(to_string(o.data.data_mode)); },
+       .name_part = [](const O& o) { return std::string(enum_name(o.data.data_mode)); },
        .name_when = NameWhen::kAlways},
       {.summary = "shard", .flag = "--shard",
        .help = "sharded mode: strided (rank r gets rows r, r+N, ...: same global batches as "
                "naive) or contiguous (rank r holds the r-th 1/N of the examples)",
-       .ref = TS_ENUM_REF(data.shard, to_string, parse_shard_mode, kShards),
+       .ref = TS_ENUM_REF(data.shard, ShardMode),
        .suite = "shard", .command = Emit::kAlways, .recorded = Emit::kAlways},
       {.summary = "reduce", .flag = "--reduce",
        .help = "Gradient reduction: per-tensor (one all-reduce per tensor), fused (buckets of "
                "--bucket-mb after backward), overlap (buckets reduced by a communication thread "
                "during backward) or overlap-poll (nonblocking all-reduces polled between "
                "kernels)",
-       .ref = TS_ENUM_REF(reduce, comm::reduce_strategy_name, comm::parse_reduce_strategy,
-                          comm::kReduceStrategyNames),
+       .ref = TS_ENUM_REF(reduce, ReduceStrategy),
        .suite = "reduce", .axis = true, .command = Emit::kAlways, .recorded = Emit::kAlways,
-       .name_part = [](const O& o) { return std::string(comm::reduce_strategy_name(o.reduce)); },
+       .name_part = [](const O& o) { return std::string(enum_name(o.reduce)); },
        .name_when = NameWhen::kAlways},
       {.summary = "bucket_mb", .flag = "--bucket-mb",
        .help = "Bucket size in MiB for fused/overlap(-poll) (<= 0: the whole gradient in one "
@@ -264,12 +249,11 @@ std::vector<TrainOption> parallel_rows() {
                "MPI_Allreduce), shm (ranks of one host sum straight out of each other's "
                "gradients in an MPI-3 shared window) or hier (shm inside each host, MPI between "
                "hosts)",
-       .ref = TS_ENUM_REF(allreduce, comm::allreduce_algorithm_name,
-                          comm::parse_allreduce_algorithm, comm::kAllReduceAlgorithmNames),
+       .ref = TS_ENUM_REF(allreduce, AllReduceAlgorithm),
        .suite = "allreduce", .axis = true,
        // "ar-shm", not "shm": the shm transport has that part already.
        .name_part = [](const O& o) {
-         return "ar-" + std::string(comm::allreduce_algorithm_name(o.allreduce));
+         return "ar-" + std::string(enum_name(o.allreduce));
        }},
       {.summary = "zero", .flag = "--zero",
        .help = "ZeRO stage: 0 (every rank keeps the whole AdamW state) or 1 (gradients "
@@ -282,12 +266,11 @@ std::vector<TrainOption> parallel_rows() {
        .help = "What gradients travel as, under any --reduce and --allreduce: fp32, or bf16 "
                "(rounded to bf16, half the bytes, each addition in fp32; as PyTorch DDP's "
                "bf16_compress_hook)",
-       .ref = TS_ENUM_REF(comm_dtype, comm::comm_dtype_name, comm::parse_comm_dtype,
-                          comm::kCommDtypeNames),
+       .ref = TS_ENUM_REF(comm_dtype, CommDtype),
        .suite = "comm_dtype", .axis = true,
        // "comm-bf16", so that it never reads as the precision.
        .name_part = [](const O& o) {
-         return "comm-" + std::string(comm::comm_dtype_name(o.comm_dtype));
+         return "comm-" + std::string(enum_name(o.comm_dtype));
        }},
   };
 }
@@ -312,9 +295,9 @@ std::vector<TrainOption> state_rows() {
       // A suite case's engine: no flag (`train` is trainscope); the runner
       // launches bench/pytorch/ddp_train.py for the other (suites/pytorch_peer.h).
       {.summary = "engine",
-       .ref = TS_ENUM_REF(engine, engine_name, parse_engine, kEngines),
+       .ref = TS_ENUM_REF(engine, Engine),
        .suite = "engine", .axis = true, .command = Emit::kNever,
-       .name_part = [](const O& o) { return std::string(engine_name(o.engine)); },
+       .name_part = [](const O& o) { return std::string(enum_name(o.engine)); },
        .name_when = NameWhen::kWhenSetOrVarying},
       {.flag = "--overwrite",
        .help = "Let a new run replace the checkpoints already in --checkpoint-dir (without it, "
@@ -335,7 +318,7 @@ std::vector<TrainOption> state_rows() {
        .help = "What trains: full (every weight) or lora (low-rank adapters on frozen weights, "
                "as mlx-lm's lora: only their gradients are reduced and only they have optimizer "
                "state; checkpoints are PEFT adapter folders). Usually with --init-from",
-       .ref = TS_ENUM_REF(fine_tune, fine_tune_name, parse_fine_tune, kFineTunes),
+       .ref = TS_ENUM_REF(fine_tune, FineTune),
        .suite = "fine_tune", .axis = true,
        .name_part = [](const O& o) {
          return o.fine_tune == FineTune::kLora ? lora_name(o.lora) : std::string("full");
@@ -419,7 +402,7 @@ std::vector<TrainOption> output_rows() {
        .help = "After --stall-timeout: warn (say where this rank is) or abort (also end the "
                "job once the stall outlasts the grace period, every rank naming the collective "
                "it waits in and the ranks that have not arrived; exit 3). Suites use abort",
-       .ref = TS_ENUM_REF(stall_action, stall_action_name, parse_stall_action, kStallActions),
+       .ref = TS_ENUM_REF(stall_action, StallAction),
        .suite = "stall_action", .axis = true, .recorded = Emit::kNever,
        .name_when = NameWhen::kNever},
       {.summary = "stall_grace_s", .flag = "--stall-grace",
@@ -459,4 +442,4 @@ std::vector<TrainOption> train_option_rows() {
   return t;
 }
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options

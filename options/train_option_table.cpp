@@ -1,4 +1,4 @@
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 #include <fmt/format.h>
 
@@ -8,9 +8,8 @@
 #include <type_traits>
 
 #include "base/check.h"
-#include "training/model_config.h"
 
-namespace trainscope::training {
+namespace trainscope::options {
 namespace {
 
 using nlohmann::json;
@@ -216,4 +215,4 @@ TrainOptions options_from_config(const json& config) {
   return options_from(config, [](const TrainOption& row) { return row.config_path(); });
 }
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options

@@ -14,8 +14,8 @@
 // use.
 //
 // Thread-safety: the table is built once, then read-only.
-#ifndef TRAINSCOPE_TRAINING_TRAIN_OPTION_TABLE_H_
-#define TRAINSCOPE_TRAINING_TRAIN_OPTION_TABLE_H_
+#ifndef TRAINSCOPE_OPTIONS_TRAIN_OPTION_TABLE_H_
+#define TRAINSCOPE_OPTIONS_TRAIN_OPTION_TABLE_H_
 
 #include <cstdint>
 #include <optional>
@@ -27,9 +27,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "training/train_options.h"
+#include "options/train_options.h"
 
-namespace trainscope::training {
+namespace trainscope::options {
 
 // A flag's check on a number (cli/validators.h words the message).
 enum class Check { kNone, kPositive, kNonNegative, kFinite };
@@ -121,6 +121,6 @@ nlohmann::json options_record(const TrainOptions& o);
 TrainOptions options_from_record(const nlohmann::json& record);
 TrainOptions options_from_config(const nlohmann::json& config);
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options
 
-#endif  // TRAINSCOPE_TRAINING_TRAIN_OPTION_TABLE_H_
+#endif  // TRAINSCOPE_OPTIONS_TRAIN_OPTION_TABLE_H_

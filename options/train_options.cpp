@@ -1,4 +1,4 @@
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 #include <fmt/format.h>
 
@@ -8,35 +8,9 @@
 
 #include "base/check.h"
 
-namespace trainscope::training {
+namespace trainscope::options {
 
 using nlohmann::json;
-
-std::string_view fine_tune_name(FineTune f) { return f == FineTune::kLora ? "lora" : "full"; }
-
-FineTune parse_fine_tune(std::string_view name, std::string_view what) {
-  if (name == "full") return FineTune::kFull;
-  if (name == "lora") return FineTune::kLora;
-  throw Error(fmt::format("{} must be full or lora, got '{}'", what, name));
-}
-
-std::string_view engine_name(Engine e) { return e == Engine::kPytorch ? "pytorch" : "trainscope"; }
-
-Engine parse_engine(std::string_view name, std::string_view what) {
-  if (name == "trainscope") return Engine::kTrainscope;
-  if (name == "pytorch") return Engine::kPytorch;
-  throw Error(fmt::format("{} must be trainscope or pytorch, got '{}'", what, name));
-}
-
-std::string_view stall_action_name(StallAction a) {
-  return a == StallAction::kAbort ? "abort" : "warn";
-}
-
-StallAction parse_stall_action(std::string_view name, std::string_view what) {
-  if (name == "warn") return StallAction::kWarn;
-  if (name == "abort") return StallAction::kAbort;
-  throw Error(fmt::format("{}: unknown stall action '{}' (expected warn, abort)", what, name));
-}
 
 InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag) {
   auto bad = [&](std::string_view what) {
@@ -60,4 +34,4 @@ InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag)
   return delay;
 }
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options

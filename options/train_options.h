@@ -1,7 +1,8 @@
-// The options of one training run (`trainscope train`'s flags), and the
-// names and parsers of their enumerations.
-#ifndef TRAINSCOPE_TRAINING_TRAIN_OPTIONS_H_
-#define TRAINSCOPE_TRAINING_TRAIN_OPTIONS_H_
+// The options of one training run (`trainscope train`'s flags, a suite
+// case's settings): plain values, read and written through the option table
+// (options/train_option_table.h); their choices are named in options/choices.h.
+#ifndef TRAINSCOPE_OPTIONS_TRAIN_OPTIONS_H_
+#define TRAINSCOPE_OPTIONS_TRAIN_OPTIONS_H_
 
 #include <cstdint>
 #include <optional>
@@ -10,15 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "comm/all_reducer.h"
-#include "comm/grad_sync.h"
-#include "kernels/gemm_backend.h"
-#include "training/data/data_options.h"
-#include "training/lora.h"
-#include "training/lr_schedule.h"
-#include "training/precision.h"
+#include "options/choices.h"
+#include "options/data_options.h"
+#include "options/lora_options.h"
 
-namespace trainscope::training {
+namespace trainscope::options {
 
 // --inject-delay RANK:MS: rank RANK sleeps MS milliseconds in its forward
 // phase every step, a straggler made to order (tests and demos).
@@ -31,33 +28,13 @@ struct InjectedDelay {
 // otherwise. (Whether RANK is in the job is checked once the job is known.)
 InjectedDelay parse_injected_delay(std::string_view text, std::string_view flag = "--inject-delay");
 
-// What trains: every weight, or LoRA adapters over frozen weights.
-enum class FineTune { kFull, kLora };
-std::string_view fine_tune_name(FineTune f);
-// Error naming `what` (the flag, or a suite's key) otherwise.
-FineTune parse_fine_tune(std::string_view name, std::string_view what = "--fine-tune");
-
-// What a rank does when a collective (or a phase outside one) has waited
-// beyond --stall-timeout: say where it is, or also end the job after the
-// grace period (exit kExitStalled), naming the ranks that have not arrived.
-enum class StallAction { kWarn, kAbort };
-std::string_view stall_action_name(StallAction a);
-StallAction parse_stall_action(std::string_view name, std::string_view what = "--stall-action");
-
-// Which program trains a suite case: trainscope itself, or the PyTorch peer
-// (bench/pytorch/ddp_train.py: the same model, weights, batches and
-// optimizer under DistributedDataParallel), to measure them side by side.
-enum class Engine { kTrainscope, kPytorch };
-std::string_view engine_name(Engine e);
-Engine parse_engine(std::string_view name, std::string_view what = "engine");
-
 struct TrainOptions {
   std::string model = "seed";  // preset name or config.json path
   int batch = 0;               // global batch (rows); 0 = the preset's default
   int block = 0;               // tokens per example; 0 = the preset's default
   int64_t steps = 20;          // total optimizer steps (including resumed ones)
   double lr = 3e-4;
-  LrSchedule::Kind schedule = LrSchedule::Kind::kConstant;
+  LrScheduleKind schedule = LrScheduleKind::kConstant;
   int64_t lr_warmup = 0;
   double min_lr = 0.0;
   double weight_decay = 0.01;
@@ -66,7 +43,7 @@ struct TrainOptions {
   uint64_t seed = 42;                      // weights; the data order uses data.seed
   Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
   // The library of the fp32 linear layers' GEMMs (kernels/gemm_backend.h).
-  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;
+  GemmBackend gemm = GemmBackend::kAuto;
   int threads = 0;                         // per rank; 0 = cores / ranks on this host
   int64_t warmup_steps = 1;                // first steps left out of the timing statistics
 
@@ -75,13 +52,13 @@ struct TrainOptions {
   int64_t eval_every = 0;  // validation every N steps (0: only at the end if val exists)
   int64_t val_batches = 4;
 
-  comm::ReduceStrategy reduce = comm::ReduceStrategy::kFused;
+  ReduceStrategy reduce = ReduceStrategy::kFused;
   double bucket_mb = 32;  // fused/overlap bucket size; <= 0 = whole arena
-  comm::AllReduceAlgorithm allreduce = comm::AllReduceAlgorithm::kMpi;
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::kMpi;
   int zero = 0;  // ZeRO stage: 0, or 1 (optimizer state sharded over ranks)
   // What the gradients travel as (comm/all_reducer.h): fp32, or bf16 (half
   // the bytes, summed in fp32, the result rounded to bf16).
-  comm::CommDtype comm_dtype = comm::CommDtype::kFp32;
+  CommDtype comm_dtype = CommDtype::kFp32;
   // Tests only (no flag): pretend each host holds this many ranks, so the
   // two-level path of --allreduce hier runs on one machine.
   int hier_ranks_per_host = 0;
@@ -115,6 +92,6 @@ struct TrainOptions {
   nlohmann::json to_json() const;
 };
 
-}  // namespace trainscope::training
+}  // namespace trainscope::options
 
-#endif  // TRAINSCOPE_TRAINING_TRAIN_OPTIONS_H_
+#endif  // TRAINSCOPE_OPTIONS_TRAIN_OPTIONS_H_

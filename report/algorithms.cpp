@@ -90,10 +90,10 @@ std::string CaseReduction::label() const {
 
 CaseReduction case_reduction(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
-  return {.algorithm = std::string(comm::allreduce_algorithm_name(o.train.allreduce)),
+  return {.algorithm = std::string(enum_name(o.train.allreduce)),
           .mpi_algorithm = o.mpi_algorithm,
           .zero = o.train.zero,
-          .comm_dtype = std::string(comm::comm_dtype_name(o.train.comm_dtype))};
+          .comm_dtype = std::string(enum_name(o.train.comm_dtype))};
 }
 
 bool suite_varies_reduction(const analysis::SuiteData& suite) {

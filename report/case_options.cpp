@@ -6,7 +6,7 @@ CaseOptions case_options(const analysis::CaseData& c) {
   const nlohmann::json& config = c.run_case.config;
   CaseOptions out;
   out.trains = c.run_case.mode != "allreduce";  // the runner's mode of sweeps
-  out.train = training::options_from_config(config);
+  out.train = options::options_from_config(config);
   if (config.is_object()) {
     if (auto it = config.find("batch_per_rank"); it != config.end() && it->is_number_integer()) {
       out.batch_per_rank = it->get<int>();
@@ -18,10 +18,10 @@ CaseOptions case_options(const analysis::CaseData& c) {
   return out;
 }
 
-std::optional<training::TrainOptions> trainer_options(const analysis::CaseData& c) {
+std::optional<options::TrainOptions> trainer_options(const analysis::CaseData& c) {
   const analysis::RunData* run = c.first_usable();
   if (!run || !run->summary->options.is_object()) return std::nullopt;
-  return training::options_from_record(run->summary->options);
+  return options::options_from_record(run->summary->options);
 }
 
 }  // namespace trainscope::report

@@ -1,6 +1,6 @@
 // What a case was configured to train with, typed: its recorded config
 // (RunCase::config, written by suites/suite_case.cpp) read back through the
-// option table (training/train_option_table.h), the trainer's defaults
+// option table (options/train_option_table.h), the trainer's defaults
 // where the config says nothing. The report asks a case's settings here and
 // nowhere else.
 //
@@ -9,13 +9,13 @@
 #define TRAINSCOPE_REPORT_CASE_OPTIONS_H_
 
 #include "analysis/suite_data.h"
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 namespace trainscope::report {
 
 struct CaseOptions {
   bool trains = true;  // false: an all-reduce sweep, whose config holds no training
-  training::TrainOptions train;
+  options::TrainOptions train;
   int batch_per_rank = 0;  // > 0: weak scaling, the global batch is this x ranks
   int mpi_algorithm = 0;   // Open MPI's all-reduce algorithm forced (0: its own choice)
 };
@@ -23,7 +23,7 @@ CaseOptions case_options(const analysis::CaseData& c);
 
 // What the first usable repetition's trainer recorded it ran with
 // (RunSummary::options), typed; std::nullopt when no repetition is usable.
-std::optional<training::TrainOptions> trainer_options(const analysis::CaseData& c);
+std::optional<options::TrainOptions> trainer_options(const analysis::CaseData& c);
 
 }  // namespace trainscope::report
 

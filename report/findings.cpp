@@ -31,7 +31,7 @@ std::string workload_key(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   if (!o.trains) return "sweep";
   return fmt::format("{}|{}|{}|{}|{}", o.train.model, o.train.data.source, o.train.block,
-                     case_fine_tune(c).label(), training::precision_name(o.train.precision));
+                     case_fine_tune(c).label(), enum_name(o.train.precision));
 }
 
 std::string model_label(const analysis::CaseData& c) {

@@ -32,9 +32,9 @@ constexpr std::initializer_list<const char*> kRankSettings = {
 }  // namespace
 
 std::string CaseFineTune::label() const {
-  if (method != training::FineTune::kLora) return std::string(training::fine_tune_name(method));
+  if (method != options::FineTune::kLora) return std::string(enum_name(method));
   std::vector<std::string_view> targets;
-  for (training::LoraTarget t : lora.targets) targets.push_back(training::lora_target_name(t));
+  for (options::LoraTarget t : lora.targets) targets.push_back(enum_name(t));
   std::string out =
       fmt::format("LoRA r{}, alpha {:g}, {}", lora.rank, lora.alpha, fmt::join(targets, ","));
   if (lora.dropout > 0) out += fmt::format(", dropout {:g}", lora.dropout);
@@ -46,8 +46,8 @@ CaseFineTune case_fine_tune(const analysis::CaseData& c) {
   // The suite's record first (it records fine_tune under LoRA only); a case
   // that set it through extra_args, or whose config predates the key, by
   // what its trainer says.
-  training::TrainOptions o = case_options(c).train;
-  if (o.fine_tune != training::FineTune::kLora) {
+  options::TrainOptions o = case_options(c).train;
+  if (o.fine_tune != options::FineTune::kLora) {
     if (const auto trainer = trainer_options(c)) o = *trainer;
   }
   return {o.fine_tune, o.lora};

@@ -27,13 +27,13 @@
 
 #include "kernels/storage.h"
 #include "analysis/suite_data.h"
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 namespace trainscope::report {
 
 struct CaseFineTune {
-  training::FineTune method = training::FineTune::kFull;
-  training::LoraConfig lora;  // with kLora
+  options::FineTune method = options::FineTune::kFull;
+  options::LoraConfig lora;  // with kLora
   // "full"; "LoRA r8, alpha 16, q_proj,v_proj" (then dropout and the last N
   // layers when set).
   std::string label() const;

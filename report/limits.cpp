@@ -38,8 +38,8 @@ const MachineLimit* sgemm_limit_of(const analysis::SuiteData& suite, const analy
   }
   const int64_t rows = run.summary->steps.front().front().tokens;
   const int threads = run.summary->threads_per_rank;
-  const std::string_view precision = training::precision_name(o.train.precision);
-  const std::string_view gemm = kernels::gemm_backend_name(o.train.gemm);
+  const std::string_view precision = enum_name(o.train.precision);
+  const std::string_view gemm = enum_name(o.train.gemm);
   const auto of_key = [&](const MachineLimit& l) {
     return l.model == o.train.model && l.rows == rows && l.threads == threads &&
            (l.precision.empty() ? "fp32" : l.precision) == precision &&

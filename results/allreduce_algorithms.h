@@ -26,7 +26,7 @@ namespace trainscope::results {
 
 // The values of `--allreduce`, declared with the algorithms themselves
 // (comm/all_reducer.h, header only here); the first is the default.
-inline constexpr const auto& kAllReduceAlgorithms = comm::kAllReduceAlgorithmNames;
+inline constexpr const auto& kAllReduceAlgorithms = EnumNames<options::AllReduceAlgorithm>::names;
 inline constexpr std::string_view kDefaultAllReduceAlgorithm = kAllReduceAlgorithms[0];
 
 // Open MPI 4.1's coll_tuned_allreduce_algorithm values, by number (the index).

@@ -28,11 +28,15 @@
 namespace trainscope::results {
 
 enum class ComparisonKind { kPaired, kWork };
+}  // namespace trainscope::results
+namespace trainscope {
 template <>
-struct EnumNames<ComparisonKind> {
+struct EnumNames<results::ComparisonKind> {
   static constexpr std::array<std::string_view, 2> names = {"paired", "work"};
   static constexpr bool sql_check = true;
 };
+}  // namespace trainscope
+namespace trainscope::results {
 
 // One build of a comparison: the executable given and what it says it is.
 struct BuildInfo {

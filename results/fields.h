@@ -50,6 +50,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "base/enum_names.h"
 #include "base/json_reader.h"
 
 namespace trainscope::results {
@@ -57,34 +58,7 @@ namespace trainscope::results {
 // ---------------------------------------------------------------------------
 // Enums by name.
 
-// Specialized once per enum: `static constexpr std::array<std::string_view, N>
-// names` in the order of the enum's values (0..N-1); `sql_check` puts
-// CHECK (col IN (...names)) on its columns.
-template <typename E>
-struct EnumNames;
-
-template <typename E>
-concept NamedEnum = requires {
-  EnumNames<E>::names;
-};
-
-template <NamedEnum E>
-constexpr std::size_t enum_count() {
-  return EnumNames<E>::names.size();
-}
-
-template <NamedEnum E>
-constexpr std::string_view enum_name(E value) {
-  return EnumNames<E>::names[static_cast<std::size_t>(value)];
-}
-
-template <NamedEnum E>
-std::optional<E> parse_enum(std::string_view name) {
-  for (std::size_t i = 0; i < enum_count<E>(); ++i) {
-    if (EnumNames<E>::names[i] == name) return static_cast<E>(i);
-  }
-  return std::nullopt;
-}
+// Enums are stored by their names (base/enum_names.h: EnumNames).
 
 // One T per value of E (a phase, a memory category), written as an object
 // keyed by the values' names.

@@ -32,11 +32,15 @@
 namespace trainscope::results {
 
 enum class LimitKind { kSgemm, kMemcpy, kAllReduce };
+}  // namespace trainscope::results
+namespace trainscope {
 template <>
-struct EnumNames<LimitKind> {
+struct EnumNames<results::LimitKind> {
   static constexpr std::array<std::string_view, 3> names = {"sgemm", "memcpy", "allreduce"};
   static constexpr bool sql_check = true;
 };
+}  // namespace trainscope
+namespace trainscope::results {
 
 // "GFLOP/s" for sgemm, else "GB/s".
 std::string_view limit_unit(LimitKind kind);

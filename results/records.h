@@ -61,11 +61,15 @@ inline constexpr int64_t kUnknown = -1;
 // State of one run (one case, one repetition). A summary is only ever kOk or
 // kFailed; kRunning and kSkipped exist in the database only.
 enum class RunStatus { kRunning, kOk, kFailed, kSkipped };
+}  // namespace trainscope::results
+namespace trainscope {
 template <>
-struct EnumNames<RunStatus> {
+struct EnumNames<results::RunStatus> {
   static constexpr std::array<std::string_view, 4> names = {"running", "ok", "failed", "skipped"};
   static constexpr bool sql_check = true;
 };
+}  // namespace trainscope
+namespace trainscope::results {
 // The statuses a run summary may have.
 inline constexpr std::array<RunStatus, 2> kSummaryStatuses = {RunStatus::kOk, RunStatus::kFailed};
 
@@ -74,6 +78,8 @@ std::string_view to_string(RunStatus status);
 // Inverse of to_string; std::nullopt for anything else.
 std::optional<RunStatus> parse_run_status(std::string_view text);
 
+}  // namespace trainscope::results
+namespace trainscope {
 template <>
 struct EnumNames<profiler::Phase> {
   static constexpr auto names = profiler::kPhaseNames;
@@ -89,6 +95,8 @@ struct EnumNames<profiler::ProcessRole> {
   static constexpr auto names = profiler::kProcessRoleNames;
   static constexpr bool sql_check = false;
 };
+}  // namespace trainscope
+namespace trainscope::results {
 
 // Wall time spent in each phase of one training step, seconds. `comm` is the
 // training thread's time inside communication calls, from its arrival at each

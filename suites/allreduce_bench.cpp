@@ -58,7 +58,7 @@ double copy_probe_gbps(comm::Communicator& comm, int64_t bytes, int reps) {
 void validate(const AllReduceOptions& o) {
   if (const int64_t element = comm::comm_dtype_bytes(o.dtype); o.min_bytes < element) {
     throw Error(fmt::format("--min-bytes must be at least {} (one {} element), got {}", element,
-                            comm::comm_dtype_name(o.dtype), o.min_bytes));
+                            enum_name(o.dtype), o.min_bytes));
   }
   if (o.max_bytes < o.min_bytes)
     throw Error(fmt::format("--max-bytes {} is below --min-bytes {}", o.max_bytes, o.min_bytes));
@@ -105,9 +105,9 @@ std::string format_sweep_header(const comm::Communicator& comm, const AllReduceO
       "#  min bytes {} max bytes {} step: {}(factor) warmup iters: {} iters: {} validation: 1\n"
       "#\n",
       comm.size(), comm.size() == 1 ? "" : "s", comm.backend(),
-      comm::allreduce_algorithm_name(o.algorithm), transport_label(comm),
+      enum_name(o.algorithm), transport_label(comm),
       links.empty() ? "" : ", links " + links,
-      o.dtype == comm::CommDtype::kBf16 ? ", float buffers sent as bf16 (--comm-dtype)" : "",
+      o.dtype == options::CommDtype::kBf16 ? ", float buffers sent as bf16 (--comm-dtype)" : "",
       o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters);
   return s + format_sweep_columns("#", "#");
 }
@@ -183,7 +183,7 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     // bf16 holds integers up to 256 exactly: with up to 7 ranks every partial
     // sum a rank or hop passes on is exact. Beyond, each of at most n - 1
     // roundings is within 2^-9 of the sum.
-    const bool exact = o.dtype == comm::CommDtype::kFp32 || 7 * n * (n + 1) / 2 <= 256;
+    const bool exact = o.dtype == options::CommDtype::kFp32 || 7 * n * (n + 1) / 2 <= 256;
     const double tolerance = exact ? 0.0 : static_cast<double>(n - 1) * std::ldexp(1.0, -9);
     for (int64_t i = 0; i < count; ++i) {
       const double expected = static_cast<double>((i % 7 + 1) * n * (n + 1) / 2);
@@ -192,13 +192,13 @@ std::vector<results::AllReduceRow> run_allreduce_sweep(comm::Communicator& comm,
     wrong = comm.all_reduce_sum(wrong);
 
     results::AllReduceRow row;
-    row.algorithm = std::string(comm::allreduce_algorithm_name(o.algorithm));
+    row.algorithm = std::string(enum_name(o.algorithm));
     row.transport = transport;
     row.links = links;
     row.world_size = comm.size();
     row.size_bytes = bytes;
     row.count = count;
-    row.dtype = o.dtype == comm::CommDtype::kBf16 ? "bfloat16" : "float32";
+    row.dtype = o.dtype == options::CommDtype::kBf16 ? "bfloat16" : "float32";
     row.redop = "sum";
     row.time_us = t[0] * 1e6;
     row.algbw_gbps = t[0] > 0 ? bytes / t[0] / 1e9 : 0.0;

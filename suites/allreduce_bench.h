@@ -37,8 +37,8 @@ struct AllReduceOptions {
   int factor = 2;  // each size is the previous one times this
   int iters = 20;  // timed calls per size
   int warmup = 5;  // untimed calls per size before the timed loop
-  comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi;
-  comm::CommDtype dtype = comm::CommDtype::kFp32;  // what travels (--comm-dtype)
+  options::AllReduceAlgorithm algorithm = options::AllReduceAlgorithm::kMpi;
+  options::CommDtype dtype = options::CommDtype::kFp32;  // what travels (--comm-dtype)
   // After the sweep, every rank memcpy's the largest size at once: the
   // memory bandwidth a shared-memory all-reduce is bounded by, printed
   // beside the largest size's busbw.

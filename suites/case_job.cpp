@@ -69,7 +69,7 @@ std::string job_problem(const JobOutcome& job, double timeout_s, const fs::path&
 void label_sweep_rows(const SuiteCase& c, Ingested& in) {
   for (results::AllReduceRow& row : in.rows) {
     row.mpi_algorithm = c.mpi_algorithm;
-    const std::string_view asked = comm::allreduce_algorithm_name(c.train.allreduce);
+    const std::string_view asked = enum_name(c.train.allreduce);
     if (row.algorithm != asked && in.problem.empty()) {
       in.problem = fmt::format(
           "the sweep rows say all-reduce algorithm '{}' but the case asked "

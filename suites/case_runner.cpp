@@ -36,9 +36,9 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   rc.case_name = c.name;
   rc.config = c.to_json();
   const bool train = c.kind == CaseKind::kTrain;
-  rc.mode = train ? std::string(training::to_string(c.train.data.data_mode)) : "allreduce";
-  rc.reduction = train ? std::string(comm::reduce_strategy_name(c.train.reduce)) : "";
-  if (train && c.is_set(*training::find_suite_option("bucket_mb")))
+  rc.mode = train ? std::string(enum_name(c.train.data.data_mode)) : "allreduce";
+  rc.reduction = train ? std::string(enum_name(c.train.reduce)) : "";
+  if (train && c.is_set(*options::find_suite_option("bucket_mb")))
     rc.bucket_mb = c.train.bucket_mb;
   rc.world_size = c.ranks;
   rc.threads = c.train.threads;

@@ -56,16 +56,16 @@ bool is_this_host(const std::string& host) {
 // The option table's suite keys in the order a case's command line has
 // always given them (so a command reads as it did), then any others; not
 // the model and init_from, which plan_case gives first.
-const std::vector<const training::TrainOption*>& command_rows() {
-  static const std::vector<const training::TrainOption*> rows = [] {
+const std::vector<const options::TrainOption*>& command_rows() {
+  static const std::vector<const options::TrainOption*> rows = [] {
     constexpr std::string_view kOrder[] = {
         "mode",         "reduce",     "bucket_mb", "allreduce",  "zero",         "precision",
         "comm_dtype",   "fine_tune",  "lora_rank", "lora_alpha", "lora_dropout", "lora_layers",
         "lora_targets", "batch",      "block",     "steps",      "warmup_steps", "data",
         "tokenizer",    "eval_every", "shard",     "lr",         "threads"};
-    std::vector<const training::TrainOption*> out;
-    for (std::string_view key : kOrder) out.push_back(training::find_suite_option(key));
-    for (const training::TrainOption& row : training::train_option_table()) {
+    std::vector<const options::TrainOption*> out;
+    for (std::string_view key : kOrder) out.push_back(options::find_suite_option(key));
+    for (const options::TrainOption& row : options::train_option_table()) {
       if (row.suite.empty() || row.suite == "model" || row.suite == "init_from") continue;
       if (std::find(std::begin(kOrder), std::end(kOrder), row.suite) == std::end(kOrder)) {
         out.push_back(&row);
@@ -191,9 +191,9 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     plan.argv.push_back(value);
   };
   // Only when not the default: the command of a default case stays as it was.
-  const training::TrainOption& allreduce = *training::find_suite_option("allreduce");
+  const options::TrainOption& allreduce = *options::find_suite_option("allreduce");
   auto allreduce_flag = [&] {
-    if (c.is_set(allreduce)) flag("--allreduce", training::option_text(allreduce, c.train));
+    if (c.is_set(allreduce)) flag("--allreduce", options::option_text(allreduce, c.train));
   };
   if (c.kind == CaseKind::kTrain) {
     plan.argv.push_back("train");
@@ -204,11 +204,11 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       flag("--init-from", c.train.init_from);
     }
     // Every setting of the option table a suite may give: always, or when set.
-    for (const training::TrainOption* row : command_rows()) {
+    for (const options::TrainOption* row : command_rows()) {
       if (!row->applies_to(c.train)) continue;
-      if (row->command == training::Emit::kAlways ||
-          (row->command == training::Emit::kWhenSet && c.is_set(*row))) {
-        flag(std::string(row->flag), training::option_text(*row, c.train));
+      if (row->command == options::Emit::kAlways ||
+          (row->command == options::Emit::kWhenSet && c.is_set(*row))) {
+        flag(std::string(row->flag), options::option_text(*row, c.train));
       }
     }
     flag("--summary", output.string());
@@ -225,7 +225,7 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
     allreduce_flag();
     flag("--jsonl", output.string());
   }
-  if (c.kind == CaseKind::kTrain && c.train.engine == training::Engine::kPytorch) {
+  if (c.kind == CaseKind::kTrain && c.train.engine == options::Engine::kPytorch) {
     // In place of the trainscope command.
     plan_pytorch_peer(c, ctx, case_interface(suite, c, ctx), output, plan);
   }

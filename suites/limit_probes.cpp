@@ -47,15 +47,15 @@ kernels::GemmKey key_of(const GemmShape& s) { return {s.rows, s.out, s.in, false
 // The library each shape runs on under `gemm` (kernels/gemm_backend.h): the
 // one forced, or under auto the one a rank of `threads` threads picks
 // (cached, or timed now), so a limit is of what the case's ranks run.
-std::vector<kernels::GemmBackend> libraries_for(std::span<const GemmShape> shapes,
-                                                kernels::GemmBackend gemm,
-                                                training::Precision precision, int threads) {
+std::vector<options::GemmBackend> libraries_for(std::span<const GemmShape> shapes,
+                                                options::GemmBackend gemm,
+                                                options::Precision precision, int threads) {
   // bf16 runs through oneDNN's bf16 GEMM whatever --gemm says: nothing to choose.
-  if (precision == training::Precision::kBf16) {
-    return std::vector(shapes.size(), kernels::GemmBackend::kOneDnn);
+  if (precision == options::Precision::kBf16) {
+    return std::vector(shapes.size(), options::GemmBackend::kOneDnn);
   }
-  if (gemm != kernels::GemmBackend::kAuto) return std::vector(shapes.size(), gemm);
-  std::vector<kernels::GemmBackend> out;
+  if (gemm != options::GemmBackend::kAuto) return std::vector(shapes.size(), gemm);
+  std::vector<options::GemmBackend> out;
   for (const GemmShape& s : shapes) {
     out.push_back(kernels::auto_choice(key_of(s), kernels::kAutoMinFlops, threads));
   }
@@ -66,13 +66,13 @@ std::vector<kernels::GemmBackend> libraries_for(std::span<const GemmShape> shape
 // "OpenBLAS 0.3.21 Cooperlake for 2 and oneDNN 2.6.3, ... for 5 of 7 shapes".
 // bf16's oneDNN is the bf16 path's (which tests may emulate), fp32's the
 // matmul's.
-std::string describe_libraries(std::span<const kernels::GemmBackend> libraries,
-                               training::Precision precision) {
+std::string describe_libraries(std::span<const options::GemmBackend> libraries,
+                               options::Precision precision) {
   const std::string blas = kernels::blas_info().library + " " + kernels::blas_info().core;
-  const std::string dnnl = precision == training::Precision::kBf16
+  const std::string dnnl = precision == options::Precision::kBf16
                                ? kernels::onednn_description()
                                : kernels::internal::onednn_version_and_isa();
-  const auto onednn = std::count(libraries.begin(), libraries.end(), kernels::GemmBackend::kOneDnn);
+  const auto onednn = std::count(libraries.begin(), libraries.end(), options::GemmBackend::kOneDnn);
   const auto n = static_cast<std::ptrdiff_t>(libraries.size());
   if (onednn == 0) return blas;
   if (onednn == n) return dnnl;
@@ -86,11 +86,11 @@ std::string describe_libraries(std::span<const kernels::GemmBackend> libraries,
 // step.
 class GemmProbe {
  public:
-  GemmProbe(const GemmShape& shape, training::Precision precision, kernels::GemmBackend library)
+  GemmProbe(const GemmShape& shape, options::Precision precision, options::GemmBackend library)
       : shape_(shape), precision_(precision), library_(library) {
     for (std::size_t i = 0; i < x_.size(); ++i) x_.data()[i] = 0.001f * static_cast<float>(i % 97);
     for (std::size_t i = 0; i < w_.size(); ++i) w_.data()[i] = 0.002f * static_cast<float>(i % 89);
-    if (precision == training::Precision::kBf16) {
+    if (precision == options::Precision::kBf16) {
       x16_ = Buffer<uint16_t>(x_.size(), MemoryCategory::kWorkspace);
       w16_ = Buffer<uint16_t>(w_.size(), MemoryCategory::kWorkspace);
       kernels::to_bf16(x16_.data(), x_.data(), static_cast<int64_t>(x_.size()));
@@ -98,7 +98,7 @@ class GemmProbe {
     }
   }
   void call() {
-    if (precision_ == training::Precision::kBf16) {
+    if (precision_ == options::Precision::kBf16) {
       kernels::matmul_forward_bf16(y_.data(), x16_.data(), w16_.data(), shape_.rows, shape_.in,
                                    shape_.out);
     } else {
@@ -129,8 +129,8 @@ class GemmProbe {
     return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
   }
   GemmShape shape_;
-  training::Precision precision_;
-  kernels::GemmBackend library_;
+  options::Precision precision_;
+  options::GemmBackend library_;
   Buffer<float> x_{elements(shape_.rows, shape_.in), MemoryCategory::kWorkspace};
   Buffer<float> w_{elements(shape_.out, shape_.in), MemoryCategory::kWorkspace};
   Buffer<float> y_{elements(shape_.rows, shape_.out), MemoryCategory::kWorkspace};
@@ -151,7 +151,7 @@ struct AtOnce {
 // copy is done, so no timed call runs with the others idle. A copy that
 // fails lets the others go at once rather than at the deadline.
 [[noreturn]] void run_copy(AtOnce* shared, int index, int copies, int cpu, const GemmShape& shape,
-                           kernels::GemmBackend library) {
+                           options::GemmBackend library) {
   const auto give_up = [shared] {
     shared->ready.fetch_add(AtOnce::kMaxCopies);
     shared->done.fetch_add(AtOnce::kMaxCopies);
@@ -165,7 +165,7 @@ struct AtOnce {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   const auto waited_too_long = [&] { return std::chrono::steady_clock::now() > deadline; };
   try {
-    GemmProbe probe(shape, training::Precision::kFp32, library);
+    GemmProbe probe(shape, options::Precision::kFp32, library);
     probe.call();
     shared->ready.fetch_add(1);
     while (shared->ready.load() < copies) {
@@ -184,7 +184,7 @@ struct AtOnce {
 // to its CPU. Processes, not threads: OpenBLAS serialises GEMMs called from
 // several threads of one process, and ranks are processes.
 std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<const int> cpus,
-                                           kernels::GemmBackend library) {
+                                           options::GemmBackend library) {
   const int copies = static_cast<int>(cpus.size());
   if (copies > AtOnce::kMaxCopies) {
     throw Error(
@@ -237,7 +237,7 @@ struct CaseShape {
   int64_t rows = 0;
   int threads = 1;
   std::string precision = "fp32";
-  kernels::GemmBackend gemm = kernels::GemmBackend::kAuto;  // fp32: the case's --gemm
+  options::GemmBackend gemm = options::GemmBackend::kAuto;  // fp32: the case's --gemm
   auto key() const { return std::tie(model, rows, threads, precision, gemm); }
   bool operator<(const CaseShape& o) const { return key() < o.key(); }
 };
@@ -252,10 +252,10 @@ CaseShape case_shape(const SuiteCase& c, const training::ModelConfig& m) {
     threads = training::threads_per_rank(cores, local,
                                          static_cast<int>(std::thread::hardware_concurrency()));
   }
-  const bool fp32 = c.train.precision == training::Precision::kFp32;
+  const bool fp32 = c.train.precision == options::Precision::kFp32;
   return {c.train.model, int64_t{batch / std::max(1, c.ranks)} * (block - 1), threads,
-          std::string(training::precision_name(c.train.precision)),
-          fp32 ? c.train.gemm : kernels::GemmBackend::kAuto};  // bf16: oneDNN whatever --gemm
+          std::string(enum_name(c.train.precision)),
+          fp32 ? c.train.gemm : options::GemmBackend::kAuto};  // bf16: oneDNN whatever --gemm
 }
 
 // The peak busbw of a short sweep over `c`'s transport and ranks, run as a
@@ -264,7 +264,7 @@ std::optional<double> allreduce_peak(const Suite& suite, const SuiteCase& c, con
                                      const fs::path& work_dir, std::FILE* progress) {
   SuiteCase sweep = c;
   sweep.kind = CaseKind::kAllReduce;
-  sweep.train.allreduce = comm::AllReduceAlgorithm::kMpi;
+  sweep.train.allreduce = options::AllReduceAlgorithm::kMpi;
   sweep.mpi_algorithm = 0;  // the transport's limit, under Open MPI's own choice
   sweep.sweep = {
       .min_bytes = 256 << 10, .max_bytes = 16 << 20, .factor = 4, .iters = 5, .warmup = 2};
@@ -317,8 +317,8 @@ std::string describe_shapes(std::span<const GemmShape> shapes) {
 namespace {
 
 // GFLOP/s of the shapes, each on its library, on the threads set now.
-double gflops_on(std::span<const GemmShape> shapes, training::Precision precision,
-                 std::span<const kernels::GemmBackend> libraries) {
+double gflops_on(std::span<const GemmShape> shapes, options::Precision precision,
+                 std::span<const options::GemmBackend> libraries) {
   double flops = 0, seconds = 0;
   for (std::size_t i = 0; i < shapes.size(); ++i) {
     const GemmShape& s = shapes[i];
@@ -331,7 +331,7 @@ double gflops_on(std::span<const GemmShape> shapes, training::Precision precisio
 // A copy's GFLOP/s, averaged over copies, with one on each of `cpus` at once
 // (one thread each; the libraries chosen before, not in the forked copies).
 double gflops_at_once_on(std::span<const GemmShape> shapes, std::span<const int> cpus,
-                         std::span<const kernels::GemmBackend> libraries) {
+                         std::span<const options::GemmBackend> libraries) {
   double flops = 0;
   std::vector<double> seconds(cpus.size(), 0.0);
   for (std::size_t k = 0; k < shapes.size(); ++k) {
@@ -348,11 +348,11 @@ double gflops_at_once_on(std::span<const GemmShape> shapes, std::span<const int>
 // GFLOP/s and the library each shape ran on.
 struct Measured {
   double gflops = 0;
-  std::vector<kernels::GemmBackend> libraries;
+  std::vector<options::GemmBackend> libraries;
 };
 
 Measured measure_alone(std::span<const GemmShape> shapes, int threads,
-                       training::Precision precision, kernels::GemmBackend gemm) {
+                       options::Precision precision, options::GemmBackend gemm) {
   TS_CHECK(threads >= 1 && !shapes.empty());
   const kernels::ScopedComputeThreads scope(threads);
   Measured m{.libraries = libraries_for(shapes, gemm, precision, threads)};
@@ -361,23 +361,23 @@ Measured measure_alone(std::span<const GemmShape> shapes, int threads,
 }
 
 Measured measure_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
-                         kernels::GemmBackend gemm) {
+                         options::GemmBackend gemm) {
   TS_CHECK(!shapes.empty() && !cpus.empty());
   const kernels::ScopedComputeThreads scope(1);
-  Measured m{.libraries = libraries_for(shapes, gemm, training::Precision::kFp32, 1)};
+  Measured m{.libraries = libraries_for(shapes, gemm, options::Precision::kFp32, 1)};
   m.gflops = gflops_at_once_on(shapes, cpus, m.libraries);
   return m;
 }
 
 }  // namespace
 
-double sgemm_gflops(std::span<const GemmShape> shapes, int threads, training::Precision precision,
-                    kernels::GemmBackend gemm) {
+double sgemm_gflops(std::span<const GemmShape> shapes, int threads, options::Precision precision,
+                    options::GemmBackend gemm) {
   return measure_alone(shapes, threads, precision, gemm).gflops;
 }
 
 double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
-                            kernels::GemmBackend gemm) {
+                            options::GemmBackend gemm) {
   return measure_at_once(shapes, cpus, gemm).gflops;
 }
 
@@ -388,13 +388,13 @@ double memcpy_gbps() {
 
 MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
                          int64_t rows, int threads, std::string_view source,
-                         training::Precision precision, kernels::GemmBackend gemm) {
+                         options::Precision precision, options::GemmBackend gemm) {
   MachineLimit l = stamped(LimitKind::kSgemm, source);
   l.model = model_name;
   l.rows = rows;
   l.threads = threads;
-  l.precision = std::string(training::precision_name(precision));
-  if (precision == training::Precision::kFp32) l.gemm = kernels::gemm_backend_name(gemm);
+  l.precision = std::string(enum_name(precision));
+  if (precision == options::Precision::kFp32) l.gemm = enum_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
   const Measured m = measure_alone(shapes, threads, precision, gemm);
   l.value = m.gflops;
@@ -405,18 +405,18 @@ MachineLimit sgemm_limit(const std::string& model_name, const training::ModelCon
 
 MachineLimit sgemm_at_once_limit(const std::string& model_name, const training::ModelConfig& model,
                                  int64_t rows, std::span<const int> cpus, std::string_view source,
-                                 kernels::GemmBackend gemm) {
+                                 options::GemmBackend gemm) {
   MachineLimit l = stamped(LimitKind::kSgemm, source);
   l.model = model_name;
   l.rows = rows;
   l.threads = 1;
   l.ranks = static_cast<int>(cpus.size());
-  l.gemm = kernels::gemm_backend_name(gemm);
+  l.gemm = enum_name(gemm);
   const auto shapes = model_gemm_shapes(model, rows);
   const Measured m = measure_at_once(shapes, cpus, gemm);
   l.value = m.gflops;
   l.detail = fmt::format("{}, a copy on each of CPUs {} at once: {}",
-                         describe_libraries(m.libraries, training::Precision::kFp32),
+                         describe_libraries(m.libraries, options::Precision::kFp32),
                          fmt::join(cpus, ","), describe_shapes(shapes));
   return l;
 }
@@ -457,7 +457,7 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   for (const auto& [shape, model] : gemms) {
     limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads,
                                  results::kLimitsBySuiteRun,
-                                 training::parse_precision(shape.precision), shape.gemm));
+                                 parse_choice<options::Precision>(shape.precision, "precision"), shape.gemm));
   }
   const std::vector<int> cpus = allowed_cpus();
   for (const auto& [key, model] : at_once) {

@@ -55,8 +55,8 @@ std::string describe_shapes(std::span<const GemmShape> shapes);
 // as a rank would: kernels/gemm_backend.h), or bf16 inputs through oneDNN
 // (kernels/matmul_bf16.h) as --precision bf16 runs them.
 double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
-                    training::Precision precision = training::Precision::kFp32,
-                    kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
+                    options::Precision precision = options::Precision::kFp32,
+                    options::GemmBackend gemm = options::GemmBackend::kOpenBlas);
 
 // The same shapes on every CPU in `cpus` at once, fp32, one thread each
 // (as one-thread ranks bound to cores compute side by side): each copy's
@@ -64,7 +64,7 @@ double sgemm_gflops(std::span<const GemmShape> shapes, int threads,
 // machine's cores give together: two vCPUs that share a physical core, or a
 // memory bus, give less than twice one.
 double sgemm_gflops_at_once(std::span<const GemmShape> shapes, std::span<const int> cpus,
-                            kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
+                            options::GemmBackend gemm = options::GemmBackend::kOpenBlas);
 
 // memcpy GB/s, one thread, 256 MiB (profiler/copy_probe.h).
 double memcpy_gbps();
@@ -72,15 +72,15 @@ double memcpy_gbps();
 // host; `source` says who measured them (results/machine_limits.h).
 results::MachineLimit sgemm_limit(const std::string& model_name, const training::ModelConfig& model,
                                   int64_t rows, int threads, std::string_view source,
-                                  training::Precision precision = training::Precision::kFp32,
-                                  kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
+                                  options::Precision precision = options::Precision::kFp32,
+                                  options::GemmBackend gemm = options::GemmBackend::kOpenBlas);
 results::MachineLimit memcpy_limit(std::string_view source);
 // sgemm_gflops_at_once as a limit (fp32, as the probe): sgemm with ranks =
 // cpus.size() copies.
 results::MachineLimit sgemm_at_once_limit(
     const std::string& model_name, const training::ModelConfig& model, int64_t rows,
     std::span<const int> cpus, std::string_view source,
-    kernels::GemmBackend gemm = kernels::GemmBackend::kOpenBlas);
+    options::GemmBackend gemm = options::GemmBackend::kOpenBlas);
 
 // What a suite's cases need measured, measured: sgemm for each (model, a
 // rank's rows per step, threads, --gemm) of its train cases, and at once on

@@ -18,7 +18,7 @@ namespace trainscope::suites {
 namespace {
 
 namespace fs = std::filesystem;
-using training::TrainOptions;
+using options::TrainOptions;
 
 // Why `python` cannot import torch: its last line of stderr, or why it
 // does not run at all; "" when it can.
@@ -64,22 +64,22 @@ const PythonChoice& pytorch_choice() {
 
 // What the peer does not do, as the reason a case is skipped.
 std::string unsupported_setting(const SuiteCase& c) {
-  const TrainOptions& t = c.train;
-  if (t.data.data_mode == training::DataMode::kDuplicated) {
+  const options::TrainOptions& t = c.train;
+  if (t.data.data_mode == options::DataMode::kDuplicated) {
     return "PyTorch has no duplicated mode: DDP's ranks read their own shard of each batch "
            "(use mode = \"sharded\")";
   }
-  if (t.data.data_mode == training::DataMode::kSharded &&
-      t.data.shard != training::ShardMode::kStrided) {
+  if (t.data.data_mode == options::DataMode::kSharded &&
+      t.data.shard != options::ShardMode::kStrided) {
     return "the PyTorch peer takes rows r, r + N, ... of each global batch (DistributedSampler's "
            "order, shard = \"strided\"); this case shards contiguously";
   }
   if (t.zero > 0) return "the PyTorch peer runs plain DDP; ZeRO-1 is not mapped";
-  if (t.precision != training::Precision::kFp32) {
+  if (t.precision != options::Precision::kFp32) {
     return "the PyTorch peer trains in fp32; bf16 GEMMs are not mapped";
   }
-  if (t.fine_tune != training::FineTune::kFull) return "the PyTorch peer trains every weight";
-  if (t.allreduce != comm::AllReduceAlgorithm::kMpi || c.mpi_algorithm > 0) {
+  if (t.fine_tune != options::FineTune::kFull) return "the PyTorch peer trains every weight";
+  if (t.allreduce != options::AllReduceAlgorithm::kMpi || c.mpi_algorithm > 0) {
     return "DDP reduces over gloo; trainscope's and Open MPI's all-reduce algorithms do not apply";
   }
   if (c.transport != "auto") {
@@ -142,10 +142,10 @@ const std::string& pytorch_python() { return pytorch_choice().python; }
 const std::string& pytorch_problem() { return pytorch_choice().problem; }
 
 std::string pytorch_skip_reason(const SuiteCase& c) {
-  if (c.kind != CaseKind::kTrain || c.train.engine != training::Engine::kPytorch) return "";
+  if (c.kind != CaseKind::kTrain || c.train.engine != options::Engine::kPytorch) return "";
   if (std::string why = unsupported_setting(c); !why.empty()) return why;
   if (pytorch_python().empty()) return pytorch_problem();
-  if (c.train.comm_dtype == comm::CommDtype::kBf16 && c.ranks > 1) return bf16_allreduce_problem();
+  if (c.train.comm_dtype == options::CommDtype::kBf16 && c.ranks > 1) return bf16_allreduce_problem();
   return "";
 }
 
@@ -166,14 +166,14 @@ void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::st
   } else {
     plan.env.push_back(gloo_if);
   }
-  const TrainOptions& t = c.train;
+  const options::TrainOptions& t = c.train;
   const std::string python = pytorch_python().empty() ? "python3" : pytorch_python();
   plan.argv.insert(plan.argv.end(),
                    {python, pytorch_peer_script().string(), "--run", dir.string(), "--mode",
                     c.ranks > 1 ? "sharded" : "naive", "--reduce",
-                    std::string(comm::reduce_strategy_name(t.reduce)), "--bucket-mb",
+                    std::string(enum_name(t.reduce)), "--bucket-mb",
                     fmt::format("{}", t.bucket_mb), "--comm-dtype",
-                    std::string(comm::comm_dtype_name(t.comm_dtype)), "--threads",
+                    std::string(enum_name(t.comm_dtype)), "--threads",
                     std::to_string(t.threads), "--summary", output.string(), "--quiet"});
   if (c.ranks > 1) plan.argv.insert(plan.argv.end(), {"--rendezvous", store.string()});
 }

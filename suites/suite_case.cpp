@@ -10,13 +10,14 @@
 #include "results/allreduce_algorithms.h"
 #include "suites/cpus.h"
 #include "suites/pytorch_peer.h"
+#include "training/lora.h"
 #include "training/model_config.h"
 
 namespace trainscope::suites {
 namespace {
 
-using training::TrainOption;
-using training::TrainOptions;
+using options::TrainOption;
+using options::TrainOptions;
 
 // The parts of a generated name in order; the option table's rows not
 // listed here (options added since) follow the listed ones. Placement keys
@@ -52,14 +53,14 @@ std::optional<std::string> placement_part(const SuiteCase& c, std::string_view k
 }
 
 // A training option's name part, "" for none.
-std::string option_part(const SuiteCase& c, const TrainOption& row,
+std::string option_part(const SuiteCase& c, const options::TrainOption& row,
                         const std::set<std::string>& varying) {
   // An axis without a part of its own: "key-value" when set, so that the
   // cases it makes have names of their own.
-  if (row.name_when == training::NameWhen::kNever) return "";
+  if (row.name_when == options::NameWhen::kNever) return "";
   if (row.name_part == nullptr) {
     return row.axis && c.is_set(row)
-               ? fmt::format("{}-{}", row.suite, training::option_text(row, c.train))
+               ? fmt::format("{}-{}", row.suite, options::option_text(row, c.train))
                : "";
   }
   if (c.kind == CaseKind::kAllReduce) {
@@ -69,26 +70,26 @@ std::string option_part(const SuiteCase& c, const TrainOption& row,
   const bool set = c.is_set(row), varies = varying.contains(std::string(row.suite));
   bool named = false;
   switch (row.name_when) {
-    case training::NameWhen::kAlways: named = true; break;
-    case training::NameWhen::kWhenSet: named = set; break;
-    case training::NameWhen::kWhenVarying: named = varies; break;
-    case training::NameWhen::kWhenSetOrVarying: named = set || varies; break;
-    case training::NameWhen::kNever: break;
+    case options::NameWhen::kAlways: named = true; break;
+    case options::NameWhen::kWhenSet: named = set; break;
+    case options::NameWhen::kWhenVarying: named = varies; break;
+    case options::NameWhen::kWhenSetOrVarying: named = set || varies; break;
+    case options::NameWhen::kNever: break;
   }
   return named ? row.name_part(c.train) : "";
 }
 
 // Whether `key` belongs to a case of `kind` (the sweep has no training).
-bool recorded_for(const SuiteCase& c, const TrainOption& row) {
+bool recorded_for(const SuiteCase& c, const options::TrainOption& row) {
   return c.kind == CaseKind::kTrain || row.suite == "allreduce";
 }
 
 }  // namespace
 
-bool SuiteCase::is_set(const TrainOption& row) const {
+bool SuiteCase::is_set(const options::TrainOption& row) const {
   // An optional setting (the trainer decides unless given) is set by giving it.
-  if (row.recorded == training::Emit::kNullUnlessSet) return given.contains(row.suite);
-  return !training::option_is_default(row, train);
+  if (row.recorded == options::Emit::kNullUnlessSet) return given.contains(row.suite);
+  return !options::option_is_default(row, train);
 }
 
 nlohmann::json SuiteCase::to_json() const {
@@ -97,23 +98,23 @@ nlohmann::json SuiteCase::to_json() const {
       {"ranks", ranks},         {"threads", train.threads},
       {"transport", transport}, {"links", links},
   };
-  for (const TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (row.suite.empty() || !recorded_for(*this, row)) continue;
     const bool applies = row.applies_to(train);
     nlohmann::json value;
     switch (row.recorded) {
-      case training::Emit::kAlways:
+      case options::Emit::kAlways:
         if (!applies) continue;
-        value = training::option_json(row, train);
+        value = options::option_json(row, train);
         break;
-      case training::Emit::kWhenSet:
+      case options::Emit::kWhenSet:
         if (!applies || !is_set(row)) continue;
-        value = training::option_json(row, train);
+        value = options::option_json(row, train);
         break;
-      case training::Emit::kNullUnlessSet:
-        value = applies && is_set(row) ? training::option_json(row, train) : nullptr;
+      case options::Emit::kNullUnlessSet:
+        value = applies && is_set(row) ? options::option_json(row, train) : nullptr;
         break;
-      case training::Emit::kNever: continue;
+      case options::Emit::kNever: continue;
     }
     const std::string path(row.config_path());
     const std::size_t dot = path.find('.');
@@ -150,13 +151,13 @@ void collapse(SuiteCase& c) {
   if (c.batch_per_rank > 0) c.train.batch = c.batch_per_rank * c.ranks;
   // One rank all-reduces nothing.
   if (c.ranks == 1) {
-    c.train.allreduce = comm::AllReduceAlgorithm::kMpi;
+    c.train.allreduce = options::AllReduceAlgorithm::kMpi;
     c.given.erase("allreduce");
   }
-  for (const TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     const bool sweep_drops = c.kind == CaseKind::kAllReduce && row.suite == "bucket_mb";
     if (!row.suite.empty() && (!row.applies_to(c.train) || sweep_drops)) {
-      training::reset_option(row, c.train);
+      options::reset_option(row, c.train);
       c.given.erase(std::string(row.suite));
     }
   }
@@ -168,12 +169,12 @@ void collapse(SuiteCase& c) {
   // "C/hosts" on one host gives a whole core (or more) and so collapses; a
   // number there runs the one host under that quota (runs_alone_under_quota).
   // Open MPI's algorithms are its MPI_Allreduce's.
-  if (c.ranks == 1 || c.train.allreduce != comm::AllReduceAlgorithm::kMpi) c.mpi_algorithm = 0;
+  if (c.ranks == 1 || c.train.allreduce != options::AllReduceAlgorithm::kMpi) c.mpi_algorithm = 0;
 }
 
 std::string generated_case_name(const SuiteCase& c, const std::set<std::string>& varying) {
   std::vector<std::string> keys(kNameOrder.begin(), kNameOrder.end());
-  for (const TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (!row.suite.empty() && (row.name_part != nullptr || row.axis) &&
         std::find(kNameOrder.begin(), kNameOrder.end(), row.suite) == kNameOrder.end()) {
       keys.emplace_back(row.suite);
@@ -182,7 +183,7 @@ std::string generated_case_name(const SuiteCase& c, const std::set<std::string>&
   std::vector<std::string> parts;
   for (const std::string& key : keys) {
     std::optional<std::string> part = placement_part(c, key, varying);
-    if (!part) part = option_part(c, *training::find_suite_option(key), varying);
+    if (!part) part = option_part(c, *options::find_suite_option(key), varying);
     if (!part->empty()) parts.push_back(std::move(*part));
   }
   return fmt::format("{}", fmt::join(parts, "-"));
@@ -191,41 +192,41 @@ std::string generated_case_name(const SuiteCase& c, const std::set<std::string>&
 namespace {
 
 std::string setting_skip_reason(const SuiteCase& c) {
-  const TrainOptions& t = c.train;
+  const options::TrainOptions& t = c.train;
   const bool train = c.kind == CaseKind::kTrain;
-  if (train && t.data.data_mode == training::DataMode::kNaive && c.ranks > 1) {
+  if (train && t.data.data_mode == options::DataMode::kNaive && c.ranks > 1) {
     return fmt::format("naive runs one process; this case has {} ranks", c.ranks);
   }
   if (train && t.batch > 0 && t.batch % c.ranks != 0) {
     return fmt::format("global batch {} is not divisible by {} ranks", t.batch, c.ranks);
   }
   // The trainer refuses these three (training/run/setup.cpp, check_zero).
-  if (t.zero > 0 && t.reduce != comm::ReduceStrategy::kFused) {
+  if (t.zero > 0 && t.reduce != options::ReduceStrategy::kFused) {
     return fmt::format(
         "ZeRO-1 shards the optimizer state of the fused reduction (reduce = "
         "\"fused\"); this case reduces with {}",
-        comm::reduce_strategy_name(t.reduce));
+        enum_name(t.reduce));
   }
   if (t.zero > 0 && c.ranks < 2) {
     return "ZeRO-1 shards the optimizer state over the ranks; this case has 1 rank";
   }
-  if (t.zero > 0 && t.allreduce == comm::AllReduceAlgorithm::kHier) {
+  if (t.zero > 0 && t.allreduce == options::AllReduceAlgorithm::kHier) {
     return "ZeRO-1 is not offered with allreduce = \"hier\" (its reduce-scatter would need a "
            "third level); use mpi or shm";
   }
   // A CPU without bf16 instructions: the trainer's own refusal, as a skip, so
   // a suite written for another machine still runs its fp32 cases here.
-  if (train && t.precision == training::Precision::kBf16) {
+  if (train && t.precision == options::Precision::kBf16) {
     try {
-      training::check_precision_supported(training::Precision::kBf16, kernels::detect_cpu_isa());
+      training::check_precision_supported(options::Precision::kBf16, kernels::detect_cpu_isa());
     } catch (const Error& e) {
       return e.what();
     }
   }
   // The last N layers of this case's model (the trainer's own check and words).
-  if (t.fine_tune == training::FineTune::kLora && t.lora.layers > 0) {
+  if (t.fine_tune == options::FineTune::kLora && t.lora.layers > 0) {
     try {
-      t.lora.validate(training::resolve_model(t.model));
+      training::validate_lora(t.lora, training::resolve_model(t.model));
     } catch (const Error& e) {
       return e.what();
     }
@@ -261,7 +262,7 @@ std::string placement_skip_reason(const SuiteCase& c) {
   if (c.transport == "shm" && c.hosts > 1) {
     return fmt::format("shm carries messages within one host; this case spans {} hosts", c.hosts);
   }
-  if (c.train.allreduce == comm::AllReduceAlgorithm::kShm && c.hosts > 1) {
+  if (c.train.allreduce == options::AllReduceAlgorithm::kShm && c.hosts > 1) {
     return fmt::format("shm reduces within one host; this case spans {} hosts: use hier", c.hosts);
   }
   if (c.transport != "auto" && c.ranks == 1) {

@@ -1,4 +1,4 @@
-// One case of a suite, typed: what trains (training::TrainOptions, every
+// One case of a suite, typed: what trains (options::TrainOptions, every
 // suite key of the option table), where it runs, and what a case is derived
 // from those: its generated name, its recorded config (runs.config), and why
 // it would be skipped. The parser (suites/suite_config.h) fills cases in;
@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 namespace trainscope::suites {
 
@@ -36,12 +36,12 @@ struct SweepSettings {
 struct SuiteCase {
   std::string name;  // unique within the suite, e.g. "sharded-r2-fused-b4"
   CaseKind kind = CaseKind::kTrain;
-  // What trains, typed: every option of training/train_option_table.h a
+  // What trains, typed: every option of options/train_option_table.h a
   // suite key sets (model, mode, reduce, bucket_mb, comm_dtype, lora_*...).
   // A case that does not set one runs with the trainer's default, except
   // steps (10) and model (seed). The sweep (kind allreduce) uses
   // train.allreduce only.
-  training::TrainOptions train;
+  options::TrainOptions train;
   // The suite keys of `train` the suite wrote for this case (after
   // collapsing those that do not apply): an optional setting (lr,
   // bucket_mb) is set when given, even at the trainer's default.
@@ -74,7 +74,7 @@ struct SuiteCase {
 
   // Whether `row` is set for this case: given (an optional setting) or not
   // the trainer's default; what goes on its command line and in its name.
-  bool is_set(const training::TrainOption& row) const;
+  bool is_set(const options::TrainOption& row) const;
   // The case as JSON (stored as runs.config).
   nlohmann::json to_json() const;
 };

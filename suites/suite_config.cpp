@@ -20,10 +20,10 @@
 #include "base/check.h"
 #include "results/allreduce_algorithms.h"
 #include "results/link_profiles.h"
-#include "training/data/data_options.h"
+#include "options/data_options.h"
 #include "training/model_config.h"
 #include "training/precision.h"
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 namespace trainscope::suites {
 namespace {
@@ -58,7 +58,7 @@ constexpr std::array<std::string_view, 41> kKeyOrder = {
     "max_bytes", "factor", "iters", "warmup"};
 // clang-format on
 
-// A TOML value as the option table reads values (training/train_option_table.h).
+// A TOML value as the option table reads values (options/train_option_table.h).
 nlohmann::json toml_value(const toml::node& n) {
   if (const auto* v = n.as_integer()) return v->get();
   if (const auto* v = n.as_floating_point()) return v->get();
@@ -226,7 +226,7 @@ const Setting* Parser::placement(std::string_view key) {
 // option table's allreduce only.
 std::vector<std::string> Parser::keys(bool axes_only) const {
   std::vector<std::string> order(kKeyOrder.begin(), kKeyOrder.end());
-  for (const training::TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     if (!row.suite.empty() && !contains(order, row.suite)) order.emplace_back(row.suite);
   }
   std::vector<std::string> out;
@@ -235,7 +235,7 @@ std::vector<std::string> Parser::keys(bool axes_only) const {
     if (const Setting* s = placement(key)) {
       has = kind_ == CaseKind::kTrain ? s->train : s->allreduce;
       axis = s->axis;
-    } else if (const training::TrainOption* row = training::find_suite_option(key)) {
+    } else if (const options::TrainOption* row = options::find_suite_option(key)) {
       has = kind_ == CaseKind::kTrain || key == "allreduce";
       axis = row->axis;
     }
@@ -246,7 +246,7 @@ std::vector<std::string> Parser::keys(bool axes_only) const {
 
 void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) const {
   if (const Setting* s = placement(key)) return s->apply(*this, c, n);
-  const training::TrainOption* row = training::find_suite_option(key);
+  const options::TrainOption* row = options::find_suite_option(key);
   if (!row) fail(n, fmt::format("unknown key '{}'", key));
   if (key == "model") {
     // A model replaces an init_from of [base] (and init_from a model): the
@@ -264,7 +264,7 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
            "batch_per_rank x ranks): give one");
     }
     checked(n, [&] {
-      training::set_option_json(*row, c.train, toml_value(n), key);
+      options::set_option_json(*row, c.train, toml_value(n), key);
       return 0;
     });
   }
@@ -408,7 +408,7 @@ SuiteCase Parser::read_base(const toml::table& root) const {
   base.train.steps = 10;
   // A suite's stalled job ends itself, naming the missing rank, rather than
   // waiting out the case's timeout.
-  base.train.stall_action = training::StallAction::kAbort;
+  base.train.stall_action = options::StallAction::kAbort;
   base.ranks = 0;  // unless given: one per host
   const toml::node* base_node = root.get("base");
   if (!base_node) return base;
@@ -478,26 +478,26 @@ void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
                                       "uses '{}'",
                                       c.transport));
   }
-  if (t.get("bucket_mb") && c.train.reduce == comm::ReduceStrategy::kPerTensor) {
+  if (t.get("bucket_mb") && c.train.reduce == options::ReduceStrategy::kPerTensor) {
     fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");
   }
   if (t.get("link") && c.hosts <= 1) {
     fail(*t.get("link"), "'link' applies between hosts: give this case hosts = 2 or more");
   }
-  for (const training::TrainOption& row : training::train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     const std::string_view key = row.suite;
-    if (sets_up_lora(key) && t.get(key) && c.train.fine_tune != training::FineTune::kLora) {
+    if (sets_up_lora(key) && t.get(key) && c.train.fine_tune != options::FineTune::kLora) {
       fail(*t.get(key),
            fmt::format("'{}' sets up LoRA adapters: it goes with fine_tune = \"lora\"; "
                        "this case fine-tunes '{}'",
-                       key, training::fine_tune_name(c.train.fine_tune)));
+                       key, enum_name(c.train.fine_tune)));
     }
   }
-  if (t.get("mpi_algorithm") && c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
+  if (t.get("mpi_algorithm") && c.train.allreduce != options::AllReduceAlgorithm::kMpi) {
     fail(*t.get("mpi_algorithm"),
          fmt::format("'mpi_algorithm' chooses Open MPI's algorithm for allreduce = \"mpi\"; this "
                      "case uses '{}'",
-                     comm::allreduce_algorithm_name(c.train.allreduce)));
+                     enum_name(c.train.allreduce)));
   }
 }
 
@@ -516,7 +516,7 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
       varying_.insert("model");
     const toml::node* f = e.as_table()->get("fine_tune");
     if (f && f->is_string() &&
-        *f->value<std::string>() != training::fine_tune_name(base.train.fine_tune)) {
+        *f->value<std::string>() != enum_name(base.train.fine_tune)) {
       varying_.insert("fine_tune");
     }
   }

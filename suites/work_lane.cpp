@@ -73,7 +73,7 @@ Suite lane_suite(const Suite& suite, const WorkOptions& o) {
     if (o.block > 0) c.train.block = o.block;
     c.train.warmup_steps = 1;
     c.train.threads = 1;
-    c.train.gemm = kernels::GemmBackend::kOpenBlas;
+    c.train.gemm = options::GemmBackend::kOpenBlas;
     c.train.eval_every = 0;
   }
   return s;

@@ -12,10 +12,10 @@
 
 namespace trainscope::testing {
 
-inline training::TrainOptions tiny_training(
+inline options::TrainOptions tiny_training(
     int64_t steps, int batch, int block,
     std::string data = "builtin:stories?docs=200&valid_docs=16") {
-  training::TrainOptions o;
+  options::TrainOptions o;
   o.model = "tiny";
   o.batch = batch;
   o.block = block;

@@ -57,7 +57,7 @@ std::optional<std::pair<LoraTarget, int64_t>> adapter_of(const std::string& name
     const std::string stem = name.substr(0, name.size() - std::strlen(kind));
     const std::string module = stem.substr(stem.rfind('.') + 1);
     for (int t = 0; t < kLoraTargets; ++t) {
-      if (lora_target_name(static_cast<LoraTarget>(t)) == module) {
+      if (enum_name(static_cast<LoraTarget>(t)) == module) {
         return std::pair{static_cast<LoraTarget>(t), kind[6] == 'A' ? shape[0] : shape[1]};
       }
     }
@@ -98,14 +98,14 @@ void check_folder_agrees(const fs::path& dir, const LoraConfig& config) {
     throw Error(
         fmt::format("--adapters {}: {} holds {} adapters, which {}'s target_modules ({}) "
                     "does not name: the folder disagrees with itself",
-                    dir.string(), kAdapterWeightsFile, lora_targets_list(unnamed),
-                    kAdapterConfigFile, lora_targets_list(config.targets)));
+                    dir.string(), kAdapterWeightsFile, options::lora_targets_list(unnamed),
+                    kAdapterConfigFile, options::lora_targets_list(config.targets)));
   }
   if (!missing.empty()) {
     throw Error(fmt::format(
         "--adapters {}: {}'s target_modules names {}, but {} holds no such "
         "adapters: the folder disagrees with itself",
-        dir.string(), kAdapterConfigFile, lora_targets_list(missing), kAdapterWeightsFile));
+        dir.string(), kAdapterConfigFile, options::lora_targets_list(missing), kAdapterWeightsFile));
   }
 }
 

@@ -523,7 +523,7 @@ void LlamaModel<T>::backward(const int32_t* inputs, const GradReadyHook& hook) {
   k::rmsnorm_backward(dres_, full ? G + layout_.final_norm() : nullptr, dln_, last,
                       P + layout_.final_norm(), rstdf_, N_, C);
   if (full) ready(layout_.final_norm());
-  const int first = full ? 0 : lora_->first_layer(config_);  // below it nothing trains
+  const int first = full ? 0 : lora_first_layer(*lora_, config_);  // below it nothing trains
   for (int l = config_.n_layers - 1; l >= first; --l) layer_backward(l, ready);
   if (full) k::embedding_backward(G + layout_.embed(), dres_, inputs, N_, C);
   ready(0);
@@ -538,7 +538,7 @@ void LlamaModel<T>::layer_backward(int l, const std::function<void(int64_t)>& re
   const int64_t NC = int64_t{N_} * C;
   const T* P = params_.data();
   const bool full = !lora_;
-  const bool below = full || l > lora_->first_layer(config_);  // input gradient needed
+  const bool below = full || l > lora_first_layer(*lora_, config_);  // input gradient needed
   auto gw = [&](int64_t offset) { return full ? grads_.data() + offset : nullptr; };
   auto zero = [](T* x, int64_t n) { std::memset(x, 0, sizeof(T) * n); };
   // After projection t's backward: in full training the tensor at `offset`

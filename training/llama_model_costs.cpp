@@ -18,7 +18,7 @@ double LlamaModel<T>::train_flops(const ModelConfig& c, int B, int Tn,
   const double head = C + V * C, attention = Tn * Q;                  // per layer: 12 x this
   const double tokens = double(B) * Tn;
   if (!lora) return tokens * (6 * (L * per_layer + head) + 12 * L * attention);
-  const double below = lora->first_layer(c), adapted = L - below;
+  const double below = lora_first_layer(*lora, c), adapted = L - below;
   const double adapters = static_cast<double>(LoraLayout(c, *lora).total());
   return tokens * (4 * (adapted * per_layer + head) + 2 * below * per_layer + 6 * adapters +
                    (12 * adapted + 4 * below) * attention);

@@ -41,93 +41,56 @@ constexpr TargetSpec kTargets[kLoraTargets] = {
 };
 const TargetSpec& spec(LoraTarget t) { return kTargets[static_cast<int>(t)]; }
 
-std::string choices() {
-  std::vector<std::string_view> names;
-  for (const TargetSpec& s : kTargets) names.push_back(s.name);
-  return fmt::format("{}", fmt::join(names, ","));
-}
-
-}  // namespace
-
-std::string_view lora_target_name(LoraTarget t) { return spec(t).name; }
-
-LoraTarget parse_lora_target(std::string_view name, std::string_view what) {
-  for (const TargetSpec& s : kTargets) {
-    if (name == s.name || name == s.short_name) return s.target;
-  }
-  throw Error(
-      fmt::format("{}: unknown target module '{}' (choose from {})", what, name, choices()));
-}
-
-std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_view what) {
-  std::vector<LoraTarget> targets;
-  std::size_t start = 0;
-  while (start <= list.size()) {
-    const std::size_t comma = std::min(list.find(',', start), list.size());
-    const LoraTarget t = parse_lora_target(list.substr(start, comma - start), what);
-    if (std::find(targets.begin(), targets.end(), t) != targets.end()) {
-      throw Error(fmt::format("{}: '{}' is listed twice", what, lora_target_name(t)));
-    }
-    targets.push_back(t);
-    start = comma + 1;
-  }
-  std::sort(targets.begin(), targets.end());
-  return targets;
-}
-
-std::string lora_targets_list(const std::vector<LoraTarget>& targets) {
-  std::vector<std::string_view> names;
-  for (LoraTarget t : targets) names.push_back(lora_target_name(t));
-  return fmt::format("{}", fmt::join(names, ","));
-}
-
-int LoraConfig::first_layer(const ModelConfig& model) const {
-  return layers <= 0 ? 0 : model.n_layers - layers;
-}
-
-void LoraConfig::validate(const ModelConfig& model) const {
-  if (rank <= 0) throw Error(fmt::format("--lora-rank must be positive, got {}", rank));
-  if (!(alpha > 0)) throw Error(fmt::format("--lora-alpha must be positive, got {}", alpha));
-  if (!(dropout >= 0 && dropout < 1)) {
-    throw Error(fmt::format("--lora-dropout must be in [0, 1), got {}", dropout));
-  }
-  if (layers < 0 || layers > model.n_layers) {
-    throw Error(fmt::format("--lora-layers {}: the model has {} layers (0 adapts them all)", layers,
-                            model.n_layers));
-  }
-  if (targets.empty()) throw Error("--lora-targets: no target module given");
-  check_rank(model);
-}
-
-void LoraConfig::check_rank(const ModelConfig& model) const {
+// A rank at most the smallest adapted dimension, adapters that fit in memory.
+void check_lora_rank(const LoraConfig& lora, const ModelConfig& model) {
   // A rank at the smallest dimension already spans every update of that
   // projection; above it A and B only grow.
   const TargetSpec* smallest = nullptr;
   double bytes = 0;
-  for (LoraTarget t : targets) {
+  for (LoraTarget t : lora.targets) {
     const TargetSpec& s = spec(t);
     if (smallest == nullptr ||
         std::min(s.in(model), s.out(model)) < std::min(smallest->in(model), smallest->out(model))) {
       smallest = &s;
     }
-    bytes += (static_cast<double>(s.in(model)) + s.out(model)) * rank * 4 *
-             (model.n_layers - first_layer(model));
+    bytes += (static_cast<double>(s.in(model)) + s.out(model)) * lora.rank * 4 *
+             (model.n_layers - lora_first_layer(lora, model));
   }
   const int limit = std::min(smallest->in(model), smallest->out(model));
-  if (rank > limit) {
+  if (lora.rank > limit) {
     throw Error(
         fmt::format("--lora-rank {}: above {}, the smallest dimension of the adapted "
                     "projections ({} is [{}, {}]): a larger rank adds nothing",
-                    rank, limit, smallest->name, smallest->out(model), smallest->in(model)));
+                    lora.rank, limit, smallest->name, smallest->out(model), smallest->in(model)));
   }
-  check_fits_in_memory(fmt::format("--lora-rank {}", rank), bytes,
+  check_fits_in_memory(fmt::format("--lora-rank {}", lora.rank), bytes,
                        "the adapters, 4 bytes a weight");
+}
+
+}  // namespace
+
+int lora_first_layer(const LoraConfig& lora, const ModelConfig& model) {
+  return lora.layers <= 0 ? 0 : model.n_layers - lora.layers;
+}
+
+void validate_lora(const LoraConfig& lora, const ModelConfig& model) {
+  if (lora.rank <= 0) throw Error(fmt::format("--lora-rank must be positive, got {}", lora.rank));
+  if (!(lora.alpha > 0)) throw Error(fmt::format("--lora-alpha must be positive, got {}", lora.alpha));
+  if (!(lora.dropout >= 0 && lora.dropout < 1)) {
+    throw Error(fmt::format("--lora-dropout must be in [0, 1), got {}", lora.dropout));
+  }
+  if (lora.layers < 0 || lora.layers > model.n_layers) {
+    throw Error(fmt::format("--lora-layers {}: the model has {} layers (0 adapts them all)", lora.layers,
+                            model.n_layers));
+  }
+  if (lora.targets.empty()) throw Error("--lora-targets: no target module given");
+  check_lora_rank(lora, model);
 }
 
 LoraLayout::LoraLayout(const ModelConfig& model, const LoraConfig& lora)
     : by_position_(static_cast<std::size_t>(model.n_layers) * kLoraTargets, -1) {
-  lora.validate(model);
-  for (int l = lora.first_layer(model); l < model.n_layers; ++l) {
+  validate_lora(lora, model);
+  for (int l = lora_first_layer(lora, model); l < model.n_layers; ++l) {
     for (LoraTarget t : lora.targets) {
       const TargetSpec& s = spec(t);
       LoraAdapter a{.layer = l,
@@ -164,24 +127,14 @@ std::string LoraLayout::base_tensor_name(const LoraAdapter& a) {
   return fmt::format("model.layers.{}.{}.{}.weight", a.layer, s.module, s.name);
 }
 
-json lora_options_json(const LoraConfig& l) {
-  json targets = json::array();
-  for (LoraTarget t : l.targets) targets.push_back(lora_target_name(t));
-  return {{"rank", l.rank},
-          {"alpha", l.alpha},
-          {"dropout", l.dropout},
-          {"layers", l.layers},
-          {"targets", targets}};
-}
-
 json to_peft_config(const LoraConfig& lora, const ModelConfig& model,
                     const std::string& base_model) {
   json targets = json::array();
-  for (LoraTarget t : lora.targets) targets.push_back(lora_target_name(t));
+  for (LoraTarget t : lora.targets) targets.push_back(enum_name(t));
   json layers = nullptr;
   if (lora.layers > 0) {
     layers = json::array();
-    for (int l = lora.first_layer(model); l < model.n_layers; ++l) layers.push_back(l);
+    for (int l = lora_first_layer(lora, model); l < model.n_layers; ++l) layers.push_back(l);
   }
   return {{"peft_type", "LORA"},
           {"task_type", "CAUSAL_LM"},
@@ -247,8 +200,8 @@ LoraConfig from_peft_config(const json& j, const ModelConfig& model, const std::
       if (i > 0) list += ',';
       list += modules[i].get<std::string>();
     }
-    c.targets = parse_lora_targets(list, "target_modules");
-    c.validate(model);
+    c.targets = options::parse_lora_targets(list, "target_modules");
+    validate_lora(c, model);
     return c;
   });
 }

@@ -1,5 +1,5 @@
-// LoRA adapters for the Llama model: which projections get one, their
-// options (as mlx-lm's `lora` spells them), and the one table that lays the
+// LoRA adapters for the Llama model: which projections get one (their
+// settings: options/lora_options.h), and the one table that lays the
 // adapters out in a flat arena.
 //
 // Adapted projection P of layer N holds A [r, in] and B [out, r], named as
@@ -18,44 +18,22 @@
 #include <string_view>
 #include <vector>
 
+#include "options/lora_options.h"
 #include "training/model_config.h"
 #include "training/param_layout.h"
 
 namespace trainscope::training {
 
-// The projections of a decoder block, in forward (and arena) order.
-enum class LoraTarget { kQ, kK, kV, kO, kGate, kUp, kDown };
-inline constexpr int kLoraTargets = 7;
+using options::kLoraTargets;
+using options::LoraConfig;
+using options::LoraTarget;
 
-// "q_proj"...: the module name PEFT and mlx-lm use.
-std::string_view lora_target_name(LoraTarget t);
-// "q_proj" or "q" (any of q,k,v,o,gate,up,down); Error naming `what` and the
-// choices otherwise.
-LoraTarget parse_lora_target(std::string_view name, std::string_view what);
-// A comma-separated list, as --lora-targets takes it; duplicates are errors.
-std::vector<LoraTarget> parse_lora_targets(std::string_view list, std::string_view what);
-// The inverse: "q_proj,v_proj".
-std::string lora_targets_list(const std::vector<LoraTarget>& targets);
-
-struct LoraConfig {
-  int rank = 8;
-  double alpha = 16;   // scale = alpha / rank
-  double dropout = 0;  // on the adapter's input, training forwards only
-  int layers = 0;      // adapt the last N decoder blocks; 0: all
-  std::vector<LoraTarget> targets = {LoraTarget::kQ, LoraTarget::kV};
-
-  double scale() const { return alpha / rank; }
-  // The first adapted block (blocks below it need no backward at all).
-  int first_layer(const ModelConfig& model) const;
-  // Error naming the flag (`--lora-rank`...) for what cannot be built: a
-  // rank above the smallest dimension of an adapted projection, or adapters
-  // beyond the machine's memory, included.
-  void validate(const ModelConfig& model) const;
-  bool operator==(const LoraConfig&) const = default;
-
- private:
-  void check_rank(const ModelConfig& model) const;
-};
+// The first adapted block of `model` (blocks below it need no backward at all).
+int lora_first_layer(const LoraConfig& lora, const ModelConfig& model);
+// Error naming the flag (`--lora-rank`...) for what cannot be built: a
+// rank above the smallest dimension of an adapted projection, or adapters
+// beyond the machine's memory, included.
+void validate_lora(const LoraConfig& lora, const ModelConfig& model);
 
 // One adapted projection.
 struct LoraAdapter {
@@ -87,9 +65,6 @@ class LoraLayout : public TensorTable {
   std::vector<int> by_position_;  // layer * kLoraTargets + target -> adapter index or -1
 };
 
-// The settings as trainscope records them (the summary's options.lora, a
-// suite case's configuration): rank, alpha, dropout, layers, targets.
-nlohmann::json lora_options_json(const LoraConfig& lora);
 
 // PEFT's adapter_config.json for these adapters, and back. The reader takes
 // what PEFT writes (r, lora_alpha, lora_dropout, target_modules,

@@ -18,15 +18,4 @@ double LrSchedule::at(int64_t step) const {
   return min_lr + 0.5 * (lr - min_lr) * (1.0 + std::cos(std::numbers::pi * progress));
 }
 
-LrSchedule::Kind parse_lr_schedule(std::string_view name) {
-  if (name == "constant") return LrSchedule::Kind::kConstant;
-  if (name == "cosine") return LrSchedule::Kind::kCosine;
-  throw Error("--schedule: unknown schedule '" + std::string(name) +
-              "' (expected constant or cosine)");
-}
-
-std::string_view lr_schedule_name(LrSchedule::Kind kind) {
-  return kind == LrSchedule::Kind::kConstant ? "constant" : "cosine";
-}
-
 }  // namespace trainscope::training

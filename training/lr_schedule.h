@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "options/choices.h"
+
 namespace trainscope::training {
 
 struct LrSchedule {
-  enum class Kind { kConstant, kCosine };
+  using Kind = options::LrScheduleKind;  // its names: options/choices.h
   Kind kind = Kind::kConstant;
   double lr = 3e-4;     // peak learning rate
   int64_t warmup = 0;   // steps of linear warm-up from lr / warmup to lr
@@ -19,9 +21,6 @@ struct LrSchedule {
   double at(int64_t step) const;
 };
 
-// "constant" or "cosine"; trainscope::Error naming the flag otherwise.
-LrSchedule::Kind parse_lr_schedule(std::string_view name);
-std::string_view lr_schedule_name(LrSchedule::Kind kind);
 
 }  // namespace trainscope::training
 

@@ -13,15 +13,11 @@
 #include <string_view>
 
 #include "kernels/blas_core.h"
+#include "options/choices.h"
 
 namespace trainscope::training {
 
-enum class Precision { kFp32, kBf16 };
-
-// "fp32" / "bf16".
-std::string_view precision_name(Precision p);
-// Throws trainscope::Error naming `flag` (the flag, or a suite file's key) for anything else.
-Precision parse_precision(std::string_view text, std::string_view flag = "--precision");
+using options::Precision;  // its names: options/choices.h
 
 // Throws trainscope::Error (naming --precision and the CPU's ISA) when bf16
 // is asked of a CPU without bf16 instructions (AVX512-BF16 or AMX-BF16):

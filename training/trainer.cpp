@@ -26,7 +26,7 @@ namespace {
 class TrainingRun {
  public:
   // `comm` reports its collectives to `watchdog`; both outlive the run.
-  TrainingRun(const TrainOptions& options, comm::Communicator& comm,
+  TrainingRun(const options::TrainOptions& options, comm::Communicator& comm,
               profiler::StallWatchdog& watchdog, std::FILE* out)
       : ctx_(options, comm, out),
         watchdog_(watchdog),
@@ -64,14 +64,14 @@ class TrainingRun {
 
 }  // namespace
 
-results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+results::RunSummary run_training(const options::TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out) {
   profiler::StallWatchdog watchdog(
       watchdog_options(options, {.rank = comm.rank(), .world = comm.size(), .host = comm.host()}));
   return run_training(options, comm, watchdog, out);
 }
 
-results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+results::RunSummary run_training(const options::TrainOptions& options, comm::Communicator& comm,
                                  profiler::StallWatchdog& watchdog, std::FILE* out) {
   comm::WatchedCommunicator watched(comm, watchdog);
   TrainingRun run(options, watched, watchdog, out);

@@ -19,7 +19,7 @@
 #include "comm/communicator.h"
 #include "results/records.h"
 #include "training/threads.h"
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 namespace trainscope::profiler {
 class StallWatchdog;
@@ -31,13 +31,13 @@ namespace trainscope::training {
 // that watches every collective. Returns the summary (status kFailed with the error
 // and step if the loss became NaN/inf). Throws trainscope::Error for bad
 // input; errors every rank detects identically are thrown on every rank.
-results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+results::RunSummary run_training(const options::TrainOptions& options, comm::Communicator& comm,
                                  std::FILE* out = stdout);
 
 // The same under a watchdog the caller started from watchdog_options()
 // (training/run/stall.h) before it started MPI, whose start-up it then
 // watches too (`trainscope train`); it must outlive the run.
-results::RunSummary run_training(const TrainOptions& options, comm::Communicator& comm,
+results::RunSummary run_training(const options::TrainOptions& options, comm::Communicator& comm,
                                  profiler::StallWatchdog& watchdog, std::FILE* out = stdout);
 
 }  // namespace trainscope::training

@@ -179,8 +179,8 @@ TEST_F(CheckTest, TheSmokeGateDetectsA25PercentSlowdownAndPassesAnUnchangedRerun
   spec.run_noise = 0.09;
   for (const auto& c : smoke.cases) {
     spec.cases.push_back({.name = c.name,
-                          .mode = std::string(training::to_string(c.train.data.data_mode)),
-                          .reduction = std::string(comm::reduce_strategy_name(c.train.reduce)),
+                          .mode = std::string(enum_name(c.train.data.data_mode)),
+                          .reduction = std::string(enum_name(c.train.reduce)),
                           .world_size = c.ranks,
                           .step_time_s = 0.004});
     // The committed baseline was made with at least the suite's repetitions.

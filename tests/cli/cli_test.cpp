@@ -69,7 +69,7 @@ TEST(CliTest, BadTrainFlagsExitTwoAndNameTheFlag) {
            {"train --model tiny --inject-delay 1:50",
             "--inject-delay: rank 1 is not in this job of 1 rank(s)"},
            {"train --model tiny --stall-timeout 0", "--stall-timeout: must be a positive number"},
-           {"train --model tiny --fine-tune half", "--fine-tune must be full or lora, got 'half'"},
+           {"train --model tiny --fine-tune half", "--fine-tune: unknown fine-tune mode 'half' (expected full, lora)"},
            {"train --model tiny --lora-rank 4",
             "--lora-rank sets up LoRA adapters: it goes with --fine-tune lora"},
            {"train --model tiny --fine-tune lora --lora-rank 0", "--lora-rank must be positive"},

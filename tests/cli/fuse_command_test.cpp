@@ -44,7 +44,7 @@ void write_base_and_adapters(const fs::path& dir, const training::ModelConfig& c
   const training::ParamLayout layout(config);
   kernels::Buffer<float> params(layout.total(), kernels::MemoryCategory::kParameters);
   training::save_hf_checkpoint(dir / "base", config, layout, params.span(), save);
-  const training::LoraConfig lora;
+  const options::LoraConfig lora;
   const training::LoraLayout lora_layout(config, lora);
   kernels::Buffer<float> adapters(lora_layout.total(), kernels::MemoryCategory::kParameters);
   if (!nan_in.empty()) {

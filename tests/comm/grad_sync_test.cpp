@@ -248,7 +248,7 @@ TEST(GradSyncTest, TheWatchdogSeesEachReductionWaitByStrategyAndBucket) {
       ASSERT_TRUE(eventually([&] { return inner.call_count() == 3; }));
     }
     sync->finish();
-    const std::string name = "all_reduce " + std::string(reduce_strategy_name(strategy));
+    const std::string name = "all_reduce " + std::string(enum_name(strategy));
     std::vector<std::string> expected = {name + " 0", name + " 1"};
     if (strategy != ReduceStrategy::kPerTensor) expected.push_back(name + " 2");
     EXPECT_EQ(view.seen(), expected) << name;
@@ -274,7 +274,7 @@ TEST(GradSyncTest, OverlapOnOneRankIsBlocking) {
   auto reducer = make_all_reducer(*comm, {.numel = 100});
   for (auto s : {ReduceStrategy::kOverlap, ReduceStrategy::kOverlapPoll}) {
     auto sync = make_grad_sync(s, *reducer, tensors_of({100}), 160);
-    EXPECT_FALSE(sync->overlaps()) << reduce_strategy_name(s);
+    EXPECT_FALSE(sync->overlaps()) << enum_name(s);
     EXPECT_EQ(sync->strategy(), s);
     sync->begin_step(0);
     sync->finish();
@@ -285,19 +285,19 @@ TEST(GradSyncTest, OverlapOnOneRankIsBlocking) {
 TEST(GradSyncTest, StrategyNamesRoundTripAndUnknownIsAnError) {
   for (auto s : {ReduceStrategy::kPerTensor, ReduceStrategy::kFused, ReduceStrategy::kOverlap,
                  ReduceStrategy::kOverlapPoll}) {
-    EXPECT_EQ(parse_reduce_strategy(reduce_strategy_name(s)), s);
+    EXPECT_EQ(parse_choice<ReduceStrategy>(enum_name(s), "--reduce"), s);
   }
-  EXPECT_THROW(parse_reduce_strategy("ring"), Error);
+  EXPECT_THROW(parse_choice<ReduceStrategy>("ring", "--reduce"), Error);
 }
 
 TEST(CommDtypeTest, NamesRoundTripAndUnknownIsAnErrorNamingTheFlag) {
   for (auto d : {CommDtype::kFp32, CommDtype::kBf16}) {
-    EXPECT_EQ(parse_comm_dtype(comm_dtype_name(d)), d);
+    EXPECT_EQ(parse_choice<CommDtype>(enum_name(d), "--comm-dtype"), d);
   }
   EXPECT_EQ(comm_dtype_bytes(CommDtype::kFp32), 4);
   EXPECT_EQ(comm_dtype_bytes(CommDtype::kBf16), 2);
   try {
-    parse_comm_dtype("fp8");
+    parse_choice<CommDtype>("fp8", "--comm-dtype");
     FAIL() << "fp8 was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.exit_code(), kExitBadInput);
@@ -337,7 +337,7 @@ TEST(GradSyncTest, Bf16SumsTheRoundedValuesAndRecordsHalfTheBytes) {
     sync->on_ready(60);
     sync->on_ready(0);
     sync->finish();
-    const std::string what(reduce_strategy_name(s));
+    const std::string what(enum_name(s));
     for (std::size_t i = 0; i < g.size(); ++i) {
       ASSERT_EQ(g[i], bf16_sum_of(x[i], 1.0f)) << what << " element " << i;
     }
@@ -359,7 +359,7 @@ TEST(GradSyncTest, Bf16OnOneRankRoundsTheGradients) {
     fill_unrepresentable(g);
     const std::vector<float> x(g.begin(), g.end());
     reducer->sum(10, 80);
-    const std::string what(allreduce_algorithm_name(a));
+    const std::string what(enum_name(a));
     for (int i = 0; i < 100; ++i) {
       const bool in = i >= 10 && i < 90;
       ASSERT_EQ(g[i], in ? bf16_sum_of(x[i], 0.0f) : x[i]) << what << " element " << i;

@@ -73,19 +73,19 @@ TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
 // 1000-float gradient of two tensors in `dtype`, after `fill` wrote it
 // and the strategy reduced it (one step; `steps` steps each).
 void for_every_algorithm_and_strategy(
-    comm::CommDtype dtype, int steps, const std::function<void(std::span<float>, int step)>& fill,
+    options::CommDtype dtype, int steps, const std::function<void(std::span<float>, int step)>& fill,
     const std::function<void(std::span<const float>, int step, const comm::GradSync&,
                              const std::string& what)>& check) {
   auto& c = *g_comm;
-  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
-                         comm::AllReduceAlgorithm::kHier}) {
-    const int split = algorithm == comm::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
+  for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm,
+                         options::AllReduceAlgorithm::kHier}) {
+    const int split = algorithm == options::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
     auto reducer = comm::make_all_reducer(
         c, {.algorithm = algorithm, .dtype = dtype, .numel = 1000, .split_ranks_per_host = split});
-    for (auto strategy : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                          comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
-      const std::string what = std::string(comm::allreduce_algorithm_name(algorithm)) + "/" +
-                               std::string(comm::reduce_strategy_name(strategy));
+    for (auto strategy : {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
+                          options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
+      const std::string what = std::string(enum_name(algorithm)) + "/" +
+                               std::string(enum_name(strategy));
       std::span<float> g = reducer->buffer();
       ASSERT_EQ(g.size(), 1000u);
       for (int step = 0; step < steps; ++step) {
@@ -105,7 +105,7 @@ TEST(MpiTest, EveryAlgorithmAndStrategySumsTheGradients) {
   auto& c = *g_comm;
   const int n = c.size();
   for_every_algorithm_and_strategy(
-      comm::CommDtype::kFp32, 2,
+      options::CommDtype::kFp32, 2,
       [&](std::span<float> g, int step) {
         for (int i = 0; i < 1000; ++i) g[i] = static_cast<float>(i * (c.rank() + 1 + step));
       },
@@ -121,7 +121,7 @@ TEST(MpiTest, SharedReduceScatterLeavesEachRankItsSlice) {
   auto& c = *g_comm;
   const int n = c.size();
   auto reducer =
-      comm::make_all_reducer(c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 777});
+      comm::make_all_reducer(c, {.algorithm = options::AllReduceAlgorithm::kShm, .numel = 777});
   std::span<float> g = reducer->buffer();
   for (int i = 0; i < 777; ++i) g[i] = static_cast<float>((c.rank() + 1) * (i % 5));
   reducer->reduce_scatter(7, 770);
@@ -174,7 +174,7 @@ bool same_on_every_rank(comm::Communicator& c, std::span<const float> g) {
 TEST(MpiTest, Bf16AllReduceIsTheFp32SumWithinBf16Precision) {
   auto& c = *g_comm;
   for_every_algorithm_and_strategy(
-      comm::CommDtype::kBf16, 1,
+      options::CommDtype::kBf16, 1,
       [&](std::span<float> g, int) {
         for (int i = 0; i < 1000; ++i) g[i] = bf16_input(c.rank(), i);
       },
@@ -188,15 +188,15 @@ TEST(MpiTest, Bf16AllReduceIsTheFp32SumWithinBf16Precision) {
 // ZeRO-1's reduce-scatter in bf16: each rank's slice, as the all-reduce's.
 TEST(MpiTest, Bf16ReduceScatterLeavesEachRankItsSliceWithinBf16Precision) {
   auto& c = *g_comm;
-  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm}) {
+  for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm}) {
     auto reducer = comm::make_all_reducer(
-        c, {.algorithm = algorithm, .dtype = comm::CommDtype::kBf16, .numel = 777});
+        c, {.algorithm = algorithm, .dtype = options::CommDtype::kBf16, .numel = 777});
     std::span<float> g = reducer->buffer();
     for (int i = 0; i < 777; ++i) g[i] = bf16_input(c.rank(), i);
     reducer->reduce_scatter(7, 770);
     const comm::Slice mine = comm::slice_of(770, c.size(), c.rank());
     for (int64_t i = 7 + mine.offset; i < 7 + mine.offset + mine.numel; ++i) {
-      ASSERT_TRUE(is_bf16_sum(g[i], c.size(), i)) << comm::allreduce_algorithm_name(algorithm);
+      ASSERT_TRUE(is_bf16_sum(g[i], c.size(), i)) << enum_name(algorithm);
     }
   }
 }
@@ -206,7 +206,7 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   // One rank per pretended host: shm cannot reach the others.
   try {
     comm::make_all_reducer(
-        c, {.algorithm = comm::AllReduceAlgorithm::kShm, .numel = 10, .split_ranks_per_host = 1});
+        c, {.algorithm = options::AllReduceAlgorithm::kShm, .numel = 10, .split_ranks_per_host = 1});
     FAIL() << "shm over several hosts was accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("use --allreduce hier"), std::string::npos) << e.what();
@@ -215,7 +215,7 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   // Hosts of 3 and 1 ranks: hier needs them even.
   try {
     comm::make_all_reducer(
-        c, {.algorithm = comm::AllReduceAlgorithm::kHier, .numel = 10, .split_ranks_per_host = 3});
+        c, {.algorithm = options::AllReduceAlgorithm::kHier, .numel = 10, .split_ranks_per_host = 3});
     FAIL() << "uneven hosts were accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("same number of ranks on every host"), std::string::npos)
@@ -225,14 +225,14 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
 
 TEST(MpiTest, SetupErrorsAreCollectiveAndNameTheCulprit) {
   auto& c = *g_comm;
-  training::TrainOptions o;
+  options::TrainOptions o;
   o.model = "tiny";
   o.steps = 1;
   o.quiet = true;
   o.threads = 1;
   o.data.source = "builtin:stories?docs=64&valid_docs=16";
   o.batch = 4 * c.size() + 1;  // not divisible
-  o.data.data_mode = training::DataMode::kSharded;
+  o.data.data_mode = options::DataMode::kSharded;
   try {
     training::run_training(o, c);
     FAIL();
@@ -240,10 +240,10 @@ TEST(MpiTest, SetupErrorsAreCollectiveAndNameTheCulprit) {
     EXPECT_NE(std::string(e.what()).find("not divisible by the world size"), std::string::npos);
   }
   o.batch = 4 * c.size();
-  o.data.data_mode = training::DataMode::kNaive;
+  o.data.data_mode = options::DataMode::kNaive;
   EXPECT_THROW(training::run_training(o, c), comm::CollectiveError);
   // Ranks that disagree on the configuration: the field and the rank are named.
-  o.data.data_mode = training::DataMode::kDuplicated;
+  o.data.data_mode = options::DataMode::kDuplicated;
   if (c.rank() == c.size() - 1) o.lr = 1e-3;
   try {
     training::run_training(o, c);

@@ -32,19 +32,19 @@ struct TrainRun {
 };
 
 // Trains tiny for 10 steps and returns rank 0's view (losses, final parameters).
-TrainRun train(comm::Communicator& c, training::DataMode mode, comm::ReduceStrategy reduce,
+TrainRun train(comm::Communicator& c, options::DataMode mode, options::ReduceStrategy reduce,
                const std::string& tag,
-               comm::AllReduceAlgorithm algorithm = comm::AllReduceAlgorithm::kMpi, int zero = 0,
-               int64_t steps = 10, comm::CommDtype comm_dtype = comm::CommDtype::kFp32) {
-  training::TrainOptions o = testing::tiny_training(steps, 8, 24);
+               options::AllReduceAlgorithm algorithm = options::AllReduceAlgorithm::kMpi, int zero = 0,
+               int64_t steps = 10, options::CommDtype comm_dtype = options::CommDtype::kFp32) {
+  options::TrainOptions o = testing::tiny_training(steps, 8, 24);
   o.data.data_mode = mode;
-  o.data.shard = training::ShardMode::kStrided;
+  o.data.shard = options::ShardMode::kStrided;
   o.reduce = reduce;
   o.bucket_mb = 0.01;  // several buckets even on the tiny model
   o.allreduce = algorithm;
   o.zero = zero;
   o.comm_dtype = comm_dtype;
-  if (algorithm == comm::AllReduceAlgorithm::kHier)
+  if (algorithm == options::AllReduceAlgorithm::kHier)
     o.hier_ranks_per_host = split_for_hier(c.size());
   const fs::path dir = fs::temp_directory_path() /
                        ("trainscope_mpi_test_" + tag + "_" + std::to_string(::getppid()));
@@ -83,15 +83,15 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   auto local = comm::make_communicator("local");
   TrainRun naive;
   if (c.rank() == 0)
-    naive = train(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused, "naive");
-  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm,
-                         comm::AllReduceAlgorithm::kHier})
-    for (auto mode : {training::DataMode::kDuplicated, training::DataMode::kSharded}) {
-      for (auto reduce : {comm::ReduceStrategy::kPerTensor, comm::ReduceStrategy::kFused,
-                          comm::ReduceStrategy::kOverlap, comm::ReduceStrategy::kOverlapPoll}) {
-        const std::string what = std::string(training::to_string(mode)) + "/" +
-                                 std::string(comm::reduce_strategy_name(reduce)) + "/" +
-                                 std::string(comm::allreduce_algorithm_name(algorithm));
+    naive = train(*local, options::DataMode::kNaive, options::ReduceStrategy::kFused, "naive");
+  for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm,
+                         options::AllReduceAlgorithm::kHier})
+    for (auto mode : {options::DataMode::kDuplicated, options::DataMode::kSharded}) {
+      for (auto reduce : {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
+                          options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
+        const std::string what = std::string(enum_name(mode)) + "/" +
+                                 std::string(enum_name(reduce)) + "/" +
+                                 std::string(enum_name(algorithm));
         TrainRun dp = train(c, mode, reduce,
                             fmt::format("{}{}{}", what.substr(0, 3), static_cast<int>(reduce),
                                         static_cast<int>(algorithm)),
@@ -107,7 +107,7 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
         for (const auto& r : dp.summary.ranks) {
           const double tokens = static_cast<double>(r.data.tokens_held) / whole.tokens_held;
           const double bytes = static_cast<double>(r.data.bytes_held) / whole.bytes_held;
-          if (mode == training::DataMode::kDuplicated) {
+          if (mode == options::DataMode::kDuplicated) {
             EXPECT_NEAR(tokens, 1.0, 0.05) << what << " rank " << r.rank;
             EXPECT_NEAR(bytes, 1.0, 0.05) << what << " rank " << r.rank;
           } else {
@@ -118,7 +118,7 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
           EXPECT_GE(r.load_start.other_runnable, 0) << what << " rank " << r.rank;
           EXPECT_GE(r.load_end.cores, 1) << what << " rank " << r.rank;
         }
-        if (reduce == comm::ReduceStrategy::kPerTensor) {
+        if (reduce == options::ReduceStrategy::kPerTensor) {
           const auto& s0 = dp.summary.steps[0][0];
           EXPECT_EQ(s0.comm_calls,
                     static_cast<int64_t>(
@@ -134,11 +134,11 @@ TEST(MpiTest, ZeroOneFollowsPlainDataParallelismWithAnNthOfTheState) {
   auto& c = *g_comm;
   const int n = c.size();
   const int64_t P = training::ParamLayout(training::model_preset("tiny")).total();
-  for (auto algorithm : {comm::AllReduceAlgorithm::kMpi, comm::AllReduceAlgorithm::kShm}) {
-    const std::string what(comm::allreduce_algorithm_name(algorithm));
-    TrainRun plain = train(c, training::DataMode::kSharded, comm::ReduceStrategy::kFused,
+  for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm}) {
+    const std::string what(enum_name(algorithm));
+    TrainRun plain = train(c, options::DataMode::kSharded, options::ReduceStrategy::kFused,
                            "zero0" + what, algorithm, 0, 20);
-    TrainRun zero = train(c, training::DataMode::kSharded, comm::ReduceStrategy::kFused,
+    TrainRun zero = train(c, options::DataMode::kSharded, options::ReduceStrategy::kFused,
                           "zero1" + what, algorithm, 1, 20);
     ASSERT_EQ(zero.losses.size(), 20u);
     for (std::size_t i = 0; i < zero.losses.size(); ++i) {
@@ -169,19 +169,19 @@ TEST(MpiTest, ZeroOneFollowsPlainDataParallelismWithAnNthOfTheState) {
 // LoRA on the last layer's seven projections of tiny (over its random
 // weights: equivalence does not need pretrained ones), no dropout (each rank
 // draws its own masks, so a dropout run follows no one-process run).
-training::LoraConfig tiny_lora() {
-  training::LoraConfig l;
+options::LoraConfig tiny_lora() {
+  options::LoraConfig l;
   l.rank = 4;
   l.layers = 1;
-  l.targets = training::parse_lora_targets("q,k,v,o,gate,up,down", "test");
+  l.targets = options::parse_lora_targets("q,k,v,o,gate,up,down", "test");
   return l;
 }
 
 // Trains tiny's LoRA adapters for 10 steps; rank 0's losses and final adapters.
-TrainRun train_lora(comm::Communicator& c, training::DataMode mode, comm::ReduceStrategy reduce,
-                    comm::AllReduceAlgorithm algorithm, int zero, const std::string& tag) {
-  training::TrainOptions o = testing::tiny_training(10, 8, 64, "builtin:instruct?docs=64");
-  o.fine_tune = training::FineTune::kLora;
+TrainRun train_lora(comm::Communicator& c, options::DataMode mode, options::ReduceStrategy reduce,
+                    options::AllReduceAlgorithm algorithm, int zero, const std::string& tag) {
+  options::TrainOptions o = testing::tiny_training(10, 8, 64, "builtin:instruct?docs=64");
+  o.fine_tune = options::FineTune::kLora;
   o.lora = tiny_lora();
   o.data.data_mode = mode;
   o.reduce = reduce;
@@ -212,25 +212,25 @@ TEST(MpiTest, LoraDataParallelismFollowsTheNaiveRunAndMovesOnlyAdapterGradients)
   auto local = comm::make_communicator("local");
   TrainRun naive;
   if (c.rank() == 0) {
-    naive = train_lora(*local, training::DataMode::kNaive, comm::ReduceStrategy::kFused,
-                       comm::AllReduceAlgorithm::kMpi, 0, "naive");
+    naive = train_lora(*local, options::DataMode::kNaive, options::ReduceStrategy::kFused,
+                       options::AllReduceAlgorithm::kMpi, 0, "naive");
   }
   struct Case {
-    training::DataMode mode;
-    comm::ReduceStrategy reduce;
-    comm::AllReduceAlgorithm algorithm;
+    options::DataMode mode;
+    options::ReduceStrategy reduce;
+    options::AllReduceAlgorithm algorithm;
     int zero;
   };
-  using M = training::DataMode;
-  using R = comm::ReduceStrategy;
-  using A = comm::AllReduceAlgorithm;
+  using M = options::DataMode;
+  using R = options::ReduceStrategy;
+  using A = options::AllReduceAlgorithm;
   for (const Case& k :
        {Case{M::kDuplicated, R::kPerTensor, A::kMpi, 0}, Case{M::kSharded, R::kFused, A::kMpi, 0},
         Case{M::kSharded, R::kOverlap, A::kMpi, 0}, Case{M::kSharded, R::kOverlapPoll, A::kMpi, 0},
         Case{M::kDuplicated, R::kFused, A::kShm, 0}, Case{M::kSharded, R::kFused, A::kMpi, 1}}) {
-    const std::string what = fmt::format("{}/{}/{}/zero{}", training::to_string(k.mode),
-                                         comm::reduce_strategy_name(k.reduce),
-                                         comm::allreduce_algorithm_name(k.algorithm), k.zero);
+    const std::string what = fmt::format("{}/{}/{}/zero{}", enum_name(k.mode),
+                                         enum_name(k.reduce),
+                                         enum_name(k.algorithm), k.zero);
     const TrainRun dp =
         train_lora(c, k.mode, k.reduce, k.algorithm, k.zero,
                    fmt::format("{}{}{}{}", static_cast<int>(k.mode), static_cast<int>(k.reduce),
@@ -260,8 +260,8 @@ TEST(MpiTest, LoraDataParallelismFollowsTheNaiveRunAndMovesOnlyAdapterGradients)
 TEST(MpiTest, ZeroOneCheckpointsResumeTheSameRun) {
   auto& c = *g_comm;
   auto options = [&](int64_t steps) {
-    training::TrainOptions o = testing::tiny_training(steps, 8, 24);
-    o.data.data_mode = training::DataMode::kSharded;
+    options::TrainOptions o = testing::tiny_training(steps, 8, 24);
+    o.data.data_mode = options::DataMode::kSharded;
     o.zero = 1;
     o.bucket_mb = 0.01;  // each rank's state is pieces of several buckets
     return o;
@@ -271,10 +271,10 @@ TEST(MpiTest, ZeroOneCheckpointsResumeTheSameRun) {
           .string();
   c.broadcast_string(&dir, 0);
   const auto full = training::run_training(options(8), c);
-  training::TrainOptions first = options(4);
+  options::TrainOptions first = options(4);
   first.checkpoint_dir = dir;
   training::run_training(first, c);
-  training::TrainOptions second = options(8);
+  options::TrainOptions second = options(8);
   second.resume = dir;
   const auto resumed = training::run_training(second, c);
   ASSERT_EQ(resumed.steps.at(0).size(), 4u);
@@ -294,8 +294,8 @@ TEST(MpiTest, Bf16GradientsTrainLikeFp32WithHalfTheBytes) {
   constexpr double kBf16LossTolerance = 5e-4;  // measured: 3.6e-5 on 2 ranks (mpi, fused)
   auto& c = *g_comm;
   const int64_t P = training::ParamLayout(training::model_preset("tiny")).total();
-  using comm::AllReduceAlgorithm, comm::ReduceStrategy;
-  const auto sharded = training::DataMode::kSharded;
+  using options::AllReduceAlgorithm, options::ReduceStrategy;
+  const auto sharded = options::DataMode::kSharded;
   const TrainRun fp32 = train(c, sharded, ReduceStrategy::kFused, "cd_fp32");
   struct Variant {
     AllReduceAlgorithm algorithm;
@@ -309,12 +309,12 @@ TEST(MpiTest, Bf16GradientsTrainLikeFp32WithHalfTheBytes) {
                           Variant{AllReduceAlgorithm::kMpi, ReduceStrategy::kFused, 1},
                           Variant{AllReduceAlgorithm::kShm, ReduceStrategy::kFused, 1}}) {
     const std::string what =
-        fmt::format("{}/{}/zero{}", comm::allreduce_algorithm_name(v.algorithm),
-                    comm::reduce_strategy_name(v.reduce), v.zero);
+        fmt::format("{}/{}/zero{}", enum_name(v.algorithm),
+                    enum_name(v.reduce), v.zero);
     const TrainRun bf16 = train(c, sharded, v.reduce,
                                 fmt::format("cd_bf16_{}{}{}", static_cast<int>(v.algorithm),
                                             static_cast<int>(v.reduce), v.zero),
-                                v.algorithm, v.zero, 10, comm::CommDtype::kBf16);
+                                v.algorithm, v.zero, 10, options::CommDtype::kBf16);
     EXPECT_EQ(bf16.summary.comm_dtype, "bf16") << what;
     ASSERT_EQ(bf16.losses.size(), fp32.losses.size()) << what;
     for (std::size_t i = 0; i < fp32.losses.size(); ++i) {
@@ -335,16 +335,16 @@ TEST(MpiTest, Bf16GradientsTrainLikeFp32WithHalfTheBytes) {
 
 TEST(MpiTest, ZeroOneRefusesWhatItCannotShard) {
   auto& c = *g_comm;
-  training::TrainOptions o;
+  options::TrainOptions o;
   o.model = "tiny";
   o.steps = 1;
   o.quiet = true;
   o.threads = 1;
   o.batch = 2 * c.size();
   o.data.source = "builtin:stories?docs=64&valid_docs=16";
-  o.data.data_mode = training::DataMode::kSharded;
+  o.data.data_mode = options::DataMode::kSharded;
   o.zero = 1;
-  o.reduce = comm::ReduceStrategy::kOverlap;
+  o.reduce = options::ReduceStrategy::kOverlap;
   try {
     training::run_training(o, c);
     FAIL() << "--zero 1 with overlap ran";

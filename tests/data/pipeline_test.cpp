@@ -65,7 +65,7 @@ TEST(PipelineTest, PadModeTruncatesPadsAndMasks) {
   TempDir dir;
   ByteTokenizer tok;
   const int32_t E = ByteTokenizer::kEotId;
-  DataOptions o;
+  options::DataOptions o;
   o.source = dir.write("d.jsonl", "{\"text\":\"ab\"}\n{\"text\":\"abcdefg\"}\n");
   o.block = 5;
   o.global_batch = 1;
@@ -98,7 +98,7 @@ TEST(PipelineTest, MaskPromptLeavesThePromptOutOfTheLoss) {
   TempDir dir;
   ByteTokenizer tok;
   const int32_t E = ByteTokenizer::kEotId;
-  DataOptions o;
+  options::DataOptions o;
   o.source = dir.write("chat.jsonl",
                        "{\"messages\":[{\"role\":\"user\",\"content\":\"Q\"},"
                        "{\"role\":\"assistant\",\"content\":\"ok\"}]}\n");
@@ -125,7 +125,7 @@ TEST(PipelineTest, MaskPromptLeavesThePromptOutOfTheLoss) {
   o.source = dir.write("text.jsonl", "{\"text\":\"just text\"}\n");
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("has none"), std::string::npos);
   o.source = "builtin:instruct?docs=8";
-  o.mode = BatchMode::kPack;
+  o.mode = options::BatchMode::kPack;
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("--batching pad"), std::string::npos);
 }
 
@@ -133,10 +133,10 @@ TEST(PipelineTest, PackModeJoinsWithEndOfTextAndCutsBlocks) {
   TempDir dir;
   ByteTokenizer tok;
   const int32_t E = ByteTokenizer::kEotId;
-  DataOptions o;
+  options::DataOptions o;
   o.source = dir.write("d.txt", "ab\ncd\nef\n");
   o.one_per_line = true;
-  o.mode = BatchMode::kPack;
+  o.mode = options::BatchMode::kPack;
   o.block = 4;
   o.global_batch = 1;
   o.shuffle = false;
@@ -158,7 +158,7 @@ TEST(PipelineTest, PackModeJoinsWithEndOfTextAndCutsBlocks) {
 TEST(PipelineTest, DuplicatedAndStridedRowsEqualNaiveBatches) {
   TempDir dir;
   ByteTokenizer tok;
-  DataOptions base;
+  options::DataOptions base;
   base.source = write_examples(dir, 103);
   base.block = 17;
   base.global_batch = 8;
@@ -170,13 +170,13 @@ TEST(PipelineTest, DuplicatedAndStridedRowsEqualNaiveBatches) {
   for (int N : {2, 4}) {
     std::vector<std::unique_ptr<BatchSource>> dup, strided;
     for (int r = 0; r < N; ++r) {
-      DataOptions o = base;
+      options::DataOptions o = base;
       o.world_size = N;
       o.rank = r;
-      o.data_mode = DataMode::kDuplicated;
+      o.data_mode = options::DataMode::kDuplicated;
       dup.push_back(open_batch_source(o, tok));
-      o.data_mode = DataMode::kSharded;
-      o.shard = ShardMode::kStrided;
+      o.data_mode = options::DataMode::kSharded;
+      o.shard = options::ShardMode::kStrided;
       strided.push_back(open_batch_source(o, tok));
       EXPECT_EQ(dup.back()->batches_per_epoch(), K);
       EXPECT_EQ(strided.back()->batches_per_epoch(), K);
@@ -210,17 +210,17 @@ TEST(PipelineTest, DuplicatedAndStridedRowsEqualNaiveBatches) {
 TEST(PipelineTest, ContiguousShardsAreDisjointAndCoverNTimesMs) {
   TempDir dir;
   ByteTokenizer tok;
-  DataOptions base;
+  options::DataOptions base;
   base.source = write_examples(dir, 98);
   base.block = 17;
   base.global_batch = 8;
-  base.data_mode = DataMode::kSharded;
-  base.shard = ShardMode::kContiguous;
+  base.data_mode = options::DataMode::kSharded;
+  base.shard = options::ShardMode::kContiguous;
   for (int N : {2, 4}) {
     const int ms = 98 / N;
     std::set<int> all;
     for (int r = 0; r < N; ++r) {
-      DataOptions o = base;
+      options::DataOptions o = base;
       o.world_size = N;
       o.rank = r;
       auto source = open_batch_source(o, tok);
@@ -246,14 +246,14 @@ TEST(PipelineTest, ContiguousShardsAreDisjointAndCoverNTimesMs) {
 TEST(PipelineTest, UnshuffledStridedShardIsReadOnce) {
   TempDir dir;
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = write_examples(dir, 64);
   o.block = 33;
   o.global_batch = 8;
   o.world_size = 2;
   o.rank = 1;
-  o.data_mode = DataMode::kSharded;
-  o.shard = ShardMode::kStrided;
+  o.data_mode = options::DataMode::kSharded;
+  o.shard = options::ShardMode::kStrided;
   o.shuffle = false;
   auto source = open_batch_source(o, tok);
   const int64_t K = source->batches_per_epoch();
@@ -272,18 +272,18 @@ TEST(PipelineTest, ShardedRanksHoldAndReadAboutOneNth) {
   ByteTokenizer tok;
   const std::string path = write_examples(dir, 400);
   for (const std::string& source : {std::string("builtin:stories?docs=400"), path}) {
-    DataOptions base;
+    options::DataOptions base;
     base.source = source;
     base.block = 65;
     base.global_batch = 8;
     base.world_size = 4;
     base.rank = 1;
-    base.data_mode = DataMode::kDuplicated;
+    base.data_mode = options::DataMode::kDuplicated;
     auto dup = open_batch_source(base, tok);
     const DataStats d = dup->stats();
-    for (ShardMode shard : {ShardMode::kStrided, ShardMode::kContiguous}) {
-      DataOptions o = base;
-      o.data_mode = DataMode::kSharded;
+    for (options::ShardMode shard : {options::ShardMode::kStrided, options::ShardMode::kContiguous}) {
+      options::DataOptions o = base;
+      o.data_mode = options::DataMode::kSharded;
       o.shard = shard;
       auto sharded = open_batch_source(o, tok);
       const DataStats s = sharded->stats();
@@ -292,23 +292,23 @@ TEST(PipelineTest, ShardedRanksHoldAndReadAboutOneNth) {
       // permutation and the whole file index: O(M), not O(M / N).
       const bool file = source == path;
       const int64_t whole =
-          shard == ShardMode::kStrided
+          shard == options::ShardMode::kStrided
               ? 400 * static_cast<int64_t>(sizeof(int64_t) + (file ? sizeof(IndexEntry) : 0))
               : 0;
       const double bytes =
           static_cast<double>(s.bytes_held - whole) / static_cast<double>(d.bytes_held - whole);
       const double read = static_cast<double>(s.bytes_read) / d.bytes_read;
-      EXPECT_NEAR(tokens, 0.25, 0.05) << source << " " << to_string(shard);
-      EXPECT_NEAR(bytes, 0.25, 0.05) << source << " " << to_string(shard);
-      EXPECT_NEAR(read, 0.25, 0.05) << source << " " << to_string(shard);
+      EXPECT_NEAR(tokens, 0.25, 0.05) << source << " " << enum_name(shard);
+      EXPECT_NEAR(bytes, 0.25, 0.05) << source << " " << enum_name(shard);
+      EXPECT_NEAR(read, 0.25, 0.05) << source << " " << enum_name(shard);
     }
     EXPECT_EQ(d.examples_held, 400);
   }
   // Duplicated reads the whole file's records; the scan reads it once more.
-  DataOptions o;
+  options::DataOptions o;
   o.source = path;
   o.world_size = 2;
-  o.data_mode = DataMode::kDuplicated;
+  o.data_mode = options::DataMode::kDuplicated;
   const DataStats d = open_batch_source(o, tok)->stats();
   const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path));
   EXPECT_EQ(d.bytes_scanned, file_bytes);
@@ -317,7 +317,7 @@ TEST(PipelineTest, ShardedRanksHoldAndReadAboutOneNth) {
 
 TEST(PipelineTest, HeldBytesAreTrackedAsData) {
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=300";
   o.block = 129;
   const int64_t before = kernels::memory_snapshot()[kernels::MemoryCategory::kData].active;
@@ -333,11 +333,11 @@ TEST(PipelineTest, HeldBytesAreTrackedAsData) {
 
 TEST(PipelineTest, DeterministicAndIndependentOfThreads) {
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=5000";
   o.block = 33;
   o.global_batch = 4;
-  o.mode = BatchMode::kPack;
+  o.mode = options::BatchMode::kPack;
   o.threads = 1;
   auto one = open_batch_source(o, tok);
   o.threads = 2;
@@ -357,19 +357,19 @@ TEST(PipelineTest, DeterministicAndIndependentOfThreads) {
 
 TEST(PipelineTest, ShardedPackModePacksOwnDocuments) {
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=400";
   o.block = 65;
   o.global_batch = 8;
-  o.mode = BatchMode::kPack;
+  o.mode = options::BatchMode::kPack;
   o.world_size = 4;
-  o.data_mode = DataMode::kDuplicated;
+  o.data_mode = options::DataMode::kDuplicated;
   const int64_t all_tokens = open_batch_source(o, tok)->stats().tokens_held;
   int64_t sum = 0;
-  for (ShardMode shard : {ShardMode::kStrided, ShardMode::kContiguous}) {
+  for (options::ShardMode shard : {options::ShardMode::kStrided, options::ShardMode::kContiguous}) {
     sum = 0;
     for (int r = 0; r < 4; ++r) {
-      o.data_mode = DataMode::kSharded;
+      o.data_mode = options::DataMode::kSharded;
       o.shard = shard;
       o.rank = r;
       auto s = open_batch_source(o, tok);
@@ -387,12 +387,12 @@ TEST(PipelineTest, ShardedPackModePacksOwnDocuments) {
 TEST(PipelineErrorsTest, TooSmallAfterShardingSaysHowMany) {
   TempDir dir;
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = write_examples(dir, 10);
   o.global_batch = 8;
   o.world_size = 4;
-  o.data_mode = DataMode::kSharded;
-  o.shard = ShardMode::kContiguous;
+  o.data_mode = options::DataMode::kSharded;
+  o.shard = options::ShardMode::kContiguous;
   o.block = 9;
   EXPECT_NO_THROW(open_batch_source(o, tok));  // 2 per rank = 2 rows
   o.global_batch = 12;                         // 3 rows per rank, 2 held
@@ -400,11 +400,11 @@ TEST(PipelineErrorsTest, TooSmallAfterShardingSaysHowMany) {
   EXPECT_NE(msg.find("10 examples"), std::string::npos) << msg;
   EXPECT_NE(msg.find("4 ranks"), std::string::npos) << msg;
   EXPECT_NE(msg.find("global batch 12"), std::string::npos) << msg;
-  o.data_mode = DataMode::kDuplicated;
+  o.data_mode = options::DataMode::kDuplicated;
   o.global_batch = 16;
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("10 examples"), std::string::npos);
-  o.mode = BatchMode::kPack;
-  o.data_mode = DataMode::kSharded;
+  o.mode = options::BatchMode::kPack;
+  o.data_mode = options::DataMode::kSharded;
   o.rank = 2;
   o.block = 200;
   o.global_batch = 4;
@@ -413,32 +413,32 @@ TEST(PipelineErrorsTest, TooSmallAfterShardingSaysHowMany) {
 
 TEST(PipelineErrorsTest, BadOptionsNameTheCulprit) {
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=100";
   o.global_batch = 6;
   o.world_size = 4;
-  o.data_mode = DataMode::kDuplicated;
+  o.data_mode = options::DataMode::kDuplicated;
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("not divisible by the world size 4"),
             std::string::npos);
   o.global_batch = 8;
-  o.data_mode = DataMode::kNaive;
+  o.data_mode = options::DataMode::kNaive;
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("naive"), std::string::npos);
-  o.data_mode = DataMode::kSharded;
+  o.data_mode = options::DataMode::kSharded;
   o.rank = 4;
   EXPECT_NE(error_of([&] { open_batch_source(o, tok); }).find("rank 4"), std::string::npos);
   o.rank = 0;
   o.block = 1;
   EXPECT_THROW(open_batch_source(o, tok), Error);
-  EXPECT_NE(error_of([] { parse_data_mode("sharted", "--data-mode"); }).find("--data-mode"),
+  EXPECT_NE(error_of([] { parse_choice<options::DataMode>("sharted", "--data-mode"); }).find("--data-mode"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_batch_mode("packed"); }).find("'packed'"), std::string::npos);
-  EXPECT_EQ(parse_shard_mode("contiguous"), ShardMode::kContiguous);
+  EXPECT_NE(error_of([] { parse_choice<options::BatchMode>("packed", "--batching"); }).find("'packed'"), std::string::npos);
+  EXPECT_EQ(parse_choice<options::ShardMode>("contiguous", "--shard"), options::ShardMode::kContiguous);
 }
 
 TEST(PipelineTest, ValidationSourceWhenTheSourceHasOne) {
   TempDir dir;
   ByteTokenizer tok;
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=100&valid_docs=20";
   o.global_batch = 4;
   auto valid = open_validation_source(o, tok);
@@ -460,10 +460,10 @@ TEST(PipelineTest, Gpt2TokenizerWhenAvailable) {
   // Skipped only when the files are absent: a loader error must fail.
   TS_REQUIRE_GPT2_FILES();
   std::unique_ptr<Tokenizer> tok = make_tokenizer("gpt2:" + testing::kGpt2Dir);
-  DataOptions o;
+  options::DataOptions o;
   o.source = "builtin:stories?docs=200";
   o.block = 65;
-  o.mode = BatchMode::kPack;
+  o.mode = options::BatchMode::kPack;
   auto source = open_batch_source(o, *tok);
   const Batch b = get(*source, 0);
   for (int32_t id : b.inputs) {

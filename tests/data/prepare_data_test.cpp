@@ -90,7 +90,7 @@ TEST(PrepareDataTest, ConvertsDropsLongShufflesAndSplits) {
   // Same seed, same split; the directory is a SOURCE with a valid split.
   prepare_data(o, tok);
   EXPECT_EQ(read_jsonl(dir.file("out/train.jsonl")), train);
-  DataOptions d;
+  options::DataOptions d;
   d.source = o.out_dir;
   d.global_batch = 2;
   EXPECT_NE(open_validation_source(d, tok), nullptr);

@@ -28,8 +28,8 @@ std::vector<std::string> all_texts(const DocumentSource& source) {
   return out;
 }
 
-DataOptions options_for(const std::string& source) {
-  DataOptions o;
+options::DataOptions options_for(const std::string& source) {
+  options::DataOptions o;
   o.source = source;
   return o;
 }
@@ -42,7 +42,7 @@ TEST(SourcesTest, TextFileWithDelimiterLines) {
   auto source = open_document_source(options_for(path), "train");
   EXPECT_EQ(all_texts(*source), (std::vector<std::string>{"Once there was a cat.\nIt was happy.",
                                                           "Second story.", "Third"}));
-  DataOptions custom = options_for(path);
+  options::DataOptions custom = options_for(path);
   custom.delimiter = "===";
   dir.write("custom.txt", "a\n===\nb\n");
   custom.source = dir.file("custom.txt");
@@ -52,7 +52,7 @@ TEST(SourcesTest, TextFileWithDelimiterLines) {
 
 TEST(SourcesTest, TextFileOnePerLine) {
   TempDir dir;
-  DataOptions o = options_for(dir.write("lines.txt", "one\n\ntwo\r\nthree"));
+  options::DataOptions o = options_for(dir.write("lines.txt", "one\n\ntwo\r\nthree"));
   o.one_per_line = true;
   EXPECT_EQ(all_texts(*open_document_source(o, "train")),
             (std::vector<std::string>{"one", "two", "three"}));
@@ -66,7 +66,7 @@ TEST(SourcesTest, JsonlKindsAndDirectorySplits) {
             "\"content\":\"A\"}]}\n"
             "{\"instruction\":\"Do\",\"context\":\"\",\"response\":\"Done\"}\n");
   dir.write("valid.jsonl", "{\"text\":\"v\"}\n");
-  DataOptions o = options_for(dir.path().string());
+  options::DataOptions o = options_for(dir.path().string());
   EXPECT_EQ(all_texts(*open_document_source(o, "train")),
             (std::vector<std::string>{
                 "plain", "<|user|>\nQ\n<|assistant|>\nA\n",
@@ -81,7 +81,7 @@ TEST(SourcesTest, SlicesByCountAndPercent) {
   TempDir dir;
   std::string lines;
   for (int i = 0; i < 10; ++i) lines += "{\"text\":\"d" + std::to_string(i) + "\"}\n";
-  DataOptions o = options_for(dir.write("d.jsonl", lines));
+  options::DataOptions o = options_for(dir.write("d.jsonl", lines));
   EXPECT_EQ(all_texts(*open_document_source(o, "train[2:5]")),
             (std::vector<std::string>{"d2", "d3", "d4"}));
   EXPECT_EQ(all_texts(*open_document_source(o, "train[0%:20%]")),
@@ -98,12 +98,12 @@ TEST(SourcesTest, SlicesByCountAndPercent) {
   EXPECT_NE(error_of([&] { open_document_source(o, "train[5:5]"); }).find("empty dataset"),
             std::string::npos);
   // Builtin slices too.
-  DataOptions b = options_for("builtin:stories?docs=100");
+  options::DataOptions b = options_for("builtin:stories?docs=100");
   EXPECT_EQ(open_document_source(b, "train[10%:30%]")->size(), 20);
 }
 
 TEST(SourcesTest, BuiltinStoriesOptionsAndSplits) {
-  DataOptions o = options_for("builtin:stories?docs=50&valid_docs=7&seed=3");
+  options::DataOptions o = options_for("builtin:stories?docs=50&valid_docs=7&seed=3");
   auto train = open_document_source(o, "train");
   auto valid = open_document_source(o, "valid");
   EXPECT_EQ(train->size(), 50);
@@ -154,7 +154,7 @@ TEST(SourcesErrorsTest, MalformedJsonNamesFileAndLineOrIsSkipped) {
   const std::string msg = error_of([&] { all_texts(*source); });
   EXPECT_NE(msg.find(path + ":2: not valid JSON"), std::string::npos) << msg;
 
-  DataOptions skip = options_for(path);
+  options::DataOptions skip = options_for(path);
   skip.skip_bad_records = true;
   auto skipped = open_document_source(skip, "train");
   EXPECT_EQ(all_texts(*skipped), (std::vector<std::string>{"ok", "fine"}));
@@ -168,7 +168,7 @@ TEST(SourcesErrorsTest, MissingFieldNamesFieldAndLine) {
   const std::string msg = error_of([&] { all_texts(*source); });
   EXPECT_NE(msg.find(path + ":3"), std::string::npos) << msg;
   EXPECT_NE(msg.find("'text'"), std::string::npos) << msg;
-  DataOptions o = options_for(path);
+  options::DataOptions o = options_for(path);
   o.text_field = "body";
   EXPECT_THROW(all_texts(*open_document_source(o, "train")), Error);  // line 1 lacks body
 }
@@ -189,7 +189,7 @@ TEST(SourcesErrorsTest, LineOverTheLimitIsNamed) {
   TempDir dir;
   const std::string path = dir.write(
       "long.jsonl", "{\"text\":\"short\"}\n{\"text\":\"" + std::string(5000, 'x') + "\"}\n");
-  DataOptions o = options_for(path);
+  options::DataOptions o = options_for(path);
   o.max_record_bytes = 1000;
   const std::string msg = error_of([&] { open_document_source(o, "train"); });
   EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
@@ -223,7 +223,7 @@ TEST(SourcesTest, AnImpossiblyLargeBuiltinCorpusIsBadInput) {
   ByteTokenizer tokenizer;
   for (const std::string source :
        {"builtin:stories?docs=99999999999999", "builtin:stories?docs=100000000000"}) {
-    DataOptions o = options_for(source);
+    options::DataOptions o = options_for(source);
     o.block = 16;
     o.global_batch = 2;
     try {

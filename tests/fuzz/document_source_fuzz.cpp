@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint8_t flags = data[0];
   const std::string path =
       fuzz::ScratchDir::get().write("data", {fuzz::as_text(data + 1, size - 1)});
-  training::DataOptions options;
+  options::DataOptions options;
   options.source = (flags & 1 ? "text:" : "jsonl:") + path;
   options.skip_bad_records = flags & 2;
   options.one_per_line = flags & 4;

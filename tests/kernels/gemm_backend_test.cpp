@@ -65,7 +65,7 @@ TEST_P(GemmBackendTest, EachLibraryComputesTheDefinedProduct) {
     gemm_f32(lib, k, dst.data(), a.data(), b.data());
     double worst = 0;
     for (size_t i = 0; i < dst.size(); ++i) worst = std::max(worst, std::abs(dst[i] - want[i]));
-    EXPECT_LT(worst, 1e-4 * std::sqrt(double(k.K))) << gemm_backend_name(lib);
+    EXPECT_LT(worst, 1e-4 * std::sqrt(double(k.K))) << enum_name(lib);
   }
 }
 
@@ -128,7 +128,7 @@ TEST(GemmBackend, AutoTimesAShapeOnceAndReadsItsChoiceFromTheCache) {
   auto& entry = cache.begin().value().begin().value();
   const GemmBackend other =
       chosen == GemmBackend::kOneDnn ? GemmBackend::kOpenBlas : GemmBackend::kOneDnn;
-  entry["backend"] = gemm_backend_name(other);
+  entry["backend"] = enum_name(other);
   entry["openblas_gflops"] = -1.0;  // marks that the cached figures are the ones reported
   std::ofstream(gemm_cache_path()) << cache.dump();
   reset_gemm_choices();
@@ -185,9 +185,9 @@ TEST(ScopedComputeThreadsTest, GivesBothCountsBackAsTheyWere) {
 }
 
 TEST(GemmBackend, AnUnknownLibraryIsAnErrorNamingWhere) {
-  EXPECT_EQ(parse_gemm_backend("onednn"), GemmBackend::kOneDnn);
+  EXPECT_EQ(parse_choice<GemmBackend>("onednn", "--gemm"), GemmBackend::kOneDnn);
   try {
-    parse_gemm_backend("mkl", "suite.toml:4");
+    parse_choice<GemmBackend>("mkl", "suite.toml:4");
     FAIL() << "mkl accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("suite.toml:4"), std::string::npos) << e.what();

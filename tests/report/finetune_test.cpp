@@ -27,7 +27,7 @@ using testing::CaseSpec;
 using testing::SuiteSpec;
 
 // As the finetune suite records its LoRA cases' settings (suites/
-// suite_config.h, training::lora_options_json).
+// suite_config.h, options::lora_options_json).
 const nlohmann::json kLora = {{"fine_tune", "lora"},
                               {"lora",
                                {{"rank", 8},

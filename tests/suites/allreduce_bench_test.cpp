@@ -35,7 +35,7 @@ TEST(AllReduceBench, SweepSizes) {
   o.min_bytes = 6;  // rounded down to whole floats
   o.max_bytes = 24;
   EXPECT_EQ(sweep_sizes(o), (std::vector<int64_t>{4, 12, 24}));
-  o.dtype = comm::CommDtype::kBf16;  // whole bf16 elements: 2 bytes
+  o.dtype = options::CommDtype::kBf16;  // whole bf16 elements: 2 bytes
   o.min_bytes = 3;
   o.max_bytes = 27;
   EXPECT_EQ(sweep_sizes(o), (std::vector<int64_t>{2, 6, 12, 24}));
@@ -59,7 +59,7 @@ TEST(AllReduceBench, BadOptions) {
   o.max_bytes = 4;
   EXPECT_THROW(validate(o), Error);
   o = {};
-  o.dtype = comm::CommDtype::kBf16;
+  o.dtype = options::CommDtype::kBf16;
   o.min_bytes = 2;  // one bf16 element
   EXPECT_NO_THROW(validate(o));
   o.min_bytes = 1;

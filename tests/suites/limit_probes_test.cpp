@@ -66,9 +66,9 @@ TEST(SgemmAtOnceTest, TheLimitNamesItsCopiesAndCpus) {
 TEST(SgemmLimitTest, TheLimitIsOfTheLibraryTheCaseRuns) {
   const auto tiny = training::model_preset("tiny");
   const results::MachineLimit blas = sgemm_limit(
-      "tiny", tiny, 62, 1, "test", training::Precision::kFp32, kernels::GemmBackend::kOpenBlas);
+      "tiny", tiny, 62, 1, "test", options::Precision::kFp32, options::GemmBackend::kOpenBlas);
   const results::MachineLimit dnnl = sgemm_limit(
-      "tiny", tiny, 62, 1, "test", training::Precision::kFp32, kernels::GemmBackend::kOneDnn);
+      "tiny", tiny, 62, 1, "test", options::Precision::kFp32, options::GemmBackend::kOneDnn);
   EXPECT_EQ(blas.detail.rfind("OpenBLAS", 0), 0u) << blas.detail;
   EXPECT_EQ(dnnl.detail.rfind("oneDNN", 0), 0u) << dnnl.detail;
   EXPECT_EQ(blas.gemm, "openblas") << "--gemm is part of the limit's key";
@@ -77,7 +77,7 @@ TEST(SgemmLimitTest, TheLimitIsOfTheLibraryTheCaseRuns) {
   EXPECT_GT(dnnl.value, 0);
   const int cpu = allowed_cpus().front();
   const std::vector<GemmShape> shapes{kShape};
-  EXPECT_GT(sgemm_gflops_at_once(shapes, std::vector{cpu, cpu}, kernels::GemmBackend::kOneDnn), 0)
+  EXPECT_GT(sgemm_gflops_at_once(shapes, std::vector{cpu, cpu}, options::GemmBackend::kOneDnn), 0)
       << "oneDNN in forked copies";
 }
 

@@ -115,7 +115,7 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
     } else {
       EXPECT_EQ(c.skip_reason, "") << c.name;
     }
-    if (c.train.allreduce != comm::AllReduceAlgorithm::kMpi) {
+    if (c.train.allreduce != options::AllReduceAlgorithm::kMpi) {
       EXPECT_EQ(c.mpi_algorithm, 0) << c.name;
     }
   }
@@ -131,7 +131,7 @@ TEST(SuiteConfig, AllReduceAlgorithmAndZeroAxes) {
       "name = \"o\"\n[grid]\nallreduce = [\"mpi\", \"shm\", \"hier\"]\n"
       "mpi_algorithm = [0, 3]\n");
   ASSERT_EQ(case_names(one), (std::vector<std::string>{"naive-r1-fused"}));
-  EXPECT_EQ(one.cases[0].train.allreduce, comm::AllReduceAlgorithm::kMpi);
+  EXPECT_EQ(one.cases[0].train.allreduce, options::AllReduceAlgorithm::kMpi);
   EXPECT_EQ(one.cases[0].mpi_algorithm, 0);
   // The sweep has the algorithm axes but not ZeRO.
   const Suite sweep = parse_test_suite(
@@ -157,7 +157,7 @@ TEST(SuiteConfig, CommDtypeAxis) {
   for (const auto& c : s.cases) EXPECT_EQ(c.skip_reason, "") << c.name;
   EXPECT_FALSE(s.cases[0].to_json().contains("comm_dtype"));
   EXPECT_EQ(s.cases[2].to_json()["comm_dtype"], "bf16");
-  EXPECT_EQ(s.cases[3].train.comm_dtype, comm::CommDtype::kBf16);
+  EXPECT_EQ(s.cases[3].train.comm_dtype, options::CommDtype::kBf16);
   const std::string bad = suite_error("name = \"c\"\n[base]\ncomm_dtype = \"fp8\"\n");
   EXPECT_NE(bad.find("t.toml:3:"), std::string::npos) << bad;
   EXPECT_NE(bad.find("comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"),
@@ -226,19 +226,19 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
                                       "naive-r1-fused-lora-alpha32-q.k.v.o",
                                       "naive-r1-fused-lora-rank16-alpha32-q.k.v.o"}));
   const SuiteCase& full = s.cases[0];
-  EXPECT_EQ(full.train.fine_tune, training::FineTune::kFull);
-  EXPECT_EQ(full.train.lora, training::LoraConfig());  // the trainer's defaults: nothing to pass
+  EXPECT_EQ(full.train.fine_tune, options::FineTune::kFull);
+  EXPECT_EQ(full.train.lora, options::LoraConfig());  // the trainer's defaults: nothing to pass
   EXPECT_FALSE(full.to_json().contains("fine_tune"));
   EXPECT_FALSE(full.to_json().contains("lora"));
   const SuiteCase& lora = s.cases[4];
   EXPECT_EQ(lora.train.lora.rank, 16);
   EXPECT_EQ(lora.train.lora.alpha, 32);
-  EXPECT_EQ(lora.train.lora.targets, (std::vector<training::LoraTarget>{
-                                         training::LoraTarget::kQ, training::LoraTarget::kK,
-                                         training::LoraTarget::kV, training::LoraTarget::kO}));
+  EXPECT_EQ(lora.train.lora.targets, (std::vector<options::LoraTarget>{
+                                         options::LoraTarget::kQ, options::LoraTarget::kK,
+                                         options::LoraTarget::kV, options::LoraTarget::kO}));
   EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
   // The layout of the trainer's own options.lora, so the report reads either.
-  EXPECT_EQ(lora.to_json()["lora"], training::lora_options_json(lora.train.lora));
+  EXPECT_EQ(lora.to_json()["lora"], options::lora_options_json(lora.train.lora));
   EXPECT_EQ(lora.to_json()["lora"]["targets"],
             nlohmann::json({"q_proj", "k_proj", "v_proj", "o_proj"}));
   // One fine-tune throughout: no part for it in the names.
@@ -259,7 +259,7 @@ TEST(SuiteConfig, LoraOnMoreLayersThanTheModelHasIsSkipped) {
 TEST(SuiteConfig, BadFineTuneSettingsNameTheLine) {
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {"name = \"x\"\n[grid]\nfine_tune = [\"full\", \"qlora\"]\n",
-            "t.toml:3:22: fine_tune must be full or lora, got 'qlora'"},
+            "t.toml:3:22: fine_tune: unknown fine-tune mode 'qlora' (expected full, lora)"},
            {"name = \"x\"\n[base]\nlora_rank = 0\n[[case]]\n",
             "t.toml:3:13: 'lora_rank' must be at least 1"},
            {"name = \"x\"\n[base]\nlora_alpha = 0\n[[case]]\n",

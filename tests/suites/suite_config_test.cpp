@@ -45,7 +45,7 @@ TEST(SuiteConfig, WrongTypeNamesLine) {
 TEST(SuiteConfig, UnknownModeNamesLineAndChoices) {
   const std::string e = suite_error("name = \"x\"\n[grid]\nmode = [\"naive\",\n  \"zero3\"]\n");
   EXPECT_NE(e.find("t.toml:4:"), std::string::npos) << e;
-  EXPECT_NE(e.find("mode: unknown value 'zero3'"), std::string::npos) << e;
+  EXPECT_NE(e.find("mode: unknown data mode 'zero3'"), std::string::npos) << e;
   EXPECT_NE(e.find("sharded"), std::string::npos) << e;
 }
 
@@ -113,7 +113,7 @@ TEST(SuiteConfig, GridIsCartesianProductWithSkips) {
   ASSERT_EQ(s.cases.size(), 6u);
   int skipped = 0;
   for (const auto& c : s.cases) {
-    if (c.train.data.data_mode == training::DataMode::kNaive && c.ranks > 1) {
+    if (c.train.data.data_mode == options::DataMode::kNaive && c.ranks > 1) {
       EXPECT_NE(c.skip_reason.find("naive runs one process"), std::string::npos);
       ++skipped;
     } else if (c.ranks == 3) {
@@ -148,7 +148,7 @@ TEST(SuiteConfig, InapplicableAxesCollapse) {
   // per-tensor x (shm + 2 tcp) = 3; fused x 2 buckets x 3 = 6.
   EXPECT_EQ(s.cases.size(), 9u);
   for (const auto& c : s.cases) {
-    if (c.train.reduce == comm::ReduceStrategy::kPerTensor) {
+    if (c.train.reduce == options::ReduceStrategy::kPerTensor) {
       EXPECT_FALSE(c.given.contains("bucket_mb")) << c.name;
       EXPECT_TRUE(c.to_json()["bucket_mb"].is_null()) << c.name;
     }

@@ -24,17 +24,17 @@ class FineTuneTest : public ::testing::Test {
  protected:
   // A few steps of pre-training on stories: the base every test adapts.
   void SetUp() override {
-    TrainOptions o = testing::tiny_training(3, 4, 32);
+    options::TrainOptions o = testing::tiny_training(3, 4, 32);
     o.checkpoint_dir = (dir_.path() / "base").string();
     run_training(o, *comm_);
     base_ = dir_.path() / "base" / "step-00000003";
   }
-  TrainOptions lora_options(int64_t steps) const {
-    TrainOptions o = testing::tiny_training(steps, 4, 32, "builtin:instruct?docs=64");
+  options::TrainOptions lora_options(int64_t steps) const {
+    options::TrainOptions o = testing::tiny_training(steps, 4, 32, "builtin:instruct?docs=64");
     o.model.clear();
     o.init_from = base_.string();
-    o.fine_tune = FineTune::kLora;
-    o.lora.targets = parse_lora_targets("q,v,down", "test");
+    o.fine_tune = options::FineTune::kLora;
+    o.lora.targets = options::parse_lora_targets("q,v,down", "test");
     return o;
   }
   std::vector<double> losses(const results::RunSummary& s) {
@@ -64,8 +64,8 @@ TEST_F(FineTuneTest, LoraHoldsStateAndMovesGradientsForAdaptersOnly) {
   EXPECT_EQ(s.options["fine_tune"], "lora");
   EXPECT_EQ(s.options["lora"]["targets"], nlohmann::json({"q_proj", "v_proj", "down_proj"}));
   // Full fine-tuning of the same base, for contrast: everything trains.
-  TrainOptions full = lora_options(2);
-  full.fine_tune = FineTune::kFull;
+  options::TrainOptions full = lora_options(2);
+  full.fine_tune = options::FineTune::kFull;
   const auto f = run_training(full, *comm_);
   EXPECT_EQ(f.trainable_parameters, ParamLayout(c).total());
   EXPECT_EQ(f.ranks.at(0).tracked_peak_by_category[MemoryCategory::kOptimizerState],
@@ -74,7 +74,7 @@ TEST_F(FineTuneTest, LoraHoldsStateAndMovesGradientsForAdaptersOnly) {
 
 // The run says what trains, as mlx-lm does.
 TEST_F(FineTuneTest, HeaderSaysTheTrainableShare) {
-  TrainOptions o = lora_options(1);
+  options::TrainOptions o = lora_options(1);
   o.quiet = false;
   char* text = nullptr;
   std::size_t size = 0;
@@ -94,7 +94,7 @@ TEST_F(FineTuneTest, HeaderSaysTheTrainableShare) {
 TEST_F(FineTuneTest, AdapterCheckpointsResumeTheSameRun) {
   const fs::path ckpt = dir_.path() / "adapters";
   const auto whole = run_training(lora_options(6), *comm_);
-  TrainOptions first = lora_options(3);
+  options::TrainOptions first = lora_options(3);
   first.checkpoint_dir = ckpt.string();
   first.save_every = 1;
   run_training(first, *comm_);
@@ -106,7 +106,7 @@ TEST_F(FineTuneTest, AdapterCheckpointsResumeTheSameRun) {
   const LoadedAdapters latest = load_adapters(ckpt, model_preset("tiny"));
   EXPECT_EQ(latest.dir.filename(), "step-00000003");
 
-  TrainOptions second = lora_options(6);
+  options::TrainOptions second = lora_options(6);
   second.init_from.clear();
   second.resume = ckpt.string();
   const auto resumed = run_training(second, *comm_);
@@ -114,8 +114,8 @@ TEST_F(FineTuneTest, AdapterCheckpointsResumeTheSameRun) {
   ASSERT_EQ(b.size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(b[i], a[3 + i]) << "step " << 3 + i;
 
-  TrainOptions changed = second;
-  changed.fine_tune = FineTune::kFull;
+  options::TrainOptions changed = second;
+  changed.fine_tune = options::FineTune::kFull;
   EXPECT_TRUE(THROWS_BAD_INPUT(run_training(changed, *comm_), "fine_tune"));
   changed = second;
   changed.lora.rank = 4;
@@ -123,7 +123,7 @@ TEST_F(FineTuneTest, AdapterCheckpointsResumeTheSameRun) {
 }
 
 TEST_F(FineTuneTest, BadLoraOptionsNameTheFlag) {
-  TrainOptions o = lora_options(1);
+  options::TrainOptions o = lora_options(1);
   o.lora.rank = -1;
   EXPECT_TRUE(THROWS_BAD_INPUT(run_training(o, *comm_), "--lora-rank must be positive"));
   o = lora_options(1);

@@ -229,7 +229,7 @@ TEST_F(HfCheckpointTest, ATiedModelsFilesMayAlsoHoldTheHead) {
 
 TEST_F(HfCheckpointTest, TrainingStartsFromPretrainedWeights) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = testing::tiny_training(30, 4, 16);
+  options::TrainOptions o = testing::tiny_training(30, 4, 16);
   o.checkpoint_dir = (dir_ / "run").string();
   const auto trained = run_training(o, *comm, stdout);
   // The trainer's step directory is a Hugging Face checkpoint; a BF16 copy too.
@@ -238,19 +238,19 @@ TEST_F(HfCheckpointTest, TrainingStartsFromPretrainedWeights) {
   load_hf_weights(step_dir, m.layout(), m.params());
   save_hf_checkpoint(dir_ / "bf16", read_hf_config(step_dir), m.layout(), m.params(),
                      {.dtype = Dtype::kBF16, .shards = 2});
-  TrainOptions fresh = o;
+  options::TrainOptions fresh = o;
   fresh.steps = 1;
   fresh.checkpoint_dir.clear();
   const double fresh_loss = run_training(fresh, *comm, stdout).steps[0][0].loss;
   for (const fs::path& from : {step_dir, dir_ / "bf16"}) {
-    TrainOptions pretrained = fresh;
+    options::TrainOptions pretrained = fresh;
     pretrained.init_from = from.string();
     const auto s = run_training(pretrained, *comm, stdout);
     // Step 0's batch, on weights that learned the corpus for 30 steps.
     EXPECT_LT(s.steps[0][0].loss, fresh_loss - 0.5) << from;
     EXPECT_NEAR(s.steps[0][0].loss, trained.steps[0].back().loss, 0.5) << from;
   }
-  TrainOptions both = fresh;
+  options::TrainOptions both = fresh;
   both.init_from = step_dir.string();
   both.resume = (dir_ / "run").string();
   try {

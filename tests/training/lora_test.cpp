@@ -38,7 +38,7 @@ LoraConfig every_target(int rank = 3, int layers = 0) {
   l.rank = rank;
   l.alpha = 5;
   l.layers = layers;
-  l.targets = parse_lora_targets("q,k,v,o,gate,up,down", "test");
+  l.targets = options::parse_lora_targets("q,k,v,o,gate,up,down", "test");
   return l;
 }
 
@@ -74,17 +74,17 @@ TEST(LoraLayoutTest, BadOptionsNameTheFlag) {
   const ModelConfig c = small_config();
   LoraConfig l;
   l.rank = 0;
-  EXPECT_TRUE(THROWS_BAD_INPUT(l.validate(c), "--lora-rank must be positive"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(l, c), "--lora-rank must be positive"));
   l = LoraConfig{};
   l.layers = 3;
-  EXPECT_TRUE(THROWS_BAD_INPUT(l.validate(c), "--lora-layers 3: the model has 2 layers"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(l, c), "--lora-layers 3: the model has 2 layers"));
   l = LoraConfig{};
   l.dropout = 1;
-  EXPECT_TRUE(THROWS_BAD_INPUT(l.validate(c), "--lora-dropout"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(parse_lora_targets("q_proj,qq", "--lora-targets"),
+  EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(l, c), "--lora-dropout"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(options::parse_lora_targets("q_proj,qq", "--lora-targets"),
                                "--lora-targets: unknown target module 'qq'"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(parse_lora_targets("q,q_proj", "--lora-targets"), "listed twice"));
-  EXPECT_EQ(parse_lora_targets("down,q", "x"),
+  EXPECT_TRUE(THROWS_BAD_INPUT(options::parse_lora_targets("q,q_proj", "--lora-targets"), "listed twice"));
+  EXPECT_EQ(options::parse_lora_targets("down,q", "x"),
             (std::vector<LoraTarget>{LoraTarget::kQ, LoraTarget::kDown}));
 }
 

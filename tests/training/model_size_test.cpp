@@ -33,13 +33,13 @@ TEST(ModelSizeTest, ALoraRankAboveTheSmallestAdaptedDimensionIsAnError) {
   const ModelConfig tiny = model_preset("tiny");  // dims 32, kv 32, mlp 64
   LoraConfig lora;                                // q_proj, v_proj: [32, 32]
   lora.rank = 32;
-  EXPECT_NO_THROW(lora.validate(tiny));
+  EXPECT_NO_THROW(validate_lora(lora, tiny));
   lora.rank = 33;
-  EXPECT_TRUE(THROWS_BAD_INPUT(lora.validate(tiny),
+  EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(lora, tiny),
                                "--lora-rank 33: above 32, the smallest dimension of the adapted "
                                "projections"));
   lora.rank = 2147483647;
-  EXPECT_TRUE(THROWS_BAD_INPUT(lora.validate(tiny), "--lora-rank 2147483647: above 32"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(lora, tiny), "--lora-rank 2147483647: above 32"));
 }
 
 // Weights that fit can still have activations that do not: a vocabulary of

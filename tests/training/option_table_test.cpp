@@ -1,4 +1,4 @@
-// The training option table (training/train_option_table.h): one row per
+// The training option table (options/train_option_table.h): one row per
 // option, the records derived from it, and reading them back.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "tests/expect_error.h"
-#include "training/train_option_table.h"
+#include "options/train_option_table.h"
 
 namespace trainscope::training {
 namespace {
@@ -15,7 +15,7 @@ using nlohmann::json;
 
 TEST(OptionTableTest, NamesAreUniqueAndEveryRowIsReachable) {
   std::set<std::string_view> flags, suite, summary;
-  for (const TrainOption& row : train_option_table()) {
+  for (const options::TrainOption& row : options::train_option_table()) {
     EXPECT_FALSE(row.flag.empty() && row.summary.empty()) << row.suite;
     if (!row.flag.empty()) {
       EXPECT_TRUE(flags.insert(row.flag).second) << row.flag;
@@ -28,15 +28,15 @@ TEST(OptionTableTest, NamesAreUniqueAndEveryRowIsReachable) {
       EXPECT_TRUE(summary.insert(row.summary).second) << row.summary;
     }
   }
-  EXPECT_EQ(find_suite_option("comm_dtype")->flag, "--comm-dtype");
-  EXPECT_EQ(find_summary_option("lora.rank")->suite, "lora_rank");
-  EXPECT_EQ(find_suite_option("lora_rank")->config_path(), "lora.rank");
-  EXPECT_EQ(find_suite_option("nonesuch"), nullptr);
+  EXPECT_EQ(options::find_suite_option("comm_dtype")->flag, "--comm-dtype");
+  EXPECT_EQ(options::find_summary_option("lora.rank")->suite, "lora_rank");
+  EXPECT_EQ(options::find_suite_option("lora_rank")->config_path(), "lora.rank");
+  EXPECT_EQ(options::find_suite_option("nonesuch"), nullptr);
 }
 
 // The summary's options record keeps the layout summaries have always had.
 TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
-  const json r = TrainOptions().to_json();
+  const json r = options::TrainOptions().to_json();
   std::set<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.insert(k);
   EXPECT_EQ(keys, (std::set<std::string>{"adam_eps",
@@ -85,30 +85,30 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
 }
 
 TEST(OptionTableTest, RecordsReadBackTyped) {
-  TrainOptions o;
-  o.fine_tune = FineTune::kLora;
+  options::TrainOptions o;
+  o.fine_tune = options::FineTune::kLora;
   o.lora.rank = 4;
-  o.lora.targets = parse_lora_targets("q,k", "test");
-  o.inject_delay = InjectedDelay{1, 50};
-  o.comm_dtype = comm::CommDtype::kBf16;
+  o.lora.targets = options::parse_lora_targets("q,k", "test");
+  o.inject_delay = options::InjectedDelay{1, 50};
+  o.comm_dtype = options::CommDtype::kBf16;
   o.data.shuffle = false;
-  o.data.data_mode = DataMode::kSharded;
+  o.data.data_mode = options::DataMode::kSharded;
   o.bucket_mb = 0.5;
   const json r = o.to_json();
   EXPECT_EQ(r["lora"]["targets"], json({"q_proj", "k_proj"}));
   EXPECT_EQ(r["inject_delay"], "1:50");
-  const TrainOptions back = options_from_record(r);
+  const options::TrainOptions back = options::options_from_record(r);
   EXPECT_EQ(back.to_json(), r);
-  EXPECT_EQ(back.comm_dtype, comm::CommDtype::kBf16);
+  EXPECT_EQ(back.comm_dtype, options::CommDtype::kBf16);
   EXPECT_EQ(back.lora.rank, 4);
   // A value of another type (an older writer's) leaves the default.
-  EXPECT_EQ(options_from_record({{"zero", "one"}, {"batch", 3}}).zero, 0);
-  EXPECT_EQ(options_from_record({{"zero", "one"}, {"batch", 3}}).batch, 3);
+  EXPECT_EQ(options::options_from_record({{"zero", "one"}, {"batch", 3}}).zero, 0);
+  EXPECT_EQ(options::options_from_record({{"zero", "one"}, {"batch", 3}}).batch, 3);
 }
 
 // A case's config: suite keys, and the adapters as the summary records them.
 TEST(OptionTableTest, CaseConfigsReadBackTyped) {
-  const TrainOptions o = options_from_config({{"mode", "sharded"},
+  const options::TrainOptions o = options::options_from_config({{"mode", "sharded"},
                                               {"reduce", "overlap"},
                                               {"bucket_mb", nullptr},
                                               {"data", "x.txt"},
@@ -116,33 +116,33 @@ TEST(OptionTableTest, CaseConfigsReadBackTyped) {
                                               {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
                                               {"comm_dtype", "bf16"},
                                               {"ranks", 2}});
-  EXPECT_EQ(o.data.data_mode, DataMode::kSharded);
-  EXPECT_EQ(o.reduce, comm::ReduceStrategy::kOverlap);
-  EXPECT_EQ(o.bucket_mb, TrainOptions().bucket_mb) << "null: not set";
+  EXPECT_EQ(o.data.data_mode, options::DataMode::kSharded);
+  EXPECT_EQ(o.reduce, options::ReduceStrategy::kOverlap);
+  EXPECT_EQ(o.bucket_mb, options::TrainOptions().bucket_mb) << "null: not set";
   EXPECT_EQ(o.data.source, "x.txt");
   EXPECT_EQ(o.lora.rank, 16);
-  EXPECT_EQ(lora_targets_list(o.lora.targets), "q_proj");
-  EXPECT_EQ(o.comm_dtype, comm::CommDtype::kBf16);
+  EXPECT_EQ(options::lora_targets_list(o.lora.targets), "q_proj");
+  EXPECT_EQ(o.comm_dtype, options::CommDtype::kBf16);
 }
 
 TEST(OptionTableTest, ValuesAreCheckedAgainstTheirRows) {
-  TrainOptions o;
-  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("zero"), o, 2, "zero"),
+  options::TrainOptions o;
+  EXPECT_TRUE(THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("zero"), o, 2, "zero"),
                                "'zero' must be at most 1, got 2"));
   EXPECT_TRUE(
-      THROWS_BAD_INPUT(set_option_json(*find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
+      THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
                        "'lora_alpha' must be positive, got 0"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(set_option_json(*find_suite_option("steps"), o, "5", "steps"),
+  EXPECT_TRUE(THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("steps"), o, "5", "steps"),
                                "'steps' must be an integer"));
   EXPECT_TRUE(
-      THROWS_BAD_INPUT(set_option_json(*find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
+      THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
                        "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
-  set_option_json(*find_suite_option("comm_dtype"), o, "bf16", "comm_dtype");
-  EXPECT_EQ(option_text(*find_suite_option("comm_dtype"), o), "bf16");
-  EXPECT_FALSE(option_is_default(*find_suite_option("comm_dtype"), o));
-  EXPECT_TRUE(option_is_default(*find_suite_option("zero"), o));
+  options::set_option_json(*options::find_suite_option("comm_dtype"), o, "bf16", "comm_dtype");
+  EXPECT_EQ(options::option_text(*options::find_suite_option("comm_dtype"), o), "bf16");
+  EXPECT_FALSE(options::option_is_default(*options::find_suite_option("comm_dtype"), o));
+  EXPECT_TRUE(options::option_is_default(*options::find_suite_option("zero"), o));
   o.bucket_mb = 0.001;
-  EXPECT_EQ(option_text(*find_suite_option("bucket_mb"), o), "0.001");
+  EXPECT_EQ(options::option_text(*options::find_suite_option("bucket_mb"), o), "0.001");
 }
 
 }  // namespace

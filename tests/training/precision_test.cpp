@@ -121,7 +121,7 @@ TEST_P(PrecisionBf16Test, WeightsAreCopiedOncePerStepAndTheCopyIsUsed) {
 // bf16 and which library, and the weight copy is counted as parameters.
 TEST_P(PrecisionBf16Test, TrainingFollowsFp32AndIsRecorded) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = testing::tiny_training(12, 4, 33);
+  options::TrainOptions o = testing::tiny_training(12, 4, 33);
   const results::RunSummary fp32 = run_training(o, *comm, stdout);
   o.precision = Precision::kBf16;
   const results::RunSummary bf16 = run_training(o, *comm, stdout);
@@ -144,11 +144,11 @@ TEST_P(PrecisionBf16Test, TrainingFollowsFp32AndIsRecorded) {
 }
 
 TEST(PrecisionTest, BadPrecisionsAndCpusWithoutBf16AreRefused) {
-  EXPECT_TRUE(
-      THROWS_BAD_INPUT(parse_precision("fp16"), "--precision must be fp32 or bf16, got 'fp16'"));
-  EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
-  EXPECT_TRUE(THROWS_BAD_INPUT(parse_precision("BF16", "precision"),
-                               "precision must be fp32 or bf16, got 'BF16'"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(parse_choice<Precision>("fp16", "--precision"),
+                               "--precision: unknown precision 'fp16' (expected fp32, bf16)"));
+  EXPECT_EQ(parse_choice<Precision>("bf16", "--precision"), Precision::kBf16);
+  EXPECT_TRUE(THROWS_BAD_INPUT(parse_choice<Precision>("BF16", "precision"),
+                               "precision: unknown precision 'BF16' (expected fp32, bf16)"));
   kernels::CpuIsa avx2;
   avx2.avx2 = avx2.avx = avx2.fma = true;
   EXPECT_TRUE(THROWS_BAD_INPUT(check_precision_supported(Precision::kBf16, avx2),

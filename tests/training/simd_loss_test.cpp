@@ -19,7 +19,7 @@
 namespace trainscope::training {
 namespace {
 
-std::vector<double> losses_at(kernels::SimdLevel level, const TrainOptions& o) {
+std::vector<double> losses_at(kernels::SimdLevel level, const options::TrainOptions& o) {
   const kernels::ScopedSimdLevel scope(level);
   auto comm = comm::make_communicator("local");
   const results::RunSummary s = run_training(o, *comm, stdout);
@@ -29,7 +29,7 @@ std::vector<double> losses_at(kernels::SimdLevel level, const TrainOptions& o) {
   return out;
 }
 
-void expect_losses_follow_the_reference(const TrainOptions& o) {
+void expect_losses_follow_the_reference(const options::TrainOptions& o) {
   const std::vector<double> reference = losses_at(kernels::kReferenceLevel, o);
   ASSERT_EQ(static_cast<int64_t>(reference.size()), o.steps);
   for (const kernels::SimdLevel& level : kernels::simd_levels()) {
@@ -46,14 +46,14 @@ void expect_losses_follow_the_reference(const TrainOptions& o) {
 
 // tiny: every kernel, clipping (the global norm) included, over 30 steps.
 TEST(SimdLossTest, TinyLossesFollowTheReferenceKernels) {
-  TrainOptions o = testing::tiny_training(30, 4, 32);
+  options::TrainOptions o = testing::tiny_training(30, 4, 32);
   o.grad_clip = 0.5;  // so that the norm's value matters to the weights
   expect_losses_follow_the_reference(o);
 }
 
 // small: seed's vocabulary of 50257 (the head's softmax over whole rows).
 TEST(SimdLossTest, SmallLossesFollowTheReferenceKernels) {
-  TrainOptions o = testing::tiny_training(4, 2, 64);
+  options::TrainOptions o = testing::tiny_training(4, 2, 64);
   o.model = "small";
   expect_losses_follow_the_reference(o);
 }

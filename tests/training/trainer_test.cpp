@@ -36,7 +36,7 @@ fs::path temp_dir(const std::string& name) {
   return p;
 }
 
-TrainOptions tiny_options(int64_t steps) {
+options::TrainOptions tiny_options(int64_t steps) {
   return testing::tiny_training(steps, 4, 16, "builtin:stories?docs=64&valid_docs=16");
 }
 
@@ -52,14 +52,14 @@ TEST(TrainerTest, SameSeedGivesBitIdenticalLosses) {
   const auto b = run_training(tiny_options(6), *comm, stdout);
   ASSERT_EQ(a.status, results::RunStatus::kOk);
   EXPECT_EQ(losses(a), losses(b));
-  TrainOptions other = tiny_options(6);
+  options::TrainOptions other = tiny_options(6);
   other.seed = 7;
   EXPECT_NE(losses(run_training(other, *comm, stdout)), losses(a));
 }
 
 TEST(TrainerTest, LossFallsOnTheStoryCorpus) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = tiny_options(40);
+  options::TrainOptions o = tiny_options(40);
   const auto s = run_training(o, *comm, stdout);
   const auto l = losses(s);
   EXPECT_NEAR(l.front(), std::log(260.0), 0.1 * std::log(260.0));
@@ -72,11 +72,11 @@ TEST(TrainerTest, LossFallsOnTheStoryCorpus) {
 TEST(TrainerTest, SharedMemoryAlgorithmsOnOneProcessAreThePlainRun) {
   auto comm = comm::make_communicator("local");
   const auto plain = run_training(tiny_options(4), *comm, stdout);
-  for (auto a : {comm::AllReduceAlgorithm::kShm, comm::AllReduceAlgorithm::kHier}) {
-    TrainOptions o = tiny_options(4);
+  for (auto a : {options::AllReduceAlgorithm::kShm, options::AllReduceAlgorithm::kHier}) {
+    options::TrainOptions o = tiny_options(4);
     o.allreduce = a;
     const auto s = run_training(o, *comm, stdout);
-    EXPECT_EQ(losses(s), losses(plain)) << comm::allreduce_algorithm_name(a);
+    EXPECT_EQ(losses(s), losses(plain)) << enum_name(a);
     EXPECT_EQ(s.ranks[0].tracked_peak_by_category[kernels::MemoryCategory::kGradients],
               plain.ranks[0].tracked_peak_by_category[kernels::MemoryCategory::kGradients]);
   }
@@ -84,7 +84,7 @@ TEST(TrainerTest, SharedMemoryAlgorithmsOnOneProcessAreThePlainRun) {
 
 TEST(TrainerTest, ZeroNeedsRanksToShardOverAndAStageThatExists) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = tiny_options(2);
+  options::TrainOptions o = tiny_options(2);
   o.zero = 1;
   try {
     run_training(o, *comm, stdout);
@@ -106,14 +106,14 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
   const fs::path dir = temp_dir("resume");
   const auto full = run_training(tiny_options(8), *comm, stdout);
 
-  TrainOptions first = tiny_options(4);
+  options::TrainOptions first = tiny_options(4);
   first.checkpoint_dir = dir.string();
   run_training(first, *comm, stdout);
   EXPECT_TRUE(fs::exists(dir / "latest"));
   EXPECT_TRUE(fs::exists(dir / "step-00000004" / "model.safetensors"));
   EXPECT_TRUE(fs::exists(dir / "step-00000004" / "config.json"));
 
-  TrainOptions second = tiny_options(8);
+  options::TrainOptions second = tiny_options(8);
   second.resume = dir.string();
   const auto resumed = run_training(second, *comm, stdout);
   const auto l_full = losses(full), l_res = losses(resumed);
@@ -121,11 +121,11 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(l_res[i], l_full[4 + i]) << "step " << 4 + i;
 
   // A resume must keep the batch shape: otherwise it is not the same run.
-  TrainOptions changed = second;
+  options::TrainOptions changed = second;
   changed.batch = 8;
   EXPECT_THROW(run_training(changed, *comm, stdout), Error);
   // Resuming past --steps would train nothing and report success.
-  TrainOptions fewer = tiny_options(2);
+  options::TrainOptions fewer = tiny_options(2);
   fewer.resume = dir.string();
   try {
     run_training(fewer, *comm, stdout);
@@ -143,12 +143,12 @@ TEST(TrainerTest, ResumeContinuesTheSameRun) {
 TEST(TrainerTest, AResumedRunKeepsSavingWhereAndAsOftenAsItDid) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("resume_saves");
-  TrainOptions first = tiny_options(4);
+  options::TrainOptions first = tiny_options(4);
   first.checkpoint_dir = dir.string();
   first.save_every = 2;
   run_training(first, *comm, stdout);
   EXPECT_TRUE(fs::exists(dir / "step-00000002"));
-  TrainOptions second = tiny_options(10);
+  options::TrainOptions second = tiny_options(10);
   second.resume = (dir / "step-00000004").string();
   const auto resumed = run_training(second, *comm, stdout);
   ASSERT_EQ(resumed.status, results::RunStatus::kOk) << resumed.error;
@@ -157,7 +157,7 @@ TEST(TrainerTest, AResumedRunKeepsSavingWhereAndAsOftenAsItDid) {
   }
   EXPECT_EQ(find_checkpoint(dir).step, 10);
   // Told otherwise: every 3 steps from here (9), and the end (12).
-  TrainOptions third = tiny_options(12);
+  options::TrainOptions third = tiny_options(12);
   third.resume = dir.string();
   third.save_every = 3;
   run_training(third, *comm, stdout);
@@ -170,7 +170,7 @@ TEST(TrainerTest, AResumedRunKeepsSavingWhereAndAsOftenAsItDid) {
 // --overwrite without --checkpoint-dir is.
 TEST(TrainerTest, SaveEveryWithoutACheckpointDirIsRefused) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = tiny_options(4);
+  options::TrainOptions o = tiny_options(4);
   o.save_every = 2;
   EXPECT_TRUE(THROWS_BAD_INPUT(run_training(o, *comm, stdout),
                                "--save-every 2 saves checkpoints, but there is no "
@@ -182,10 +182,10 @@ TEST(TrainerTest, SaveEveryWithoutACheckpointDirIsRefused) {
 TEST(TrainerTest, InitFromIsRecordedAbsolute) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("init_from_base");
-  TrainOptions base = tiny_options(2);
+  options::TrainOptions base = tiny_options(2);
   base.checkpoint_dir = dir.string();
   run_training(base, *comm, stdout);
-  TrainOptions from = tiny_options(2);
+  options::TrainOptions from = tiny_options(2);
   from.model.clear();
   from.init_from = fs::relative(dir / "step-00000002", fs::current_path()).string();
   ASSERT_TRUE(fs::path(from.init_from).is_relative());
@@ -296,7 +296,7 @@ TEST(TrainerTest, BadCheckpointsAreClearErrors) {
 TEST(TrainerTest, ANegativeCheckpointStepIsBadInput) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("negstep");
-  TrainOptions o = tiny_options(2);
+  options::TrainOptions o = tiny_options(2);
   o.checkpoint_dir = dir.string();
   run_training(o, *comm, stdout);
   const fs::path state = dir / "step-00000002" / "trainer_state.json";
@@ -383,7 +383,7 @@ TEST(SafetensorsTest, DataOffsetsAtTheEndsOfInt64AreBadInput) {
 
 TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {
   auto comm = comm::make_communicator("local");
-  TrainOptions o = tiny_options(20);
+  options::TrainOptions o = tiny_options(20);
   o.lr = 1e30;  // the first update overflows the weights
   o.grad_clip = 0;
   const auto s = run_training(o, *comm, stdout);
@@ -395,7 +395,7 @@ TEST(TrainerTest, NonFiniteLossStopsTheRunWithTheStep) {
 
 TEST(TrainerTest, BadOptionsNameTheCulprit) {
   auto comm = comm::make_communicator("local");
-  auto expect_error = [&](TrainOptions o, const std::string& needle) {
+  auto expect_error = [&](options::TrainOptions o, const std::string& needle) {
     try {
       run_training(o, *comm, stdout);
       ADD_FAILURE() << "expected an error mentioning " << needle;
@@ -403,7 +403,7 @@ TEST(TrainerTest, BadOptionsNameTheCulprit) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  TrainOptions o = tiny_options(1);
+  options::TrainOptions o = tiny_options(1);
   o.model = "gigantic";
   expect_error(o, "gigantic");
   o = tiny_options(1);
@@ -477,7 +477,7 @@ TEST(ModelConfigTest, HfConfigsThisModelCannotTrainAreErrorsNamingTheField) {
 TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   auto comm = comm::make_communicator("local");
   const fs::path dir = temp_dir("summary");
-  TrainOptions o = tiny_options(4);
+  options::TrainOptions o = tiny_options(4);
   o.summary_path = (dir / "s.json").string();
   o.eval_every = 2;
   o.val_batches = 2;
@@ -538,7 +538,7 @@ TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
   auto comm = comm::make_communicator("local");
   // Steps of tens of ms, so that a preemption outside the phases (a slice
   // of another process's) is small beside what is planted.
-  TrainOptions o = testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
+  options::TrainOptions o = testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
   o.eval_every = 2;
   o.val_batches = 16;  // an eval of several steps' forward passes
   const auto run = [&] {

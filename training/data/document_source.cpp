@@ -130,7 +130,7 @@ int64_t parse_count(std::string_view text, std::string_view what) {
   return value;
 }
 
-std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::string_view spec,
+std::unique_ptr<DocumentSource> open_builtin(const options::DataOptions& options, std::string_view spec,
                                              const SplitSpec& split, bool missing_split_ok) {
   std::string_view rest = spec.substr(std::string_view("builtin:").size());
   std::string_view query;
@@ -188,7 +188,7 @@ std::unique_ptr<DocumentSource> open_builtin(const DataOptions& options, std::st
       fmt::format("data source '{}' has no split '{}' (it has train and valid)", spec, split.name));
 }
 
-ScanOptions scan_options(const DataOptions& options, FileFormat format) {
+ScanOptions scan_options(const options::DataOptions& options, FileFormat format) {
   ScanOptions scan;
   scan.format = format;
   scan.delimiter = options.delimiter;
@@ -252,7 +252,7 @@ std::pair<int64_t, int64_t> SplitSpec::resolve(int64_t size) const {
   return {b, std::max(b, e)};
 }
 
-std::unique_ptr<DocumentSource> open_document_source(const DataOptions& options,
+std::unique_ptr<DocumentSource> open_document_source(const options::DataOptions& options,
                                                      std::string_view split_text,
                                                      bool missing_split_ok) {
   const SplitSpec split = SplitSpec::parse(split_text);

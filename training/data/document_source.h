@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "training/data/data_options.h"
+#include "options/data_options.h"
 
 namespace trainscope::training {
 
@@ -66,7 +66,7 @@ struct SplitSpec {
 // Opens `split` (sliced or not) of options.source. Throws trainscope::Error
 // for a missing file or directory, an unknown split, or an empty result.
 // With missing_split_ok, a source that lacks the split gives nullptr instead.
-std::unique_ptr<DocumentSource> open_document_source(const DataOptions& options,
+std::unique_ptr<DocumentSource> open_document_source(const options::DataOptions& options,
                                                      std::string_view split,
                                                      bool missing_split_ok = false);
 

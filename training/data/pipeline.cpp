@@ -154,16 +154,16 @@ void load_documents(const DocumentSource& docs, const Tokenizer& tokenizer,
 
 class DataPipeline final : public BatchSource {
  public:
-  DataPipeline(const DataOptions& options, const Tokenizer& tokenizer,
+  DataPipeline(const options::DataOptions& options, const Tokenizer& tokenizer,
                std::unique_ptr<DocumentSource> docs)
       : options_(options), tokenizer_(tokenizer), docs_(std::move(docs)) {
     const int n = options_.world_size;
     const int r = options_.rank;
     rows_ = options_.global_batch / n;
-    const bool sharded = options_.data_mode == DataMode::kSharded;
+    const bool sharded = options_.data_mode == options::DataMode::kSharded;
     const int64_t D = docs_->size();
 
-    if (options_.mode == BatchMode::kPack) {
+    if (options_.mode == options::BatchMode::kPack) {
       // Which documents this rank packs.
       DataVector<int64_t> ids = data_vector<int64_t>();
       if (!sharded) {
@@ -173,7 +173,7 @@ class DataPipeline final : public BatchSource {
         const int64_t per_rank = D / n;
         if (per_rank == 0) throw too_small(D, "documents");
         ids.resize(per_rank);
-        const bool contiguous = options_.shard == ShardMode::kContiguous;
+        const bool contiguous = options_.shard == options::ShardMode::kContiguous;
         // A contiguous rank forgets the rest of the source (its index too).
         if (contiguous) docs_->keep_range(r * per_rank, (r + 1) * per_rank);
         for (int64_t j = 0; j < per_rank; ++j) ids[j] = contiguous ? j : r + j * int64_t{n};
@@ -201,7 +201,7 @@ class DataPipeline final : public BatchSource {
     }
 
     total_ = D;
-    if (sharded && options_.shard == ShardMode::kContiguous) {
+    if (sharded && options_.shard == options::ShardMode::kContiguous) {
       const int64_t per_rank = D / n;
       if (per_rank < rows_) throw too_small(D, "examples");
       // Keep only this rank's part of the source (its index too).
@@ -242,9 +242,9 @@ class DataPipeline final : public BatchSource {
     const int64_t k = step % batches_;
     const int64_t B = options_.global_batch;
     const int r = options_.rank;
-    const bool sharded = options_.data_mode == DataMode::kSharded;
+    const bool sharded = options_.data_mode == options::DataMode::kSharded;
     const bool strided_pad =
-        sharded && options_.mode == BatchMode::kPad && options_.shard == ShardMode::kStrided;
+        sharded && options_.mode == options::BatchMode::kPad && options_.shard == options::ShardMode::kStrided;
     if (strided_pad) {
       load_epoch(epoch);
     } else {
@@ -256,7 +256,7 @@ class DataPipeline final : public BatchSource {
         slot = row_slot_[k * rows_ + i];
       } else if (sharded) {
         slot = perm_[k * rows_ + i];  // local batches over what this rank holds
-      } else if (options_.data_mode == DataMode::kNaive) {
+      } else if (options_.data_mode == options::DataMode::kNaive) {
         slot = perm_[k * B + i];
       } else {
         slot = perm_[k * B + int64_t{r} * rows_ + i];
@@ -269,7 +269,7 @@ class DataPipeline final : public BatchSource {
   DataStats stats() const override {
     DataStats s;
     s.examples_total = total_;
-    s.examples_held = options_.mode == BatchMode::kPack ? held_ : store_.size();
+    s.examples_held = options_.mode == options::BatchMode::kPack ? held_ : store_.size();
     s.tokens_held = static_cast<int64_t>(store_.tokens.size());
     s.bytes_held = store_.bytes() +
                    static_cast<int64_t>(perm_.capacity() * sizeof(int64_t) +
@@ -287,8 +287,8 @@ class DataPipeline final : public BatchSource {
         "dataset too small: {} {} ({}) cannot give each of the {} ranks {} rows per step "
         "(global batch {}){}",
         count, what, docs_->name(), options_.world_size, rows_, options_.global_batch,
-        options_.data_mode == DataMode::kSharded
-            ? fmt::format(" after {} sharding", to_string(options_.shard))
+        options_.data_mode == options::DataMode::kSharded
+            ? fmt::format(" after {} sharding", enum_name(options_.shard))
             : ""));
   }
 
@@ -341,7 +341,7 @@ class DataPipeline final : public BatchSource {
   void write_row(int64_t slot, std::span<int32_t> in, std::span<int32_t> tgt) const {
     const int T = options_.block;
     const int32_t eot = tokenizer_.eot_id();
-    if (options_.mode == BatchMode::kPack) {
+    if (options_.mode == options::BatchMode::kPack) {
       const int32_t* ex = store_.tokens.data() + slot * T;
       std::copy(ex, ex + T - 1, in.begin());
       std::copy(ex + 1, ex + T, tgt.begin());
@@ -363,7 +363,7 @@ class DataPipeline final : public BatchSource {
     }
   }
 
-  DataOptions options_;
+  options::DataOptions options_;
   const Tokenizer& tokenizer_;
   std::unique_ptr<DocumentSource> docs_;
   int rows_ = 0;
@@ -383,7 +383,7 @@ namespace {
 
 // A data set that cannot fit in memory is a request this machine cannot
 // meet: say which source, not std::bad_alloc.
-std::unique_ptr<BatchSource> make_pipeline(const DataOptions& options, const Tokenizer& tokenizer,
+std::unique_ptr<BatchSource> make_pipeline(const options::DataOptions& options, const Tokenizer& tokenizer,
                                            std::unique_ptr<DocumentSource> docs) {
   const int64_t documents = docs->size();
   try {
@@ -398,18 +398,18 @@ std::unique_ptr<BatchSource> make_pipeline(const DataOptions& options, const Tok
 
 }  // namespace
 
-std::unique_ptr<BatchSource> open_batch_source(const DataOptions& options,
+std::unique_ptr<BatchSource> open_batch_source(const options::DataOptions& options,
                                                const Tokenizer& tokenizer) {
-  validate_options(options);
+  options::validate_options(options);
   return make_pipeline(options, tokenizer, open_document_source(options, options.split));
 }
 
-std::unique_ptr<BatchSource> open_validation_source(const DataOptions& options,
+std::unique_ptr<BatchSource> open_validation_source(const options::DataOptions& options,
                                                     const Tokenizer& tokenizer) {
-  DataOptions valid = options;
+  options::DataOptions valid = options;
   valid.split = "valid";
   valid.shuffle = false;
-  validate_options(valid);
+  options::validate_options(valid);
   auto docs = open_document_source(valid, valid.split, /*missing_split_ok=*/true);
   if (!docs) return nullptr;
   return make_pipeline(valid, tokenizer, std::move(docs));

@@ -25,7 +25,7 @@
 #include <memory>
 
 #include "training/data/batch_source.h"
-#include "training/data/data_options.h"
+#include "options/data_options.h"
 #include "training/tokenizers/tokenizer.h"
 
 namespace trainscope::training {
@@ -33,7 +33,7 @@ namespace trainscope::training {
 // Opens options.split of options.source for options.rank. Throws
 // trainscope::Error for bad options (validate_options), a missing or empty
 // source, bad records, or a dataset too small for one batch per rank.
-std::unique_ptr<BatchSource> open_batch_source(const DataOptions& options,
+std::unique_ptr<BatchSource> open_batch_source(const options::DataOptions& options,
                                                const Tokenizer& tokenizer);
 
 // The "valid" split of the same source with the same options, except
@@ -41,7 +41,7 @@ std::unique_ptr<BatchSource> open_batch_source(const DataOptions& options,
 // single file, a directory without valid.jsonl, builtin with valid_docs=0).
 // A validation split too small for the batch and ranks is an Error, as for
 // training: lower the batch rather than silently evaluate nothing.
-std::unique_ptr<BatchSource> open_validation_source(const DataOptions& options,
+std::unique_ptr<BatchSource> open_validation_source(const options::DataOptions& options,
                                                     const Tokenizer& tokenizer);
 
 }  // namespace trainscope::training

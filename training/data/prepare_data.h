@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "training/data/data_options.h"
+#include "options/data_options.h"
 #include "training/tokenizers/tokenizer.h"
 
 namespace trainscope::training {
@@ -32,7 +32,7 @@ struct PrepareOptions {
   double valid_fraction = 0.2;                        // in [0, 1). Default 0.2
   uint64_t seed = 1234;                               // shuffle seed. Default 1234
   std::string text_field = "text";                    // field of text records. Default "text"
-  int64_t max_record_bytes = kDefaultMaxRecordBytes;  // longest line. Default 64 MiB
+  int64_t max_record_bytes = options::kDefaultMaxRecordBytes;  // longest line. Default 64 MiB
 };
 
 struct PrepareResult {

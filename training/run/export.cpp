@@ -23,7 +23,7 @@ void check_exportable(const RunContext& ctx, const std::filesystem::path& dir) {
                     "(this job has {} ranks)",
                     ctx.world));
   }
-  if (ctx.options.fine_tune == FineTune::kLora) {
+  if (ctx.options.fine_tune == options::FineTune::kLora) {
     throw Error("--export-run exports full training only: LoRA adapters are not written");
   }
   std::error_code ec;
@@ -51,7 +51,7 @@ void write_batches(const std::filesystem::path& path, TrainingData& data, int64_
 // learning rate of every step (so no schedule is implemented twice).
 json run_record(const RunContext& ctx, const RunPlan& plan, const TrainingData& data,
                 const TrainingState& state) {
-  const TrainOptions& o = ctx.options;
+  const options::TrainOptions& o = ctx.options;
   std::vector<double> lr;
   for (int64_t s = 0; s < o.steps; ++s) lr.push_back(state.schedule.at(s));
   return json{{"format", kRunExportFormat},

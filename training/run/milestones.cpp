@@ -42,7 +42,7 @@ void Milestones::evaluate(int64_t updates) {
 
 // Rank 0 writes; the barrier keeps the others from running ahead of a slow save.
 void Milestones::maybe_checkpoint(int64_t step) {
-  const TrainOptions& o = ctx_.options;
+  const options::TrainOptions& o = ctx_.options;
   if (o.checkpoint_dir.empty()) return;
   const int64_t every = o.save_every;
   if (!(every > 0 && (step + 1) % every == 0) && !ctx_.is_last(step)) return;

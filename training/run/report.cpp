@@ -187,7 +187,7 @@ results::RankResult RunReport::rank_result() const {
       .cpu_isa = blas.isa,
       .omp_threads = omp_get_max_threads(),
       .blas_threads = openblas_get_num_threads(),
-      .precision = std::string(precision_name(precision)),
+      .precision = std::string(enum_name(precision)),
       .bf16_gemm = precision == Precision::kBf16 ? kernels::onednn_description() : std::string(),
       .gemm = kernels::gemm_choices_summary(),
       .simd = kernels::simd_summary()};
@@ -215,7 +215,7 @@ void RunReport::describe_run(results::RunSummary& summary) const {
   summary.options = plan_.options_json;
   summary.world_size = ctx_.world;
   summary.threads_per_rank = plan_.threads;
-  summary.comm_dtype = std::string(comm::comm_dtype_name(ctx_.options.comm_dtype));
+  summary.comm_dtype = std::string(enum_name(ctx_.options.comm_dtype));
   summary.parameters = static_cast<int64_t>(state_.param_count() + state_.model->adapters().size());
   summary.trainable_parameters = static_cast<int64_t>(state_.trainable_count());
   summary.flops_per_step = state_.flops_per_step;
@@ -262,7 +262,7 @@ void RunReport::add_totals(results::RunSummary& summary) const {
 void RunReport::write_outputs(const results::RunSummary& summary) {
   state_.trace_stream.reset();  // its last flush
   if (!ctx_.lead) return;
-  const TrainOptions& o = ctx_.options;
+  const options::TrainOptions& o = ctx_.options;
   if (!o.trace_path.empty()) write_trace();
   if (!o.quiet && !log_.steps.empty()) print_report(summary);
   if (!o.summary_path.empty()) results::save_run_summary(summary, o.summary_path);

@@ -12,12 +12,12 @@
 
 #include "comm/communicator.h"
 #include "training/lora.h"
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 namespace trainscope::training {
 
 struct RunContext {
-  RunContext(const TrainOptions& options, comm::Communicator& comm, std::FILE* out)
+  RunContext(const options::TrainOptions& options, comm::Communicator& comm, std::FILE* out)
       : options(options),
         comm(comm),
         out(out),
@@ -27,7 +27,7 @@ struct RunContext {
   RunContext(const RunContext&) = delete;
   RunContext& operator=(const RunContext&) = delete;
 
-  TrainOptions options;      // as given, with the batch and block defaults filled in
+  options::TrainOptions options;      // as given, with the batch and block defaults filled in
   comm::Communicator& comm;  // every collective of the run goes through it
   std::FILE* out;            // rank 0's progress lines and tables
   const int rank, world;
@@ -43,7 +43,7 @@ struct RunContext {
   bool is_last(int64_t step) const { return step + 1 == options.steps; }
   // The adapters' settings when --fine-tune lora; none when every weight trains.
   std::optional<LoraConfig> lora() const {
-    return options.fine_tune == FineTune::kLora ? std::optional(options.lora) : std::nullopt;
+    return options.fine_tune == options::FineTune::kLora ? std::optional(options.lora) : std::nullopt;
   }
 };
 

@@ -30,7 +30,7 @@ namespace {
 using kernels::MemoryCategory;
 using nlohmann::json;
 
-int64_t bucket_bytes(const TrainOptions& o) {
+int64_t bucket_bytes(const options::TrainOptions& o) {
   return static_cast<int64_t>(o.bucket_mb * 1024 * 1024);
 }
 
@@ -38,7 +38,7 @@ int64_t bucket_bytes(const TrainOptions& o) {
 
 // The checkpoint's model when resuming, else --model; and the batch shape it
 // implies where --batch or --block was not given.
-void choose_model(TrainOptions& options, RunPlan& plan) {
+void choose_model(options::TrainOptions& options, RunPlan& plan) {
   if (!options.init_from.empty()) {
     if (!options.resume.empty()) {
       throw Error(
@@ -66,7 +66,7 @@ void choose_model(TrainOptions& options, RunPlan& plan) {
   }
 }
 
-void check_zero(const TrainOptions& o, int world) {
+void check_zero(const options::TrainOptions& o, int world) {
   if (o.zero == 0) return;
   if (o.zero != 1) {
     throw Error(
@@ -77,20 +77,20 @@ void check_zero(const TrainOptions& o, int world) {
         "--zero 1 shards the optimizer state over the ranks, and this job has one rank: "
         "run it under mpirun with 2 or more ranks, or use --zero 0");
   }
-  if (o.reduce != comm::ReduceStrategy::kFused) {
+  if (o.reduce != options::ReduceStrategy::kFused) {
     throw Error(
         fmt::format("--zero 1 reduce-scatters the gradient's --bucket-mb buckets after "
                     "backward, as --reduce fused all-reduces them; got --reduce {}",
-                    comm::reduce_strategy_name(o.reduce)));
+                    enum_name(o.reduce)));
   }
-  if (o.allreduce == comm::AllReduceAlgorithm::kHier) {
+  if (o.allreduce == options::AllReduceAlgorithm::kHier) {
     throw Error(
         "--zero 1 with --allreduce hier is not offered: its reduce-scatter would need a "
         "third level; use --allreduce mpi or shm");
   }
 }
 
-void check_options(const TrainOptions& o, const ModelConfig& config, int world) {
+void check_options(const options::TrainOptions& o, const ModelConfig& config, int world) {
   if (o.save_every > 0 && o.checkpoint_dir.empty()) {
     throw Error(
         fmt::format("--save-every {} saves checkpoints, but there is no --checkpoint-dir "
@@ -105,7 +105,7 @@ void check_options(const TrainOptions& o, const ModelConfig& config, int world) 
   }
   if (o.steps < 0) throw Error(fmt::format("--steps must not be negative, got {}", o.steps));
   if (!(o.lr > 0)) throw Error(fmt::format("--lr must be positive, got {}", o.lr));
-  if (o.data.data_mode == DataMode::kNaive && world > 1) {
+  if (o.data.data_mode == options::DataMode::kNaive && world > 1) {
     throw Error(
         fmt::format("--mode naive runs one process, but this job has {} ranks (use "
                     "duplicated or sharded)",
@@ -115,7 +115,7 @@ void check_options(const TrainOptions& o, const ModelConfig& config, int world) 
     throw Error(fmt::format("--batch {} is not divisible by the world size {}", o.batch, world));
   }
   check_zero(o, world);
-  if (o.fine_tune == FineTune::kLora) o.lora.validate(config);
+  if (o.fine_tune == options::FineTune::kLora) validate_lora(o.lora, config);
   // The emulated bf16 GEMMs (chosen only by tests) need no bf16 instructions.
   if (kernels::bf16_gemm_options().gemm != kernels::Bf16Gemm::kEmulated) {
     check_precision_supported(o.precision, kernels::detect_cpu_isa());
@@ -128,7 +128,7 @@ void check_options(const TrainOptions& o, const ModelConfig& config, int world) 
 
 // Rank 0 writes the outputs: a path that cannot take them fails now, not
 // after the run has trained.
-void check_outputs(const TrainOptions& o, bool resuming) {
+void check_outputs(const options::TrainOptions& o, bool resuming) {
   if (!o.summary_path.empty()) check_writable(o.summary_path, "--summary");
   if (!o.trace_path.empty()) check_writable(o.trace_path, "--trace");
   if (!o.checkpoint_dir.empty()) prepare_checkpoint_dir(o.checkpoint_dir, resuming, o.overwrite);
@@ -153,7 +153,7 @@ void check_resume_compatible(const json& saved, const json& now, const std::stri
   }
 }
 
-void check_resume(const TrainOptions& options, const RunPlan& plan) {
+void check_resume(const options::TrainOptions& options, const RunPlan& plan) {
   const CheckpointInfo& resume = *plan.resume;
   const json saved = resume.state.value("options", json::object());
   check_resume_compatible(saved, plan.options_json, resume.step_dir.string());
@@ -248,7 +248,7 @@ void plan_optimizer_pieces(const RunContext& ctx, int64_t P, TrainingState& stat
 // Rank 0: the weights (a resumed checkpoint's, pretrained ones or the
 // seed's), under LoRA the frozen base that way and the adapters fresh or
 // resumed, and a resumed run's optimizer state and step.
-void load_initial_state(const TrainOptions& options, const std::optional<CheckpointInfo>& resume,
+void load_initial_state(const options::TrainOptions& options, const std::optional<CheckpointInfo>& resume,
                         TrainingState& state, std::span<float> adam_m, std::span<float> adam_v) {
   LlamaModel<float>& model = *state.model;
   const bool adapters = model.lora().has_value();
@@ -330,7 +330,7 @@ void prepare_tracing(const RunContext& ctx, const RunPlan& plan, TrainingState& 
 // learning rates, AdamW settings and tracing.
 void prepare_steps(const RunContext& ctx, const RunPlan& plan, const TrainingData& data,
                    profiler::StallWatchdog& watchdog, TrainingState& state) {
-  const TrainOptions& o = ctx.options;
+  const options::TrainOptions& o = ctx.options;
   std::vector<comm::TensorRange> tensors;
   for (const TensorSpec& t : state.trainable_table().tensors()) {
     tensors.push_back({t.offset, t.numel});
@@ -364,30 +364,30 @@ std::string trainable_line(const RunContext& ctx, const ModelConfig& c,
   std::string what = "every weight";
   if (const auto l = ctx.lora()) {
     what = fmt::format("LoRA rank {} alpha {:g} on {} of {} layer{}", l->rank, l->alpha,
-                       lora_targets_list(l->targets), c.n_layers - l->first_layer(c),
-                       c.n_layers - l->first_layer(c) == 1 ? "" : "s");
+                       options::lora_targets_list(l->targets), c.n_layers - lora_first_layer(*l, c),
+                       c.n_layers - lora_first_layer(*l, c) == 1 ? "" : "s");
   }
   return fmt::format("  Trainable parameters: {:.3f}% ({:.3f}M/{:.3f}M): {}\n",
                      100 * trainable / total, trainable / 1e6, total / 1e6, what);
 }
 
 // The data, the batch and how the ranks share the work.
-std::string data_line(const RunContext& ctx, const RunPlan& plan, const DataOptions& d) {
-  const TrainOptions& o = ctx.options;
+std::string data_line(const RunContext& ctx, const RunPlan& plan, const options::DataOptions& d) {
+  const options::TrainOptions& o = ctx.options;
   const int world = ctx.world;
   return fmt::format(
       "  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
       "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}{}\n",
-      d.source, d.split, o.tokenizer, training::to_string(d.mode), o.batch, o.block, world,
+      d.source, d.split, o.tokenizer, enum_name(d.mode), o.batch, o.block, world,
       world == 1 ? "" : "s", plan.threads, plan.threads == 1 ? "" : "s",
-      training::to_string(d.data_mode),
-      d.data_mode == DataMode::kSharded ? fmt::format(" ({})", training::to_string(d.shard))
+      enum_name(d.data_mode),
+      d.data_mode == options::DataMode::kSharded ? fmt::format(" ({})", enum_name(d.shard))
                                         : std::string(),
-      comm::reduce_strategy_name(o.reduce),
-      o.allreduce == comm::AllReduceAlgorithm::kMpi
+      enum_name(o.reduce),
+      o.allreduce == options::AllReduceAlgorithm::kMpi
           ? std::string()
-          : fmt::format(" over {}", comm::allreduce_algorithm_name(o.allreduce)),
-      o.comm_dtype == comm::CommDtype::kBf16 ? " in bf16" : "",
+          : fmt::format(" over {}", enum_name(o.allreduce)),
+      o.comm_dtype == options::CommDtype::kBf16 ? " in bf16" : "",
       o.zero == 1 ? ", ZeRO-1 (optimizer state sharded)" : "");
 }
 
@@ -396,7 +396,7 @@ std::string data_line(const RunContext& ctx, const RunPlan& plan, const DataOpti
 RunPlan configure_run(RunContext& ctx) {
   RunPlan plan;
   plan.clock_offsets.assign(static_cast<std::size_t>(ctx.world), 0);
-  TrainOptions& o = ctx.options;
+  options::TrainOptions& o = ctx.options;
   comm::run_collectively(ctx.comm, [&] {
     choose_model(o, plan);
     check_options(o, plan.config, ctx.world);
@@ -447,7 +447,7 @@ TrainingData load_run_data(const RunContext& ctx, const RunPlan& plan) {
 
 void build_training_state(const RunContext& ctx, const RunPlan& plan, const TrainingData& data,
                           profiler::StallWatchdog& watchdog, TrainingState& state) {
-  const TrainOptions& o = ctx.options;
+  const options::TrainOptions& o = ctx.options;
   const std::optional<LoraConfig> lora = ctx.lora();
   const int64_t P = LlamaModel<float>::trainable_count(plan.config, lora);
   state.reducer = comm::make_all_reducer(ctx.comm, {.algorithm = o.allreduce,

@@ -50,7 +50,7 @@ std::string ranks_not_arrived(const std::filesystem::path& dir, int world,
 
 // Where the ranks keep their status files: --status-dir, else the job's
 // own directory for a job of several ranks, else none ("").
-std::filesystem::path status_dir(const TrainOptions& options, int world) {
+std::filesystem::path status_dir(const options::TrainOptions& options, int world) {
   if (!options.status_dir.empty()) return options.status_dir;
   const std::filesystem::path job_dir = world > 1 ? comm::launcher_job_dir() : "";
   return job_dir.empty() ? job_dir : job_dir / "trainscope-status";
@@ -58,14 +58,14 @@ std::filesystem::path status_dir(const TrainOptions& options, int world) {
 
 }  // namespace
 
-profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
+profiler::StallWatchdogOptions watchdog_options(const options::TrainOptions& options,
                                                 const WatchedRank& watched) {
   profiler::StallWatchdogOptions watch;
   watch.rank = watched.rank;
   watch.host = watched.host;
   watch.timeout_s = options.stall_timeout_s;
   const std::filesystem::path dir = status_dir(options, watched.world);
-  if (options.stall_action == StallAction::kAbort) {
+  if (options.stall_action == options::StallAction::kAbort) {
     watch.abort_after_s =
         options.stall_timeout_s +
         (options.stall_grace_s > 0 ? options.stall_grace_s : options.stall_timeout_s);

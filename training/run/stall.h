@@ -14,7 +14,7 @@
 #include <string>
 
 #include "profiler/stall_watchdog.h"
-#include "training/train_options.h"
+#include "options/train_options.h"
 
 namespace trainscope::training {
 
@@ -29,7 +29,7 @@ struct WatchedRank {
 
 // Makes the status directory (each rank: an error names it on the rank that
 // cannot, which ends the job).
-profiler::StallWatchdogOptions watchdog_options(const TrainOptions& options,
+profiler::StallWatchdogOptions watchdog_options(const options::TrainOptions& options,
                                                 const WatchedRank& watched);
 
 }  // namespace trainscope::training

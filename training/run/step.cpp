@@ -192,7 +192,7 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
 
 // --inject-delay: this rank computes that much longer every step.
 void StepRunner::inject_delay() const {
-  const std::optional<InjectedDelay>& delay = ctx_.options.inject_delay;
+  const std::optional<options::InjectedDelay>& delay = ctx_.options.inject_delay;
   if (!delay || delay->rank != ctx_.rank) return;
   std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(delay->ms));
 }
@@ -226,7 +226,7 @@ void StepRunner::stop_on_bad_loss(int64_t step, double loss) {
 // all-gathered). Returns the gradient norm before clipping.
 double StepRunner::optimizer_step(int64_t step, double lr) {
   auto scope = timer().phase(Phase::kOptimizer);
-  const TrainOptions& o = ctx_.options;
+  const options::TrainOptions& o = ctx_.options;
   float* grads = state_.model->grads().data();
   double grad_norm = 0;
   if (o.zero != 1) {

@@ -28,7 +28,7 @@
 #include "profiler/trace.h"
 #include "training/checkpoint.h"
 #include "training/data/batch_source.h"
-#include "training/data/data_options.h"
+#include "options/data_options.h"
 #include "training/llama_model.h"
 #include "training/lr_schedule.h"
 #include "training/model_config.h"
@@ -49,7 +49,7 @@ struct RunPlan {
 };
 
 struct TrainingData {
-  DataOptions options;  // --data's, with the batch shape and this rank filled in
+  options::DataOptions options;  // --data's, with the batch shape and this rank filled in
   double load_s = 0;    // opening the sources
   std::unique_ptr<BatchSource> source;
   std::unique_ptr<BatchSource> val_source;  // only with --eval-every
