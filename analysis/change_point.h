@@ -19,7 +19,7 @@
 namespace trainscope::analysis {
 
 struct ChangePoint {
-  size_t index = 0;  // the first element after the change
+  size_t index = 0;      // the first element after the change
   double statistic = 0;  // K
   double p_value = 1;
   double median_before = 0;  // of the segment tested, either side

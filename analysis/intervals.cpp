@@ -76,8 +76,8 @@ std::string format_interval(const Interval& iv, int digits, const std::string& s
   if (!std::isfinite(iv.estimate)) return "-";
   const std::string estimate = fmt::format("{:.{}f}{}", iv.estimate, digits, suffix);
   if (!iv.has_interval()) return estimate + " (one repetition: no interval)";
-  return fmt::format("{} [{:.{}f}{}, {:.{}f}{}]", estimate, iv.low, digits, suffix, iv.high,
-                     digits, suffix);
+  return fmt::format("{} [{:.{}f}{}, {:.{}f}{}]", estimate, iv.low, digits, suffix, iv.high, digits,
+                     suffix);
 }
 
 std::string format_change(const Interval& ratio, int digits) {
@@ -117,8 +117,7 @@ Interval bootstrap_median(std::span<const double> x, uint64_t seed, int resample
   return percentile_interval(replicates, out.estimate, level);
 }
 
-Interval hodges_lehmann_shift(std::span<const double> a, std::span<const double> b,
-                              double level) {
+Interval hodges_lehmann_shift(std::span<const double> a, std::span<const double> b, double level) {
   Interval out;
   out.level = level;
   if (a.empty() || b.empty()) return out;
@@ -138,8 +137,7 @@ Interval hodges_lehmann_shift(std::span<const double> a, std::span<const double>
   return out;
 }
 
-Interval hodges_lehmann_ratio(std::span<const double> a, std::span<const double> b,
-                              double level) {
+Interval hodges_lehmann_ratio(std::span<const double> a, std::span<const double> b, double level) {
   std::vector<double> la, lb;
   for (double x : a) la.push_back(std::log(x));
   for (double y : b) lb.push_back(std::log(y));
@@ -250,8 +248,7 @@ double detectable_shift(int64_t m, int64_t n, double alpha, double power) {
 
 }  // namespace
 
-double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alpha,
-                                 double power) {
+double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alpha, double power) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   if (!std::isfinite(noise) || m < 1 || n < 1) return kInf;
   if (mann_whitney_min_p_value(m, n) >= alpha) return kInf;
@@ -263,7 +260,9 @@ double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alph
 int64_t repetitions_for_effect(double noise, double effect, double alpha, double power,
                                int64_t limit) {
   // The detectable effect falls as n grows: bisect for the first n it fits.
-  auto fits = [&](int64_t n) { return minimum_detectable_effect(noise, n, n, alpha, power) <= effect; };
+  auto fits = [&](int64_t n) {
+    return minimum_detectable_effect(noise, n, n, alpha, power) <= effect;
+  };
   if (!fits(limit)) return limit + 1;
   int64_t lo = 1, hi = limit;  // !fits(lo) (1 vs 1 detects nothing), fits(hi)
   while (hi - lo > 1) {

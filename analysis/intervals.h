@@ -98,8 +98,8 @@ double minimum_detectable_effect(double noise, int64_t m, int64_t n, double alph
 
 // The fewest repetitions n per side (n vs n) whose minimum detectable effect
 // is at most `effect`; `limit` + 1 when even `limit` are not enough.
-int64_t repetitions_for_effect(double noise, double effect, double alpha = 0.05,
-                               double power = 0.8, int64_t limit = 200);
+int64_t repetitions_for_effect(double noise, double effect, double alpha = 0.05, double power = 0.8,
+                               int64_t limit = 200);
 
 }  // namespace trainscope::analysis
 

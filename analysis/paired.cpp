@@ -87,8 +87,8 @@ std::string_view paired_verdict_name(PairedVerdict verdict) {
   return kPairedVerdictNames[static_cast<size_t>(verdict)];
 }
 
-PairedDecision decide_pairs(std::span<const double> log_ratios, double threshold_pct,
-                            int min_pairs, bool at_cap) {
+PairedDecision decide_pairs(std::span<const double> log_ratios, double threshold_pct, int min_pairs,
+                            bool at_cap) {
   PairedDecision d;
   d.pairs = static_cast<int>(log_ratios.size());
   d.ratio = hodges_lehmann_paired(log_ratios);
@@ -107,8 +107,8 @@ PairedDecision decide_pairs(std::span<const double> log_ratios, double threshold
     }
     // The nearer decision: above the bound, a lower end above 1; else an
     // upper end below the bound.
-    d.pairs_needed = est > bound ? pairs_for(d.pairs, est - lo, est)
-                                 : pairs_for(d.pairs, hi - est, bound - est);
+    d.pairs_needed =
+        est > bound ? pairs_for(d.pairs, est - lo, est) : pairs_for(d.pairs, hi - est, bound - est);
   } else {
     d.pairs_needed = floor_pairs;
   }

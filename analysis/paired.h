@@ -60,7 +60,7 @@ std::string_view paired_verdict_name(PairedVerdict verdict);
 
 struct PairedDecision {
   PairedVerdict verdict = PairedVerdict::kUndecided;
-  Interval ratio;          // head / base
+  Interval ratio;  // head / base
   int pairs = 0;
   // Undecided or inconclusive: about how many pairs in all the interval
   // would need to decide at the spread seen; 0 when decided.

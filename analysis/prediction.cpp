@@ -51,8 +51,7 @@ double step_seconds(const StepModel& s, const LinkModel& link, int hosts, bool o
                              : std::max(0.0, expected_slowest(s.compute_samples, hosts) -
                                                  expected_slowest(s.compute_samples, 1));
   if (!overlap) return s.compute_s() + slowest + *comm_s;
-  return s.forward_s + s.other_s + slowest +
-         overlapped_comm_end(s.backward_s, buckets, bucket_s);
+  return s.forward_s + s.other_s + slowest + overlapped_comm_end(s.backward_s, buckets, bucket_s);
 }
 
 }  // namespace

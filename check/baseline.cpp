@@ -89,7 +89,7 @@ RatioRule parse_ratio_rule(std::string_view text) {
 }  // namespace trainscope::check
 
 void trainscope::results::JsonCodec<trainscope::check::RatioRule>::read(const JsonReader& r,
-                                                                         check::RatioRule& rule) {
+                                                                        check::RatioRule& rule) {
   try {
     rule = check::parse_ratio_rule(r.get<std::string>());
   } catch (const Error& e) {
@@ -270,9 +270,9 @@ namespace trainscope::results {
 
 void Fields<check::CheckSuite>::validate(const check::CheckSuite& suite, const JsonReader& r) {
   if (suite.threshold_pct && !(std::isfinite(*suite.threshold_pct) && *suite.threshold_pct >= 0)) {
-    r["threshold_pct"].fail(fmt::format(
-        "is {}, expected a percentage of 0 or more (how much slower a timing may get)",
-        *suite.threshold_pct));
+    r["threshold_pct"].fail(
+        fmt::format("is {}, expected a percentage of 0 or more (how much slower a timing may get)",
+                    *suite.threshold_pct));
   }
 }
 
@@ -305,7 +305,8 @@ CheckSuite load_baseline_any(const std::filesystem::path& path, std::string_view
     return load_baseline(path);
   }
   auto db = results::ResultsDb::open_for_reading(path);
-  if (selector != "latest") return extract_check_suite(analysis::load_suite(db, analysis::resolve_suite(db, selector)));
+  if (selector != "latest")
+    return extract_check_suite(analysis::load_suite(db, analysis::resolve_suite(db, selector)));
   std::error_code ec;
   const bool same_file = std::filesystem::equivalent(path, current_db, ec);
   for (const auto& s : db.list_suites()) {  // latest first

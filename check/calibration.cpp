@@ -36,20 +36,22 @@ std::vector<std::vector<double>> case_samples(const std::vector<CheckSuite>& run
   return out;
 }
 
-CaseNoise case_noise(const std::vector<CheckSuite>& runs, const std::string& name,
-                     int64_t per_run, double threshold_pct, double alpha) {
+CaseNoise case_noise(const std::vector<CheckSuite>& runs, const std::string& name, int64_t per_run,
+                     double threshold_pct, double alpha) {
   CaseNoise n;
   n.case_name = name;
   // Every repetition of every run as one sample: the noise a check of one
   // run against another meets includes what differs between the runs.
   std::vector<double> all;
-  for (const auto& samples : case_samples(runs, name)) all.insert(all.end(), samples.begin(), samples.end());
+  for (const auto& samples : case_samples(runs, name))
+    all.insert(all.end(), samples.begin(), samples.end());
   n.repetitions = static_cast<int64_t>(all.size());
   n.noise = analysis::relative_noise(all, {});
-  n.detectable = analysis::minimum_detectable_effect(n.noise, std::max<int64_t>(n.repetitions, 1), per_run,
-                                           alpha);
-  n.repetitions_needed = std::max(repetitions_to_reach(alpha),
-                                  analysis::repetitions_for_effect(n.noise, threshold_pct / 100, alpha));
+  n.detectable = analysis::minimum_detectable_effect(n.noise, std::max<int64_t>(n.repetitions, 1),
+                                                     per_run, alpha);
+  n.repetitions_needed =
+      std::max(repetitions_to_reach(alpha),
+               analysis::repetitions_for_effect(n.noise, threshold_pct / 100, alpha));
   return n;
 }
 
@@ -91,9 +93,8 @@ Calibration calibrate_gate(const std::vector<CheckSuite>& runs, const CheckOptio
       for (const CheckRow& row : r.rows) {
         if (row.verdict != Verdict::kRegression || !is_timing_metric(row)) continue;
         alarm = true;
-        cal.false_alarms.push_back(
-            fmt::format("run {} vs {}: {} {} ({})", i + 1, j + 1, row.case_name, row.metric,
-                        row.change));
+        cal.false_alarms.push_back(fmt::format("run {} vs {}: {} {} ({})", i + 1, j + 1,
+                                               row.case_name, row.metric, row.change));
       }
       cal.false_alarm_pairs += alarm;
       cal.inconclusive_pairs += r.inconclusive() > 0;
@@ -116,8 +117,8 @@ Calibration calibrate_gate(const std::vector<CheckSuite>& runs, const CheckOptio
   cal.repetitions_per_run = std::numeric_limits<int64_t>::max();
   for (const CaseRecord& c : runs.front().cases) {
     if (c.usable()) {
-      cal.repetitions_per_run = std::min(
-          cal.repetitions_per_run, static_cast<int64_t>(c.timings.step_time_median_s.size()));
+      cal.repetitions_per_run = std::min(cal.repetitions_per_run,
+                                         static_cast<int64_t>(c.timings.step_time_median_s.size()));
     }
   }
   if (cal.repetitions_per_run == std::numeric_limits<int64_t>::max()) cal.repetitions_per_run = 0;

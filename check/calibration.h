@@ -39,8 +39,8 @@ struct Calibration {
   double threshold_pct = 0;
   double alpha = 0.05;
   int pairs = 0;
-  int false_alarm_pairs = 0;             // pairs with a timing regression
-  int inconclusive_pairs = 0;            // pairs with an inconclusive row
+  int false_alarm_pairs = 0;              // pairs with a timing regression
+  int inconclusive_pairs = 0;             // pairs with an inconclusive row
   std::vector<std::string> false_alarms;  // "run 1 vs 3: case fused step time median"
   std::vector<CaseNoise> cases;
   int64_t repetitions_needed = 0;  // the largest over the cases

@@ -55,8 +55,8 @@ CaseHistory case_history(const std::string& suite, const std::string& name,
     h.too_short = fmt::format(
         "{} / {}: {} revisions cannot show a change at p < {:g} (the smallest p of Pettitt's test "
         "over {} values is {:.2f}): no change is found or ruled out before {} revisions",
-        suite, name, medians.size(), alpha, medians.size(), analysis::pettitt_min_p_value(medians.size()),
-        analysis::pettitt_values_needed(alpha));
+        suite, name, medians.size(), alpha, medians.size(),
+        analysis::pettitt_min_p_value(medians.size()), analysis::pettitt_values_needed(alpha));
   }
   return h;
 }
@@ -92,7 +92,8 @@ size_t revision_count(const std::vector<analysis::SuiteData>& suites) {
   return revisions.size();
 }
 
-std::vector<CaseHistory> build_history(const std::vector<analysis::SuiteData>& suites, double alpha) {
+std::vector<CaseHistory> build_history(const std::vector<analysis::SuiteData>& suites,
+                                       double alpha) {
   // suite name -> case name -> revisions in order of first measurement.
   std::map<std::string, std::map<std::string, std::vector<RevisionSamples>>> samples;
   std::vector<std::pair<std::string, std::string>> order;  // (suite, case) as first seen
@@ -100,7 +101,9 @@ std::vector<CaseHistory> build_history(const std::vector<analysis::SuiteData>& s
   std::vector<const analysis::SuiteData*> by_id;
   for (const analysis::SuiteData& s : suites) by_id.push_back(&s);
   std::sort(by_id.begin(), by_id.end(),
-            [](const analysis::SuiteData* a, const analysis::SuiteData* b) { return a->suite.id < b->suite.id; });
+            [](const analysis::SuiteData* a, const analysis::SuiteData* b) {
+              return a->suite.id < b->suite.id;
+            });
   for (const analysis::SuiteData* suite : by_id) {
     const analysis::SuiteData& s = *suite;
     const std::string revision = revision_of(s);
@@ -134,13 +137,15 @@ std::string history_text(const std::vector<CaseHistory>& history) {
         const HistoryPoint& p = h->points[i];
         const bool change = std::any_of(h->changes.begin(), h->changes.end(),
                                         [&](const HistoryChange& c) { return c.index == i; });
-        out += fmt::format("    {:<20} {:>3} reps  {}  tokens/s {}{}\n", terminal_safe(p.revision), p.repetitions,
-                           interval_ms(p.step_time_s), analysis::format_interval(p.tokens_per_s, 1, ""),
+        out += fmt::format("    {:<20} {:>3} reps  {}  tokens/s {}{}\n", terminal_safe(p.revision),
+                           p.repetitions, interval_ms(p.step_time_s),
+                           analysis::format_interval(p.tokens_per_s, 1, ""),
                            change ? "  <- change" : "");
       }
     }
     for (const CaseHistory* h : cases) {
-      for (const HistoryChange& c : h->changes) out += terminal_safe(change_sentence(*h, c), 1000) + "\n";
+      for (const HistoryChange& c : h->changes)
+        out += terminal_safe(change_sentence(*h, c), 1000) + "\n";
       if (!h->too_short.empty()) out += terminal_safe(h->too_short, 1000) + "\n";
     }
   }
@@ -150,9 +155,10 @@ std::string history_text(const std::vector<CaseHistory>& history) {
 std::string history_markdown(const std::vector<CaseHistory>& history) {
   std::string out = "## History across revisions\n\n";
   for (const auto& [suite, cases] : by_suite(history)) {
-    out += fmt::format("Suite {}: step time median, ms, with its 95% interval over the "
-                       "repetitions of each revision.\n\n",
-                       markdown_cell(suite));
+    out += fmt::format(
+        "Suite {}: step time median, ms, with its 95% interval over the "
+        "repetitions of each revision.\n\n",
+        markdown_cell(suite));
     out += "| case | revision | reps | step ms | tokens/s | change |\n|:--|:--|--:|--:|--:|:--|\n";
     for (const CaseHistory* h : cases) {
       for (size_t i = 0; i < h->points.size(); ++i) {
@@ -161,12 +167,14 @@ std::string history_markdown(const std::vector<CaseHistory>& history) {
                                         [&](const HistoryChange& c) { return c.index == i; });
         out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", markdown_cell(h->case_name),
                            markdown_cell(p.revision), p.repetitions, interval_ms(p.step_time_s),
-                           analysis::format_interval(p.tokens_per_s, 1, ""), change ? "**change**" : "");
+                           analysis::format_interval(p.tokens_per_s, 1, ""),
+                           change ? "**change**" : "");
       }
     }
     out += "\n";
     for (const CaseHistory* h : cases) {
-      for (const HistoryChange& c : h->changes) out += "- " + markdown_cell(change_sentence(*h, c)) + "\n";
+      for (const HistoryChange& c : h->changes)
+        out += "- " + markdown_cell(change_sentence(*h, c)) + "\n";
       if (!h->too_short.empty()) out += "- " + markdown_cell(h->too_short) + "\n";
     }
   }

@@ -27,7 +27,7 @@ namespace trainscope::check {
 struct HistoryPoint {
   std::string revision;
   int64_t first_suite_id = 0;
-  int repetitions = 0;   // usable repetitions pooled at this revision
+  int repetitions = 0;             // usable repetitions pooled at this revision
   analysis::Interval step_time_s;  // median and its bootstrap interval
   analysis::Interval tokens_per_s;
 };

@@ -208,8 +208,8 @@ void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<C
   const double r = ratio.estimate;
   const bool ok = std::isfinite(r) && (rule.at_most ? r <= rule.bound : r >= rule.bound);
   row.verdict = ok ? Verdict::kSame : Verdict::kRegression;
-  row.note = fmt::format("medians {:.6g} / {:.6g} over {} / {} repetitions{}", results::median_of(a),
-                         results::median_of(b), a.size(), b.size(),
+  row.note = fmt::format("medians {:.6g} / {:.6g} over {} / {} repetitions{}",
+                         results::median_of(a), results::median_of(b), a.size(), b.size(),
                          ratio.has_interval() ? "; change column: 95% bootstrap interval"
                                               : ": one repetition, no interval");
   rows.push_back(std::move(row));
@@ -397,9 +397,9 @@ std::string tally(const CheckResult& result) {
   std::string out =
       fmt::format("{} regression(s) in {} check(s)", result.regressions(), result.rows.size());
   if (result.inconclusive() > 0) {
-    out += fmt::format(
-        ", {} inconclusive (too few repetitions to detect a slowdown of the threshold)",
-        result.inconclusive());
+    out +=
+        fmt::format(", {} inconclusive (too few repetitions to detect a slowdown of the threshold)",
+                    result.inconclusive());
   }
   return out;
 }
@@ -411,8 +411,8 @@ std::string check_table_text(const CheckResult& result) {
                                            "p",    "detectable", "verdict",  "note"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : result.rows) {
-    rows.push_back({r.case_name, r.metric, r.baseline, r.current, r.change, r.p_value,
-                    r.detectable, std::string(to_string(r.verdict)), r.note});
+    rows.push_back({r.case_name, r.metric, r.baseline, r.current, r.change, r.p_value, r.detectable,
+                    std::string(to_string(r.verdict)), r.note});
   }
   std::vector<size_t> width(header.size());
   for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
@@ -453,11 +453,11 @@ std::string check_markdown(const CheckResult& result) {
     const bool alarm = r.verdict == Verdict::kRegression || r.verdict == Verdict::kInconclusive;
     const std::string verdict =
         alarm ? fmt::format("**{}**", to_string(r.verdict)) : std::string(to_string(r.verdict));
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                       markdown_cell(r.case_name), markdown_cell(r.metric),
-                       markdown_cell(r.baseline), markdown_cell(r.current),
-                       markdown_cell(r.change), markdown_cell(r.p_value),
-                       markdown_cell(r.detectable), verdict, markdown_cell(r.note));
+    out +=
+        fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", markdown_cell(r.case_name),
+                    markdown_cell(r.metric), markdown_cell(r.baseline), markdown_cell(r.current),
+                    markdown_cell(r.change), markdown_cell(r.p_value), markdown_cell(r.detectable),
+                    verdict, markdown_cell(r.note));
   }
   if (!result.warnings.empty()) out += "\n";
   for (const auto& w : result.warnings) out += "- **Warning**: " + markdown_cell(w) + "\n";

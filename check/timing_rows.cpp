@@ -27,7 +27,8 @@ std::string repetitions_advice(double noise, double threshold_pct, double alpha)
   if (!std::isfinite(noise)) {
     return fmt::format("needs at least {} repetitions a side (then their noise decides)", reach);
   }
-  const int64_t n = std::max(reach, analysis::repetitions_for_effect(noise, threshold_pct / 100, alpha));
+  const int64_t n =
+      std::max(reach, analysis::repetitions_for_effect(noise, threshold_pct / 100, alpha));
   return fmt::format("needs {} repetitions a side at this noise", n);
 }
 
@@ -71,9 +72,9 @@ CheckRow timed_row(const std::string& case_name, const TimedFigure& figure,
     // Passing here would say "no slowdown" of a comparison that could not
     // have seen one of the threshold's size.
     row.verdict = Verdict::kInconclusive;
-    row.note += fmt::format(
-        ": noise {:.1f}% per repetition, a slowdown of {:g}% would go unseen; {}", noise * 100,
-        threshold, repetitions_advice(noise, threshold, o.alpha));
+    row.note +=
+        fmt::format(": noise {:.1f}% per repetition, a slowdown of {:g}% would go unseen; {}",
+                    noise * 100, threshold, repetitions_advice(noise, threshold, o.alpha));
   } else {
     row.verdict = Verdict::kSame;
     if (std::fabs(worse_pct) > threshold) row.note += ", not significant";
@@ -120,8 +121,9 @@ void compare_sweep_busbw(const CaseRecord& b, const CaseRecord& c, const CheckOp
     const TimedFigure figure{fmt::format("busbw {} B", base.size_bytes), false, 1, " GB/s"};
     const BusbwSamples* cur = find_sweep_size(c.timings.busbw, base.size_bytes);
     if (!cur) {
-      rows.push_back({c.name, figure.name, format_number(results::median_of(base.per_repetition), 3),
-                      "-", "", "", Verdict::kRegression, "size missing in the current sweep", ""});
+      rows.push_back({c.name, figure.name,
+                      format_number(results::median_of(base.per_repetition), 3), "-", "", "",
+                      Verdict::kRegression, "size missing in the current sweep", ""});
       continue;
     }
     rows.push_back(timed_row(c.name, figure, base.per_repetition, cur->per_repetition, o));

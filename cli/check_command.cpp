@@ -117,7 +117,8 @@ void add_check_command(CLI::App& app) {
                   "Write a baseline JSON of the --db suite to this file (atomically) and exit");
   sub->callback([flags, threshold, sub] {
     if (sub->got_subcommand("calibrate")) return;
-    if (flags->db.empty()) throw Error("check: --db is required (the database holding the current suite)");
+    if (flags->db.empty())
+      throw Error("check: --db is required (the database holding the current suite)");
     std::optional<double> threshold_pct;
     if (threshold->count() > 0) threshold_pct = flags->threshold;
     std::vector<check::RatioRule> ratios;
@@ -140,7 +141,7 @@ void add_check_command(CLI::App& app) {
     std::optional<check::CheckSuite> baseline;
     if (!flags->baseline.empty()) {
       baseline = check::load_baseline_any(flags->baseline, flags->baseline_suite, current.name,
-                                           flags->db, current.suite_id);
+                                          flags->db, current.suite_id);
     }
     check::CheckOptions options;
     options.threshold_pct = threshold_pct;

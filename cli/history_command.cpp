@@ -61,8 +61,7 @@ void add_history_command(CLI::App& app) {
                               f->suite.empty() ? "" : " named '" + f->suite + "'"));
     }
     const auto history = check::build_history(suites, f->alpha);
-    std::fputs((f->format == "md" ? check::history_markdown(history)
-                                  : check::history_text(history))
+    std::fputs((f->format == "md" ? check::history_markdown(history) : check::history_text(history))
                    .c_str(),
                stdout);
     if (f->chart.empty()) return;

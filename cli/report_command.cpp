@@ -72,11 +72,12 @@ void add_report_command(CLI::App& app) {
     // the reported ones taken from them.
     std::vector<analysis::SuiteData> all;
     if (!comparisons_only) {
-      for (int64_t id : analysis::resolve_suites(db, "all")) all.push_back(analysis::load_suite(db, id));
+      for (int64_t id : analysis::resolve_suites(db, "all"))
+        all.push_back(analysis::load_suite(db, id));
     }
     std::vector<analysis::SuiteData> suites;
-    for (int64_t id : comparisons_only ? std::vector<int64_t>{}
-                                       : analysis::resolve_suites(db, flags->suite)) {
+    for (int64_t id :
+         comparisons_only ? std::vector<int64_t>{} : analysis::resolve_suites(db, flags->suite)) {
       const auto it = std::find_if(all.begin(), all.end(),
                                    [id](const analysis::SuiteData& s) { return s.suite.id == id; });
       suites.push_back(it != all.end() ? *it : analysis::load_suite(db, id));
@@ -100,7 +101,8 @@ void add_report_command(CLI::App& app) {
     for (const auto& note : html.notes)
       std::fprintf(stderr, "trainscope report: %s\n", note.c_str());
     if (!builds.empty()) {
-      std::string section = "<section class=\"suite\" id=\"builds\">\n<h2>Comparisons of two builds</h2>\n";
+      std::string section =
+          "<section class=\"suite\" id=\"builds\">\n<h2>Comparisons of two builds</h2>\n";
       for (const auto& t : builds) section += report::to_html(t);
       const size_t after_title = html.html.find("</p>\n", html.html.find("<h1>")) + 5;
       html.html.insert(after_title, section + "</section>\n");

@@ -97,7 +97,8 @@ void add_train_flags(CLI::App* cmd, TrainFlags& f) {
   cmd->add_option("--comm", f.backend, "Communicator: auto (MPI under mpirun), mpi or local")
       ->capture_default_str();
   // The presets are the model library's; the table knows only the flag.
-  f.added["--model"]->description(fmt::format("{} (presets: {})", f.added["--model"]->get_description(),
+  f.added["--model"]->description(fmt::format("{} (presets: {})",
+                                              f.added["--model"]->get_description(),
                                               fmt::join(training::model_preset_names(), ", ")));
   f.added["--overwrite"]->needs(f.added["--checkpoint-dir"]);
   f.added["--resume"]->excludes(f.added["--model"]);

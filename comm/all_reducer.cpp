@@ -303,9 +303,8 @@ std::unique_ptr<AllReducer> make_all_reducer(Communicator& comm, const AllReduce
     group = comm.host_group(region_floats(o), o.split_ranks_per_host);
   } catch (const CollectiveError& e) {
     // The MPI group refuses a window larger than /dev/shm on every rank: say for which flag.
-    throw CollectiveError(
-        fmt::format("--allreduce {}: {}", enum_name(o.algorithm), e.what()),
-        e.exit_code());
+    throw CollectiveError(fmt::format("--allreduce {}: {}", enum_name(o.algorithm), e.what()),
+                          e.exit_code());
   }
   run_collectively(comm, [&] { check_placement(comm, *group, o.algorithm); });
   return std::make_unique<SharedAllReducer>(comm, o, std::move(group));

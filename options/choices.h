@@ -54,9 +54,9 @@ inline constexpr int kLoraTargets = 7;
 
 namespace trainscope {
 
-#define TS_OPTION_NAMES(E, noun_text, ...)                                          \
-  template <>                                                                      \
-  struct EnumNames<options::E> {                                                   \
+#define TS_OPTION_NAMES(E, noun_text, ...)                                        \
+  template <>                                                                     \
+  struct EnumNames<options::E> {                                                  \
     static constexpr auto names = std::to_array<std::string_view>({__VA_ARGS__}); \
     static constexpr std::string_view noun = noun_text;                           \
   }

@@ -19,13 +19,13 @@ using O = TrainOptions;
 
 // An enumeration's TextRef from its field and its type (options/choices.h
 // names it).
-#define TS_ENUM_REF(field, E)                                                                    \
-  TextRef {                                                                                      \
-    [](const O& o) { return std::string(enum_name(o.field)); },                                  \
-        [](O& o, std::string_view text, std::string_view where) {                                \
-          o.field = parse_choice<E>(text, where);                                                \
-        },                                                                                       \
-        enum_names<E>()                                                                          \
+#define TS_ENUM_REF(field, E)                                     \
+  TextRef {                                                       \
+    [](const O& o) { return std::string(enum_name(o.field)); },   \
+        [](O& o, std::string_view text, std::string_view where) { \
+          o.field = parse_choice<E>(text, where);                 \
+        },                                                        \
+        enum_names<E>()                                           \
   }
 
 std::string inject_delay_text(const O& o) {

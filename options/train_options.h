@@ -44,8 +44,8 @@ struct TrainOptions {
   Precision precision = Precision::kFp32;  // the GEMMs' (training/precision.h)
   // The library of the fp32 linear layers' GEMMs (kernels/gemm_backend.h).
   GemmBackend gemm = GemmBackend::kAuto;
-  int threads = 0;                         // per rank; 0 = cores / ranks on this host
-  int64_t warmup_steps = 1;                // first steps left out of the timing statistics
+  int threads = 0;           // per rank; 0 = cores / ranks on this host
+  int64_t warmup_steps = 1;  // first steps left out of the timing statistics
 
   std::string tokenizer = "byte";
   DataOptions data;        // block/global_batch/world/rank are filled in

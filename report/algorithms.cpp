@@ -47,7 +47,8 @@ double busbw_at(const analysis::CaseData& c, int64_t size) {
 }
 
 // Open MPI's default all-reduce with otherwise the same settings as `c`.
-const analysis::CaseData* default_algorithm_case(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+const analysis::CaseData* default_algorithm_case(const analysis::SuiteData& suite,
+                                                 const analysis::CaseData& c) {
   for (const auto& other : suite.cases) {
     if (is_sweep(other) && case_reduction(other).is_default() &&
         analysis::alike_but(other, c, {"allreduce", "mpi_algorithm"})) {
@@ -66,9 +67,11 @@ RankMemory rank_memory(const results::RunSummary& s) {
 }
 
 // The usable case configured like the ZeRO-1 case `c` but without ZeRO.
-const analysis::CaseData* without_zero(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+const analysis::CaseData* without_zero(const analysis::SuiteData& suite,
+                                       const analysis::CaseData& c) {
   for (const auto& other : suite.cases) {
-    if (case_reduction(other).zero == 0 && other.first_usable() && analysis::alike_but(other, c, {"zero"})) {
+    if (case_reduction(other).zero == 0 && other.first_usable() &&
+        analysis::alike_but(other, c, {"zero"})) {
       return &other;
     }
   }

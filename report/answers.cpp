@@ -49,15 +49,14 @@ Table machines_table(const analysis::SuiteData& suite) {
                       time_saved(1 / 4259.0, 1 / 2611.0) * 100),
           {0, 3, 5, 6, 10, 12}};
   for (const auto& r : machine_rows(suite)) {
-    t.rows.push_back(
-        {r.case_name,
-         std::to_string(r.hosts) +
-             (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
-         r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
-         r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling, r.reduction,
-         std::to_string(r.steps), format_number(r.wall_s, 2), format_number(r.tokens_per_s, 0),
-         r.baseline.empty() ? "-" : r.baseline,
-         saved_text(r), r.status});
+    t.rows.push_back({r.case_name,
+                      std::to_string(r.hosts) +
+                          (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
+                      r.cores_per_host > 0 ? std::to_string(r.cores_per_host) : "all",
+                      r.link.empty() ? "-" : r.link, format_number(r.link_gbps, 2), r.scaling,
+                      r.reduction, std::to_string(r.steps), format_number(r.wall_s, 2),
+                      format_number(r.tokens_per_s, 0), r.baseline.empty() ? "-" : r.baseline,
+                      saved_text(r), r.status});
   }
   return t;
 }
@@ -71,7 +70,8 @@ Table algorithms_table(const analysis::SuiteData& suite) {
           "same settings, at the same size.",
           {0, 1, 5}};
   for (const auto& r : algorithm_busbw(suite)) {
-    t.rows.push_back({r.case_name, r.label, r.size_bytes > 0 ? kernels::format_bytes(r.size_bytes) : "-",
+    t.rows.push_back({r.case_name, r.label,
+                      r.size_bytes > 0 ? kernels::format_bytes(r.size_bytes) : "-",
                       format_number(r.busbw_gbps, 3), times(r.ratio),
                       r.baseline_case.empty() ? "-" : r.baseline_case});
   }
@@ -79,7 +79,8 @@ Table algorithms_table(const analysis::SuiteData& suite) {
 }
 
 std::vector<std::string> memory_cells(const RankMemory& m) {
-  return {kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients), kernels::format_bytes(m.optimizer_state)};
+  return {kernels::format_bytes(m.parameters), kernels::format_bytes(m.gradients),
+          kernels::format_bytes(m.optimizer_state)};
 }
 
 Table zero_table(const analysis::SuiteData& suite) {
@@ -141,7 +142,8 @@ Table fine_tune_table(const analysis::SuiteData& suite) {
                                  std::isfinite(r.trainable_share())
                                      ? format_number(r.trainable_share() * 100, 3) + "%"
                                      : "-"};
-    for (kernels::MemoryCategory m : kFineTuneMemory) row.push_back(kernels::format_bytes(r.memory[m]));
+    for (kernels::MemoryCategory m : kFineTuneMemory)
+      row.push_back(kernels::format_bytes(r.memory[m]));
     t.rows.push_back(std::move(row));
   }
   return t;
@@ -203,7 +205,8 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
       for (bool overlap : {false, true}) {
         std::vector<std::string> row{l.model.name, overlap ? "overlap" : "after backward"};
         for (int n : hosts) {
-          if (n > 1) row.push_back(times(analysis::predict(s, l.model, n, overlap, scaling).speedup));
+          if (n > 1)
+            row.push_back(times(analysis::predict(s, l.model, n, overlap, scaling).speedup));
         }
         t.rows.push_back(std::move(row));
       }
@@ -230,9 +233,10 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
   for (const auto& l : p.links) {
     analysis::StepModel best = s;
     best.bucket_bytes = analysis::best_bucket_bytes(s, l.model, 8);
-    bucket.rows.push_back({l.model.name, kernels::format_bytes(static_cast<int64_t>(best.bucket_bytes)),
-                           ms_1dp(analysis::predict(best, l.model, 8, true, analysis::Scaling::kWeak).step_s),
-                           ms_1dp(analysis::predict(s, l.model, 8, true, analysis::Scaling::kWeak).step_s)});
+    bucket.rows.push_back(
+        {l.model.name, kernels::format_bytes(static_cast<int64_t>(best.bucket_bytes)),
+         ms_1dp(analysis::predict(best, l.model, 8, true, analysis::Scaling::kWeak).step_s),
+         ms_1dp(analysis::predict(s, l.model, 8, true, analysis::Scaling::kWeak).step_s)});
   }
   out.push_back(std::move(bucket));
   Table v{"Predicted vs measured on the virtual cluster",
@@ -253,10 +257,10 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
           "host gives.";
     }
     // The spread of the repetitions beside the median, when there are several.
-    const std::string spread =
-        r.repetitions > 1 ? fmt::format(" ({}-{}, {} reps)", ms_1dp(r.measured_min_s),
-                                        ms_1dp(r.measured_max_s), r.repetitions)
-                          : "";
+    const std::string spread = r.repetitions > 1
+                                   ? fmt::format(" ({}-{}, {} reps)", ms_1dp(r.measured_min_s),
+                                                 ms_1dp(r.measured_max_s), r.repetitions)
+                                   : "";
     v.rows.push_back({r.case_name, r.link,
                       std::to_string(r.hosts) +
                           (r.cpu_share < 1 ? " (" + dilation_label(r.cpu_share) + ")" : ""),
@@ -291,9 +295,9 @@ std::string model_sentence(const SuitePrediction& p) {
       "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
       p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s),
       s.tokens_per_rank, kernels::format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
-      s.bucket_bytes > 0
-          ? fmt::format(", buckets of {}", kernels::format_bytes(static_cast<int64_t>(s.bucket_bytes)))
-          : "");
+      s.bucket_bytes > 0 ? fmt::format(", buckets of {}",
+                                       kernels::format_bytes(static_cast<int64_t>(s.bucket_bytes)))
+                         : "");
 }
 
 std::string notes(const analysis::SuiteData& suite) {
@@ -367,9 +371,10 @@ std::optional<ChartSpec> prediction_chart(const analysis::SuiteData& suite) {
   for (const auto& l : p->links) {
     std::string data;
     for (int n = 1; n <= kMaxPredictedHosts; ++n) {
-      data += fmt::format("{} {:.6g} {:.6g}\n", n,
-                          analysis::predict(p->step, l.model, n, false, analysis::Scaling::kWeak).speedup,
-                          analysis::predict(p->step, l.model, n, true, analysis::Scaling::kWeak).speedup);
+      data += fmt::format(
+          "{} {:.6g} {:.6g}\n", n,
+          analysis::predict(p->step, l.model, n, false, analysis::Scaling::kWeak).speedup,
+          analysis::predict(p->step, l.model, n, true, analysis::Scaling::kWeak).speedup);
     }
     const std::string file = fmt::format("predicted{}.dat", i);
     const char* color = kColors[i % 6];

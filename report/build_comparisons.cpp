@@ -50,8 +50,8 @@ Table paired_table(results::ResultsDb& db, const BuildComparison& c) {
     if (k.verdict == "INCONCLUSIVE" && k.pairs_needed > 0)
       note = fmt::format("needs about {} pairs to decide", k.pairs_needed);
     t.rows.push_back({k.case_name, std::to_string(k.pairs), ms(median_ms(base[k.case_name])),
-                      ms(median_ms(head[k.case_name])), k.pairs > 0 ? analysis::format_ratio(iv) : "-",
-                      k.verdict, note});
+                      ms(median_ms(head[k.case_name])),
+                      k.pairs > 0 ? analysis::format_ratio(iv) : "-", k.verdict, note});
   }
   t.note = fmt::format(
       "{}. Each pair ran one base and one head run back to back, in an order drawn at random "
@@ -72,8 +72,8 @@ double change(int64_t base, int64_t head) {
 
 Table work_table(results::ResultsDb& db, const BuildComparison& c) {
   Table t(fmt::format("Work lane {} of suite {}: {}", c.id, c.info.suite, verdict_text(c)),
-          {"case", "phase", "base instructions", "head instructions", "change",
-           "base est. cycles", "head est. cycles", "change", "verdict"},
+          {"case", "phase", "base instructions", "head instructions", "change", "base est. cycles",
+           "head est. cycles", "change", "verdict"},
           {}, "", {0, 1, 8});
   struct Sums {
     int64_t instructions = 0, cycles = 0;
@@ -95,9 +95,8 @@ Table work_table(results::ResultsDb& db, const BuildComparison& c) {
     const auto count = [](int64_t v) { return v > 0 ? std::to_string(v) : std::string("-"); };
     const auto v = verdicts.find(key.first + ":" + key.second);
     t.rows.push_back({key.first, key.second, count(b.instructions), count(h.instructions),
-                      pct(change(b.instructions, h.instructions)), count(b.cycles),
-                      count(h.cycles), pct(change(b.cycles, h.cycles)),
-                      v == verdicts.end() ? "-" : v->second});
+                      pct(change(b.instructions, h.instructions)), count(b.cycles), count(h.cycles),
+                      pct(change(b.cycles, h.cycles)), v == verdicts.end() ? "-" : v->second});
   }
   t.note = fmt::format(
       "{}. Counted by callgrind in steps 1.. of each case, summed over ranks: the data, "
@@ -115,7 +114,7 @@ std::vector<Table> build_comparison_tables(results::ResultsDb& db) {
   std::vector<Table> tables;
   for (const BuildComparison& c : db.list_comparisons()) {
     tables.push_back(c.info.kind == results::ComparisonKind::kPaired ? paired_table(db, c)
-                                                                      : work_table(db, c));
+                                                                     : work_table(db, c));
   }
   return tables;
 }

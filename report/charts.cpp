@@ -431,7 +431,8 @@ std::optional<ChartSpec> busbw_chart(const analysis::SuiteData& suite) {
   return chart;
 }
 
-std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite, const Comparison& comparison) {
+std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite,
+                                      const Comparison& comparison) {
   auto points = scaling_points(suite, comparison);
   auto fit = fit_amdahl(points);
   if (!fit) return std::nullopt;
@@ -463,7 +464,8 @@ std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite, const Co
   return chart;
 }
 
-std::vector<ChartSpec> suite_charts(const analysis::SuiteData& suite, const Comparison& comparison) {
+std::vector<ChartSpec> suite_charts(const analysis::SuiteData& suite,
+                                    const Comparison& comparison) {
   std::vector<ChartSpec> out;
   auto add = [&](std::optional<ChartSpec> c) {
     if (c) out.push_back(std::move(*c));

@@ -46,7 +46,8 @@ std::optional<ChartSpec> loss_chart(const analysis::SuiteData& suite);
 std::optional<ChartSpec> bucket_chart(const analysis::SuiteData& suite);
 std::optional<ChartSpec> links_chart(const analysis::SuiteData& suite);
 std::optional<ChartSpec> busbw_chart(const analysis::SuiteData& suite);
-std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite, const Comparison& comparison);
+std::optional<ChartSpec> amdahl_chart(const analysis::SuiteData& suite,
+                                      const Comparison& comparison);
 
 // All of the above for one suite, in report order.
 std::vector<ChartSpec> suite_charts(const analysis::SuiteData& suite, const Comparison& comparison);

@@ -18,7 +18,8 @@ using results::kNaN;
 
 std::vector<double> repetition_tokens_per_s(const analysis::CaseData& c) {
   std::vector<double> out;
-  for (const analysis::RunData* run : c.usable_runs()) out.push_back(run->summary->totals.tokens_per_s);
+  for (const analysis::RunData* run : c.usable_runs())
+    out.push_back(run->summary->totals.tokens_per_s);
   return out;
 }
 
@@ -124,13 +125,15 @@ bool is_scaling_study(const analysis::SuiteData& suite, const Comparison& compar
   return suite.suite.info.name.find("scaling") != std::string::npos || worlds.size() >= 3;
 }
 
-const analysis::CaseData* baseline_of(const analysis::SuiteData& suite, const Comparison& comparison) {
+const analysis::CaseData* baseline_of(const analysis::SuiteData& suite,
+                                      const Comparison& comparison) {
   return suite.find_case(comparison.baseline_case);
 }
 
 }  // namespace
 
-std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite, const Comparison& comparison) {
+std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite,
+                                        const Comparison& comparison) {
   if (!is_scaling_study(suite, comparison)) return {};
   const analysis::CaseData* base = baseline_of(suite, comparison);
   int base_world = 1;
@@ -151,7 +154,8 @@ std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite, const 
   return points;
 }
 
-std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite, const Comparison& comparison) {
+std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite,
+                                     const Comparison& comparison) {
   if (!is_scaling_study(suite, comparison)) return "";
   if (fit_amdahl(scaling_points(suite, comparison))) return "";
   const analysis::CaseData* base = baseline_of(suite, comparison);

@@ -28,8 +28,8 @@ struct ComparisonRow {
   std::string case_name;
   bool is_baseline = false;
   analysis::CaseFigures figures;
-  double speedup = 0;     // NaN when either side has no tokens/s
-  double efficiency = 0;  // speedup / (world_size / baseline world_size)
+  double speedup = 0;                   // NaN when either side has no tokens/s
+  double efficiency = 0;                // speedup / (world_size / baseline world_size)
   analysis::Interval tokens_interval;   // of figures.tokens_per_s
   analysis::Interval speedup_interval;  // none for the baseline itself
 };
@@ -79,12 +79,14 @@ double case_cores(const analysis::CaseData& c);
 // compute (case_cores over the baseline's; the growth in ranks when cores are
 // unknown): cases that add ranks but no cores have n = 1 and say nothing
 // about a serial fraction.
-std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite, const Comparison& comparison);
+std::vector<AmdahlPoint> scaling_points(const analysis::SuiteData& suite,
+                                        const Comparison& comparison);
 
 // Why a scaling study gets no Amdahl fit although it varies the ranks: its
 // total compute does not grow with them (every case on the same cores).
 // Empty when fitted, or when the suite is not a scaling study.
-std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite, const Comparison& comparison);
+std::string amdahl_not_fitted_reason(const analysis::SuiteData& suite,
+                                     const Comparison& comparison);
 
 // For one-host suites whose data-parallel cases use no more cores than the
 // one-process baseline: why they cannot be faster than it (empty otherwise).

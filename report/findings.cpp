@@ -68,7 +68,8 @@ std::optional<Finding> data_finding(const analysis::SuiteData& suite) {
   for (const auto& c : suite.cases) {
     if (c.run_case.mode == "naive" && workload_key(c) == workload_key(*dup)) {
       if (auto b = data_bytes_per_rank(c)) {
-        one = fmt::format(" (one process holds {})", kernels::format_bytes(static_cast<int64_t>(*b)));
+        one =
+            fmt::format(" (one process holds {})", kernels::format_bytes(static_cast<int64_t>(*b)));
         break;
       }
     }
@@ -96,7 +97,8 @@ std::map<int64_t, double> loss_curve(const analysis::CaseData& c) {
 // A data-parallel case's reference: the first one-process case with a loss
 // curve of the same workload (the same weights training) at the same global
 // batch; nullptr when the suite has none.
-const analysis::CaseData* one_process_reference(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+const analysis::CaseData* one_process_reference(const analysis::SuiteData& suite,
+                                                const analysis::CaseData& c) {
   const int batch = case_options(c).train.batch;
   for (const auto& n : suite.cases) {
     if (n.run_case.mode == "naive" && full_speed(n.run_case) &&
@@ -118,7 +120,8 @@ int64_t rank_tokens(const analysis::CaseData& c) {
 // One process doing one of a multi-rank case's ranks' work: naive, at full
 // speed, the same workload and tokens a step as a rank, on as many threads
 // (what the sgemm limits compare: the same rows, alone and side by side).
-const analysis::CaseData* one_rank_reference(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+const analysis::CaseData* one_rank_reference(const analysis::SuiteData& suite,
+                                             const analysis::CaseData& c) {
   const analysis::RunData* run = c.first_usable();
   if (!run || rank_tokens(c) == 0) return nullptr;
   for (const auto& n : suite.cases) {
@@ -375,7 +378,8 @@ double time_saved(double one_machine_tokens_per_s, double tokens_per_s) {
 
 namespace {
 // The usable one-host, one-rank cases of c's workload, in suite order.
-std::vector<const analysis::CaseData*> one_machine_cases(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+std::vector<const analysis::CaseData*> one_machine_cases(const analysis::SuiteData& suite,
+                                                         const analysis::CaseData& c) {
   std::vector<const analysis::CaseData*> out;
   for (const auto& b : suite.cases) {
     if (b.run_case.host_count <= 1 && b.run_case.world_size == 1 && b.first_usable() &&
@@ -387,14 +391,16 @@ std::vector<const analysis::CaseData*> one_machine_cases(const analysis::SuiteDa
 }
 }  // namespace
 
-const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite, const analysis::CaseData& c, int batch) {
+const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite,
+                                              const analysis::CaseData& c, int batch) {
   for (const analysis::CaseData* b : one_machine_cases(suite, c)) {
     if (case_options(*b).train.batch == batch) return b;
   }
   return nullptr;
 }
 
-const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite,
+                                           const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   const int want = o.batch_per_rank > 0 ? o.batch_per_rank : o.train.batch;
   if (const analysis::CaseData* b = one_machine_case_at(suite, c, want)) return b;
@@ -431,8 +437,8 @@ std::vector<MachineRow> machine_rows(const analysis::SuiteData& suite) {
         r.baseline = one->name;
         r.time_saved = time_saved(analysis::case_figures(*one).tokens_per_s, r.tokens_per_s);
         // The repetitions' tokens/s, like r.tokens_per_s, are scaled back by the share.
-        const analysis::Interval ratio =
-            analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
+        const analysis::Interval ratio = analysis::bootstrap_ratio_of_medians(
+            repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
         if (ratio.has_interval()) {
           r.time_saved_interval = {r.time_saved, 1 - r.cpu_share / ratio.low,
                                    1 - r.cpu_share / ratio.high};
@@ -457,16 +463,17 @@ std::optional<Finding> cores_finding(const analysis::SuiteData& suite) {
     const analysis::CaseData* c = suite.find_case(s.case_name);
     const analysis::CaseData* naive = c ? one_rank_reference(suite, *c) : nullptr;
     if (!naive) continue;
-    const analysis::Interval speedup =
-        analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
+    const analysis::Interval speedup = analysis::bootstrap_ratio_of_medians(
+        repetition_tokens_per_s(*c), repetition_tokens_per_s(*naive));
     if (!std::isfinite(speedup.estimate)) continue;
     // Each case against its own ceiling: ranks and rows differ between cases.
     parts.push_back(fmt::format(
         "{} ran {} the tokens/s of {}, where its {} CPUs side by side ran its GEMMs {}x one "
         "CPU ({} GFLOP/s a copy against {} alone): {}x of that ceiling",
-        s.case_name, analysis::format_interval(speedup, 2, "x"), naive->name, s.sgemm_at_once->ranks,
-        format_number(s.cores_ceiling, 2), format_number(s.sgemm_at_once->value, 1),
-        format_number(s.sgemm->value, 1), format_number(speedup.estimate / s.cores_ceiling, 2)));
+        s.case_name, analysis::format_interval(speedup, 2, "x"), naive->name,
+        s.sgemm_at_once->ranks, format_number(s.cores_ceiling, 2),
+        format_number(s.sgemm_at_once->value, 1), format_number(s.sgemm->value, 1),
+        format_number(speedup.estimate / s.cores_ceiling, 2)));
   }
   if (parts.empty()) return std::nullopt;
   return Finding{"cores", "Do this machine's CPUs add up?",

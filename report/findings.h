@@ -64,10 +64,12 @@ bool same_workload(const analysis::CaseData& a, const analysis::CaseData& b);
 // model, data and block, and the batch one machine would train, per rank for
 // weak scaling (the case's batch_per_rank) or the global batch for strong;
 // failing that any usable one-rank case of that workload. nullptr: none.
-const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite, const analysis::CaseData& c);
+const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite,
+                                           const analysis::CaseData& c);
 // The one-host, one-rank case of c's workload at exactly this batch; nullptr
 // when the suite has none.
-const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite, const analysis::CaseData& c, int batch);
+const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite,
+                                              const analysis::CaseData& c, int batch);
 
 // Every case of a suite with a case on more than one host (empty otherwise).
 std::vector<MachineRow> machine_rows(const analysis::SuiteData& suite);

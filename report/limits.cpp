@@ -30,8 +30,8 @@ const MachineLimit* find_limit(const analysis::SuiteData& suite, LimitKind kind,
 // when not fp32), its --gemm (recorded for fp32 since the limit had it;
 // failing that, the doctor's, measured on OpenBLAS, stand in under any, as
 // the note says), measured alone (at_once 1) or on `at_once` CPUs at once.
-const MachineLimit* sgemm_limit_of(const analysis::SuiteData& suite, const analysis::CaseData& c, const analysis::RunData& run,
-                                   int at_once = 1) {
+const MachineLimit* sgemm_limit_of(const analysis::SuiteData& suite, const analysis::CaseData& c,
+                                   const analysis::RunData& run, int at_once = 1) {
   const CaseOptions o = case_options(c);
   if (!o.trains || run.summary->steps.empty() || run.summary->steps.front().empty()) {
     return nullptr;

@@ -78,7 +78,8 @@ std::string interval_caption(const Comparison& cmp) {
       "tokens/s and speedup with 95% intervals over the repetitions (bootstrap of the median and "
       "of the ratio of medians)";
   if (single.size() == cmp.rows.size()) return out + "; one repetition: no interval";
-  if (!single.empty()) out += fmt::format("; one repetition, no interval: {}", fmt::join(single, ", "));
+  if (!single.empty())
+    out += fmt::format("; one repetition, no interval: {}", fmt::join(single, ", "));
   return out;
 }
 
@@ -158,9 +159,8 @@ std::string rank_times_html(const Comparison& cmp) {
     for (const auto& t : r->figures.rank_times) {
       out += t.straggler ? "<tr class=\"straggler\">" : "<tr>";
       out += td(r->case_name, "name") + td(std::to_string(t.rank)) + td(ms_2dp(t.compute_s)) +
-             td(ms_2dp(t.optimizer_s)) + td(ms_2dp(t.wait_s)) +
-             td(ms_2dp(t.waiting_for_others_s)) + td(ms_2dp(t.transfer_s)) +
-             td(ms_2dp(t.comm_time_s)) +
+             td(ms_2dp(t.optimizer_s)) + td(ms_2dp(t.wait_s)) + td(ms_2dp(t.waiting_for_others_s)) +
+             td(ms_2dp(t.transfer_s)) + td(ms_2dp(t.comm_time_s)) +
              td(signed_percent(t.compute_vs_median)) +
              td(t.straggler ? results::straggler_note(t) : "", "name") + "</tr>\n";
     }
@@ -205,7 +205,8 @@ std::string memory_table_html(const analysis::SuiteData& suite) {
     any = true;
     for (const auto& r : runs.front()->summary->ranks) {
       out += "<tr>" + td(c.name, "name") + td(std::to_string(r.rank));
-      for (int64_t bytes : r.tracked_peak_by_category.values) out += td(kernels::format_bytes(bytes));
+      for (int64_t bytes : r.tracked_peak_by_category.values)
+        out += td(kernels::format_bytes(bytes));
       out += td(kernels::format_bytes(r.tracked_peak_total)) + td(kernels::format_bytes(r.vm_hwm)) +
              td(kernels::format_bytes(r.pss)) + "</tr>\n";
     }
@@ -446,14 +447,13 @@ std::string render_markdown(const std::vector<analysis::SuiteData>& suites) {
       const auto& f = r.figures;
       const std::string reduction =
           reductions.empty() ? "" : fmt::format(" {} |", markdown_cell(reductions.at(r.case_name)));
-      out += fmt::format("| {}{} |{} {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
-                         markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "", reduction,
-                         f.world_size, f.usable, f.repetitions,
-                         with_interval(f.tokens_per_s, r.tokens_interval, 1, ""),
-                         with_interval(r.speedup, r.speedup_interval, 2, "x"),
-                         percent(r.efficiency), ms_2dp(f.step_median_s), ms_2dp(f.step_p95_s),
-                         percent(f.comm_share), ms_2dp(f.comm_exposed_s),
-                         markdown_cell(status_text(f)));
+      out += fmt::format(
+          "| {}{} |{} {} | {}/{} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+          markdown_cell(r.case_name), r.is_baseline ? " (baseline)" : "", reduction, f.world_size,
+          f.usable, f.repetitions, with_interval(f.tokens_per_s, r.tokens_interval, 1, ""),
+          with_interval(r.speedup, r.speedup_interval, 2, "x"), percent(r.efficiency),
+          ms_2dp(f.step_median_s), ms_2dp(f.step_p95_s), percent(f.comm_share),
+          ms_2dp(f.comm_exposed_s), markdown_cell(status_text(f)));
     }
     out += "\n" + markdown_cell(interval_caption(cmp)) + ".\n\n";
     if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {

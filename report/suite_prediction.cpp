@@ -25,7 +25,8 @@ double reduced_bytes_per_step(const analysis::CaseData& c) {
   return run ? results::median_step_figure(*run->summary, &results::StepRecord::comm_bytes) : NAN;
 }
 
-double grad_bytes(const analysis::SuiteData& suite, const analysis::CaseData& one, std::string* source) {
+double grad_bytes(const analysis::SuiteData& suite, const analysis::CaseData& one,
+                  std::string* source) {
   for (const auto& c : suite.cases) {
     if (c.run_case.world_size < 2 || !same_workload(c, one)) continue;
     const double b = reduced_bytes_per_step(c);
@@ -45,7 +46,8 @@ double bucket_bytes_of(const analysis::CaseData& c) {
   return c.run_case.bucket_mb ? *c.run_case.bucket_mb * kMebibyte : 0;
 }
 
-std::vector<PredictedLink> suite_links(const analysis::SuiteData& suite, std::string* latency_note) {
+std::vector<PredictedLink> suite_links(const analysis::SuiteData& suite,
+                                       std::string* latency_note) {
   std::vector<PredictedLink> out;
   std::vector<double> latencies;
   for (const auto& c : suite.cases) {
@@ -87,7 +89,8 @@ std::vector<PredictedLink> suite_links(const analysis::SuiteData& suite, std::st
   return out;
 }
 
-std::optional<ValidationRow> validate(const analysis::SuiteData& suite, const analysis::CaseData& c) {
+std::optional<ValidationRow> validate(const analysis::SuiteData& suite,
+                                      const analysis::CaseData& c) {
   const auto& rc = c.run_case;
   if (rc.host_count < 2 || rc.world_size < 2 || !rc.link_gbps || !(*rc.link_gbps > 0)) {
     return std::nullopt;
@@ -112,15 +115,15 @@ std::optional<ValidationRow> validate(const analysis::SuiteData& suite, const an
   v.cpu_share = dilation_share(rc);
   const double f_share = v.cpu_share;
   const analysis::LinkModel link{rc.link, rc.link_latency_us.value_or(0) * 1e-6 * f_share,
-                       *rc.link_gbps * 1e9 / 8 / f_share};
+                                 *rc.link_gbps * 1e9 / 8 / f_share};
   analysis::Prediction p = analysis::predict(*step, link, rc.world_size, v.overlap, v.scaling);
   // Strong scaling shrinks each rank's batch, and a smaller batch runs its
   // GEMMs less efficiently than the proportional share the model assumes:
   // where one machine was measured at the per-rank batch, start from that.
   const int per_rank = options.train.batch / rc.world_size;
   const analysis::CaseData* at = v.scaling == analysis::Scaling::kStrong && per_rank > 0
-                           ? one_machine_case_at(suite, c, per_rank)
-                           : nullptr;
+                                     ? one_machine_case_at(suite, c, per_rank)
+                                     : nullptr;
   if (at && at != one) {
     if (auto own = step_model(suite, *at, &source)) {
       own->bucket_bytes = step->bucket_bytes;
@@ -140,8 +143,8 @@ std::optional<ValidationRow> validate(const analysis::SuiteData& suite, const an
   v.predicted_step_s = p.step_s;
   v.predicted_speedup = p.speedup;
   v.measured_speedup = f.tokens_per_s / f_share / analysis::case_figures(*one).tokens_per_s;
-  v.measured_speedup_interval =
-      analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(c), repetition_tokens_per_s(*one));
+  v.measured_speedup_interval = analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(c),
+                                                                     repetition_tokens_per_s(*one));
   v.measured_speedup_interval.estimate /= f_share;
   v.measured_speedup_interval.low /= f_share;
   v.measured_speedup_interval.high /= f_share;
@@ -150,8 +153,9 @@ std::optional<ValidationRow> validate(const analysis::SuiteData& suite, const an
 
 }  // namespace
 
-std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite, const analysis::CaseData& one,
-                                    std::string* grad_source) {
+std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite,
+                                              const analysis::CaseData& one,
+                                              std::string* grad_source) {
   // Medians over the measured steps, like the measured step time the
   // predictions are set beside.
   const analysis::RunData* run = one.first_usable();

@@ -78,8 +78,9 @@ std::optional<SuitePrediction> suite_prediction(const analysis::SuiteData& suite
 
 // The StepModel of a one-process case (std::nullopt without usable phase
 // times); grad bytes from `suite` as described above.
-std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite, const analysis::CaseData& one,
-                                    std::string* grad_source);
+std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite,
+                                              const analysis::CaseData& one,
+                                              std::string* grad_source);
 
 }  // namespace trainscope::report
 

@@ -297,9 +297,9 @@ struct RankResult {
   PhaseStats phases;
   int64_t tracked_peak_total = 0;
   MemoryByCategory tracked_peak_by_category;
-  int64_t vm_hwm = kUnknown;  // /proc/self/status VmHWM, bytes
-  int64_t vm_rss = kUnknown;  // VmRSS at the end of the run, bytes
-  int64_t pss = kUnknown;     // smaps_rollup Pss, bytes
+  int64_t vm_hwm = kUnknown;      // /proc/self/status VmHWM, bytes
+  int64_t vm_rss = kUnknown;      // VmRSS at the end of the run, bytes
+  int64_t pss = kUnknown;         // smaps_rollup Pss, bytes
   int64_t huge_pages = kUnknown;  // smaps_rollup AnonHugePages at the end, bytes
   DataStats data;
   CommStats comm;

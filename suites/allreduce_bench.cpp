@@ -104,9 +104,8 @@ std::string format_sweep_header(const comm::Communicator& comm, const AllReduceO
       "# trainscope allreduce-bench: {} rank{}, backend {}, algorithm {}, transport {}{}{}\n"
       "#  min bytes {} max bytes {} step: {}(factor) warmup iters: {} iters: {} validation: 1\n"
       "#\n",
-      comm.size(), comm.size() == 1 ? "" : "s", comm.backend(),
-      enum_name(o.algorithm), transport_label(comm),
-      links.empty() ? "" : ", links " + links,
+      comm.size(), comm.size() == 1 ? "" : "s", comm.backend(), enum_name(o.algorithm),
+      transport_label(comm), links.empty() ? "" : ", links " + links,
       o.dtype == options::CommDtype::kBf16 ? ", float buffers sent as bf16 (--comm-dtype)" : "",
       o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters);
   return s + format_sweep_columns("#", "#");

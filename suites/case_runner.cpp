@@ -38,8 +38,7 @@ results::RunCase run_case_record(const SuiteCase& c, const LaunchPlan& plan, int
   const bool train = c.kind == CaseKind::kTrain;
   rc.mode = train ? std::string(enum_name(c.train.data.data_mode)) : "allreduce";
   rc.reduction = train ? std::string(enum_name(c.train.reduce)) : "";
-  if (train && c.is_set(*options::find_suite_option("bucket_mb")))
-    rc.bucket_mb = c.train.bucket_mb;
+  if (train && c.is_set(*options::find_suite_option("bucket_mb"))) rc.bucket_mb = c.train.bucket_mb;
   rc.world_size = c.ranks;
   rc.threads = c.train.threads;
   rc.transport = plan.transport;

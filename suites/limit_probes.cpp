@@ -351,8 +351,8 @@ struct Measured {
   std::vector<options::GemmBackend> libraries;
 };
 
-Measured measure_alone(std::span<const GemmShape> shapes, int threads,
-                       options::Precision precision, options::GemmBackend gemm) {
+Measured measure_alone(std::span<const GemmShape> shapes, int threads, options::Precision precision,
+                       options::GemmBackend gemm) {
   TS_CHECK(threads >= 1 && !shapes.empty());
   const kernels::ScopedComputeThreads scope(threads);
   Measured m{.libraries = libraries_for(shapes, gemm, precision, threads)};
@@ -455,9 +455,9 @@ std::vector<MachineLimit> measure_suite_limits(const Suite& suite,
   }
   std::vector<MachineLimit> limits;
   for (const auto& [shape, model] : gemms) {
-    limits.push_back(sgemm_limit(shape.model, model, shape.rows, shape.threads,
-                                 results::kLimitsBySuiteRun,
-                                 parse_choice<options::Precision>(shape.precision, "precision"), shape.gemm));
+    limits.push_back(
+        sgemm_limit(shape.model, model, shape.rows, shape.threads, results::kLimitsBySuiteRun,
+                    parse_choice<options::Precision>(shape.precision, "precision"), shape.gemm));
   }
   const std::vector<int> cpus = allowed_cpus();
   for (const auto& [key, model] : at_once) {

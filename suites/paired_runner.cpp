@@ -18,9 +18,9 @@ namespace trainscope::suites {
 namespace {
 
 namespace fs = std::filesystem;
+using analysis::PairedVerdict;
 using profiler::Clock;
 using profiler::seconds_since;
-using analysis::PairedVerdict;
 
 constexpr double kVersionTimeoutS = 60;
 
@@ -50,9 +50,10 @@ void check_options(const PairedOptions& o) {
   if (!(o.threshold_pct > 0) || !std::isfinite(o.threshold_pct))
     throw Error(fmt::format("--threshold must be a positive percentage, got {}", o.threshold_pct));
   if (o.min_pairs < analysis::kMinPairsForInterval)
-    throw Error(fmt::format("--min-pairs must be at least {} (fewer pairs give no 95% interval), "
-                            "got {}",
-                            analysis::kMinPairsForInterval, o.min_pairs));
+    throw Error(
+        fmt::format("--min-pairs must be at least {} (fewer pairs give no 95% interval), "
+                    "got {}",
+                    analysis::kMinPairsForInterval, o.min_pairs));
   if (o.max_pairs < o.min_pairs)
     throw Error(fmt::format("--max-pairs ({}) must be at least --min-pairs ({})", o.max_pairs,
                             o.min_pairs));
@@ -105,7 +106,7 @@ std::string revision_of(const std::string& version) {
   const size_t at = version.find("(git ");
   const size_t end = version.find(')', at);
   return at == std::string::npos || end == std::string::npos ? version
-                                                              : version.substr(at + 5, end - at - 5);
+                                                             : version.substr(at + 5, end - at - 5);
 }
 
 void PairedRun::begin() {
@@ -141,10 +142,10 @@ void PairedRun::begin() {
                "threshold %g%%, seed %llu; results in %s (comparison %lld)\n"
                "  base: %s (%s)\n  head: %s (%s)\n",
                suite_.name.c_str(), cases_.size(), options_.min_pairs, options_.max_pairs,
-               options_.max_minutes, options_.threshold_pct,
-               static_cast<unsigned long long>(seed_), options_.runner.db_path.c_str(),
-               static_cast<long long>(comparison_id_), base_.binary.c_str(), base_.version.c_str(),
-               head_.binary.c_str(), head_.version.c_str());
+               options_.max_minutes, options_.threshold_pct, static_cast<unsigned long long>(seed_),
+               options_.runner.db_path.c_str(), static_cast<long long>(comparison_id_),
+               base_.binary.c_str(), base_.version.c_str(), head_.binary.c_str(),
+               head_.version.c_str());
   std::fflush(options_.runner.progress);
 }
 
@@ -234,7 +235,7 @@ void PairedRun::finish(PairedResult& result) {
   for (OpenCase& oc : cases_) {
     if (oc.open() && !interrupted) {
       oc.decision = analysis::decide_pairs(oc.log_ratios, options_.threshold_pct,
-                                         options_.min_pairs, /*at_cap=*/true);
+                                           options_.min_pairs, /*at_cap=*/true);
       oc.verdict = std::string(analysis::paired_verdict_name(oc.decision.verdict));
     }
     const analysis::Interval& iv = oc.decision.ratio;
@@ -252,12 +253,12 @@ void PairedRun::finish(PairedResult& result) {
     counts[2] += oc.verdict == "INCONCLUSIVE";
     counts[3] += oc.verdict == "PASS";
   }
-  result.verdict = interrupted       ? "INTERRUPTED"
-                   : counts[0] > 0   ? "FAILED"
-                   : counts[1] > 0   ? "REGRESSION"
-                   : counts[2] > 0   ? "INCONCLUSIVE"
-                   : counts[3] > 0   ? "PASS"
-                                     : "INCONCLUSIVE";  // every case skipped: nothing compared
+  result.verdict = interrupted     ? "INTERRUPTED"
+                   : counts[0] > 0 ? "FAILED"
+                   : counts[1] > 0 ? "REGRESSION"
+                   : counts[2] > 0 ? "INCONCLUSIVE"
+                   : counts[3] > 0 ? "PASS"
+                                   : "INCONCLUSIVE";  // every case skipped: nothing compared
   db_.finish_comparison(comparison_id_, result.verdict, rows);
   db_.finish_suite(base_suite_);
   db_.finish_suite(head_suite_);
@@ -277,8 +278,8 @@ void PairedRun::finish(PairedResult& result) {
   int pairs = 0;
   for (const auto& r : rows) pairs += r.pairs;
   std::fprintf(out, "# verdict: %s (%zu case(s), %d pairs in %.0f s; threshold %g%%, seed %llu)\n",
-               result.verdict.c_str(), rows.size(), pairs, result.seconds,
-               options_.threshold_pct, static_cast<unsigned long long>(seed_));
+               result.verdict.c_str(), rows.size(), pairs, result.seconds, options_.threshold_pct,
+               static_cast<unsigned long long>(seed_));
   std::fflush(out);
   result.cases = std::move(rows);
 }
@@ -301,7 +302,7 @@ std::string binary_version(const fs::path& binary) {
     std::string err = run.err;
     while (!err.empty() && err.back() == '\n') err.pop_back();
     throw Error(fmt::format("{} version: {}{}", binary.string(),
-                            run.timed_out ? "timed out"
+                            run.timed_out        ? "timed out"
                             : run.exit_code != 0 ? fmt::format("exit {}", run.exit_code)
                                                  : std::string("printed nothing"),
                             err.empty() ? "" : ": " + err.substr(0, 300)));

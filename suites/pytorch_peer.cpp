@@ -145,7 +145,8 @@ std::string pytorch_skip_reason(const SuiteCase& c) {
   if (c.kind != CaseKind::kTrain || c.train.engine != options::Engine::kPytorch) return "";
   if (std::string why = unsupported_setting(c); !why.empty()) return why;
   if (pytorch_python().empty()) return pytorch_problem();
-  if (c.train.comm_dtype == options::CommDtype::kBf16 && c.ranks > 1) return bf16_allreduce_problem();
+  if (c.train.comm_dtype == options::CommDtype::kBf16 && c.ranks > 1)
+    return bf16_allreduce_problem();
   return "";
 }
 
@@ -170,11 +171,10 @@ void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::st
   const std::string python = pytorch_python().empty() ? "python3" : pytorch_python();
   plan.argv.insert(plan.argv.end(),
                    {python, pytorch_peer_script().string(), "--run", dir.string(), "--mode",
-                    c.ranks > 1 ? "sharded" : "naive", "--reduce",
-                    std::string(enum_name(t.reduce)), "--bucket-mb",
-                    fmt::format("{}", t.bucket_mb), "--comm-dtype",
-                    std::string(enum_name(t.comm_dtype)), "--threads",
-                    std::to_string(t.threads), "--summary", output.string(), "--quiet"});
+                    c.ranks > 1 ? "sharded" : "naive", "--reduce", std::string(enum_name(t.reduce)),
+                    "--bucket-mb", fmt::format("{}", t.bucket_mb), "--comm-dtype",
+                    std::string(enum_name(t.comm_dtype)), "--threads", std::to_string(t.threads),
+                    "--summary", output.string(), "--quiet"});
   if (c.ranks > 1) plan.argv.insert(plan.argv.end(), {"--rendezvous", store.string()});
 }
 

@@ -23,11 +23,10 @@ using options::TrainOptions;
 // listed here (options added since) follow the listed ones. Placement keys
 // are the case's own (placement_part).
 constexpr std::array<std::string_view, 21> kNameOrder = {
-    "model",          "mode",          "ranks",         "reduce",         "bucket_mb",
-    "allreduce",      "mpi_algorithm", "zero",          "precision",      "comm_dtype",
-    "fine_tune",      "threads",       "transport",     "links",          "hosts",
-    "cores_per_host", "cpu_share",     "link",          "tcp_interface",  "batch_per_rank",
-    "batch"};
+    "model",         "mode",           "ranks",     "reduce",         "bucket_mb", "allreduce",
+    "mpi_algorithm", "zero",           "precision", "comm_dtype",     "fine_tune", "threads",
+    "transport",     "links",          "hosts",     "cores_per_host", "cpu_share", "link",
+    "tcp_interface", "batch_per_rank", "batch"};
 
 // A placement key's name part, "" for none; std::nullopt: not a placement key.
 std::optional<std::string> placement_part(const SuiteCase& c, std::string_view key,

@@ -300,8 +300,9 @@ void Parser::read_cpu_share(const toml::node& n, SuiteCase& c) const {
     return;
   }
   if (!n.is_number()) {
-    fail(n, "'cpu_share' must be a number in (0, 1] (each host's share of a core) or \"C/hosts\" "
-            "(C cores shared by the hosts)");
+    fail(n,
+         "'cpu_share' must be a number in (0, 1] (each host's share of a core) or \"C/hosts\" "
+         "(C cores shared by the hosts)");
   }
   const double v = get_number(n, "cpu_share");
   if (!(v >= 0.01 && v <= 1)) fail(n, fmt::format("'cpu_share' must be within 0.01..1, got {}", v));
@@ -515,8 +516,7 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
     if (m && m->is_string() && *m->value<std::string>() != base.train.model)
       varying_.insert("model");
     const toml::node* f = e.as_table()->get("fine_tune");
-    if (f && f->is_string() &&
-        *f->value<std::string>() != enum_name(base.train.fine_tune)) {
+    if (f && f->is_string() && *f->value<std::string>() != enum_name(base.train.fine_tune)) {
       varying_.insert("fine_tune");
     }
   }

@@ -30,8 +30,8 @@ constexpr double kDefaultRunTimeoutS = 30 * 60;
 // The fixed cache geometry every count is simulated with (so that counts do
 // not depend on the machine's caches): 32 KiB 8-way L1s, an 8 MiB 16-way LL.
 const std::vector<std::string> kCallgrindFlags = {
-    "--tool=callgrind",  "--instr-atstart=no",   "--collect-atstart=no", "--cache-sim=yes", "--I1=32768,8,64",
-    "--D1=32768,8,64",   "--LL=8388608,16,64",   "--dump-line=no",  "--dump-instr=no",
+    "--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no", "--cache-sim=yes",
+    "--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64", "--dump-line=no", "--dump-instr=no",
     // A wrapper script's exec of the binary is followed.
     "--trace-children=yes", "--error-limit=no"};
 
@@ -261,8 +261,8 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
     const double worst = std::max(w.instructions_change_pct(), cycles);
     const double best = std::min(w.instructions_change_pct(), cycles);
     w.verdict = worst > threshold_pct || w.head_allocations > w.base_allocations ? "REGRESSION"
-                : best < -threshold_pct                                           ? "IMPROVED"
-                                                                                  : "PASS";
+                : best < -threshold_pct                                          ? "IMPROVED"
+                                                                                 : "PASS";
     if (w.base_instructions == 0 || w.head_instructions == 0) w.verdict = "MISSING";
     out.push_back(w);
   }
@@ -299,8 +299,8 @@ constexpr const char* kWorkRow = "{:<{}} {:<10} {:>14} {:>9} {:>14} {:>9} {:>9} 
 }  // namespace
 
 std::string format_work_header(int name_width) {
-  return fmt::format(fmt::runtime(kWorkRow), "# case", name_width, "phase", "head_instr",
-                     "instr", "head_cycles", "cycles", "allocs", "verdict");
+  return fmt::format(fmt::runtime(kWorkRow), "# case", name_width, "phase", "head_instr", "instr",
+                     "head_cycles", "cycles", "allocs", "verdict");
 }
 
 std::string format_work_row(const WorkChange& c, int name_width) {
@@ -309,9 +309,9 @@ std::string format_work_row(const WorkChange& c, int name_width) {
       c.head_allocations == c.base_allocations
           ? std::to_string(c.head_allocations)
           : fmt::format("{}{:+}", c.head_allocations, c.head_allocations - c.base_allocations);
-  return fmt::format(fmt::runtime(kWorkRow), c.case_name, name_width, c.phase,
-                     c.head_instructions, pct(c.instructions_change_pct()), c.head_cycles,
-                     pct(c.cycles_change_pct()), allocs, c.verdict);
+  return fmt::format(fmt::runtime(kWorkRow), c.case_name, name_width, c.phase, c.head_instructions,
+                     pct(c.instructions_change_pct()), c.head_cycles, pct(c.cycles_change_pct()),
+                     allocs, c.verdict);
 }
 
 }  // namespace trainscope::suites
@@ -368,12 +368,9 @@ WorkResult WorkRun::run() {
   info.threshold_pct = options_.threshold_pct;
   info.min_pairs = info.max_pairs = options_.repeats;
   info.environment = results::capture_environment(runner_options_.command_line);
-  info.environment["work_lane"] = {{"pinned", kPinnedEnvironment},
-                                   {"callgrind", kCallgrindFlags},
-                                   {"steps", options_.steps},
-                                   {"model", options_.model},
-                                   {"batch", options_.batch},
-                                   {"block", options_.block},
+  info.environment["work_lane"] = {{"pinned", kPinnedEnvironment}, {"callgrind", kCallgrindFlags},
+                                   {"steps", options_.steps},      {"model", options_.model},
+                                   {"batch", options_.batch},      {"block", options_.block},
                                    {"counted_from_step", 1}};
   info.command_line = runner_options_.command_line;
   result_.comparison_id = db_.begin_comparison(info);
@@ -398,14 +395,15 @@ WorkResult WorkRun::run() {
   result_.verdict = verdict();
   std::vector<results::ComparisonCase> rows;
   for (const WorkChange& w : result_.changes) {
-    rows.push_back({.case_name = w.case_name + ":" + w.phase,
-                    .pairs = options_.repeats,
-                    .ratio = static_cast<double>(w.head_cycles) / static_cast<double>(w.base_cycles),
-                    .low = NAN,
-                    .high = NAN,
-                    .level = NAN,
-                    .verdict = w.verdict,
-                    .note = fmt::format("instructions {:+.3f}%", w.instructions_change_pct())});
+    rows.push_back(
+        {.case_name = w.case_name + ":" + w.phase,
+         .pairs = options_.repeats,
+         .ratio = static_cast<double>(w.head_cycles) / static_cast<double>(w.base_cycles),
+         .low = NAN,
+         .high = NAN,
+         .level = NAN,
+         .verdict = w.verdict,
+         .note = fmt::format("instructions {:+.3f}%", w.instructions_change_pct())});
   }
   db_.finish_comparison(result_.comparison_id, result_.verdict, rows);
   print(result_);
@@ -448,8 +446,7 @@ void WorkRun::count(const SuiteCase& c, const Side& side, int repeat) {
   std::vector<WorkCount> counts = sum_dumps(read_dumps(dir), 1);
   if (counts.empty()) {
     result_.problems.push_back(fmt::format(
-        "{}: {} counted no phase (a build from before the work lane?)", what,
-        side.build.binary));
+        "{}: {} counted no phase (a build from before the work lane?)", what, side.build.binary));
     uncounted_.insert(side.name);
     return;
   }
@@ -491,7 +488,8 @@ void WorkRun::print(const WorkResult& r) const {
     }
   }
   for (const std::string& p : r.problems) std::fprintf(out, "# problem: %s\n", p.c_str());
-  std::fprintf(out, "# verdict: %s (threshold %g%% of a phase's instructions or estimated cycles)\n",
+  std::fprintf(out,
+               "# verdict: %s (threshold %g%% of a phase's instructions or estimated cycles)\n",
                r.verdict.c_str(), options_.threshold_pct);
   std::fflush(out);
 }
@@ -500,13 +498,14 @@ void WorkRun::print(const WorkResult& r) const {
 
 WorkResult run_work_lane(const Suite& suite, const WorkOptions& options) {
   if (options.head_binary.empty()) throw Error("work: --head is required");
-  if (options.repeats < 1) throw Error(fmt::format("--repeats must be 1 or more, got {}", options.repeats));
+  if (options.repeats < 1)
+    throw Error(fmt::format("--repeats must be 1 or more, got {}", options.repeats));
   if (options.steps < 2)
-    throw Error(fmt::format("--steps must be 2 or more (step 0 is not counted), got {}",
-                            options.steps));
+    throw Error(
+        fmt::format("--steps must be 2 or more (step 0 is not counted), got {}", options.steps));
   if (!(options.threshold_pct > 0))
-    throw Error(fmt::format("--threshold must be a positive percentage, got {}",
-                            options.threshold_pct));
+    throw Error(
+        fmt::format("--threshold must be a positive percentage, got {}", options.threshold_pct));
   const std::string valgrind = resolve_executable(options.valgrind, "--valgrind");
   resolve_executable("setarch", "setarch (util-linux: ASLR off)");
   std::vector<Side> sides;

@@ -275,7 +275,7 @@ inline void build_suite_db(const std::filesystem::path& path, const SuiteSpec& s
 // `suite` written into a fresh database at `path` (any earlier file there
 // removed) and read back as the report reads it: its latest suite.
 inline analysis::SuiteData build_and_load_suite(const std::filesystem::path& path,
-                                              const SuiteSpec& suite) {
+                                                const SuiteSpec& suite) {
   std::filesystem::remove(path);
   build_suite_db(path, suite);
   auto db = results::ResultsDb::open_for_reading(path);

@@ -102,10 +102,11 @@ void check_folder_agrees(const fs::path& dir, const LoraConfig& config) {
                     kAdapterConfigFile, options::lora_targets_list(config.targets)));
   }
   if (!missing.empty()) {
-    throw Error(fmt::format(
-        "--adapters {}: {}'s target_modules names {}, but {} holds no such "
-        "adapters: the folder disagrees with itself",
-        dir.string(), kAdapterConfigFile, options::lora_targets_list(missing), kAdapterWeightsFile));
+    throw Error(
+        fmt::format("--adapters {}: {}'s target_modules names {}, but {} holds no such "
+                    "adapters: the folder disagrees with itself",
+                    dir.string(), kAdapterConfigFile, options::lora_targets_list(missing),
+                    kAdapterWeightsFile));
   }
 }
 

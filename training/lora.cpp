@@ -75,13 +75,14 @@ int lora_first_layer(const LoraConfig& lora, const ModelConfig& model) {
 
 void validate_lora(const LoraConfig& lora, const ModelConfig& model) {
   if (lora.rank <= 0) throw Error(fmt::format("--lora-rank must be positive, got {}", lora.rank));
-  if (!(lora.alpha > 0)) throw Error(fmt::format("--lora-alpha must be positive, got {}", lora.alpha));
+  if (!(lora.alpha > 0))
+    throw Error(fmt::format("--lora-alpha must be positive, got {}", lora.alpha));
   if (!(lora.dropout >= 0 && lora.dropout < 1)) {
     throw Error(fmt::format("--lora-dropout must be in [0, 1), got {}", lora.dropout));
   }
   if (lora.layers < 0 || lora.layers > model.n_layers) {
-    throw Error(fmt::format("--lora-layers {}: the model has {} layers (0 adapts them all)", lora.layers,
-                            model.n_layers));
+    throw Error(fmt::format("--lora-layers {}: the model has {} layers (0 adapts them all)",
+                            lora.layers, model.n_layers));
   }
   if (lora.targets.empty()) throw Error("--lora-targets: no target module given");
   check_lora_rank(lora, model);

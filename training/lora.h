@@ -65,7 +65,6 @@ class LoraLayout : public TensorTable {
   std::vector<int> by_position_;  // layer * kLoraTargets + target -> adapter index or -1
 };
 
-
 // PEFT's adapter_config.json for these adapters, and back. The reader takes
 // what PEFT writes (r, lora_alpha, lora_dropout, target_modules,
 // layers_to_transform) and refuses what trainscope cannot apply (biases,

@@ -21,7 +21,6 @@ struct LrSchedule {
   double at(int64_t step) const;
 };
 
-
 }  // namespace trainscope::training
 
 #endif  // TRAINSCOPE_TRAINING_LR_SCHEDULE_H_

@@ -10,7 +10,8 @@
 namespace trainscope::analysis {
 namespace {
 
-std::vector<double> noisy_steps(std::mt19937_64& rng, const std::vector<std::pair<int, double>>& levels) {
+std::vector<double> noisy_steps(std::mt19937_64& rng,
+                                const std::vector<std::pair<int, double>>& levels) {
   std::normal_distribution<double> d(0, 1);
   std::vector<double> x;
   for (auto [count, level] : levels)

@@ -60,7 +60,8 @@ TEST(PairedTest, TheIntervalCoversTheTrueRatioAtItsLevel) {
   std::mt19937_64 rng(7);
   int covered = 0;
   const int trials = 2000;
-  for (int t = 0; t < trials; ++t) covered += hodges_lehmann_paired(pairs(rng, 12, 1.1, 0.05)).contains(1.1);
+  for (int t = 0; t < trials; ++t)
+    covered += hodges_lehmann_paired(pairs(rng, 12, 1.1, 0.05)).contains(1.1);
   EXPECT_GT(covered, trials * 0.93);
   EXPECT_LT(covered, trials * 0.985);
 }

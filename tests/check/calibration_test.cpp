@@ -3,7 +3,6 @@
 // pooled baseline that carries them.
 #include "check/calibration.h"
 
-
 #include <filesystem>
 #include <string>
 

@@ -4,7 +4,6 @@
 #ifndef TRAINSCOPE_TESTS_CHECK_CHECK_FIXTURE_H_
 #define TRAINSCOPE_TESTS_CHECK_CHECK_FIXTURE_H_
 
-
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,7 +27,6 @@ using testing::SuiteSpec;
 
 class CheckTest : public ::testing::Test {
  protected:
-
   std::string db(const std::string& name, const SuiteSpec& spec) {
     const auto path = dir_ / name;
     build_suite_db(path, spec);

@@ -18,7 +18,8 @@ namespace {
 
 TEST_F(CheckTest, ABaselineWithANegativeThresholdIsRefused) {
   const std::string a = db("a.db", honest(1));
-  ASSERT_EQ(run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "b.json")).exit_code, 0);
+  ASSERT_EQ(
+      run_trainscope("check --db " + q(a) + " --save-baseline " + q(dir_ / "b.json")).exit_code, 0);
   auto j = nlohmann::json::parse(read(dir_ / "b.json"));
   j["threshold_pct"] = -5;
   std::ofstream(dir_ / "b.json") << j.dump();
@@ -40,8 +41,8 @@ TEST_F(CheckTest, AConfigDifferenceInAListShowsBothLists) {
   auto base = honest(1), cur = honest(2);
   for (auto& c : base.cases) c.config["extra_args"] = nlohmann::json::array();
   for (auto& c : cur.cases) c.config["extra_args"] = {"--grad-clip", "1"};
-  const auto r = run_trainscope("check --db " + q(db("c.db", cur)) + " --baseline " +
-                                q(db("b.db", base)));
+  const auto r =
+      run_trainscope("check --db " + q(db("c.db", cur)) + " --baseline " + q(db("b.db", base)));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("at '/config/extra_args': baseline [], current [\"--grad-clip\",\"1\"]"),
             std::string::npos)
@@ -78,8 +79,8 @@ TEST_F(CheckTest, ExactOnlyLeavesTimingsOutAndStillCatchesAFigure) {
   slow.slowdown = 2;
   const auto timed = run_trainscope("check --db " + q(db("s.db", slow)) + " --baseline " + q(a));
   ASSERT_EQ(timed.exit_code, 1) << timed.output;  // same machine: timings compared
-  const auto exact = run_trainscope("check --exact-only --db " + q(dir_ / "s.db") +
-                                    " --baseline " + q(a));
+  const auto exact =
+      run_trainscope("check --exact-only --db " + q(dir_ / "s.db") + " --baseline " + q(a));
   EXPECT_EQ(exact.exit_code, 0) << exact.output;
   EXPECT_NE(exact.output.find("timings not compared (--exact-only)"), std::string::npos)
       << exact.output;
@@ -104,7 +105,8 @@ TEST_F(CheckTest, CalibrateRefusesAnUnwritableBaselineBeforeAnyRun) {
   const auto r = run_trainscope("check calibrate " + q(tiny_suite(dir_, "")) + " --db " +
                                 q(dir_ / "cal.db") + " --save-baseline /nonexistent/dir/x.json");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--save-baseline /nonexistent/dir/x.json"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--save-baseline /nonexistent/dir/x.json"), std::string::npos)
+      << r.output;
   EXPECT_EQ(r.output.find("calibration run 1"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "cal.db"));
 }

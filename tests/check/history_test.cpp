@@ -43,7 +43,8 @@ class HistoryTest : public ::testing::Test {
     }
     auto reader = results::ResultsDb::open_for_reading(db);
     std::vector<analysis::SuiteData> out;
-    for (int64_t id : analysis::resolve_suites(reader, "all")) out.push_back(analysis::load_suite(reader, id));
+    for (int64_t id : analysis::resolve_suites(reader, "all"))
+      out.push_back(analysis::load_suite(reader, id));
     db_ = db;
     return out;
   }

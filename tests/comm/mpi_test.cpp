@@ -73,19 +73,22 @@ TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
 // 1000-float gradient of two tensors in `dtype`, after `fill` wrote it
 // and the strategy reduced it (one step; `steps` steps each).
 void for_every_algorithm_and_strategy(
-    options::CommDtype dtype, int steps, const std::function<void(std::span<float>, int step)>& fill,
+    options::CommDtype dtype, int steps,
+    const std::function<void(std::span<float>, int step)>& fill,
     const std::function<void(std::span<const float>, int step, const comm::GradSync&,
                              const std::string& what)>& check) {
   auto& c = *g_comm;
   for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm,
                          options::AllReduceAlgorithm::kHier}) {
-    const int split = algorithm == options::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
+    const int split =
+        algorithm == options::AllReduceAlgorithm::kHier ? split_for_hier(c.size()) : 0;
     auto reducer = comm::make_all_reducer(
         c, {.algorithm = algorithm, .dtype = dtype, .numel = 1000, .split_ranks_per_host = split});
-    for (auto strategy : {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
-                          options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
-      const std::string what = std::string(enum_name(algorithm)) + "/" +
-                               std::string(enum_name(strategy));
+    for (auto strategy :
+         {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
+          options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
+      const std::string what =
+          std::string(enum_name(algorithm)) + "/" + std::string(enum_name(strategy));
       std::span<float> g = reducer->buffer();
       ASSERT_EQ(g.size(), 1000u);
       for (int step = 0; step < steps; ++step) {
@@ -206,7 +209,8 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   // One rank per pretended host: shm cannot reach the others.
   try {
     comm::make_all_reducer(
-        c, {.algorithm = options::AllReduceAlgorithm::kShm, .numel = 10, .split_ranks_per_host = 1});
+        c,
+        {.algorithm = options::AllReduceAlgorithm::kShm, .numel = 10, .split_ranks_per_host = 1});
     FAIL() << "shm over several hosts was accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("use --allreduce hier"), std::string::npos) << e.what();
@@ -215,7 +219,8 @@ TEST(MpiTest, SharedMemoryAcrossHostsIsAClearErrorNotAWrongSum) {
   // Hosts of 3 and 1 ranks: hier needs them even.
   try {
     comm::make_all_reducer(
-        c, {.algorithm = options::AllReduceAlgorithm::kHier, .numel = 10, .split_ranks_per_host = 3});
+        c,
+        {.algorithm = options::AllReduceAlgorithm::kHier, .numel = 10, .split_ranks_per_host = 3});
     FAIL() << "uneven hosts were accepted";
   } catch (const comm::CollectiveError& e) {
     EXPECT_NE(std::string(e.what()).find("same number of ranks on every host"), std::string::npos)

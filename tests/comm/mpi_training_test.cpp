@@ -34,8 +34,9 @@ struct TrainRun {
 // Trains tiny for 10 steps and returns rank 0's view (losses, final parameters).
 TrainRun train(comm::Communicator& c, options::DataMode mode, options::ReduceStrategy reduce,
                const std::string& tag,
-               options::AllReduceAlgorithm algorithm = options::AllReduceAlgorithm::kMpi, int zero = 0,
-               int64_t steps = 10, options::CommDtype comm_dtype = options::CommDtype::kFp32) {
+               options::AllReduceAlgorithm algorithm = options::AllReduceAlgorithm::kMpi,
+               int zero = 0, int64_t steps = 10,
+               options::CommDtype comm_dtype = options::CommDtype::kFp32) {
   options::TrainOptions o = testing::tiny_training(steps, 8, 24);
   o.data.data_mode = mode;
   o.data.shard = options::ShardMode::kStrided;
@@ -87,8 +88,9 @@ TEST(MpiTest, DataParallelModesFollowTheNaiveRun) {
   for (auto algorithm : {options::AllReduceAlgorithm::kMpi, options::AllReduceAlgorithm::kShm,
                          options::AllReduceAlgorithm::kHier})
     for (auto mode : {options::DataMode::kDuplicated, options::DataMode::kSharded}) {
-      for (auto reduce : {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
-                          options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
+      for (auto reduce :
+           {options::ReduceStrategy::kPerTensor, options::ReduceStrategy::kFused,
+            options::ReduceStrategy::kOverlap, options::ReduceStrategy::kOverlapPoll}) {
         const std::string what = std::string(enum_name(mode)) + "/" +
                                  std::string(enum_name(reduce)) + "/" +
                                  std::string(enum_name(algorithm));
@@ -228,8 +230,7 @@ TEST(MpiTest, LoraDataParallelismFollowsTheNaiveRunAndMovesOnlyAdapterGradients)
        {Case{M::kDuplicated, R::kPerTensor, A::kMpi, 0}, Case{M::kSharded, R::kFused, A::kMpi, 0},
         Case{M::kSharded, R::kOverlap, A::kMpi, 0}, Case{M::kSharded, R::kOverlapPoll, A::kMpi, 0},
         Case{M::kDuplicated, R::kFused, A::kShm, 0}, Case{M::kSharded, R::kFused, A::kMpi, 1}}) {
-    const std::string what = fmt::format("{}/{}/{}/zero{}", enum_name(k.mode),
-                                         enum_name(k.reduce),
+    const std::string what = fmt::format("{}/{}/{}/zero{}", enum_name(k.mode), enum_name(k.reduce),
                                          enum_name(k.algorithm), k.zero);
     const TrainRun dp =
         train_lora(c, k.mode, k.reduce, k.algorithm, k.zero,
@@ -309,8 +310,7 @@ TEST(MpiTest, Bf16GradientsTrainLikeFp32WithHalfTheBytes) {
                           Variant{AllReduceAlgorithm::kMpi, ReduceStrategy::kFused, 1},
                           Variant{AllReduceAlgorithm::kShm, ReduceStrategy::kFused, 1}}) {
     const std::string what =
-        fmt::format("{}/{}/zero{}", enum_name(v.algorithm),
-                    enum_name(v.reduce), v.zero);
+        fmt::format("{}/{}/zero{}", enum_name(v.algorithm), enum_name(v.reduce), v.zero);
     const TrainRun bf16 = train(c, sharded, v.reduce,
                                 fmt::format("cd_bf16_{}{}{}", static_cast<int>(v.algorithm),
                                             static_cast<int>(v.reduce), v.zero),

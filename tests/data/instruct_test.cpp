@@ -67,7 +67,8 @@ TEST(InstructTest, TheSplitsShareNoSentence) {
 // below where it started, on the validation split too.
 TEST(InstructTest, ATinyModelLearnsTheStyle) {
   auto comm = comm::make_communicator("local");
-  options::TrainOptions o = testing::tiny_training(60, 8, 64, "builtin:instruct?docs=2000&valid_docs=64");
+  options::TrainOptions o =
+      testing::tiny_training(60, 8, 64, "builtin:instruct?docs=2000&valid_docs=64");
   o.eval_every = 60;
   const auto s = run_training(o, *comm, stdout);
   ASSERT_EQ(s.steps[0].size(), 60u);

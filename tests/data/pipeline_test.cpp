@@ -281,7 +281,8 @@ TEST(PipelineTest, ShardedRanksHoldAndReadAboutOneNth) {
     base.data_mode = options::DataMode::kDuplicated;
     auto dup = open_batch_source(base, tok);
     const DataStats d = dup->stats();
-    for (options::ShardMode shard : {options::ShardMode::kStrided, options::ShardMode::kContiguous}) {
+    for (options::ShardMode shard :
+         {options::ShardMode::kStrided, options::ShardMode::kContiguous}) {
       options::DataOptions o = base;
       o.data_mode = options::DataMode::kSharded;
       o.shard = shard;
@@ -429,10 +430,15 @@ TEST(PipelineErrorsTest, BadOptionsNameTheCulprit) {
   o.rank = 0;
   o.block = 1;
   EXPECT_THROW(open_batch_source(o, tok), Error);
-  EXPECT_NE(error_of([] { parse_choice<options::DataMode>("sharted", "--data-mode"); }).find("--data-mode"),
+  EXPECT_NE(error_of([] {
+              parse_choice<options::DataMode>("sharted", "--data-mode");
+            }).find("--data-mode"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_choice<options::BatchMode>("packed", "--batching"); }).find("'packed'"), std::string::npos);
-  EXPECT_EQ(parse_choice<options::ShardMode>("contiguous", "--shard"), options::ShardMode::kContiguous);
+  EXPECT_NE(
+      error_of([] { parse_choice<options::BatchMode>("packed", "--batching"); }).find("'packed'"),
+      std::string::npos);
+  EXPECT_EQ(parse_choice<options::ShardMode>("contiguous", "--shard"),
+            options::ShardMode::kContiguous);
 }
 
 TEST(PipelineTest, ValidationSourceWhenTheSourceHasOne) {

@@ -248,7 +248,8 @@ TEST_F(GoldenTest, SummariesReadAndWriteByteForByte) {
 
 std::vector<analysis::SuiteData> golden_suites(results::ResultsDb& db) {
   std::vector<analysis::SuiteData> suites;
-  for (int64_t id : analysis::resolve_suites(db, "all")) suites.push_back(analysis::load_suite(db, id));
+  for (int64_t id : analysis::resolve_suites(db, "all"))
+    suites.push_back(analysis::load_suite(db, id));
   return suites;
 }
 

@@ -65,7 +65,8 @@ TEST_F(EnginesTest, PairsAlikeCasesWithTheRatioOfTheirMedians) {
   const Table t = engine_pairs_table(suite);
   ASSERT_EQ(t.rows.size(), 2u);
   // The ratio is of the cases' own medians, whatever the noise made them.
-  const analysis::CaseFigures a = analysis::case_figures(*pairs[0].trainscope), b = analysis::case_figures(*pairs[0].pytorch);
+  const analysis::CaseFigures a = analysis::case_figures(*pairs[0].trainscope),
+                              b = analysis::case_figures(*pairs[0].pytorch);
   EXPECT_EQ(t.rows[0][4], format_number(a.tokens_per_s / b.tokens_per_s, 2) + "x");
   EXPECT_GT(a.tokens_per_s / b.tokens_per_s, 1.0);
   EXPECT_EQ(t.rows[0][5], "3/3");

@@ -222,7 +222,7 @@ TEST_F(LimitsTest, TheRanksCpusAtOnceSayWhatTheirComputeCanReach) {
   // Over the repetitions of each, as every ratio of cases in the report.
   const analysis::Interval speedup =
       analysis::bootstrap_ratio_of_medians(repetition_tokens_per_s(*halved.find_case("two")),
-                                 repetition_tokens_per_s(*halved.find_case("half")));
+                                           repetition_tokens_per_s(*halved.find_case("half")));
   ASSERT_TRUE(speedup.has_interval());
   const std::string answer = cores_answer(halved);
   EXPECT_NE(answer.find("two ran " + analysis::format_interval(speedup, 2, "x") +

@@ -118,7 +118,8 @@ TEST(PytorchPeer, EngineIsAnAxisThatNamesItsCases) {
   EXPECT_NE(s.cases[0].name.find("trainscope"), std::string::npos) << s.cases[0].name;
   EXPECT_NE(s.cases[1].name.find("pytorch"), std::string::npos) << s.cases[1].name;
   EXPECT_EQ(s.cases[1].to_json()["engine"], "pytorch");
-  EXPECT_NE(suite_error("name = \"x\"\n[[case]]\nengine = \"jax\"\n").find("(expected trainscope, pytorch)"),
+  EXPECT_NE(suite_error("name = \"x\"\n[[case]]\nengine = \"jax\"\n")
+                .find("(expected trainscope, pytorch)"),
             std::string::npos);
 }
 

@@ -233,9 +233,9 @@ TEST(SuiteConfig, FineTuneAndLoraAxes) {
   const SuiteCase& lora = s.cases[4];
   EXPECT_EQ(lora.train.lora.rank, 16);
   EXPECT_EQ(lora.train.lora.alpha, 32);
-  EXPECT_EQ(lora.train.lora.targets, (std::vector<options::LoraTarget>{
-                                         options::LoraTarget::kQ, options::LoraTarget::kK,
-                                         options::LoraTarget::kV, options::LoraTarget::kO}));
+  EXPECT_EQ(lora.train.lora.targets,
+            (std::vector<options::LoraTarget>{options::LoraTarget::kQ, options::LoraTarget::kK,
+                                              options::LoraTarget::kV, options::LoraTarget::kO}));
   EXPECT_EQ(lora.to_json()["fine_tune"], "lora");
   // The layout of the trainer's own options.lora, so the report reads either.
   EXPECT_EQ(lora.to_json()["lora"], options::lora_options_json(lora.train.lora));

@@ -83,7 +83,8 @@ TEST(LoraLayoutTest, BadOptionsNameTheFlag) {
   EXPECT_TRUE(THROWS_BAD_INPUT(validate_lora(l, c), "--lora-dropout"));
   EXPECT_TRUE(THROWS_BAD_INPUT(options::parse_lora_targets("q_proj,qq", "--lora-targets"),
                                "--lora-targets: unknown target module 'qq'"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(options::parse_lora_targets("q,q_proj", "--lora-targets"), "listed twice"));
+  EXPECT_TRUE(
+      THROWS_BAD_INPUT(options::parse_lora_targets("q,q_proj", "--lora-targets"), "listed twice"));
   EXPECT_EQ(options::parse_lora_targets("down,q", "x"),
             (std::vector<LoraTarget>{LoraTarget::kQ, LoraTarget::kDown}));
 }

@@ -108,14 +108,15 @@ TEST(OptionTableTest, RecordsReadBackTyped) {
 
 // A case's config: suite keys, and the adapters as the summary records them.
 TEST(OptionTableTest, CaseConfigsReadBackTyped) {
-  const options::TrainOptions o = options::options_from_config({{"mode", "sharded"},
-                                              {"reduce", "overlap"},
-                                              {"bucket_mb", nullptr},
-                                              {"data", "x.txt"},
-                                              {"fine_tune", "lora"},
-                                              {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
-                                              {"comm_dtype", "bf16"},
-                                              {"ranks", 2}});
+  const options::TrainOptions o =
+      options::options_from_config({{"mode", "sharded"},
+                                    {"reduce", "overlap"},
+                                    {"bucket_mb", nullptr},
+                                    {"data", "x.txt"},
+                                    {"fine_tune", "lora"},
+                                    {"lora", {{"rank", 16}, {"targets", {"q_proj"}}}},
+                                    {"comm_dtype", "bf16"},
+                                    {"ranks", 2}});
   EXPECT_EQ(o.data.data_mode, options::DataMode::kSharded);
   EXPECT_EQ(o.reduce, options::ReduceStrategy::kOverlap);
   EXPECT_EQ(o.bucket_mb, options::TrainOptions().bucket_mb) << "null: not set";
@@ -127,16 +128,18 @@ TEST(OptionTableTest, CaseConfigsReadBackTyped) {
 
 TEST(OptionTableTest, ValuesAreCheckedAgainstTheirRows) {
   options::TrainOptions o;
-  EXPECT_TRUE(THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("zero"), o, 2, "zero"),
-                               "'zero' must be at most 1, got 2"));
   EXPECT_TRUE(
-      THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
-                       "'lora_alpha' must be positive, got 0"));
-  EXPECT_TRUE(THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("steps"), o, "5", "steps"),
-                               "'steps' must be an integer"));
-  EXPECT_TRUE(
-      THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
-                       "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
+      THROWS_BAD_INPUT(options::set_option_json(*options::find_suite_option("zero"), o, 2, "zero"),
+                       "'zero' must be at most 1, got 2"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(
+      options::set_option_json(*options::find_suite_option("lora_alpha"), o, 0, "lora_alpha"),
+      "'lora_alpha' must be positive, got 0"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(
+      options::set_option_json(*options::find_suite_option("steps"), o, "5", "steps"),
+      "'steps' must be an integer"));
+  EXPECT_TRUE(THROWS_BAD_INPUT(
+      options::set_option_json(*options::find_suite_option("comm_dtype"), o, "fp8", "comm_dtype"),
+      "comm_dtype: unknown communication dtype 'fp8' (expected fp32, bf16)"));
   options::set_option_json(*options::find_suite_option("comm_dtype"), o, "bf16", "comm_dtype");
   EXPECT_EQ(options::option_text(*options::find_suite_option("comm_dtype"), o), "bf16");
   EXPECT_FALSE(options::option_is_default(*options::find_suite_option("comm_dtype"), o));

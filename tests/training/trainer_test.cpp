@@ -538,7 +538,8 @@ TEST(TrainerTest, ThePlantedSlowdownLeavesTheEvalOut) {
   auto comm = comm::make_communicator("local");
   // Steps of tens of ms, so that a preemption outside the phases (a slice
   // of another process's) is small beside what is planted.
-  options::TrainOptions o = testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
+  options::TrainOptions o =
+      testing::tiny_training(12, 16, 64, "builtin:stories?docs=64&valid_docs=64");
   o.eval_every = 2;
   o.val_batches = 16;  // an eval of several steps' forward passes
   const auto run = [&] {

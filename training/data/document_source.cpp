@@ -130,8 +130,9 @@ int64_t parse_count(std::string_view text, std::string_view what) {
   return value;
 }
 
-std::unique_ptr<DocumentSource> open_builtin(const options::DataOptions& options, std::string_view spec,
-                                             const SplitSpec& split, bool missing_split_ok) {
+std::unique_ptr<DocumentSource> open_builtin(const options::DataOptions& options,
+                                             std::string_view spec, const SplitSpec& split,
+                                             bool missing_split_ok) {
   std::string_view rest = spec.substr(std::string_view("builtin:").size());
   std::string_view query;
   if (const auto q = rest.find('?'); q != std::string_view::npos) {

@@ -243,8 +243,8 @@ class DataPipeline final : public BatchSource {
     const int64_t B = options_.global_batch;
     const int r = options_.rank;
     const bool sharded = options_.data_mode == options::DataMode::kSharded;
-    const bool strided_pad =
-        sharded && options_.mode == options::BatchMode::kPad && options_.shard == options::ShardMode::kStrided;
+    const bool strided_pad = sharded && options_.mode == options::BatchMode::kPad &&
+                             options_.shard == options::ShardMode::kStrided;
     if (strided_pad) {
       load_epoch(epoch);
     } else {
@@ -383,7 +383,8 @@ namespace {
 
 // A data set that cannot fit in memory is a request this machine cannot
 // meet: say which source, not std::bad_alloc.
-std::unique_ptr<BatchSource> make_pipeline(const options::DataOptions& options, const Tokenizer& tokenizer,
+std::unique_ptr<BatchSource> make_pipeline(const options::DataOptions& options,
+                                           const Tokenizer& tokenizer,
                                            std::unique_ptr<DocumentSource> docs) {
   const int64_t documents = docs->size();
   try {

@@ -26,12 +26,12 @@
 namespace trainscope::training {
 
 struct PrepareOptions {
-  std::string input;                                  // a JSONL file (required)
-  std::string out_dir;                                // created if missing (required)
-  int64_t max_seq_length = 0;                         // tokens; 0 = no limit. Default 0
-  double valid_fraction = 0.2;                        // in [0, 1). Default 0.2
-  uint64_t seed = 1234;                               // shuffle seed. Default 1234
-  std::string text_field = "text";                    // field of text records. Default "text"
+  std::string input;                // a JSONL file (required)
+  std::string out_dir;              // created if missing (required)
+  int64_t max_seq_length = 0;       // tokens; 0 = no limit. Default 0
+  double valid_fraction = 0.2;      // in [0, 1). Default 0.2
+  uint64_t seed = 1234;             // shuffle seed. Default 1234
+  std::string text_field = "text";  // field of text records. Default "text"
   int64_t max_record_bytes = options::kDefaultMaxRecordBytes;  // longest line. Default 64 MiB
 };
 

@@ -27,9 +27,9 @@ struct RunContext {
   RunContext(const RunContext&) = delete;
   RunContext& operator=(const RunContext&) = delete;
 
-  options::TrainOptions options;      // as given, with the batch and block defaults filled in
-  comm::Communicator& comm;  // every collective of the run goes through it
-  std::FILE* out;            // rank 0's progress lines and tables
+  options::TrainOptions options;  // as given, with the batch and block defaults filled in
+  comm::Communicator& comm;       // every collective of the run goes through it
+  std::FILE* out;                 // rank 0's progress lines and tables
   const int rank, world;
   const bool lead;  // rank 0: prints, and writes the outputs
 
@@ -43,7 +43,8 @@ struct RunContext {
   bool is_last(int64_t step) const { return step + 1 == options.steps; }
   // The adapters' settings when --fine-tune lora; none when every weight trains.
   std::optional<LoraConfig> lora() const {
-    return options.fine_tune == options::FineTune::kLora ? std::optional(options.lora) : std::nullopt;
+    return options.fine_tune == options::FineTune::kLora ? std::optional(options.lora)
+                                                         : std::nullopt;
   }
 };
 

@@ -248,8 +248,9 @@ void plan_optimizer_pieces(const RunContext& ctx, int64_t P, TrainingState& stat
 // Rank 0: the weights (a resumed checkpoint's, pretrained ones or the
 // seed's), under LoRA the frozen base that way and the adapters fresh or
 // resumed, and a resumed run's optimizer state and step.
-void load_initial_state(const options::TrainOptions& options, const std::optional<CheckpointInfo>& resume,
-                        TrainingState& state, std::span<float> adam_m, std::span<float> adam_v) {
+void load_initial_state(const options::TrainOptions& options,
+                        const std::optional<CheckpointInfo>& resume, TrainingState& state,
+                        std::span<float> adam_m, std::span<float> adam_v) {
   LlamaModel<float>& model = *state.model;
   const bool adapters = model.lora().has_value();
   if (resume && !adapters) {
@@ -379,10 +380,9 @@ std::string data_line(const RunContext& ctx, const RunPlan& plan, const options:
       "  data {} ({} split, tokenizer {}, {} batching), global batch {} x block {}, "
       "{} rank{} x {} thread{}, mode {}{}, reduce {}{}{}{}\n",
       d.source, d.split, o.tokenizer, enum_name(d.mode), o.batch, o.block, world,
-      world == 1 ? "" : "s", plan.threads, plan.threads == 1 ? "" : "s",
-      enum_name(d.data_mode),
+      world == 1 ? "" : "s", plan.threads, plan.threads == 1 ? "" : "s", enum_name(d.data_mode),
       d.data_mode == options::DataMode::kSharded ? fmt::format(" ({})", enum_name(d.shard))
-                                        : std::string(),
+                                                 : std::string(),
       enum_name(o.reduce),
       o.allreduce == options::AllReduceAlgorithm::kMpi
           ? std::string()

@@ -275,8 +275,8 @@ void StepRunner::plant_work(const float* grads, int64_t step, float grad_scale) 
   if (work_params_.size() == 0) return;
   const std::size_t n = work_params_.size();
   (void)kernels::global_norm(grads, n);  // another translation unit's: not elided
-  kernels::adamw_update(work_params_.data(), grads, work_m_.data(), work_v_.data(), n,
-                        state_.adamw, step + 1, grad_scale);
+  kernels::adamw_update(work_params_.data(), grads, work_m_.data(), work_v_.data(), n, state_.adamw,
+                        step + 1, grad_scale);
 }
 
 // --zero 1: every rank's updated pieces to every rank, a bucket at a time.

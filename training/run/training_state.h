@@ -50,7 +50,7 @@ struct RunPlan {
 
 struct TrainingData {
   options::DataOptions options;  // --data's, with the batch shape and this rank filled in
-  double load_s = 0;    // opening the sources
+  double load_s = 0;             // opening the sources
   std::unique_ptr<BatchSource> source;
   std::unique_ptr<BatchSource> val_source;  // only with --eval-every
   int rows = 0, seq_len = 0;                // this rank's batch
