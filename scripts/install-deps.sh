@@ -2,6 +2,10 @@
 # Installs the Debian packages trainscope needs to build, test and run.
 # Run as root (or through sudo) on Debian 12 (bookworm) or newer.
 # --fuzz adds clang 14 and its libFuzzer runtime for scripts/fuzz.sh.
+#
+# Quiet: a line a step on the terminal; apt's whole output goes to
+# out/install-deps.log (TRAINSCOPE_INSTALL_LOG names another file), whose
+# last lines are shown when a step fails.
 set -euo pipefail
 
 packages=(
@@ -22,6 +26,7 @@ packages=(
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
   python3-torch                       # the suites' PyTorch peer (bench/pytorch/, suite vs-pytorch)
   valgrind                            # the speed gate's work lane (callgrind counts; trainscope work)
+  clang-format                        # scripts/check-format.sh (CI keeps the sources' format)
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
@@ -41,7 +46,30 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   echo "install-deps.sh: all ${#packages[@]} packages already installed"
   exit 0
 fi
-echo "install-deps.sh: installing ${missing[*]}"
+root=$(cd "$(dirname "$0")/.." && pwd)
+log=${TRAINSCOPE_INSTALL_LOG:-$root/out/install-deps.log}
+mkdir -p "$(dirname "$log")"
+: > "$log"
+# One step: its line on the terminal, its output in the log; on failure the
+# log's tail and where the rest is.
+step() {
+  local what=$1 start=$SECONDS
+  shift
+  printf 'install-deps.sh: %s ... ' "$what"
+  if "$@" >> "$log" 2>&1; then
+    echo "done ($((SECONDS - start)) s)"
+  else
+    local code=$?
+    echo "failed (exit $code)"
+    tail -n 20 "$log" >&2
+    echo "install-deps.sh: the whole output is in $log" >&2
+    exit "$code"
+  fi
+}
+echo "install-deps.sh: ${#missing[@]} of ${#packages[@]} packages to install (apt's output: $log)"
+echo "to install: ${missing[*]}" >> "$log"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+step "updating the package lists" apt-get update
+step "downloading ${#missing[@]} packages" \
+  apt-get install -y --no-install-recommends --download-only "${missing[@]}"
+step "installing ${#missing[@]} packages" apt-get install -y --no-install-recommends "${missing[@]}"

@@ -9,12 +9,17 @@
 #  4. the smoke suite's exact figures (tracked bytes, collective calls and
 #     bytes, losses at the fixed seed) for every mode and reduction against
 #     suites/baselines/smoke.json (scripts/smoke-check.sh);
-#  5. the speed gate: this revision against the one before it, both built
+#  5. the README's length and no dated figure in README or METRICS
+#     (scripts/check-docs.sh), the changed sources' format
+#     (scripts/check-format.sh);
+#  6. the speed gate: this revision against the one before it, both built
 #     and run here, paired and interleaved, plus the deterministic work
 #     counts (scripts/speed-gate.sh); a REGRESSION fails CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+./scripts/check-docs.sh
+./scripts/check-format.sh
 cmake --preset release >/dev/null
 cmake --build --preset release
 ctest --preset release "$@"

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Runs the vs-pytorch suite (trainscope vs PyTorch DDP from the same weights and batches) and
-# writes the report's first table into README.md between the vs-pytorch markers, with the
-# date, the CPU and the database: the README's speed comparison is this suite's output, never
-# typed in. Needs build/trainscope and Debian's python3-torch (scripts/install-deps.sh).
+# writes the report's first table into docs/RESULTS.md between the vs-pytorch markers, with
+# the date, the CPU and the database: the speed comparison is this suite's output, never typed
+# in (and dated, so it lives with the other measurements, not in the README). Needs
+# build/trainscope and Debian's python3-torch (scripts/install-deps.sh).
 #
-#   scripts/vs-pytorch.sh [DB]        # default out/vs-pytorch.db; --no-readme: report only
+#   scripts/vs-pytorch.sh [DB]        # default out/vs-pytorch.db; --no-results: report only
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bin=${TRAINSCOPE:-$root/build/trainscope}
-readme=1
+results=1
 args=()
 for a in "$@"; do
-  if [[ $a == --no-readme ]]; then readme=0; else args+=("$a"); fi
+  if [[ $a == --no-results ]]; then results=0; else args+=("$a"); fi
 done
 db=${args[0]:-$root/out/vs-pytorch.db}
 mkdir -p "$(dirname "$db")"
@@ -27,10 +28,10 @@ if [[ -z $table ]]; then
   exit 1
 fi
 printf '%s\n' "$table"
-[[ $readme == 1 ]] || exit 0
+[[ $results == 1 ]] || exit 0
 cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 stamp="Measured by \`scripts/vs-pytorch.sh\` on $(date -u +%Y-%m-%d), $(nproc) cores ($cpu); the suite took ${took} s, load average ${load} at its start."
-TABLE="$table" STAMP="$stamp" python3 - "$root/README.md" <<'PY'
+TABLE="$table" STAMP="$stamp" python3 - "$root/docs/RESULTS.md" <<'PY'
 import os, sys
 path = sys.argv[1]
 text = open(path).read()
