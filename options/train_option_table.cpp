@@ -215,4 +215,21 @@ TrainOptions options_from_config(const json& config) {
   return options_from(config, [](const TrainOption& row) { return row.config_path(); });
 }
 
+std::string pytorch_unsupported(const TrainOptions& o) {
+  for (const TrainOption& row : train_option_table()) {
+    std::string why;
+    if (row.pytorch != nullptr) {
+      why = row.pytorch(o);  // a value the peer lacks, default or not
+    } else if (!option_is_default(row, o)) {
+      why = "the PyTorch peer has no counterpart for it";
+    }
+    if (why.empty()) continue;
+    const std::string_view key = !row.suite.empty()  ? row.suite
+                                 : !row.flag.empty() ? row.flag
+                                                     : row.summary;
+    return fmt::format("{} = {}: {}", key, option_text(row, o), why);
+  }
+  return "";
+}
+
 }  // namespace trainscope::options

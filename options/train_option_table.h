@@ -11,7 +11,7 @@
 // flag ("--data"). A row without a suite key is a flag of `train` only; a row
 // without a flag is recorded only (beta1). Adding an option that suites pass
 // through to the trainer is one row here, its field in TrainOptions and its
-// use.
+// use; a row also says whether the suites' PyTorch peer runs it (opt-in).
 //
 // Thread-safety: the table is built once, then read-only.
 #ifndef TRAINSCOPE_OPTIONS_TRAIN_OPTION_TABLE_H_
@@ -85,6 +85,14 @@ struct TrainOption {
   // Its part of a generated case name, e.g. "comm-bf16", and when.
   std::string (*name_part)(const TrainOptions&) = nullptr;
   NameWhen name_when = NameWhen::kWhenSet;
+  // Opt-in: whether the PyTorch peer (bench/pytorch/ddp_train.py, a suite
+  // case's engine = "pytorch") runs the option, so that a new option is
+  // never silently left out of a pytorch case. Null: the peer has no
+  // counterpart, and a pytorch case that sets the option other than its
+  // default is refused naming it. Otherwise, for the case's value: "" when
+  // the peer trains with it as trainscope would, or the option means nothing
+  // to the peer (trainscope's own diagnostics); else why not.
+  std::string (*pytorch)(const TrainOptions&) = nullptr;
 
   // The key a case's config records it under.
   std::string_view config_path() const { return config.empty() ? suite : config; }
@@ -111,6 +119,12 @@ std::string option_text(const TrainOption& row, const TrainOptions& o);
 // Whether the row's value is TrainOptions' default; and setting it back.
 bool option_is_default(const TrainOption& row, const TrainOptions& o);
 void reset_option(const TrainOption& row, TrainOptions& o);
+
+// Why the PyTorch peer cannot run these options ("" when it can), as
+// "KEY = VALUE: why" (KEY the suite key, else the flag): the first option
+// whose row has no `pytorch` and that is set other than its default, or
+// whose value its row's `pytorch` refuses.
+std::string pytorch_unsupported(const TrainOptions& o);
 
 // The summary's options record: every row with a summary path (the lora
 // object is null unless fine-tuning with LoRA). TrainOptions::to_json.

@@ -8,6 +8,7 @@
 
 #include "base/check.h"
 #include "base/quote.h"
+#include "options/train_option_table.h"
 #include "profiler/supervise.h"
 
 #ifndef TRAINSCOPE_PYTORCH_SOURCE_DIR
@@ -62,31 +63,18 @@ const PythonChoice& pytorch_choice() {
   return choice;
 }
 
-// What the peer does not do, as the reason a case is skipped.
+// What the peer does not do, as the reason a case is skipped: a training
+// option its row does not opt in to the peer (options/train_option_rows.cpp),
+// or a placement it has no counterpart for.
 std::string unsupported_setting(const SuiteCase& c) {
-  const options::TrainOptions& t = c.train;
-  if (t.data.data_mode == options::DataMode::kDuplicated) {
-    return "PyTorch has no duplicated mode: DDP's ranks read their own shard of each batch "
-           "(use mode = \"sharded\")";
-  }
-  if (t.data.data_mode == options::DataMode::kSharded &&
-      t.data.shard != options::ShardMode::kStrided) {
-    return "the PyTorch peer takes rows r, r + N, ... of each global batch (DistributedSampler's "
-           "order, shard = \"strided\"); this case shards contiguously";
-  }
-  if (t.zero > 0) return "the PyTorch peer runs plain DDP; ZeRO-1 is not mapped";
-  if (t.precision != options::Precision::kFp32) {
-    return "the PyTorch peer trains in fp32; bf16 GEMMs are not mapped";
-  }
-  if (t.fine_tune != options::FineTune::kFull) return "the PyTorch peer trains every weight";
-  if (t.allreduce != options::AllReduceAlgorithm::kMpi || c.mpi_algorithm > 0) {
+  if (std::string why = options::pytorch_unsupported(c.train); !why.empty()) return why;
+  if (c.mpi_algorithm > 0) {
     return "DDP reduces over gloo; trainscope's and Open MPI's all-reduce algorithms do not apply";
   }
   if (c.transport != "auto") {
     return fmt::format("DDP's gloo has its own TCP transport; Open MPI's {} does not apply",
                        c.transport);
   }
-  if (t.eval_every > 0) return "the PyTorch peer does not evaluate (eval_every = 0)";
   if (!c.extra_args.empty()) return "extra_args are trainscope's flags; the PyTorch peer has none";
   return "";
 }

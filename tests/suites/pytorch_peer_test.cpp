@@ -72,8 +72,18 @@ TEST(PytorchPeer, SettingsItHasNoCounterpartForAreSkipsWithTheReason) {
       "[[case]]\nmode = \"duplicated\"\n"
       "[[case]]\nmode = \"sharded\"\nzero = 1\n"
       "[[case]]\nmode = \"sharded\"\nallreduce = \"shm\"\n"
-      "[[case]]\nmode = \"sharded\"\ntransport = \"tcp\"\n");
-  const char* expected[] = {"no duplicated mode", "ZeRO-1", "gloo", "gloo"};
+      "[[case]]\nmode = \"sharded\"\ntransport = \"tcp\"\n"
+      "[[case]]\nmode = \"sharded\"\ngemm = \"openblas\"\n"
+      "[[case]]\nmode = \"sharded\"\nprecision = \"bf16\"\n");
+  // Each named by its suite key; gemm was run silently before (the peer's
+  // GEMMs are PyTorch's own), as would any option added without a word
+  // about the peer (options/train_option_rows.cpp: opt-in).
+  const char* expected[] = {"mode = duplicated: PyTorch has no duplicated mode",
+                            "zero = 1: the PyTorch peer runs plain DDP",
+                            "allreduce = shm",
+                            "gloo",
+                            "gemm = openblas: the PyTorch peer has no counterpart",
+                            "precision = bf16: the PyTorch peer trains in fp32"};
   ASSERT_EQ(s.cases.size(), std::size(expected));
   for (std::size_t i = 0; i < s.cases.size(); ++i) {
     EXPECT_NE(s.cases[i].skip_reason.find(expected[i]), std::string::npos)

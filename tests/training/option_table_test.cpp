@@ -4,6 +4,8 @@
 
 #include <set>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include "tests/expect_error.h"
 #include "options/train_option_table.h"
@@ -146,6 +148,73 @@ TEST(OptionTableTest, ValuesAreCheckedAgainstTheirRows) {
   EXPECT_TRUE(options::option_is_default(*options::find_suite_option("zero"), o));
   o.bucket_mb = 0.001;
   EXPECT_EQ(options::option_text(*options::find_suite_option("bucket_mb"), o), "0.001");
+}
+
+// A value other than the default for `row`, whatever its type.
+void set_other_than_default(const options::TrainOption& row, options::TrainOptions& o) {
+  std::visit(
+      [&](const auto& ref) {
+        using R = std::decay_t<decltype(ref)>;
+        if constexpr (std::is_same_v<R, options::TextRef>) {
+          const std::string now = ref.get(o);
+          std::string other = row.flag == "--lora-targets"   ? "k_proj"
+                              : row.flag == "--inject-delay" ? "1:5"
+                                                             : now + "x";
+          for (std::string_view c : ref.choices) {
+            if (c != now) {
+              other = std::string(c);
+              break;
+            }
+          }
+          ref.set(o, other, "test");
+        } else if constexpr (std::is_same_v<R, options::Ref<bool>>) {
+          ref(o) = !ref(o);
+        } else if constexpr (std::is_same_v<R, options::Ref<std::string>>) {
+          ref(o) += "x";
+        } else {
+          ref(o) += 2;
+        }
+      },
+      row.ref);
+}
+
+// Opt-in (issue 37): an option whose row does not say the PyTorch peer runs
+// it is refused on a pytorch case, naming it; a new option is never run
+// silently without it by the peer.
+TEST(OptionTableTest, ThePeerRunsOnlyTheOptionsItsRowsOptInTo) {
+  int refused = 0;
+  for (const options::TrainOption& row : options::train_option_table()) {
+    if (row.summary == "engine") continue;
+    options::TrainOptions o;
+    o.engine = options::Engine::kPytorch;
+    ASSERT_EQ(options::pytorch_unsupported(o), "");
+    set_other_than_default(row, o);
+    ASSERT_FALSE(options::option_is_default(row, o)) << row.flag << row.summary;
+    const std::string why = options::pytorch_unsupported(o);
+    const std::string key(!row.suite.empty()  ? row.suite
+                          : !row.flag.empty() ? row.flag
+                                              : row.summary);
+    if (row.pytorch == nullptr) {
+      EXPECT_EQ(why.rfind(key + " = ", 0), 0u) << key << ": " << why;
+      ++refused;
+    } else if (!why.empty()) {
+      EXPECT_EQ(why.rfind(key + " = ", 0), 0u) << key << ": " << why;
+    }
+  }
+  EXPECT_GT(refused, 10);
+  options::TrainOptions o;
+  o.engine = options::Engine::kPytorch;
+  o.zero = 1;
+  EXPECT_EQ(options::pytorch_unsupported(o),
+            "zero = 1: the PyTorch peer runs plain DDP; ZeRO-1 is not mapped");
+  o.zero = 0;
+  o.gemm = options::GemmBackend::kOpenBlas;  // silently PyTorch's own GEMMs before
+  EXPECT_EQ(options::pytorch_unsupported(o),
+            "gemm = openblas: the PyTorch peer has no counterpart for it");
+  o.gemm = options::GemmBackend::kAuto;
+  o.lr = 1e-3;
+  o.data.data_mode = options::DataMode::kSharded;
+  EXPECT_EQ(options::pytorch_unsupported(o), "");
 }
 
 }  // namespace
