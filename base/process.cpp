@@ -304,6 +304,25 @@ ChildProcess spawn(const SpawnOptions& options) {
   return ChildProcess(pid, options.own_process_group, started);
 }
 
+ChildProcess fork_call(const std::function<void()>& body) {
+  std::fflush(nullptr);  // nothing buffered is written twice
+  const auto started = Clock::now();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    throw Error(fmt::format("cannot start a process: fork failed: {}", std::strerror(errno)),
+                kExitFailure);
+  }
+  if (pid == 0) {
+    try {
+      body();
+    } catch (...) {
+      ::_exit(1);
+    }
+    ::_exit(0);
+  }
+  return ChildProcess(pid, false, started);
+}
+
 ChildProcess::ChildProcess(pid_t pid, bool own_group, Clock::time_point started)
     : pid_(pid), started_(started), own_group_(own_group), pidfd_(open_pidfd(pid)) {}
 

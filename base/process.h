@@ -1,7 +1,7 @@
 // Child processes: find a program, start it, wait for it, stop it, and the
 // signals that end or interrupt the waiting. The one place where trainscope
-// spawns, reaps, kills and decodes exit statuses (the suite runner, the
-// monitor, gnuplot, the probes and scripts use it; profiler/supervise.h
+// spawns, forks, reaps, kills and decodes exit statuses (the suite runner,
+// the monitor, gnuplot, the probes and scripts use it; profiler/supervise.h
 // watches a child's whole tree), so the rules below hold everywhere:
 //
 //  * Exit codes as a shell reports them: the child's exit code; 128 + N if
@@ -37,6 +37,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -101,6 +102,7 @@ class ChildProcess {
 
  private:
   friend ChildProcess spawn(const SpawnOptions& options);
+  friend ChildProcess fork_call(const std::function<void()>& body);
   ChildProcess(pid_t pid, bool own_group, std::chrono::steady_clock::time_point started);
   void signal_tree(std::span<const pid_t> descendants, int sig) const;
 
@@ -120,6 +122,13 @@ void wait_for_guarded_signal(double seconds);
 // above; kExitFailure when a stream file or the working directory cannot be
 // opened (naming it) or the system refuses a new process.
 ChildProcess spawn(const SpawnOptions& options);
+
+// Runs `body` in a forked copy of this process, without exec: for work that
+// must be a process of its own (pinned to a CPU, beside copies of itself)
+// but needs nothing beyond this one's memory. The copy exits 0 when `body`
+// returns and 1 when it throws; it never returns into the caller's code.
+// Throws Error (kExitFailure) when the system refuses a new process.
+ChildProcess fork_call(const std::function<void()>& body);
 
 // What a SignalGuard does with SIGINT and SIGTERM.
 enum class SignalPolicy {

@@ -219,17 +219,6 @@ void check_ratio(const RatioRule& rule, const CheckSuite& current, std::vector<C
 
 // ---- The check ----
 
-std::string_view to_string(Verdict v) {
-  switch (v) {
-    case Verdict::kSame: return "ok";
-    case Verdict::kImproved: return "improved";
-    case Verdict::kRegression: return "REGRESSION";
-    case Verdict::kInfo: return "info";
-    case Verdict::kInconclusive: return "INCONCLUSIVE";
-  }
-  return "?";
-}
-
 int CheckResult::regressions() const {
   return static_cast<int>(std::count_if(rows.begin(), rows.end(), [](const CheckRow& r) {
     return r.verdict == Verdict::kRegression;

@@ -18,7 +18,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "check/regression_check.h"
+#include "check/baseline.h"
+#include "check/check_row.h"
 
 namespace trainscope::check {
 

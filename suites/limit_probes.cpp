@@ -2,7 +2,6 @@
 
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,6 +19,7 @@
 #include "kernels/blas_core.h"
 #include "kernels/gemm_backend.h"
 #include "base/check.h"
+#include "base/process.h"
 #include "kernels/onednn_matmul.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/storage.h"
@@ -194,23 +194,20 @@ std::vector<double> median_seconds_at_once(const GemmShape& shape, std::span<con
       mmap(nullptr, sizeof(AtOnce), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) throw Error("sgemm at once: mmap failed");
   auto* shared = new (memory) AtOnce;
-  std::vector<pid_t> children;
-  std::fflush(nullptr);  // nothing buffered is written twice
+  std::vector<ChildProcess> children;
   for (int i = 0; i < copies; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) run_copy(shared, i, copies, cpus[i], shape, library);
-    if (pid < 0) break;
-    children.push_back(pid);
+    try {
+      children.push_back(fork_call([&] { run_copy(shared, i, copies, cpus[i], shape, library); }));
+    } catch (const Error&) {
+      break;  // the system refused: the ones started are let go below
+    }
   }
   bool ok = static_cast<int>(children.size()) == copies;
   if (!ok) {  // the started ones must not wait for the others forever
     shared->ready.store(AtOnce::kMaxCopies + copies);
     shared->done.store(AtOnce::kMaxCopies + copies);
   }
-  for (pid_t pid : children) {
-    int status = 0;
-    ok = waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0 && ok;
-  }
+  for (ChildProcess& child : children) ok = child.wait() == 0 && ok;
   std::vector<double> medians(shared->medians, shared->medians + copies);
   shared->~AtOnce();
   munmap(memory, sizeof(AtOnce));

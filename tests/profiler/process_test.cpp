@@ -114,6 +114,19 @@ TEST(ExitStatusTest, AStatusThatIsNeitherIsAFailure) {
   EXPECT_EQ(exit_code_from_wait_status(status), 128 + SIGKILL);
 }
 
+// A forked copy runs the body, not the caller's code after it, and says
+// how the body ended in its exit code.
+TEST(ForkCallTest, TheCopyRunsTheBodyAndExitsZeroOrOneWhenItThrows) {
+  const testing::TempDir dir("fork-call");
+  const fs::path mark = dir / "mark";
+  ChildProcess wrote = fork_call([&] { std::ofstream(mark) << "copy"; });
+  EXPECT_EQ(wrote.wait(), 0);
+  std::string text;
+  std::ifstream(mark) >> text;
+  EXPECT_EQ(text, "copy");
+  EXPECT_EQ(fork_call([] { throw Error("no"); }).wait(), 1);
+}
+
 // ---- Finding programs ----
 
 class FindProgramTest : public ::testing::Test {
