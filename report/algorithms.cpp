@@ -94,7 +94,7 @@ std::string CaseReduction::label() const {
 CaseReduction case_reduction(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   return {.algorithm = std::string(enum_name(o.train.allreduce)),
-          .mpi_algorithm = o.mpi_algorithm,
+          .mpi_algorithm = o.placement.mpi_algorithm,
           .zero = o.train.zero,
           .comm_dtype = std::string(enum_name(o.train.comm_dtype))};
 }

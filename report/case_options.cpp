@@ -7,14 +7,7 @@ CaseOptions case_options(const analysis::CaseData& c) {
   CaseOptions out;
   out.trains = c.run_case.mode != "allreduce";  // the runner's mode of sweeps
   out.train = options::options_from_config(config);
-  if (config.is_object()) {
-    if (auto it = config.find("batch_per_rank"); it != config.end() && it->is_number_integer()) {
-      out.batch_per_rank = it->get<int>();
-    }
-    if (auto it = config.find("mpi_algorithm"); it != config.end() && it->is_number_integer()) {
-      out.mpi_algorithm = it->get<int>();
-    }
-  }
+  out.placement = options::placement_from_config(config);
   return out;
 }
 

@@ -1,14 +1,15 @@
 // What a case was configured to train with, typed: its recorded config
 // (RunCase::config, written by suites/suite_case.cpp) read back through the
-// option table (options/train_option_table.h), the trainer's defaults
-// where the config says nothing. The report asks a case's settings here and
-// nowhere else.
+// option table (options/train_option_table.h) and the placement table
+// (options/placement.h), the defaults where the config says nothing. The report asks a case's
+// settings here and nowhere else.
 //
 // Thread-safety: pure functions.
 #ifndef TRAINSCOPE_REPORT_CASE_OPTIONS_H_
 #define TRAINSCOPE_REPORT_CASE_OPTIONS_H_
 
 #include "analysis/suite_data.h"
+#include "options/placement.h"
 #include "options/train_option_table.h"
 
 namespace trainscope::report {
@@ -16,8 +17,9 @@ namespace trainscope::report {
 struct CaseOptions {
   bool trains = true;  // false: an all-reduce sweep, whose config holds no training
   options::TrainOptions train;
-  int batch_per_rank = 0;  // > 0: weak scaling, the global batch is this x ranks
-  int mpi_algorithm = 0;   // Open MPI's all-reduce algorithm forced (0: its own choice)
+  // Where it ran (batch_per_rank > 0: weak scaling; mpi_algorithm: Open
+  // MPI's all-reduce algorithm forced, 0 its own choice).
+  options::Placement placement;
 };
 CaseOptions case_options(const analysis::CaseData& c);
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/format.h"
+#include "options/placement.h"
 
 namespace trainscope::report {
 namespace {
@@ -57,10 +58,7 @@ std::string dilation_reason(const DilationCheck& c) {
 }  // namespace
 
 double dilation_share(const results::RunCase& rc) {
-  if (!rc.config.is_object()) return 1;
-  const auto it = rc.config.find("cpu_share");
-  if (it == rc.config.end() || !it->is_number()) return 1;
-  const double f = it->get<double>();
+  const double f = options::placement_from_config(rc.config).cpu_share;
   return f > 0 && f < 1 ? f : 1;
 }
 

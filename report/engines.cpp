@@ -6,12 +6,13 @@
 #include <cmath>
 
 #include "base/format.h"
+#include "report/case_options.h"
 
 namespace trainscope::report {
 namespace {
 
 bool is_pytorch(const analysis::CaseData& c) {
-  return c.run_case.config.is_object() && c.run_case.config.value("engine", "") == "pytorch";
+  return case_options(c).train.engine == options::Engine::kPytorch;
 }
 
 std::string losses_cell(const analysis::CaseData& ts, const analysis::CaseData& pt) {

@@ -402,7 +402,7 @@ const analysis::CaseData* one_machine_case_at(const analysis::SuiteData& suite,
 const analysis::CaseData* one_machine_case(const analysis::SuiteData& suite,
                                            const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
-  const int want = o.batch_per_rank > 0 ? o.batch_per_rank : o.train.batch;
+  const int want = o.placement.batch_per_rank > 0 ? o.placement.batch_per_rank : o.train.batch;
   if (const analysis::CaseData* b = one_machine_case_at(suite, c, want)) return b;
   const auto all = one_machine_cases(suite, c);
   return all.empty() ? nullptr : all.front();
@@ -427,7 +427,7 @@ std::vector<MachineRow> machine_rows(const analysis::SuiteData& suite) {
       r.reduction += ", " + how.label();
     }
     const CaseOptions o = case_options(c);
-    r.scaling = o.batch_per_rank > 0 ? "weak" : "strong";
+    r.scaling = o.placement.batch_per_rank > 0 ? "weak" : "strong";
     r.steps = o.trains ? o.train.steps : 0;
     r.wall_s = f.step_median_s * r.steps * r.cpu_share;
     r.tokens_per_s = f.tokens_per_s / r.cpu_share;

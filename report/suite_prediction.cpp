@@ -109,7 +109,8 @@ std::optional<ValidationRow> validate(const analysis::SuiteData& suite,
   v.cores_per_host = rc.cores_per_host;
   v.overlap = is_overlap(c);
   const CaseOptions options = case_options(c);
-  v.scaling = options.batch_per_rank > 0 ? analysis::Scaling::kWeak : analysis::Scaling::kStrong;
+  v.scaling =
+      options.placement.batch_per_rank > 0 ? analysis::Scaling::kWeak : analysis::Scaling::kStrong;
   v.compute_from = one->name;
   // Dilated (report/dilation.h): every time x F, the link's bandwidth / F.
   v.cpu_share = dilation_share(rc);

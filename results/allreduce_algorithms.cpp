@@ -21,6 +21,12 @@ std::string open_mpi_algorithm_list() {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string open_mpi_algorithm_problem(int64_t n) {
+  if (n >= 0 && n <= kMaxOpenMpiAllReduceAlgorithm) return "";
+  return fmt::format("unknown mpi_algorithm {} (Open MPI's coll_tuned_allreduce_algorithm: {})", n,
+                     open_mpi_algorithm_list());
+}
+
 std::string allreduce_algorithm_label(std::string_view algorithm, int mpi_algorithm) {
   if (mpi_algorithm <= 0) return std::string(algorithm);
   if (mpi_algorithm > kMaxOpenMpiAllReduceAlgorithm) {

@@ -41,6 +41,8 @@ bool is_allreduce_algorithm(std::string_view name);
 
 // "0 default, 1 basic linear, ..., 6 rabenseifner": for messages and docs.
 std::string open_mpi_algorithm_list();
+// Why `n` is not an Open MPI all-reduce algorithm; "" when it is.
+std::string open_mpi_algorithm_problem(int64_t n);
 
 // How reports name an algorithm: "mpi", "mpi alg 4 (ring)", "shm", "hier".
 // An mpi_algorithm out of range is shown by its number alone.

@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include <fmt/format.h>
+
 namespace trainscope::results {
 
 const LinkProfile* find_link_profile(std::string_view name) {
@@ -42,6 +44,24 @@ std::string link_profile_names() {
     out += p.name;
   }
   return out;
+}
+
+std::string link_problem(std::string_view link) {
+  const std::optional<double> bits = link_bits_per_second(link);
+  if (!bits) {
+    return fmt::format(
+        "unknown link '{}' (expected a profile: {}; or a rate in tc's syntax "
+        "such as 500mbit)",
+        link, link_profile_names());
+  }
+  if (!find_link_profile(link) &&
+      !(*bits >= kMinLinkBitsPerSecond && *bits <= kMaxLinkBitsPerSecond)) {
+    return fmt::format(
+        "link '{}' is {:g} bit/s; the shaper of the virtual cluster takes 1mbit "
+        "to 1tbit",
+        link, *bits);
+  }
+  return "";
 }
 
 }  // namespace trainscope::results

@@ -51,6 +51,10 @@ std::optional<double> link_bits_per_second(std::string_view link);
 // "gige, 2.5gbe, 10gbe, tb-bridge, unlimited", for messages.
 std::string link_profile_names();
 
+// Why `link` is not a link the virtual cluster takes (a profile, or a tc
+// rate from kMinLinkBitsPerSecond to kMaxLinkBitsPerSecond); "" when it is.
+std::string link_problem(std::string_view link);
+
 }  // namespace trainscope::results
 
 #endif  // TRAINSCOPE_RESULTS_LINK_PROFILES_H_

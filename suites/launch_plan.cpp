@@ -140,6 +140,67 @@ std::string case_links(const SuiteCase& c) {
   return c.transport == "tcp" ? fmt::format("{}", c.links > 0 ? c.links : 1) : c.transport;
 }
 
+namespace {
+
+namespace fs = std::filesystem;
+
+// The export: the case's trainscope command as one process of the naive
+// run (the same global batches), writing `dir` instead of training.
+std::vector<std::string> export_command(std::vector<std::string> argv, const fs::path& dir) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    const bool valued = i + 1 < argv.size();
+    if (valued && (a == "--summary" || a == "--status-dir" || a == "--reduce" ||
+                   a == "--bucket-mb" || a == "--comm-dtype" || a == "--shard")) {
+      ++i;  // the peer's, or the run's own
+      continue;
+    }
+    out.push_back(a);
+    if (valued && a == "--mode") {
+      out.push_back("naive");
+      ++i;
+    }
+  }
+  out.insert(out.end(), {"--export-run", dir.string()});
+  return out;
+}
+
+// The PyTorch peer (suites/pytorch_peer.h) of a pytorch case: replaces the
+// trainscope command of its plan (everything from
+// the trainscope binary on) by the peer's, and sets the plan's `prepare`
+// command that exports the run first. `output` is the summary the peer writes;
+// gloo's sockets go over `tcp_interface`, as Open MPI's TCP traffic would.
+void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
+                       const fs::path& output, LaunchPlan& plan) {
+  const auto binary = std::find(plan.argv.begin(), plan.argv.end(), ctx.trainscope_binary.string());
+  TS_CHECK(binary != plan.argv.end());
+  const fs::path dir = output.parent_path() / (output.stem().string() + "-export");
+  const fs::path store = output.parent_path() / (output.stem().string() + "-store");
+  plan.prepare = export_command({binary, plan.argv.end()}, dir);
+  plan.prepare_removes = {dir, store};
+  plan.argv.erase(binary, plan.argv.end());
+  // Every rank's, on remote hosts too (mpirun -x); gloo would otherwise bind
+  // the address of the host's name, which a virtual host may not have.
+  const std::string gloo_if = "GLOO_SOCKET_IFNAME=" + tcp_interface;
+  if (plan.uses_mpirun) {
+    plan.argv.insert(plan.argv.end(), {"-x", gloo_if});
+  } else {
+    plan.env.push_back(gloo_if);
+  }
+  const options::TrainOptions& t = c.train;
+  const std::string python = pytorch_python().empty() ? "python3" : pytorch_python();
+  plan.argv.insert(plan.argv.end(),
+                   {python, pytorch_peer_script().string(), "--run", dir.string(), "--mode",
+                    c.ranks > 1 ? "sharded" : "naive", "--reduce", std::string(enum_name(t.reduce)),
+                    "--bucket-mb", fmt::format("{}", t.bucket_mb), "--comm-dtype",
+                    std::string(enum_name(t.comm_dtype)), "--threads", std::to_string(t.threads),
+                    "--summary", output.string(), "--quiet"});
+  if (c.ranks > 1) plan.argv.insert(plan.argv.end(), {"--rendezvous", store.string()});
+}
+
+}  // namespace
+
 LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& ctx,
                      const std::filesystem::path& output) {
   LaunchPlan plan;

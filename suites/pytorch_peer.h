@@ -5,7 +5,8 @@
 // and data. The case's job is two commands: `trainscope train --export-run`
 // (one process: the step-0 weights, every global batch, the learning rates)
 // before the job, then the peer under the same mpirun, placement and threads
-// as a trainscope case, writing a trainscope run summary.
+// as a trainscope case, writing a trainscope run summary (planned with the
+// case's job, suites/launch_plan.cpp).
 //
 // Thread-safety: the interpreter probe runs once (a function-local static).
 #ifndef TRAINSCOPE_SUITES_PYTORCH_PEER_H_
@@ -14,7 +15,6 @@
 #include <filesystem>
 #include <string>
 
-#include "suites/launch_plan.h"
 #include "suites/suite_case.h"
 
 namespace trainscope::suites {
@@ -35,13 +35,6 @@ std::filesystem::path pytorch_peer_script();
 // and Open MPI transports, validation, extra trainscope flags), or bf16
 // gradients where this PyTorch's gloo cannot all-reduce bf16.
 std::string pytorch_skip_reason(const SuiteCase& c);
-
-// Replaces the trainscope command of a planned pytorch case (everything from
-// the trainscope binary on) by the peer's, and sets the plan's `prepare`
-// command that exports the run first. `output` is the summary the peer writes;
-// gloo's sockets go over `tcp_interface`, as Open MPI's TCP traffic would.
-void plan_pytorch_peer(const SuiteCase& c, const PlanContext& ctx, const std::string& tcp_interface,
-                       const std::filesystem::path& output, LaunchPlan& plan);
 
 }  // namespace trainscope::suites
 

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "options/placement.h"
 #include "options/train_option_table.h"
 
 namespace trainscope::suites {
@@ -32,8 +33,9 @@ struct SweepSettings {
   int warmup = 5;
 };
 
-// One job of a suite, fully resolved.
-struct SuiteCase {
+// One job of a suite, fully resolved: where it runs (options/placement.h)
+// and what trains.
+struct SuiteCase : options::Placement {
   std::string name;  // unique within the suite, e.g. "sharded-r2-fused-b4"
   CaseKind kind = CaseKind::kTrain;
   // What trains, typed: every option of options/train_option_table.h a
@@ -47,27 +49,12 @@ struct SuiteCase {
   // bucket_mb) is set when given, even at the trainer's default.
   std::set<std::string, std::less<>> given;
 
-  int ranks = 1;
-  std::string transport = "auto";  // auto | shm | tcp
-  int links = 0;                   // tcp only: btl_tcp_links (0 = Open MPI default)
-  // For allreduce = "mpi": the Open MPI algorithm forced through mpirun's
-  // MCA settings (0: Open MPI's own choice). Collapses on one rank.
-  int mpi_algorithm = 0;
+  // Where it runs (ranks, hosts, transport, cpu_share...): the placement
+  // keys' fields are the case's own, c.ranks, c.hosts.
   std::string skip_reason;          // non-empty: recorded as skipped, not run
   std::optional<double> timeout_s;  // [[case]] only; else the suite's
 
-  // Where it runs. hosts > 1: on a virtual cluster of that many hosts
-  // (scripts/netns-cluster.sh), ranks spread evenly over them.
-  int hosts = 1;
-  int cores_per_host = 0;  // CPUs each host's processes may use; 0: not pinned
-  // < 1: each virtual host gets this share of its cores (a cgroup quota) and
-  // its link F x the rate: time dilated by 1/F (docs/CLUSTERS.md).
-  double cpu_share = 1;
   int cpu_share_cores = 0;              // > 0: cpu_share = min(1, this / hosts), set by collapse()
-  std::string link;                     // hosts > 1: a link profile (gige, 10gbe, tb-bridge,
-                                        // unlimited) or a tc rate (500mbit); "": unlimited
-  std::string tcp_interface;            // "": the suite's
-  int batch_per_rank = 0;               // > 0: the global batch is this x ranks (weak scaling)
   std::vector<std::string> extra_args;  // appended to the trainscope command
   std::string extra_args_at;            // "FILE:LINE:COL" of extra_args in the suite, for errors
   SweepSettings sweep;
@@ -94,13 +81,6 @@ std::string generated_case_name(const SuiteCase& c, const std::set<std::string>&
 // One host under a CPU share, without a cluster: the whole job runs in a
 // cgroup with that quota of one core (scripts/cpu-share-run.sh).
 inline bool runs_alone_under_quota(const SuiteCase& c) { return c.hosts <= 1 && c.cpu_share < 1; }
-
-// Why the case cannot run here although well-formed ("" when it can): what
-// it asks of the trainer (naive on 2 ranks, ZeRO-1 without fused, bf16 on a
-// CPU without bf16 instructions, LoRA on more layers than the model has),
-// then where and over what it runs (hosts whose cores this machine lacks,
-// shm across hosts...).
-std::string skip_reason(const SuiteCase& c);
 
 }  // namespace trainscope::suites
 

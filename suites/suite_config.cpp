@@ -21,9 +21,11 @@
 #include "results/allreduce_algorithms.h"
 #include "results/link_profiles.h"
 #include "options/data_options.h"
+#include "options/placement.h"
 #include "training/model_config.h"
 #include "training/precision.h"
 #include "options/train_option_table.h"
+#include "suites/case_skips.h"
 
 namespace trainscope::suites {
 namespace {
@@ -31,7 +33,6 @@ namespace {
 // mpirun's --bind-to values.
 const std::vector<std::string> kBindTo = {"none",    "hwthread", "core", "l1cache", "l2cache",
                                           "l3cache", "socket",   "numa", "board"};
-const std::vector<std::string> kTransports = {"auto", "shm", "tcp"};
 const std::vector<std::string> kAllReduce(results::kAllReduceAlgorithms.begin(),
                                           results::kAllReduceAlgorithms.end());
 // Far more cases than a suite could ever run; the grid is checked against it
@@ -90,7 +91,7 @@ class Parser {
 
  private:
   static const std::vector<Setting>& settings();
-  static const Setting* placement(std::string_view key);
+  static const Setting* setting(std::string_view key);
   std::vector<std::string> keys(bool axes_only) const;
 
   std::string at(const toml::source_region& r) const {
@@ -98,6 +99,9 @@ class Parser {
   }
   [[noreturn]] void fail(const toml::node& n, const std::string& message) const {
     throw Error(fmt::format("{}: {}", at(n.source()), message));
+  }
+  void check(const toml::node& n, const std::string& problem) const {
+    if (!problem.empty()) fail(n, problem);
   }
 
   std::string get_string(const toml::node& n, std::string_view key,
@@ -151,9 +155,8 @@ class Parser {
   void check_grid_size(const toml::node& grid, const GridAxes& axes) const;
   std::string resolve_model(const toml::node& n, const std::string& v) const;
   std::string resolve_init_from(const toml::node& n) const;
-  std::string read_link(const toml::node& n) const;
   void read_cpu_share(const toml::node& n, SuiteCase& c) const;
-  int read_mpi_algorithm(const toml::node& n) const;
+  void apply_placement(SuiteCase& c, const options::PlacementKey& row, const toml::node& n) const;
   void read_header(const toml::table& root, Suite& suite);
   SuiteCase read_base(const toml::table& root) const;
   void expand_grid(const toml::node& grid_node, const SuiteCase& base);
@@ -169,32 +172,12 @@ class Parser {
   std::set<std::string> names_;
 };
 
-// A table: one key a row.
+// A table: one key a row (the placement keys are options/placement.h's).
 // clang-format off
 const std::vector<Setting>& Parser::settings() {
   using P = const Parser&;
   using N = const toml::node&;
   static const std::vector<Setting> kSettings = {
-      {"ranks", true, true, true, [](P p, SuiteCase& c, N n) { c.ranks = static_cast<int>(p.get_int(n, "ranks", 1)); }},
-      {"transport", true, true, true, [](P p, SuiteCase& c, N n) { c.transport = p.get_string(n, "transport", &kTransports); }},
-      {"links", true, true, true, [](P p, SuiteCase& c, N n) { c.links = static_cast<int>(p.get_int(n, "links", 1)); }},
-      {"mpi_algorithm", true, true, true, [](P p, SuiteCase& c, N n) { c.mpi_algorithm = p.read_mpi_algorithm(n); }},
-      {"hosts", true, true, true, [](P p, SuiteCase& c, N n) { c.hosts = static_cast<int>(p.get_int(n, "hosts", 1, 250)); }},
-      // More than this machine has is a skip (finalize), not an error: a
-      // suite written for a bigger machine still reads here.
-      {"cores_per_host", true, true, true, [](P p, SuiteCase& c, N n) {
-         c.cores_per_host = static_cast<int>(p.get_int(n, "cores_per_host", 1));
-       }},
-      {"cpu_share", true, true, true, [](P p, SuiteCase& c, N n) { p.read_cpu_share(n, c); }},
-      {"link", true, true, true, [](P p, SuiteCase& c, N n) { c.link = p.read_link(n); }},
-      {"tcp_interface", true, true, true, [](P p, SuiteCase& c, N n) {
-         c.tcp_interface = p.get_string(n, "tcp_interface");
-         if (c.tcp_interface.empty()) p.fail(n, "'tcp_interface' must name an interface, e.g. lo");
-       }},
-      {"batch_per_rank", true, true, false, [](P p, SuiteCase& c, N n) {
-         if (c.train.batch > 0) p.fail(n, "'batch_per_rank' (the global batch is batch_per_rank x ranks) does not go with 'batch' (the global batch): give one");
-         c.batch_per_rank = static_cast<int>(p.get_int(n, "batch_per_rank", 1));
-       }},
       {"extra_args", false, true, false, [](P p, SuiteCase& c, N n) {
          const toml::array* a = n.as_array();
          if (!a) p.fail(n, "'extra_args' must be an array of strings");
@@ -213,7 +196,7 @@ const std::vector<Setting>& Parser::settings() {
 
 // clang-format on
 
-const Setting* Parser::placement(std::string_view key) {
+const Setting* Parser::setting(std::string_view key) {
   for (const Setting& s : settings()) {
     if (s.key == key) return &s;
   }
@@ -226,15 +209,21 @@ const Setting* Parser::placement(std::string_view key) {
 // option table's allreduce only.
 std::vector<std::string> Parser::keys(bool axes_only) const {
   std::vector<std::string> order(kKeyOrder.begin(), kKeyOrder.end());
+  for (const options::PlacementKey& row : options::placement_table()) {
+    if (!contains(order, row.key)) order.emplace_back(row.key);
+  }
   for (const options::TrainOption& row : options::train_option_table()) {
     if (!row.suite.empty() && !contains(order, row.suite)) order.emplace_back(row.suite);
   }
   std::vector<std::string> out;
   for (const std::string& key : order) {
     bool has = false, axis = false;
-    if (const Setting* s = placement(key)) {
+    if (const Setting* s = setting(key)) {
       has = kind_ == CaseKind::kTrain ? s->train : s->allreduce;
       axis = s->axis;
+    } else if (const options::PlacementKey* row = options::find_placement_key(key)) {
+      has = kind_ == CaseKind::kTrain || row->in_sweeps;
+      axis = row->axis;
     } else if (const options::TrainOption* row = options::find_suite_option(key)) {
       has = kind_ == CaseKind::kTrain || key == "allreduce";
       axis = row->axis;
@@ -245,7 +234,10 @@ std::vector<std::string> Parser::keys(bool axes_only) const {
 }
 
 void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) const {
-  if (const Setting* s = placement(key)) return s->apply(*this, c, n);
+  if (const Setting* s = setting(key)) return s->apply(*this, c, n);
+  if (const options::PlacementKey* row = options::find_placement_key(key)) {
+    return apply_placement(c, *row, n);
+  }
   const options::TrainOption* row = options::find_suite_option(key);
   if (!row) fail(n, fmt::format("unknown key '{}'", key));
   if (key == "model") {
@@ -271,22 +263,37 @@ void Parser::apply(SuiteCase& c, const std::string& key, const toml::node& n) co
   c.given.insert(key);
 }
 
-// A link profile the virtual cluster knows, or a rate in tc's syntax.
-std::string Parser::read_link(const toml::node& n) const {
-  const std::string v = get_string(n, "link");
-  const std::optional<double> bits = results::link_bits_per_second(v);
-  if (!bits) {
-    fail(n, fmt::format("unknown link '{}' (expected a profile: {}; or a rate in tc's syntax "
-                        "such as 500mbit)",
-                        v, results::link_profile_names()));
+// A placement key's value: within its row's range or choices, or read by
+// the reader of a key that needs more.
+void Parser::apply_placement(SuiteCase& c, const options::PlacementKey& row,
+                             const toml::node& n) const {
+  const std::string_view key = row.key;
+  if (key == "cpu_share") return read_cpu_share(n, c);
+
+  if (key == "batch_per_rank" && c.train.batch > 0) {
+    fail(n,
+         "'batch_per_rank' (the global batch is batch_per_rank x ranks) does not go with 'batch' "
+         "(the global batch): give one");
   }
-  if (!results::find_link_profile(v) &&
-      !(*bits >= results::kMinLinkBitsPerSecond && *bits <= results::kMaxLinkBitsPerSecond)) {
-    fail(n, fmt::format("link '{}' is {:g} bit/s; the shaper of the virtual cluster takes 1mbit "
-                        "to 1tbit",
-                        v, *bits));
-  }
-  return v;
+  std::visit(
+      [&](auto field) {
+        using T = std::decay_t<decltype(c.*field)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          const std::vector<std::string> choices(row.choices.begin(), row.choices.end());
+          c.*field = get_string(n, key, choices.empty() ? nullptr : &choices);
+          if ((c.*field).empty()) {
+            fail(n, key == "tcp_interface" ? "'tcp_interface' must name an interface, e.g. lo"
+                                           : fmt::format("'{}' must not be empty", key));
+          }
+          if (key == "link") check(n, results::link_problem(c.*field));
+        } else if constexpr (std::is_same_v<T, int>) {
+          c.*field = static_cast<int>(get_int(n, key, row.min, row.max));
+          if (key == "mpi_algorithm") check(n, results::open_mpi_algorithm_problem(c.*field));
+        } else {
+          c.*field = get_number(n, key);
+        }
+      },
+      row.field);
 }
 
 // A CPU share in (0, 1], or "C/hosts": C cores shared by however many hosts
@@ -308,16 +315,6 @@ void Parser::read_cpu_share(const toml::node& n, SuiteCase& c) const {
   if (!(v >= 0.01 && v <= 1)) fail(n, fmt::format("'cpu_share' must be within 0.01..1, got {}", v));
   c.cpu_share = v;
   c.cpu_share_cores = 0;
-}
-
-// An Open MPI coll_tuned_allreduce_algorithm number; the error lists them.
-int Parser::read_mpi_algorithm(const toml::node& n) const {
-  const int64_t v = get_int(n, "mpi_algorithm", std::numeric_limits<int>::min());
-  if (v < 0 || v > results::kMaxOpenMpiAllReduceAlgorithm) {
-    fail(n, fmt::format("unknown mpi_algorithm {} (Open MPI's coll_tuned_allreduce_algorithm: {})",
-                        v, results::open_mpi_algorithm_list()));
-  }
-  return static_cast<int>(v);
 }
 
 std::string Parser::resolve_model(const toml::node& n, const std::string& v) const {

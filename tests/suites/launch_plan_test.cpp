@@ -17,6 +17,7 @@
 #include "base/atomic_file.h"
 #include "base/check.h"
 #include "results/results_db.h"
+#include "suites/case_skips.h"
 
 namespace trainscope::suites {
 namespace {

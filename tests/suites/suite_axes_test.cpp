@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/blas_core.h"
+#include "options/placement.h"
 #include "base/check.h"
 #include "suites/cpus.h"
 #include "suites/launch_plan.h"
@@ -39,6 +40,44 @@ TEST(SuiteConfig, HostsCoresAndLinksAxes) {
   const Suite uneven = parse_test_suite(
       "name = \"m\"\n[base]\nmode = \"sharded\"\n[[case]]\nranks = 3\nhosts = 2\n");
   EXPECT_NE(uneven.cases[0].skip_reason.find("do not spread evenly"), std::string::npos);
+}
+
+// The placement table (options/placement.h) is all a key needs: every row
+// set off its default is recorded in the case's config, read back as set by
+// the report's reader, and named in the case's name.
+TEST(SuiteConfig, EveryPlacementKeyIsRecordedReadBackAndNamedThroughItsRow) {
+  SuiteCase c;
+  options::Placement& where = c;
+  for (const options::PlacementKey& row : options::placement_table()) {
+    std::visit(
+        [&](auto field) {
+          using T = std::decay_t<decltype(where.*field)>;
+          if constexpr (std::is_same_v<T, std::string>) {
+            where.*field = row.choices.empty() ? "x" + std::string(row.key) : "tcp";
+          } else if constexpr (std::is_same_v<T, double>) {
+            where.*field = 0.5;
+          } else {
+            where.*field = 3;
+          }
+        },
+        row.field);
+    EXPECT_FALSE(options::placement_is_default(row, where)) << row.key;
+  }
+  const nlohmann::json config = c.to_json();
+  const options::Placement back = options::placement_from_config(config);
+  for (const options::PlacementKey& row : options::placement_table()) {
+    EXPECT_TRUE(config.contains(std::string(row.key))) << row.key;
+    EXPECT_EQ(options::placement_json(row, back), options::placement_json(row, where)) << row.key;
+    EXPECT_FALSE(row.name_part(where, true).empty()) << row.key;
+  }
+  EXPECT_EQ(generated_case_name(c, {"tcp_interface"}),
+            "naive-r3-fused-alg3-tcp-l3-h3-c3-f0.5-xlink-xtcp_interface-bpr3");
+  // Unset, only ranks, transport and links are recorded (configs recorded
+  // before the others existed still match).
+  const nlohmann::json plain = SuiteCase{}.to_json();
+  for (const options::PlacementKey& row : options::placement_table()) {
+    EXPECT_EQ(plain.contains(std::string(row.key)), row.always_recorded) << row.key;
+  }
 }
 
 TEST(SuiteConfig, BatchPerRankScalesWithTheRanksAndDoesNotGoWithBatch) {
