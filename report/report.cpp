@@ -54,8 +54,30 @@ std::string percent(double share) {
   return std::isnan(share) ? "-" : format_number(share * 100, 1) + "%";
 }
 
+// A case with repetitions measured on a loaded machine carries this mark in
+// its status, "ok" or not, and the table a footnote naming it, as `check`
+// warns of it: its timings may be the machine's (issue 37).
+constexpr std::string_view kLoadedMark = "\u2020";  // a dagger
+
 std::string status_text(const analysis::CaseFigures& f) {
-  return f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
+  std::string text = f.reason.empty() ? f.status : f.status + " (" + f.reason + ")";
+  if (f.loaded > 0) text += fmt::format(" {}", kLoadedMark);
+  return text;
+}
+
+// The footnote of the marked cases; "" when none is.
+std::string loaded_footnote(const Comparison& cmp) {
+  std::vector<std::string> cases;
+  for (const auto& r : cmp.rows) {
+    if (r.figures.loaded == 0) continue;
+    cases.push_back(fmt::format("{} ({} of {} usable repetitions)", r.case_name, r.figures.loaded,
+                                r.figures.usable));
+  }
+  if (cases.empty()) return "";
+  return fmt::format(
+      "{} measured on a loaded machine: {}; the timings may be the machine's, not the code's "
+      "(see Machine load)",
+      kLoadedMark, fmt::join(cases, ", "));
 }
 
 // Each case's all-reduce (algorithm, ZeRO, comm dtype) by name, for the comparison
@@ -108,7 +130,11 @@ std::string comparison_table_html(const analysis::SuiteData& suite, const Compar
     out += td(status_text(f), "name status-" + f.status);
     out += "</tr>\n";
   }
-  return out + "</table>\n<p class=\"meta\">" + html_escape(interval_caption(cmp)) + "</p>\n";
+  out += "</table>\n<p class=\"meta\">" + html_escape(interval_caption(cmp)) + "</p>\n";
+  if (const std::string note = loaded_footnote(cmp); !note.empty()) {
+    out += "<p class=\"meta loaded\">" + html_escape(note) + "</p>\n";
+  }
+  return out;
 }
 
 // ---- per-rank compute and wait, and stragglers ----
@@ -456,6 +482,9 @@ std::string render_markdown(const std::vector<analysis::SuiteData>& suites) {
           ms_2dp(f.comm_exposed_s), markdown_cell(status_text(f)));
     }
     out += "\n" + markdown_cell(interval_caption(cmp)) + ".\n\n";
+    if (const std::string note = loaded_footnote(cmp); !note.empty()) {
+      out += markdown_cell(note) + ".\n\n";
+    }
     if (auto fit = fit_amdahl(scaling_points(suite, cmp))) {
       out += fmt::format(
           "Amdahl fit over {} speedups: serial fraction **{:.4f}** (RMS residual "

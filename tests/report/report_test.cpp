@@ -204,6 +204,17 @@ TEST_F(ReportTest, MachineLoadTableAndAWarningPerLoadedCase) {
   const std::string html = render_html({suite}, std::nullopt).html;
   EXPECT_NE(html.find("<h4>Machine load"), std::string::npos);
   EXPECT_EQ(count(html, "<p class=\"note\">Warning: "), 3u);
+  // In the comparison too, where its timings are read: the loaded cases'
+  // status carries a mark and the table a footnote naming them (it showed a
+  // plain "ok"); naive, measured unloaded, carries none.
+  EXPECT_NE(md.find("| ok \u2020 |"), std::string::npos) << md;
+  EXPECT_EQ(count(md, "| ok \u2020 |"), 3u) << md;
+  EXPECT_NE(md.find("\u2020 measured on a loaded machine: per-tensor (5 of 5 usable repetitions), "
+                    "fused (5 of 5 usable repetitions), overlap (5 of 5 usable repetitions)"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(html.find("<p class=\"meta loaded\">\u2020 measured on a loaded machine: "),
+            std::string::npos);
 
   auto before = reductions_suite();  // results made before the load was recorded
   before.name = "before";
