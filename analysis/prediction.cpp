@@ -15,6 +15,7 @@ StepModel scaled(const StepModel& step, int hosts, Scaling scaling) {
   const double f = 1.0 / hosts;
   s.forward_s *= f;
   s.backward_s *= f;
+  s.head_backward_s *= f;
   s.other_s *= f;
   s.tokens_per_rank *= f;
   for (double& x : s.compute_samples) x *= f;
@@ -51,7 +52,12 @@ double step_seconds(const StepModel& s, const LinkModel& link, int hosts, bool o
                              : std::max(0.0, expected_slowest(s.compute_samples, hosts) -
                                                  expected_slowest(s.compute_samples, 1));
   if (!overlap) return s.compute_s() + slowest + *comm_s;
-  return s.forward_s + s.other_s + slowest + overlapped_comm_end(s.backward_s, buckets, bucket_s);
+  // The window: backward after the head's part, from the first gradient
+  // ready to the last.
+  const double head_s =
+      std::isfinite(s.head_backward_s) ? std::clamp(s.head_backward_s, 0.0, s.backward_s) : 0.0;
+  return s.forward_s + s.other_s + head_s + slowest +
+         overlapped_comm_end(s.backward_s - head_s, buckets, bucket_s);
 }
 
 }  // namespace

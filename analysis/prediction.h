@@ -13,7 +13,9 @@
 // concurrently with backward with it, where a bucketed reduction can hide
 // all but its last bucket:
 //     no overlap: forward + backward + other + T
-//     overlap:    forward + other + max(backward, T) + T(one bucket)
+//     overlap:    forward + other + head + max(backward - head, T) + T(one bucket)
+// (head: the fused LM head's share of backward, which ends before the first
+// gradient is ready to reduce)
 // Weak scaling keeps the per-rank batch (a host adds data, as the
 // walkthrough does); strong scaling keeps the global batch, so per-rank
 // compute shrinks as 1/N. The model leaves out what the hosts share (a
@@ -56,6 +58,10 @@ double allreduce_seconds(const LinkModel& link, int hosts, double bytes);
 struct StepModel {
   double forward_s = 0;  // one rank, at the measured per-rank batch
   double backward_s = 0;
+  // Of backward_s: the fused head's gradient GEMMs, done before any gradient
+  // is ready to reduce (results::StepRecord::head_backward_s). Overlap hides
+  // the all-reduce behind the rest of backward only.
+  double head_backward_s = 0;
   double other_s = 0;          // data, optimizer
   double grad_bytes = 0;       // all-reduced per step
   double bucket_bytes = 0;     // overlap's bucket (<= 0 or >= grad_bytes: one bucket)

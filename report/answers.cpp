@@ -289,12 +289,17 @@ std::vector<Table> prediction_tables(const SuitePrediction& p) {
 std::string model_sentence(const SuitePrediction& p) {
   const analysis::StepModel& s = p.step;
   return fmt::format(
-      "From {}: forward {} ms, backward {} ms, data and optimizer {} ms per step for {:.0f} "
+      "From {}: forward {} ms, backward {} ms{}, data and optimizer {} ms per step for {:.0f} "
       "tokens; gradient {} ({}){}. Ring all-reduce T(N, S) = 2(N-1)/N x S / bandwidth + 2(N-1) x "
       "latency; with overlap, buckets reduce while backward runs and only the last one's time "
       "shows. The model leaves out what hosts share (a switch, memory bandwidth).",
-      p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s), ms_1dp(s.other_s),
-      s.tokens_per_rank, kernels::format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
+      p.compute_case, ms_1dp(s.forward_s), ms_1dp(s.backward_s),
+      s.head_backward_s > 0
+          ? fmt::format(" (of which the LM head's {} ms, before any gradient is ready to reduce)",
+                        ms_1dp(s.head_backward_s))
+          : "",
+      ms_1dp(s.other_s), s.tokens_per_rank,
+      kernels::format_bytes(static_cast<int64_t>(s.grad_bytes)), p.grad_source,
       s.bucket_bytes > 0 ? fmt::format(", buckets of {}",
                                        kernels::format_bytes(static_cast<int64_t>(s.bucket_bytes)))
                          : "");

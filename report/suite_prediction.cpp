@@ -161,11 +161,13 @@ std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite,
   // predictions are set beside.
   const analysis::RunData* run = one.first_usable();
   if (!run || run->summary->steps.empty()) return std::nullopt;
-  std::vector<double> forward, backward, other, tokens, s_samples;
+  std::vector<double> forward, backward, head, other, tokens, s_samples;
   using profiler::Phase;
   for (const auto& st : results::measured_steps(*run->summary, run->summary->steps.front())) {
     forward.push_back(st.phases[Phase::kForward]);
     backward.push_back(st.phases[Phase::kBackward]);
+    // NaN: a step recorded before the head's part was (NULL in the database).
+    head.push_back(std::isfinite(st.head_backward_s) ? st.head_backward_s : 0.0);
     other.push_back(st.phases[Phase::kData] + st.phases[Phase::kOptimizer]);
     tokens.push_back(static_cast<double>(st.tokens));
     s_samples.push_back(forward.back() + backward.back() + other.back());
@@ -173,6 +175,7 @@ std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite,
   analysis::StepModel s;
   s.forward_s = results::median_of(forward);
   s.backward_s = results::median_of(backward);
+  s.head_backward_s = results::median_of(head);
   s.other_s = results::median_of(other);
   s.tokens_per_rank = results::median_of(tokens);
   s.compute_samples = std::move(s_samples);

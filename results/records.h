@@ -128,6 +128,12 @@ struct StepRecord {
   // for overlap its communication thread's time in them, which backward
   // hides in part; otherwise as seen by the training thread.
   double comm_time_s = 0;
+  // Of phases[backward]: the fused LM head's gradient GEMMs, done in
+  // forward's pass (the logits are never held) and booked to backward, so
+  // backward is the whole backward work. No gradient is ready to reduce
+  // before they end: what overlap can hide behind is the rest. 0 in
+  // summaries from before they were booked so (then inside forward).
+  double head_backward_s = 0;
   bool operator==(const StepRecord&) const = default;
 };
 template <>
@@ -146,6 +152,7 @@ struct Fields<StepRecord> {
       field("mem_active", &StepRecord::mem_active),
       field("mem_peak", &StepRecord::mem_peak),
       field("comm_time_s", &StepRecord::comm_time_s).absent_ok(),
+      field("head_backward_s", &StepRecord::head_backward_s).absent_ok(),
   };
 };
 

@@ -451,10 +451,18 @@ double LlamaModel<T>::head_and_loss(const int32_t* targets, double grad_scale, i
                                     training && bf16 ? dout16_.data() : nullptr);
     *predicted += chunk_predicted;
     if (!training) continue;
-    if (bf16) {
-      linear_backward_rounded(dln_ + at, dweight, in16, layout_.lm_head(), R, C, V);
+    const auto backward_work = [&] {
+      if (bf16) {
+        linear_backward_rounded(dln_ + at, dweight, in16, layout_.lm_head(), R, C, V);
+      } else {
+        linear_backward(dln_ + at, dweight, head_chunk_, lnf_ + at, in16, layout_.lm_head(), R, C,
+                        V);
+      }
+    };
+    if (head_backward_) {
+      head_backward_(backward_work);
     } else {
-      linear_backward(dln_ + at, dweight, head_chunk_, lnf_ + at, in16, layout_.lm_head(), R, C, V);
+      backward_work();
     }
   }
   return loss;

@@ -55,6 +55,11 @@ namespace trainscope::training {
 // drive the progress of those in flight.
 using GradReadyHook = std::function<void(int64_t begin)>;
 
+// Runs `backward_work`, the head's gradient GEMMs of a chunk, which the fused
+// head does in forward (the logits are never held): a trainer books them to
+// its backward phase (training/run/step.cpp). Null: they just run.
+using HeadBackwardScope = std::function<void(const std::function<void()>& backward_work)>;
+
 struct ForwardResult {
   double loss_sum = 0;    // sum of per-token losses over predicted positions
   int64_t predicted = 0;  // number of predicted positions (targets != -1)
@@ -143,6 +148,8 @@ class LlamaModel {
   // small model); clamped to [1, that].
   void set_head_chunk_rows(int rows) { head_rows_ = std::clamp(rows, 1, head_rows_max_); }
   static constexpr int64_t kHeadChunkBytes = int64_t{32} << 20;
+  // What each chunk's head gradient GEMMs run inside (HeadBackwardScope).
+  void set_head_backward_scope(HeadBackwardScope scope) { head_backward_ = std::move(scope); }
 
   // Activation floats per the model's own formula, for memory accounting:
   // forward-saved tensors (category activations) and backward scratch
@@ -227,6 +234,7 @@ class LlamaModel {
   T *dres_ = nullptr, *dln_ = nullptr, *datty_ = nullptr, *dqkv_ = nullptr, *dgu_ = nullptr,
     *dh_ = nullptr, *att_ws_ = nullptr, *head_chunk_ = nullptr;
   int head_rows_ = 0, head_rows_max_ = 0;
+  HeadBackwardScope head_backward_;
 };
 
 }  // namespace trainscope::training

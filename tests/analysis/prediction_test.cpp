@@ -78,6 +78,30 @@ TEST(PredictionTest, OverlapHidesTheAllReduceBehindBackwardUpToItsLastBucket) {
   EXPECT_LT(partly.step_s, predict(s, slow, 2, false, Scaling::kWeak).step_s);
 }
 
+// The fused LM head's gradient GEMMs are backward's work but end before any
+// gradient is ready to reduce: nothing hides behind them, so the window is
+// backward after them (it was the whole of backward, once they were booked to
+// it; before that, forward held them and backward looked 8x short).
+TEST(PredictionTest, OverlapHidesNothingBehindTheHeadsShareOfBackward) {
+  StepModel s = seed_like();
+  s.head_backward_s = 0.3;  // of backward's 0.4 s
+  const LinkModel slow{"slow", 0, 0.05 * kGiB};
+  const double total = allreduce_seconds(slow, 2, s.grad_bytes);
+  const Prediction p = predict(s, slow, 2, true, Scaling::kWeak);
+  // One bucket: it is ready at the end of backward whatever the head's share.
+  EXPECT_NEAR(p.step_s, s.compute_s() + total, 1e-9);
+  s.bucket_bytes = s.grad_bytes / 8;
+  const Prediction bucketed = predict(s, slow, 2, true, Scaling::kWeak);
+  // The first bucket is ready 0.1 s / 8 after the head's part, not 0.4 s / 8
+  // into backward.
+  EXPECT_NEAR(bucketed.step_s, s.forward_s + s.other_s + 0.3 + 0.1 / 8 + total, 1e-9);
+  // No overlap: the split changes nothing.
+  EXPECT_NEAR(predict(s, slow, 2, false, Scaling::kWeak).step_s, s.compute_s() + total, 1e-9);
+  // Strong scaling shrinks the head's part with the rest.
+  EXPECT_NEAR(predict(s, slow, 2, true, Scaling::kStrong).step_s,
+              (s.forward_s + s.other_s + 0.3) / 2 + 0.1 / 2 / 8 + total, 1e-9);
+}
+
 TEST(PredictionTest, StrongScalingShrinksComputeWeakScalingAddsData) {
   const StepModel s = seed_like();
   const LinkModel ideal{"ideal", 0, 1e18};
