@@ -364,54 +364,80 @@ std::string answers_markdown(const analysis::SuiteData& suite) {
   return out;
 }
 
+namespace {
+
+// One panel of the prediction chart: scaling efficiency (speedup / hosts)
+// against hosts on log2 axes under one scaling mode, each link's curve with
+// and without overlap, and the measured cases of that mode with their
+// intervals. Its data files are named after the mode.
+std::string prediction_panel(const SuitePrediction& p, analysis::Scaling scaling,
+                             std::string_view mode, ChartSpec& chart) {
+  static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
+  std::string plot = "plot 100 with lines dt 3 lc rgb '#888888' title 'ideal'";
+  for (std::size_t i = 0; i < p.links.size(); ++i) {
+    const analysis::LinkModel& link = p.links[i].model;
+    std::string data;
+    for (int n = 1; n <= kMaxPredictedHosts; n *= 2) {
+      data += fmt::format("{} {:.6g} {:.6g}\n", n,
+                          100 * analysis::predict(p.step, link, n, false, scaling).efficiency,
+                          100 * analysis::predict(p.step, link, n, true, scaling).efficiency);
+    }
+    const std::string file = fmt::format("predicted-{}-{}.dat", mode, i);
+    chart.data.push_back({file, data});
+    const char* color = kColors[i % std::size(kColors)];
+    plot += fmt::format(
+        ", '{}' using 1:3 with linespoints pt 7 ps 0.6 lw 2 lc rgb '{}' title {}, '' using 1:2 "
+        "with linespoints pt 6 ps 0.6 dt 2 lc rgb '{}' title {}",
+        file, color, gnuplot_quote(link.name + ", overlap"), color,
+        gnuplot_quote(link.name + ", after backward"));
+  }
+  std::string measured;
+  for (const auto& v : p.validation) {
+    if (v.scaling != scaling || !std::isfinite(v.measured_speedup) || v.hosts < 1) continue;
+    // Error bars from the repetitions; none (the point itself) with one.
+    const analysis::Interval& iv = v.measured_speedup_interval;
+    const double percent_per_host = 100.0 / v.hosts;
+    measured +=
+        fmt::format("{} {:.6g} {:.6g} {:.6g}\n", v.hosts, v.measured_speedup * percent_per_host,
+                    (iv.has_interval() ? iv.low : v.measured_speedup) * percent_per_host,
+                    (iv.has_interval() ? iv.high : v.measured_speedup) * percent_per_host);
+  }
+  if (!measured.empty()) {
+    const std::string file = fmt::format("measured-{}.dat", mode);
+    chart.data.push_back({file, measured});
+    plot += fmt::format(
+        ", '{}' using 1:2:3:4 with yerrorbars pt 5 ps 1.2 lc rgb '#000000' "
+        "title 'measured (95% interval)'",
+        file);
+  }
+  return plot;
+}
+
+}  // namespace
+
+// Efficiency, not speedup: on log2 hosts every speedup curve looked
+// exponential and eight of them overlapped; one panel per scaling mode, the
+// legend outside the plots so that no label runs into a curve or the axis.
 std::optional<ChartSpec> prediction_chart(const analysis::SuiteData& suite) {
   auto p = suite_prediction(suite);
   if (!p || p->links.empty()) return std::nullopt;
   ChartSpec chart;
   chart.id = "prediction";
-  chart.title = "Predicted speedup vs hosts (batch per rank fixed), measured points";
-  std::string plot = "plot x with lines dt 3 lc rgb '#888888' title 'ideal'";
-  static const char* kColors[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"};
-  int i = 0;
-  for (const auto& l : p->links) {
-    std::string data;
-    for (int n = 1; n <= kMaxPredictedHosts; ++n) {
-      data += fmt::format(
-          "{} {:.6g} {:.6g}\n", n,
-          analysis::predict(p->step, l.model, n, false, analysis::Scaling::kWeak).speedup,
-          analysis::predict(p->step, l.model, n, true, analysis::Scaling::kWeak).speedup);
-    }
-    const std::string file = fmt::format("predicted{}.dat", i);
-    const char* color = kColors[i % 6];
-    chart.data.push_back({file, data});
-    plot += fmt::format(
-        ", '{}' using 1:3 with lines lw 2 lc rgb '{}' title {}, '' using 1:2 with "
-        "lines dt 2 lc rgb '{}' title {}",
-        file, color, gnuplot_quote(l.model.name + ", overlap"), color,
-        gnuplot_quote(l.model.name + ", after backward"));
-    ++i;
-  }
-  std::string measured;
-  for (const auto& v : p->validation) {
-    if (v.scaling == analysis::Scaling::kWeak && std::isfinite(v.measured_speedup)) {
-      // Error bars from the repetitions; none (the point itself) with one.
-      const analysis::Interval& iv = v.measured_speedup_interval;
-      measured += fmt::format("{} {:.6g} {:.6g} {:.6g}\n", v.hosts, v.measured_speedup,
-                              iv.has_interval() ? iv.low : v.measured_speedup,
-                              iv.has_interval() ? iv.high : v.measured_speedup);
-    }
-  }
-  if (!measured.empty()) {
-    chart.data.push_back({"measured.dat", measured});
-    plot +=
-        ", 'measured.dat' using 1:2:3:4 with yerrorbars pt 7 ps 1.5 lc rgb '#000000' "
-        "title 'measured (95% interval)'";
-  }
+  chart.title = "Predicted scaling efficiency vs hosts, per scaling mode, with the measured cases";
+  chart.width = 1100;
+  chart.height = 560;
+  const std::string weak = prediction_panel(*p, analysis::Scaling::kWeak, "weak", chart);
+  const std::string strong = prediction_panel(*p, analysis::Scaling::kStrong, "strong", chart);
   chart.script = fmt::format(
-      "set logscale x 2\nset xrange [1:{}]\nset yrange [0:*]\nset key left top\n"
-      "set xlabel 'hosts'\nset ylabel 'speedup over one host (tokens/s)'\n{}\n",
-      kMaxPredictedHosts, plot);
-  chart.height = 480;
+      "set logscale x 2\nset xrange [1:{}]\nset xtics 2\nset yrange [0:115]\n"
+      "set ytics 10\nset format y '%g%%'\nset grid ytics lc rgb '#dddddd'\n"
+      "set xlabel 'hosts'\nset ylabel 'scaling efficiency (speedup / hosts)'\n"
+      "set key outside below horizontal maxcols 3 font ',10'\n"
+      "set multiplot layout 1,2\n"
+      "set title 'batch per rank fixed (weak scaling)'\n{}\n"
+      "set title 'global batch fixed (strong scaling)'\n{}\n"
+      "unset multiplot\n",
+      kMaxPredictedHosts, weak, strong);
   return chart;
 }
 

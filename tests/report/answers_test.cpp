@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -237,9 +238,26 @@ TEST_F(AnswersTest, TheReportShowsFindingsMachinesAndThePredictionWithItsChart) 
   EXPECT_NE(html.find("Predicted vs measured on the virtual cluster"), std::string::npos);
   auto chart = prediction_chart(suite);
   ASSERT_TRUE(chart);
-  bool measured = false;
-  for (const auto& d : chart->data) measured = measured || d.name == "measured.dat";
-  EXPECT_TRUE(measured);
+  // Scaling efficiency per scaling mode, one panel each, the legend outside
+  // the plots (speedup on log2 hosts made every curve look exponential, and
+  // its legend ran into the y label).
+  EXPECT_NE(chart->script.find("set multiplot layout 1,2"), std::string::npos) << chart->script;
+  EXPECT_NE(chart->script.find("set key outside"), std::string::npos) << chart->script;
+  EXPECT_NE(chart->script.find("scaling efficiency"), std::string::npos) << chart->script;
+  const DataFile* measured = nullptr;
+  for (const auto& d : chart->data) {
+    if (d.name == "measured-weak.dat") measured = &d;
+  }
+  ASSERT_NE(measured, nullptr);
+  // Each measured point is an efficiency in percent, 2 hosts at its speedup / 2.
+  double hosts = 0, efficiency = 0;
+  std::istringstream(measured->content) >> hosts >> efficiency;
+  EXPECT_EQ(hosts, 2);
+  EXPECT_GT(efficiency, 10);
+  EXPECT_LT(efficiency, 110);
+  bool strong_measured = false;
+  for (const auto& d : chart->data) strong_measured |= d.name == "measured-strong.dat";
+  EXPECT_TRUE(strong_measured);
   bool listed = false;
   for (const auto& c : suite_charts(suite, compare_cases(suite)))
     listed = listed || c.id == "prediction";

@@ -92,5 +92,73 @@ TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
   fs::remove_all(dir);
 }
 
+// The prediction chart read at a glance: no two of its labels (ticks, axis
+// labels, panel titles, legend entries) overlap as Chromium lays them out,
+// and the legend is outside the plots (it sat inside, over the curves).
+TEST(ReportChromiumTest, ThePredictionChartsLabelsDoNotOverlap) {
+  const std::string chromium = find_chromium();
+  if (chromium.empty()) {
+    GTEST_SKIP() << "chromium not installed (scripts/install-deps.sh installs it)";
+  }
+  if (!find_gnuplot()) GTEST_SKIP() << "gnuplot not installed (scripts/install-deps.sh)";
+  const fs::path dir =
+      fs::temp_directory_path() / ("trainscope-chromium-labels-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  testing::build_suite_db(dir / "r.db", testing::reductions_suite());
+  auto report = run_trainscope("report --db " + shell_quote((dir / "r.db").string()) + " --out " +
+                               shell_quote((dir / "report.html").string()));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  // The page with a script that measures the chart's text boxes and writes
+  // the overlapping pairs into the DOM Chromium dumps.
+  std::string page = read(dir / "report.html");
+  const std::string measure = R"(<script>
+const boxes = [...document.querySelectorAll('[id$="-prediction"] svg text')]
+  .filter(t => t.textContent.trim() !== '')
+  .map(t => ({text: t.textContent.trim(), r: t.getBoundingClientRect()}));
+const overlaps = [];
+for (let i = 0; i < boxes.length; ++i) {
+  for (let j = i + 1; j < boxes.length; ++j) {
+    const a = boxes[i].r, b = boxes[j].r;
+    const x = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const y = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (x > 1 && y > 1) overlaps.push(boxes[i].text + ' / ' + boxes[j].text);
+  }
+}
+// The plots' frames: gnuplot draws each border as one closed rectangle.
+const frame = /^M([\d.]+),([\d.]+) L\1,([\d.]+) L([\d.]+),\3 L\4,\2 L\1,\2 Z/;
+const frames = [...document.querySelectorAll('[id$="-prediction"] svg path')]
+  .filter(p => frame.test((p.getAttribute('d') || '').trim()))
+  .map(p => p.getBoundingClientRect());
+const legend = /^ideal$|, overlap$|, after backward$|^measured/;
+const inside = boxes.filter(b => legend.test(b.text) && frames.some(f =>
+  b.r.left < f.right && b.r.right > f.left && b.r.top < f.bottom && b.r.bottom > f.top))
+  .map(b => b.text);
+document.body.insertAdjacentHTML('beforeend', '<pre id="labels">labels ' + boxes.length +
+  ' overlapping ' + overlaps.length + ': ' + overlaps.join('; ') + ' | frames ' +
+  frames.length + ' legend inside ' + inside.length + ': ' + inside.join('; ') + '</pre>');
+</script>)";
+  page.insert(page.rfind("</body>"), measure);
+  std::ofstream(dir / "measured.html") << page;
+  const std::string flags =
+      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
+      " --disable-background-networking --disable-component-update --disable-sync"
+      " --hide-scrollbars --window-size=1400,2400 --user-data-dir=";
+  auto dom = run_shell("timeout 120 " + shell_quote(chromium) + flags +
+                       shell_quote((dir / "profile").string()) + " --dump-dom " +
+                       shell_quote("file://" + (dir / "measured.html").string()) + " 2>/dev/null");
+  ASSERT_EQ(dom.exit_code, 0) << dom.output.substr(0, 2000);
+  // The last: the script's own text holds the first.
+  const auto at = dom.output.rfind("<pre id=\"labels\">labels ");
+  ASSERT_NE(at, std::string::npos) << "the script did not run";
+  const std::string said = dom.output.substr(at, dom.output.find("</pre>", at) - at);
+  EXPECT_GT(std::stoi(said.substr(said.find("labels ") + 7)), 20) << said;
+  EXPECT_NE(said.find(" overlapping 0: "), std::string::npos) << said;
+  // Every panel's frame found, and no legend entry inside one.
+  EXPECT_EQ(said.find(" frames 0 "), std::string::npos) << said;
+  EXPECT_NE(said.find(" legend inside 0: "), std::string::npos) << said;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace trainscope::report
