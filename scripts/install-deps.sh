@@ -27,6 +27,7 @@ packages=(
   python3-torch                       # the suites' PyTorch peer (bench/pytorch/, suite vs-pytorch)
   valgrind                            # the speed gate's work lane (callgrind counts; trainscope work)
   clang-format                        # scripts/check-format.sh (CI keeps the sources' format)
+  libsimgrid-dev                      # SimGrid's SMPI: smpicxx, smpirun (simgrid/, trainscope simgrid)
 )
 if [[ ${1:-} == --fuzz ]]; then
   packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
