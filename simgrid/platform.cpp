@@ -30,8 +30,8 @@ std::string platform_xml(const Platform& p) {
       p.hosts, p.bandwidth_Bps, p.latency_s,
       shared_switch ? fmt::format("a switch of {:.6g} B/s in all", p.switch_Bps)
                     : std::string("a non-blocking switch"),
-      p.hosts - 1, p.bandwidth_Bps, p.latency_s / 2,
-      shared_switch ? p.switch_Bps : p.bandwidth_Bps, shared_switch ? "SHARED" : "FATPIPE");
+      p.hosts - 1, p.bandwidth_Bps, p.latency_s / 2, shared_switch ? p.switch_Bps : p.bandwidth_Bps,
+      shared_switch ? "SHARED" : "FATPIPE");
 }
 
 std::string hostfile_text(int hosts) {

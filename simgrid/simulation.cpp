@@ -42,9 +42,8 @@ std::vector<std::string> smpirun_argv(const SimulationOptions& o, const std::fil
   std::vector<std::string> argv = {
       // -no-privatize: the program keeps no per-rank globals, so SMPI need
       // not load a copy of it for each rank.
-      o.smpirun, "-np", std::to_string(hosts), "-no-privatize",
-      "-platform", (dir / "platform.xml").string(),
-      "-hostfile", (dir / "hostfile").string(),
+      o.smpirun, "-np", std::to_string(hosts), "-no-privatize", "-platform",
+      (dir / "platform.xml").string(), "-hostfile", (dir / "hostfile").string(),
       // The profile's durations are the compute; SMPI times none of its own.
       "--cfg=smpi/simulate-computation:no", "--cfg=smpi/host-speed:1Gf",
       "--cfg=smpi/allreduce:" + o.allreduce, "--log=root.thres:warning"};

@@ -97,7 +97,8 @@ StepProfile read_profile(const char* path) {
 }
 
 // One step of this rank; returns its seconds in all-reduces.
-double run_step(const StepProfile& p, int rank, int step, Helper* helper, float* buffer, MPI_Op op) {
+double run_step(const StepProfile& p, int rank, int step, Helper* helper, float* buffer,
+                MPI_Op op) {
   const double f = trainscope::simgrid::compute_factor(p, rank, step);
   compute(p.forward_s * f);
   const std::size_t buckets = p.bucket_bytes.size();
@@ -147,8 +148,8 @@ int main(int argc, char** argv) {
   MPI_Op op = MPI_OP_NULL;
   const bool ring = p.collective == Collective::kRing && size > 1;
   if (ring) {
-    helper_actor = sg4::Actor::create("comm-" + std::to_string(rank), sg4::Host::current(),
-                                      std::ref(helper));
+    helper_actor =
+        sg4::Actor::create("comm-" + std::to_string(rank), sg4::Host::current(), std::ref(helper));
   } else {
     int64_t largest = 4;
     for (int64_t b : p.bucket_bytes) largest = std::max(largest, b);

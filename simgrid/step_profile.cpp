@@ -54,8 +54,8 @@ std::string format_step_profile(const StepProfile& p) {
   std::ostringstream out;
   out.precision(17);
   out << "# trainscope step profile for SimGrid (simgrid/step_profile.h)\n";
-  out << "forward_s " << p.forward_s << "\nbackward_s " << p.backward_s << "\nother_s "
-      << p.other_s << '\n';
+  out << "forward_s " << p.forward_s << "\nbackward_s " << p.backward_s << "\nother_s " << p.other_s
+      << '\n';
   append_list(out, "buckets", p.bucket_bytes);
   append_list(out, "ready", p.ready);
   out << "overlap " << (p.overlap ? 1 : 0) << "\ncollective " << collective_name(p.collective)
@@ -79,16 +79,25 @@ StepProfile parse_step_profile(const std::string& text, const std::string& sourc
     const LineReader r(source, n, key);
     const bool list = key == "buckets" || key == "ready" || key == "compute_samples";
     if (values.empty()) r.fail("no value");
-    if (!list && values.size() != 1) r.fail("one value expected, got " + std::to_string(values.size()));
-    if (key == "forward_s") p.forward_s = r.number(values[0], 0);
-    else if (key == "backward_s") p.backward_s = r.number(values[0], 0);
-    else if (key == "other_s") p.other_s = r.number(values[0], 0);
-    else if (key == "overlap") p.overlap = r.whole(values[0], 0) != 0;
-    else if (key == "steps") p.steps = static_cast<int>(r.whole(values[0], 1));
+    if (!list && values.size() != 1)
+      r.fail("one value expected, got " + std::to_string(values.size()));
+    if (key == "forward_s")
+      p.forward_s = r.number(values[0], 0);
+    else if (key == "backward_s")
+      p.backward_s = r.number(values[0], 0);
+    else if (key == "other_s")
+      p.other_s = r.number(values[0], 0);
+    else if (key == "overlap")
+      p.overlap = r.whole(values[0], 0) != 0;
+    else if (key == "steps")
+      p.steps = static_cast<int>(r.whole(values[0], 1));
     else if (key == "collective") {
-      if (values[0] == "ring") p.collective = Collective::kRing;
-      else if (values[0] == "mpi") p.collective = Collective::kMpi;
-      else r.fail("ring or mpi, got " + values[0]);
+      if (values[0] == "ring")
+        p.collective = Collective::kRing;
+      else if (values[0] == "mpi")
+        p.collective = Collective::kMpi;
+      else
+        r.fail("ring or mpi, got " + values[0]);
     } else if (key == "buckets") {
       for (const auto& v : values) p.bucket_bytes.push_back(r.whole(v, 4));
       have_buckets = true;
@@ -97,8 +106,9 @@ StepProfile parse_step_profile(const std::string& text, const std::string& sourc
     } else if (key == "compute_samples") {
       for (const auto& v : values) p.compute_samples.push_back(r.number(v, 0));
     } else {
-      r.fail("unknown key (forward_s, backward_s, other_s, buckets, ready, overlap, collective, "
-             "steps, compute_samples)");
+      r.fail(
+          "unknown key (forward_s, backward_s, other_s, buckets, ready, overlap, collective, "
+          "steps, compute_samples)");
     }
   }
   if (!have_buckets) throw std::runtime_error(source + ": no buckets line");

@@ -117,8 +117,9 @@ StepProfile allreduce_only(int64_t bytes, Collective collective) {
 TEST_F(SimulationTest, RingAllReduceAgainstTheFormula) {
   constexpr double kBytes = 108.0 * 1024 * 1024, kBandwidth = 125e6;
   for (int hosts : {2, 8}) {
-    const SimulatedRun run = simulate(allreduce_only(static_cast<int64_t>(kBytes), Collective::kRing),
-                                      {.hosts = hosts, .bandwidth_Bps = kBandwidth});
+    const SimulatedRun run =
+        simulate(allreduce_only(static_cast<int64_t>(kBytes), Collective::kRing),
+                 {.hosts = hosts, .bandwidth_Bps = kBandwidth});
     const double formula = 2.0 * (hosts - 1) / hosts * kBytes / kBandwidth;
     EXPECT_GE(run.median_comm_s(), formula) << hosts;
     EXPECT_LE(run.median_comm_s(), 1.15 * formula) << hosts;
@@ -130,7 +131,8 @@ TEST_F(SimulationTest, MpiAllreduceLrIsTheSameRing) {
   constexpr int64_t kBytes = 16 << 20;  // SMPI's own algorithms allocate it per rank
   for (int hosts : {2, 8}) {
     const Platform platform{.hosts = hosts, .bandwidth_Bps = 125e6, .latency_s = 100e-6};
-    const double ring = simulate(allreduce_only(kBytes, Collective::kRing), platform).median_comm_s();
+    const double ring =
+        simulate(allreduce_only(kBytes, Collective::kRing), platform).median_comm_s();
     const double mpi = simulate(allreduce_only(kBytes, Collective::kMpi), platform).median_comm_s();
     EXPECT_NEAR(mpi / ring, 1.0, 0.01) << hosts;
   }
