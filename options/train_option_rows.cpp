@@ -510,6 +510,17 @@ std::vector<TrainOption> output_rows() {
                           set_inject_delay(o, v.get<std::string>(), "inject_delay");
                         }
                       }}},
+      {.summary = "replay_compute", .flag = "--replay-compute",
+       .help = "Replay a measured run's compute instead of computing: FILE is the --summary "
+               "of a one-rank run of the same model (trainscope train --summary). Each rank "
+               "sleeps that run's data, forward, backward and optimizer times of a step (one "
+               "of its measured steps, drawn per rank and step), hands the gradient buckets to "
+               "the reduction at the moments backward finalised them, and reduces them for "
+               "real: the communication of N hosts with the compute of one, in no CPU. The "
+               "loss and gradient norm are the recorded ones; the weights do not change. "
+               "Suites set it with replay_from",
+       .ref = Ref<std::string>([](O& o) -> std::string& { return o.replay_compute; }),
+       .suite = "replay_compute", .recorded = Emit::kNever, .name_when = NameWhen::kNever},
       {.flag = "--log-every", .help = "Print a progress line every N steps",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.log_every; }),
        .check = Check::kNonNegative,

@@ -85,6 +85,9 @@ struct TrainOptions {
   StallAction stall_action = StallAction::kWarn;
   double stall_grace_s = 0;  // kAbort: how long after the timeout; 0: the timeout again
   std::optional<InjectedDelay> inject_delay;
+  // Non-empty: a one-rank run's summary whose compute every rank replays as
+  // sleeps, with the real gradient synchronisation (training/run/replay.h).
+  std::string replay_compute;
   int64_t log_every = 1;  // progress line every N steps (rank 0)
   bool quiet = false;
 

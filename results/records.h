@@ -134,6 +134,12 @@ struct StepRecord {
   // before they end: what overlap can hide behind is the rest. 0 in
   // summaries from before they were booked so (then inside forward).
   double head_backward_s = 0;
+  // When backward finalised each gradient range, as it told the reduction
+  // (seconds from backward's start) and where the range begins (elements
+  // into the arena): what a replay (--replay-compute) hands on at the same
+  // moments, and what a bucket's readiness is read from.
+  std::vector<double> backward_ready_s;
+  std::vector<int64_t> backward_ready_at;
   bool operator==(const StepRecord&) const = default;
 };
 template <>
@@ -153,6 +159,8 @@ struct Fields<StepRecord> {
       field("mem_peak", &StepRecord::mem_peak),
       field("comm_time_s", &StepRecord::comm_time_s).absent_ok(),
       field("head_backward_s", &StepRecord::head_backward_s).absent_ok(),
+      field("backward_ready_s", &StepRecord::backward_ready_s).absent_ok(),
+      field("backward_ready_at", &StepRecord::backward_ready_at).absent_ok(),
   };
 };
 

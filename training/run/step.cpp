@@ -4,16 +4,19 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <cmath>
 #include <functional>
 #include <string>
 #include <thread>
 
+#include "base/check.h"
 #include "kernels/adamw.h"
 #include "profiler/clock.h"
 #include "profiler/memory_tracker.h"
 #include "results/environment.h"
 #include "training/run/milestones.h"
+#include "training/run/replay.h"
 
 namespace trainscope::training {
 namespace {
@@ -75,6 +78,10 @@ class StepRunner {
         log_(log),
         milestones_(ctx, plan, data.val_source.get(), state, summary.val) {
     allocate_planted_work();
+    if (!ctx.options.replay_compute.empty()) {
+      if (ctx.options.zero == 1) throw Error("--replay-compute: not with --zero 1");
+      replay_ = ComputeReplay::load(ctx.options.replay_compute, state.trainable_count(), ctx.rank);
+    }
   }
 
   // Returns false when the loss is not finite: the run stops there, failed.
@@ -83,6 +90,7 @@ class StepRunner {
  private:
   int64_t load_batch(int64_t step);
   double forward_backward(int64_t step, int64_t global_predicted);
+  double replay_forward_backward(int64_t step, int64_t global_predicted);
   void inject_delay() const;
   void plant_slowdown(double trained_s) const;
   void allocate_planted_work();
@@ -104,14 +112,21 @@ class StepRunner {
   double slowdown_pct_ = results::planted_slowdown_pct();  // TRAINSCOPE_SLOWDOWN
   double work_pct_ = results::planted_work_pct();          // TRAINSCOPE_PLANT_WORK
   kernels::Buffer<float> work_params_, work_m_, work_v_;   // its scratch
-  comm::GradSyncStats gather_stats_;  // --zero 1: this step's parameter all-gather
-  double head_backward_s_ = 0;        // this step's head gradient GEMMs (StepRecord)
+  double head_backward_s_ = 0;              // this step's head gradient GEMMs (StepRecord)
+  comm::GradSyncStats gather_stats_;        // --zero 1: this step's parameter all-gather
+  std::optional<ComputeReplay> replay_;     // --replay-compute
+  const ReplayedStep* replayed_ = nullptr;  // what this step replays, with it
+  std::vector<double> ready_s_;             // this step's backward moments
+  std::vector<int64_t> ready_at_;
 };
 
 bool StepRunner::run_step(int64_t step) {
   profiler::reset_peak_memory();
   timer().begin_step(step);
   const auto start = std::chrono::steady_clock::now();
+  replayed_ = replay_ ? &replay_->step_for(ctx_.rank, step) : nullptr;
+  ready_s_.clear();
+  ready_at_.clear();
   StepFigures figures{.step = step};
   const int64_t global_predicted = load_batch(step);
   figures.loss = forward_backward(step, global_predicted);
@@ -138,6 +153,11 @@ bool StepRunner::run_step(int64_t step) {
 int64_t StepRunner::load_batch(int64_t step) {
   const bool count_predicted = data_.options.mask_padding || data_.options.mask_prompt;
   int64_t local_predicted = data_.tokens_per_rank_step();
+  if (replayed_) {  // no batch: nothing computes with it
+    auto scope = timer().phase(Phase::kData);
+    sleep_until_offset(std::chrono::steady_clock::now(), replayed_->data_s);
+    return local_predicted * ctx_.world;
+  }
   {
     auto scope = timer().phase(Phase::kData);
     data_.source->batch(step, state_.inputs.span(), state_.targets.span());
@@ -163,6 +183,7 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
             ? fmt::format(" (--mask-prompt: do the prompts fill --block {}?)", ctx_.options.block)
             : std::string()));
   }
+  if (replayed_) return replay_forward_backward(step, global_predicted);
   LlamaModel<float>& model = *state_.model;
   comm::GradSync& sync = *state_.sync;
   ForwardResult fr;
@@ -188,7 +209,10 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
   {
     auto scope = timer().phase(Phase::kBackward);
     sync.begin_step(step);
+    const auto backward_start = std::chrono::steady_clock::now();
     model.backward(state_.inputs.data(), [&](int64_t begin) {
+      ready_s_.push_back(profiler::seconds_since(backward_start));
+      ready_at_.push_back(begin);
       if (!sync.overlaps()) return;
       auto comm_scope = timer().phase(Phase::kComm);
       sync.on_ready(begin);
@@ -201,6 +225,45 @@ double StepRunner::forward_backward(int64_t step, int64_t global_predicted) {
     loss_sum = ctx_.comm.all_reduce_sum(loss_sum);
   }
   return global_predicted > 0 ? loss_sum / static_cast<double>(global_predicted) : std::nan("");
+}
+
+// The measured step's compute as sleeps (training/run/replay.h), the
+// gradient ranges handed on at its moments, the reduction and the loss's
+// all-reduce for real.
+double StepRunner::replay_forward_backward(int64_t step, int64_t global_predicted) {
+  const ReplayedStep& r = *replayed_;
+  comm::GradSync& sync = *state_.sync;
+  {
+    auto scope = timer().phase(Phase::kForward);
+    inject_delay();
+    sleep_until_offset(std::chrono::steady_clock::now(), r.forward_s);
+    // The head's gradient GEMMs, in forward's pass and booked to backward.
+    auto head = timer().phase(Phase::kBackward);
+    sleep_until_offset(std::chrono::steady_clock::now(), r.head_backward_s);
+    head_backward_s_ = r.head_backward_s;
+  }
+  {
+    auto scope = timer().phase(Phase::kBackward);
+    sync.begin_step(step);
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < r.ready_s.size(); ++i) {
+      sleep_until_offset(start, r.ready_s[i]);
+      ready_s_.push_back(profiler::seconds_since(start));
+      ready_at_.push_back(r.ready_at[i]);
+      if (!sync.overlaps()) continue;
+      auto comm_scope = timer().phase(Phase::kComm);
+      sync.on_ready(r.ready_at[i]);
+    }
+    sleep_until_offset(start, r.backward_s - r.head_backward_s);
+  }
+  const double predicted = static_cast<double>(global_predicted);
+  double loss_sum = r.loss * predicted / ctx_.world;
+  {
+    auto scope = timer().phase(Phase::kComm);
+    sync.finish();
+    loss_sum = ctx_.comm.all_reduce_sum(loss_sum);
+  }
+  return loss_sum / predicted;
 }
 
 // --inject-delay: this rank computes that much longer every step.
@@ -239,6 +302,10 @@ void StepRunner::stop_on_bad_loss(int64_t step, double loss) {
 // all-gathered). Returns the gradient norm before clipping.
 double StepRunner::optimizer_step(int64_t step, double lr) {
   auto scope = timer().phase(Phase::kOptimizer);
+  if (replayed_) {
+    sleep_until_offset(std::chrono::steady_clock::now(), replayed_->optimizer_s);
+    return replayed_->grad_norm;
+  }
   const options::TrainOptions& o = ctx_.options;
   float* grads = state_.model->grads().data();
   double grad_norm = 0;
@@ -318,6 +385,8 @@ void StepRunner::record_step(const StepFigures& figures) {
   log_.steps.push_back(
       make_step_record(figures, data_.tokens_per_rank_step(), times, stats, memory));
   log_.steps.back().head_backward_s = head_backward_s_;
+  log_.steps.back().backward_ready_s = std::move(ready_s_);
+  log_.steps.back().backward_ready_at = std::move(ready_at_);
   log_.comm_total.calls += stats.calls;
   log_.comm_total.bytes += stats.bytes;
   log_.comm_total.time_s += stats.comm_s;
