@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/atomic_file.h"
 #include "base/check.h"
 #include "profiler/clock.h"
 #include "results/environment.h"
@@ -136,6 +137,21 @@ CaseRunner::Prepared CaseRunner::prepare(const SuiteCase& c, const fs::path& bin
 }
 
 RunOutcome CaseRunner::run(const SuiteCase& c, int rep, int64_t suite_id, const fs::path& binary) {
+  if (c.replay_from.empty()) return run_resolved(c, rep, suite_id, binary);
+  // A replay: its source's latest summary (training/run/replay.h).
+  SuiteCase replay = c;
+  if (const auto source = replay_sources_.find(c.replay_from); source != replay_sources_.end()) {
+    replay.train.replay_compute = source->second.string();
+    replay.given.insert("replay_compute");
+  } else if (replay.skip_reason.empty()) {
+    replay.skip_reason = fmt::format(
+        "replay_from '{}': that case has not run successfully in this suite run", c.replay_from);
+  }
+  return run_resolved(replay, rep, suite_id, binary);
+}
+
+RunOutcome CaseRunner::run_resolved(const SuiteCase& c, int rep, int64_t suite_id,
+                                    const fs::path& binary) {
   const Prepared p = prepare(c, binary);
   RunOutcome out;
   out.row.suite_id = suite_id;
@@ -165,7 +181,19 @@ RunOutcome CaseRunner::run(const SuiteCase& c, int rep, int64_t suite_id, const 
   db_.add_poller_samples(out.row.id, job.samples);
   record(out, job, ingest(c, job, p.output, stderr_path, timeout_s), stderr_path);
   out.interrupted = job.run.interrupted;
+  keep_replay_source(c, out);
   return out;
+}
+
+// A training case's summary, kept for the cases that replay it.
+void CaseRunner::keep_replay_source(const SuiteCase& c, const RunOutcome& out) {
+  if (c.kind != CaseKind::kTrain || !c.replay_from.empty() || !out.summary ||
+      out.row.status != results::RunStatus::kOk) {
+    return;
+  }
+  const fs::path path = work_dir_.path() / fmt::format("replay-source-{}.json", index_);
+  write_file_atomically(path, nlohmann::json(*out.summary).dump());
+  replay_sources_[c.name] = path;
 }
 
 // The run's final state, in one finish_run transaction with its summary.

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -68,8 +69,11 @@ class CaseRunner {
   const std::filesystem::path& work_dir() const { return work_dir_.path(); }
 
  private:
+  RunOutcome run_resolved(const SuiteCase& c, int rep, int64_t suite_id,
+                          const std::filesystem::path& binary);
   void record(RunOutcome& out, const JobOutcome& job, Ingested in,
               const std::filesystem::path& stderr_path);
+  void keep_replay_source(const SuiteCase& c, const RunOutcome& out);
 
   const Suite& suite_;
   const RunnerOptions& options_;
@@ -79,6 +83,8 @@ class CaseRunner {
   ScopedTempDir work_dir_;
   CaseHostProvider hosts_;  // after work_dir_: its clusters go down first
   int index_ = 0;           // the job's files are case-<index>.*
+  // Training cases' latest summaries, by case name, for replay_from.
+  std::map<std::string, std::filesystem::path> replay_sources_;
 };
 
 }  // namespace trainscope::suites

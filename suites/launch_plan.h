@@ -9,7 +9,9 @@
 // lo, so single-box runs never leave 127.0.0.0/8), or to
 // PlanContext::tcp_interface. A case with an Open MPI all-reduce algorithm
 // gets `--mca coll_tuned_use_dynamic_rules 1 --mca
-// coll_tuned_allreduce_algorithm N` (in LaunchPlan::transport too); the
+// coll_tuned_allreduce_algorithm N` (in LaunchPlan::transport too), and a
+// replaying case (replay_from) on hosts without cores of their own `--mca
+// mpi_yield_when_idle 1`; the
 // trainscope command gets --allreduce and --zero only when not the default,
 // a LoRA case --fine-tune lora with every --lora-* setting, a case with
 // init_from --init-from DIR instead of --model. A hostfile naming other hosts

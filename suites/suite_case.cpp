@@ -106,6 +106,7 @@ nlohmann::json SuiteCase::to_json() const {
   }
   if (kind == CaseKind::kTrain) {
     j["extra_args"] = extra_args;
+    if (!replay_from.empty()) j["replay_from"] = replay_from;
   } else {
     j["sweep"] = {{"min_bytes", sweep.min_bytes},
                   {"max_bytes", sweep.max_bytes},

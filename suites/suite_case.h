@@ -57,6 +57,11 @@ struct SuiteCase : options::Placement {
   int cpu_share_cores = 0;              // > 0: cpu_share = min(1, this / hosts), set by collapse()
   std::vector<std::string> extra_args;  // appended to the trainscope command
   std::string extra_args_at;            // "FILE:LINE:COL" of extra_args in the suite, for errors
+  // Non-empty: a training case of this suite, run before, whose compute this
+  // case replays (training/run/replay.h): the runner passes its latest
+  // summary as --replay-compute. Recorded in the config; the case is
+  // reported as replayed.
+  std::string replay_from;
   SweepSettings sweep;
 
   // Whether `row` is set for this case: given (an optional setting) or not

@@ -163,6 +163,7 @@ class Parser {
   void read_cases(const toml::node& case_node, const SuiteCase& base);
   void check_case_table(const toml::table& t, const SuiteCase& c) const;
   void check_model_and_init_from(const toml::table& t) const;
+  void check_replay_from(const toml::node& n, const SuiteCase& c) const;
 
   std::string source_;
   std::filesystem::path base_dir_;
@@ -178,6 +179,10 @@ const std::vector<Setting>& Parser::settings() {
   using P = const Parser&;
   using N = const toml::node&;
   static const std::vector<Setting> kSettings = {
+      {"replay_from", false, true, false, [](P p, SuiteCase& c, N n) {
+         c.replay_from = p.get_string(n, "replay_from");
+         if (c.replay_from.empty()) p.fail(n, "'replay_from' must name a case of this suite");
+       }},
       {"extra_args", false, true, false, [](P p, SuiteCase& c, N n) {
          const toml::array* a = n.as_array();
          if (!a) p.fail(n, "'extra_args' must be an array of strings");
@@ -414,6 +419,9 @@ SuiteCase Parser::read_base(const toml::table& root) const {
   if (!t) fail(*base_node, "'base' must be a table");
   check_keys(*t, keys(false), "[base]");
   check_model_and_init_from(*t);
+  if (const toml::node* r = t->get("replay_from")) {
+    fail(*r, "'replay_from' names the case one [[case]] replays: it goes in that [[case]]");
+  }
   for (auto&& [k, v] : *t) apply(base, std::string(k.str()), v);
   if (kind_ == CaseKind::kTrain && base.train.steps <= base.train.warmup_steps) {
     const toml::node* s = t->get("steps");
@@ -469,6 +477,22 @@ void Parser::check_model_and_init_from(const toml::table& t) const {
   }
 }
 
+// A replay's source: a training case before it that computes, whose summary
+// the runner has by the time the replay runs.
+void Parser::check_replay_from(const toml::node& n, const SuiteCase& c) const {
+  const auto source = std::find_if(cases_.begin(), cases_.end(),
+                                   [&](const SuiteCase& s) { return s.name == c.replay_from; });
+  if (source == cases_.end()) {
+    fail(n,
+         fmt::format("'replay_from' names '{}', which is no case before this one", c.replay_from));
+  }
+  if (source->kind != CaseKind::kTrain || !source->replay_from.empty()) {
+    fail(n, fmt::format("'replay_from' must name a training case that computes; '{}' does not",
+                        c.replay_from));
+  }
+  if (c.train.zero == 1) fail(n, "'replay_from' does not go with zero = 1");
+}
+
 // Explicitly written settings that cannot apply are mistakes.
 void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
   if (t.get("links") && c.transport != "tcp") {
@@ -505,8 +529,11 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
   std::vector<std::string> case_keys = keys(true);
   case_keys.push_back("name");
   case_keys.push_back("timeout_s");
-  // A case's own flags (e.g. --inject-delay) and starting weights, instead of [base]'s.
-  if (kind_ == CaseKind::kTrain) case_keys.insert(case_keys.end(), {"extra_args", "init_from"});
+  // A case's own flags (e.g. --inject-delay), starting weights instead of
+  // [base]'s, and the case whose compute it replays.
+  if (kind_ == CaseKind::kTrain) {
+    case_keys.insert(case_keys.end(), {"extra_args", "init_from", "replay_from"});
+  }
   // Settings the cases vary name their value in the generated names.
   for (const toml::node& e : *list) {
     const toml::node* m = e.as_table()->get("model");
@@ -531,6 +558,7 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
       }
     }
     check_case_table(t, c);
+    if (const toml::node* r = t.get("replay_from")) check_replay_from(*r, c);
     collapse(c);
     const toml::node* name = t.get("name");
     c.name = name ? get_string(*name, "name") : generated_case_name(c, varying_);

@@ -216,9 +216,9 @@ TEST(SuiteConfig, AllReduceSuiteKeys) {
 
 TEST(SuiteConfig, EveryBuiltinSuiteParses) {
   const auto builtins = builtin_suite_names();
-  for (const char* expected :
-       {"allreduce", "allreduce-algorithms", "default", "dp-modes", "finetune", "machines",
-        "precision", "reductions", "scaling", "smoke", "stragglers", "tcp-links", "vs-pytorch"}) {
+  for (const char* expected : {"allreduce", "allreduce-algorithms", "default", "dp-modes",
+                               "finetune", "machines", "precision", "reductions", "replay",
+                               "scaling", "smoke", "stragglers", "tcp-links", "vs-pytorch"}) {
     EXPECT_NE(std::find(builtins.begin(), builtins.end(), expected), builtins.end()) << expected;
   }
   for (const auto& name : builtins) {
