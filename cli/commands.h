@@ -40,6 +40,7 @@ void add_generate_command(CLI::App& app);
 void add_fuse_command(CLI::App& app);
 void add_doctor_command(CLI::App& app);
 void add_history_command(CLI::App& app);
+void add_simgrid_command(CLI::App& app);
 
 // The options `args` give `train` (the flag parser's Error unless they are
 // flags `train` accepts, with values it takes): for suites' extra_args,

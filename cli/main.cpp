@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   cli::add_generate_command(app);
   cli::add_fuse_command(app);
   cli::add_doctor_command(app);
+  cli::add_simgrid_command(app);
 
   try {
     app.parse(argc, argv);

@@ -55,6 +55,7 @@
 #include "results/db_records.h"
 #include "results/machine_limits.h"
 #include "results/records.h"
+#include "results/simulation_records.h"
 
 namespace trainscope::results {
 
@@ -121,6 +122,10 @@ class ResultsDb {
   // Stores measured limits, of suite `suite_id` or, with std::nullopt, of
   // no suite (`trainscope doctor --db`); one transaction.
   void add_machine_limits(std::optional<int64_t> suite_id, std::span<const MachineLimit> limits);
+  // Replaces suite `suite_id`'s simulated steps of `simulator` with `rows`
+  // (simulation_store.cpp); one transaction.
+  void replace_simulations(int64_t suite_id, std::string_view simulator,
+                           std::span<const SimulatedStep> rows);
 
   // Comparisons of two builds (results/comparison_records.h), written as
   // they go: begun (started_at stamped, verdict ""), a pair committed as
@@ -168,6 +173,9 @@ class ResultsDb {
   // The limits measured with suite `suite_id`, or with std::nullopt those of
   // no suite, latest first; none in a database made before they were stored.
   std::vector<MachineLimit> machine_limits(std::optional<int64_t> suite_id);
+  // Suite `suite_id`'s simulated steps, by simulator, link, overlap and
+  // hosts; none in a database made before they were stored.
+  std::vector<SimulatedStep> simulations(int64_t suite_id);
   // Comparisons, latest first; none in a database made before they were
   // stored. A pair's, case's or count's rows in the order they were written.
   std::vector<ComparisonRow> list_comparisons();

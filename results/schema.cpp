@@ -8,6 +8,7 @@
 #include "base/check.h"
 #include "results/comparison_records.h"
 #include "results/machine_limits.h"
+#include "results/simulation_records.h"
 #include "results/records.h"
 #include "results/db_records.h"
 
@@ -88,6 +89,12 @@ std::vector<TableSpec> make_tables() {
        {},
        false,
        {"CREATE INDEX machine_limits_suite_id ON machine_limits(suite_id)"}},
+      // A simulator's step times for a suite's step (results/simulation_records.h).
+      {"simulations",
+       concat({{id_column(), parent_column("suite_id", "suites")}, columns_of<SimulatedStep>()}),
+       {},
+       false,
+       {"CREATE INDEX simulations_suite_id ON simulations(suite_id)"}},
       // Comparisons of two builds (results/comparison_records.h).
       {"comparisons", concat({{id_column()}, columns_of<ComparisonInfo>()}), {}, false, {}},
       {"comparison_pairs",
