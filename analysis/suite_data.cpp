@@ -104,6 +104,7 @@ SuiteData load_suite(results::ResultsDb& db, int64_t suite_id) {
     run.row = std::move(row);
     out.cases[it->second].runs.push_back(std::move(run));
   }
+  out.simulations = db.simulations(suite_id);
   out.limits = db.machine_limits(suite_id);
   if (out.limits.empty()) {
     const auto host = out.suite.info.host_facts.find("hostname");

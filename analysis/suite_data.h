@@ -66,6 +66,9 @@ struct SuiteData {
   // own; without any (--no-limits, or older results), the latest that
   // `trainscope doctor --db` stored for the suite's host; else none.
   std::vector<results::MachineLimit> limits;
+  // A simulator's step times for this suite's step (`trainscope simgrid
+  // --save`; results/simulation_records.h); none when not simulated.
+  std::vector<results::SimulatedStep> simulations;
   const CaseData* find_case(std::string_view name) const;
 };
 

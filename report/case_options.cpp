@@ -8,6 +8,11 @@ CaseOptions case_options(const analysis::CaseData& c) {
   out.trains = c.run_case.mode != "allreduce";  // the runner's mode of sweeps
   out.train = options::options_from_config(config);
   out.placement = options::placement_from_config(config);
+  if (config.is_object()) {
+    if (auto it = config.find("replay_from"); it != config.end() && it->is_string()) {
+      out.replay_from = it->get<std::string>();
+    }
+  }
   return out;
 }
 

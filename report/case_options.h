@@ -20,6 +20,10 @@ struct CaseOptions {
   // Where it ran (batch_per_rank > 0: weak scaling; mpi_algorithm: Open
   // MPI's all-reduce algorithm forced, 0 its own choice).
   options::Placement placement;
+  // Non-empty: the case replayed this case's compute as sleeps
+  // (training/run/replay.h): its communication was measured, not its
+  // compute, and it is never set beside measured cases as one of them.
+  std::string replay_from;
 };
 CaseOptions case_options(const analysis::CaseData& c);
 

@@ -30,8 +30,10 @@ namespace {
 std::string workload_key(const analysis::CaseData& c) {
   const CaseOptions o = case_options(c);
   if (!o.trains) return "sweep";
-  return fmt::format("{}|{}|{}|{}|{}", o.train.model, o.train.data.source, o.train.block,
-                     case_fine_tune(c).label(), enum_name(o.train.precision));
+  // A replayed case is a workload of its own: never the same as a measured one.
+  return fmt::format("{}|{}|{}|{}|{}{}", o.train.model, o.train.data.source, o.train.block,
+                     case_fine_tune(c).label(), enum_name(o.train.precision),
+                     o.replay_from.empty() ? "" : "|replayed from " + o.replay_from);
 }
 
 std::string model_label(const analysis::CaseData& c) {

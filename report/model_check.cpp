@@ -1,0 +1,175 @@
+#include "report/model_check.h"
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "report/case_options.h"
+#include "report/dilation.h"
+#include "base/format.h"
+
+namespace trainscope::report {
+namespace {
+
+using analysis::CaseData;
+using analysis::CaseFigures;
+using analysis::LinkModel;
+using analysis::Scaling;
+using analysis::SuiteData;
+
+// "123.4 (+5.6%)": a step beside its difference from `against`.
+std::string step_beside(double s, double against) {
+  if (!std::isfinite(s)) return "-";
+  const std::string ms = format_number(s * 1e3, 1);
+  return std::isfinite(against) && against > 0
+             ? fmt::format("{} ({:+.1f}%)", ms, (s / against - 1) * 100)
+             : ms;
+}
+
+const LinkModel* link_named(const SuitePrediction& p, const std::string& name) {
+  for (const auto& l : p.links) {
+    if (l.model.name == name && l.model.bandwidth_Bps > 0) return &l.model;
+  }
+  return nullptr;
+}
+
+// A multi-host, weak-scaling, full-speed case's point and median step.
+struct CasePoint {
+  std::string link;
+  bool overlap = false;
+  int hosts = 0;
+  double step_s = NAN;
+  enum class Kind { kReal, kReplay, kRealReplayed } kind = Kind::kReal;
+  bool loaded = false;
+  double link_share = NAN;  // all-reduce busbw over the link's measured rate
+};
+
+// A replay of one host's compute, or of a multi-host case's.
+CasePoint::Kind kind_of(const SuiteData& suite, const CaseOptions& o) {
+  if (o.replay_from.empty()) return CasePoint::Kind::kReal;
+  const CaseData* source = suite.find_case(o.replay_from);
+  return source && source->run_case.world_size > 1 ? CasePoint::Kind::kRealReplayed
+                                                   : CasePoint::Kind::kReplay;
+}
+
+std::optional<CasePoint> case_point(const SuiteData& suite, const CaseData& c) {
+  const auto& rc = c.run_case;
+  if (rc.host_count < 2 || rc.world_size < 2 || rc.link.empty() || !full_speed(rc)) {
+    return std::nullopt;
+  }
+  const CaseOptions o = case_options(c);
+  if (o.placement.batch_per_rank <= 0) return std::nullopt;  // strong scaling: not in these rows
+  const CaseFigures f = analysis::case_figures(c);
+  if (!(f.step_median_s > 0)) return std::nullopt;
+  const double link_GBps = rc.link_gbps.value_or(NAN) / 8;
+  return CasePoint{rc.link,
+                   rc.reduction.starts_with("overlap"),
+                   rc.host_count,
+                   f.step_median_s,
+                   kind_of(suite, o),
+                   f.loaded > 0,
+                   f.grad_busbw_gbps / link_GBps};
+}
+
+}  // namespace
+
+std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
+                                            const SuitePrediction& p) {
+  std::map<std::tuple<std::string, bool, int>, ModelCheckRow> rows;
+  auto row = [&](const std::string& link, bool overlap, int hosts) -> ModelCheckRow& {
+    ModelCheckRow& r = rows[{link, overlap, hosts}];
+    if (r.hosts == 0) {
+      r.link = link;
+      r.overlap = overlap;
+      r.hosts = hosts;
+      if (const LinkModel* m = link_named(p, link)) {
+        r.predicted_s = analysis::predict(p.step, *m, hosts, overlap, Scaling::kWeak).step_s;
+      }
+    }
+    return r;
+  };
+  for (const auto& s : suite.simulations) {
+    if (s.scaling != "weak") continue;
+    ModelCheckRow& r = row(s.link, s.overlap, s.hosts);
+    if (!std::isfinite(r.simgrid_s)) r.simgrid_s = s.step_s;
+  }
+  for (const auto& c : suite.cases) {
+    const auto point = case_point(suite, c);
+    if (!point) continue;
+    ModelCheckRow& r = row(point->link, point->overlap, point->hosts);
+    switch (point->kind) {
+      case CasePoint::Kind::kReal:
+        std::tie(r.real_s, r.real_case) = std::tie(point->step_s, c.name);
+        break;
+      case CasePoint::Kind::kReplay:
+        std::tie(r.replay_s, r.replay_case) = std::tie(point->step_s, c.name);
+        r.replay_link_share = point->link_share;
+        break;
+      case CasePoint::Kind::kRealReplayed:
+        std::tie(r.real_replayed_s, r.real_replayed_case) = std::tie(point->step_s, c.name);
+        break;
+    }
+    r.loaded = r.loaded || point->loaded;
+  }
+  std::vector<ModelCheckRow> out;
+  for (auto& [key, r] : rows) out.push_back(std::move(r));
+  return out;
+}
+
+std::optional<Table> model_check_table(const analysis::SuiteData& suite, const SuitePrediction& p) {
+  const auto rows = model_check_rows(suite, p);
+  bool replays = false;
+  for (const auto& r : rows) replays = replays || std::isfinite(r.replay_s);
+  if (rows.empty() || (suite.simulations.empty() && !replays)) return std::nullopt;
+  Table t{"The prediction checked: SimGrid, replayed compute and real runs (weak scaling)",
+          {"link", "all-reduce", "hosts", "predicted ms", "SimGrid ms", "replay ms", "real ms",
+           "real replayed ms"},
+          {},
+          "",
+          {0, 1}};
+  bool loaded = false, slow_links = false;
+  for (const auto& r : rows) {
+    loaded = loaded || r.loaded;
+    const bool slow = r.replay_link_share < kLinkShareFloor;
+    slow_links = slow_links || slow;
+    t.rows.push_back(
+        {r.link, r.overlap ? "overlap" : "after backward", std::to_string(r.hosts),
+         std::isfinite(r.predicted_s) ? format_number(r.predicted_s * 1e3, 1) : "-",
+         step_beside(r.simgrid_s, r.predicted_s),
+         step_beside(r.replay_s, r.predicted_s) + (r.loaded ? " (loaded)" : "") +
+             (slow ? fmt::format(" (links at {:.0f}%)", r.replay_link_share * 100) : ""),
+         step_beside(r.real_s, r.predicted_s), step_beside(r.real_replayed_s, r.real_s)});
+  }
+  t.note = fmt::format(
+      "Median step times; in brackets each one's difference from the prediction (for the real "
+      "case replayed, from the real case: the replay's own check, each rank sleeping what its "
+      "namesake computed). SimGrid: {} "
+      "replaying the step of {} (its forward, backward and the rest, each rank drawing its "
+      "compute from the measured steps, the gradient in the engine's buckets and order) on N "
+      "hosts behind a non-blocking switch with the link's measured bandwidth and latency; its "
+      "TCP model gives a large message about 90% of a link's rate, which the prediction (from "
+      "a measured all-reduce) already has, so SimGrid's communication reads about 10% longer by "
+      "construction. Replay: every rank sleeps the measured compute of {} and does the real "
+      "all-reduce over the virtual cluster; real: the same case computing, at 2 hosts (a core "
+      "each) where this machine can. Where they part: latency (the prediction's 2(N-1) x latency "
+      "term, SimGrid's per-message latency factors, the replay's real per-message costs), "
+      "contention (the virtual cluster's bridge and 2 cores carry every host's traffic, which a "
+      "real switch would not), and an algorithm that changes with N (Open MPI may leave the "
+      "ring at some sizes; the prediction and SimGrid's lr stay a ring).{}",
+      suite.simulations.empty() ? "not run for this suite (trainscope simgrid --save)"
+                                : suite.simulations.front().simulator,
+      p.compute_case, p.compute_case,
+      loaded ? " A step marked (loaded) was measured on a loaded machine (see Machine load)." : "");
+  if (slow_links) {
+    t.note += fmt::format(
+        " A replay marked (links at X%) moved its gradients at X% of the rate its link measured "
+        "between two hosts (all-reduce bus bandwidth, below {:.0f}%): this machine's cores and "
+        "bridge did not carry N hosts' traffic at the link's rate, so that step measures the "
+        "machine more than the link.",
+        kLinkShareFloor * 100);
+  }
+  return t;
+}
+
+}  // namespace trainscope::report

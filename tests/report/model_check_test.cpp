@@ -1,0 +1,99 @@
+// The prediction section's check table (report/model_check.h): the
+// prediction beside SimGrid's stored steps, the replayed cases and the real
+// ones, per link, reduction and host count; replayed cases never counted as
+// measured ones.
+#include "report/model_check.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "report/answers.h"
+#include "report/suite_prediction.h"
+#include "tests/suite_builder.h"
+
+namespace trainscope::report {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CaseSpec;
+using testing::SuiteSpec;
+
+// One host at batch 4, two real hosts over gige (weak scaling), the same
+// replayed at 2 and 4 hosts, and SimGrid's steps at 2 and 8 hosts.
+analysis::SuiteData replay_suite(const fs::path& db_path) {
+  SuiteSpec s;
+  s.name = "replay";
+  s.step_noise = 0;
+  s.repetitions = 1;
+  const CaseSpec one = testing::one_machine_spec("one-b4", 0.1, 4);
+  const CaseSpec real = testing::two_hosts_gige_spec("real-h2", 0.13, 8, 4);
+  CaseSpec replay2 = real;
+  replay2.name = "replay-h2";
+  replay2.step_time_s = 0.125;
+  replay2.config = {{"replay_from", "one-b4"}};
+  CaseSpec replay4 = replay2;
+  replay4.name = "replay-h4";
+  replay4.hosts = 4;
+  replay4.world_size = 4;
+  replay4.batch = 16;
+  replay4.step_time_s = 0.14;
+  s.cases = {one, real, replay2, replay4};
+  fs::remove(db_path);
+  testing::build_suite_db(db_path, s);
+  {
+    auto db = results::ResultsDb::open_for_writing(db_path);
+    const int64_t id = *db.latest_suite_id();
+    const std::vector<results::SimulatedStep> sims = {
+        {.simulator = "SimGrid SMPI, lr", .link = "gige", .hosts = 2, .step_s = 0.135},
+        {.simulator = "SimGrid SMPI, lr", .link = "gige", .hosts = 8, .step_s = 0.16}};
+    db.replace_simulations(id, "SimGrid SMPI, lr", sims);
+    db.replace_simulations(id, "SimGrid SMPI, lr", sims);  // replaced, not added
+  }
+  auto db = results::ResultsDb::open_for_reading(db_path);
+  return analysis::load_suite(db, analysis::resolve_suite(db, "latest"));
+}
+
+TEST(ModelCheckTest, PredictionSimGridReplayAndRealPerHostCount) {
+  const fs::path db =
+      fs::temp_directory_path() / ("trainscope-model-check-" + std::to_string(::getpid()) + ".db");
+  const analysis::SuiteData suite = replay_suite(db);
+  fs::remove(db);
+  ASSERT_EQ(suite.simulations.size(), 2u);
+  const auto p = suite_prediction(suite);
+  ASSERT_TRUE(p);
+  // The replays are no measured case: only the real one is validated.
+  ASSERT_EQ(p->validation.size(), 1u);
+  EXPECT_EQ(p->validation[0].case_name, "real-h2");
+
+  const auto rows = model_check_rows(suite, *p);
+  ASSERT_EQ(rows.size(), 3u);  // gige after backward at 2, 4 and 8 hosts
+  EXPECT_EQ(rows[0].hosts, 2);
+  EXPECT_EQ(rows[0].real_case, "real-h2");
+  EXPECT_EQ(rows[0].replay_case, "replay-h2");
+  EXPECT_NEAR(rows[0].replay_s, 0.125, 0.005);
+  EXPECT_NEAR(rows[0].real_s, 0.13, 0.005);
+  EXPECT_DOUBLE_EQ(rows[0].simgrid_s, 0.135);
+  EXPECT_TRUE(std::isfinite(rows[0].predicted_s));
+  EXPECT_EQ(rows[1].hosts, 4);
+  EXPECT_TRUE(std::isnan(rows[1].real_s));
+  EXPECT_TRUE(std::isnan(rows[1].simgrid_s));
+  EXPECT_EQ(rows[2].hosts, 8);
+  EXPECT_TRUE(std::isnan(rows[2].replay_s));
+  EXPECT_GT(rows[2].predicted_s, rows[0].predicted_s);
+
+  const auto t = model_check_table(suite, *p);
+  ASSERT_TRUE(t);
+  ASSERT_EQ(t->rows.size(), 3u);
+  EXPECT_EQ(t->rows[0][7], "-");  // no replay of the real case here
+  EXPECT_NE(t->rows[0][5].find("125"), std::string::npos);
+  EXPECT_NE(t->note.find("SimGrid SMPI, lr"), std::string::npos);
+  EXPECT_NE(answers_markdown(suite).find("The prediction checked"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainscope::report
