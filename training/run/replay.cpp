@@ -67,10 +67,20 @@ const ReplayedStep& ComputeReplay::step_for(int rank, int64_t step) const {
   return steps_[x % steps_.size()];
 }
 
-void sleep_until_offset(std::chrono::steady_clock::time_point start, double seconds) {
-  std::this_thread::sleep_until(start +
-                                std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                    std::chrono::duration<double>(seconds)));
+namespace {
+std::chrono::steady_clock::duration from_seconds(double s) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(s));
+}
+}  // namespace
+
+void ReplayClock::wait(double seconds) {
+  planned_ += from_seconds(seconds);
+  std::this_thread::sleep_until(planned_);
+}
+
+void ReplayClock::wait_from(std::chrono::steady_clock::time_point from, double seconds) const {
+  std::this_thread::sleep_until(from + from_seconds(seconds));
 }
 
 }  // namespace trainscope::training

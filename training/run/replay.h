@@ -54,8 +54,26 @@ class ComputeReplay {
   std::vector<ReplayedStep> steps_;
 };
 
-// Sleeps until `start` + `seconds` (no CPU; at once if that has passed).
-void sleep_until_offset(std::chrono::steady_clock::time_point start, double seconds);
+// The replay's timeline of one stretch of compute: each wait sleeps until
+// the planned end of its phase, counted from where the last phase was
+// planned to end, not from when its sleep returned. A sleep wakes late on a
+// busy machine (a few ms at a load of 10 on 2 cores), and 30 waits a step
+// (a phase or gradient range each) came to twice the measured compute;
+// planned ends keep the lateness from adding up (no CPU; at once if that
+// has passed).
+class ReplayClock {
+ public:
+  // A new stretch, planned from now (after a collective, whose time is real).
+  void restart() { planned_ = std::chrono::steady_clock::now(); }
+  // Sleeps until `seconds` after the planned end of the last wait.
+  void wait(double seconds);
+  // Sleeps until `seconds` after `from`, a plan of an earlier wait.
+  void wait_from(std::chrono::steady_clock::time_point from, double seconds) const;
+  std::chrono::steady_clock::time_point planned() const { return planned_; }
+
+ private:
+  std::chrono::steady_clock::time_point planned_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace trainscope::training
 

@@ -116,7 +116,8 @@ class StepRunner {
   comm::GradSyncStats gather_stats_;        // --zero 1: this step's parameter all-gather
   std::optional<ComputeReplay> replay_;     // --replay-compute
   const ReplayedStep* replayed_ = nullptr;  // what this step replays, with it
-  std::vector<double> ready_s_;             // this step's backward moments
+  ReplayClock replay_clock_;
+  std::vector<double> ready_s_;  // this step's backward moments
   std::vector<int64_t> ready_at_;
 };
 
@@ -155,7 +156,8 @@ int64_t StepRunner::load_batch(int64_t step) {
   int64_t local_predicted = data_.tokens_per_rank_step();
   if (replayed_) {  // no batch: nothing computes with it
     auto scope = timer().phase(Phase::kData);
-    sleep_until_offset(std::chrono::steady_clock::now(), replayed_->data_s);
+    replay_clock_.restart();
+    replay_clock_.wait(replayed_->data_s);
     return local_predicted * ctx_.world;
   }
   {
@@ -236,25 +238,29 @@ double StepRunner::replay_forward_backward(int64_t step, int64_t global_predicte
   {
     auto scope = timer().phase(Phase::kForward);
     inject_delay();
-    sleep_until_offset(std::chrono::steady_clock::now(), r.forward_s);
+    // A straggler's delay is its own: not absorbed by the plan.
+    if (ctx_.options.inject_delay && ctx_.options.inject_delay->rank == ctx_.rank) {
+      replay_clock_.restart();
+    }
+    replay_clock_.wait(r.forward_s);
     // The head's gradient GEMMs, in forward's pass and booked to backward.
     auto head = timer().phase(Phase::kBackward);
-    sleep_until_offset(std::chrono::steady_clock::now(), r.head_backward_s);
+    replay_clock_.wait(r.head_backward_s);
     head_backward_s_ = r.head_backward_s;
   }
   {
     auto scope = timer().phase(Phase::kBackward);
     sync.begin_step(step);
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = replay_clock_.planned();
     for (std::size_t i = 0; i < r.ready_s.size(); ++i) {
-      sleep_until_offset(start, r.ready_s[i]);
+      replay_clock_.wait_from(start, r.ready_s[i]);
       ready_s_.push_back(profiler::seconds_since(start));
       ready_at_.push_back(r.ready_at[i]);
       if (!sync.overlaps()) continue;
       auto comm_scope = timer().phase(Phase::kComm);
       sync.on_ready(r.ready_at[i]);
     }
-    sleep_until_offset(start, r.backward_s - r.head_backward_s);
+    replay_clock_.wait(r.backward_s - r.head_backward_s);
   }
   const double predicted = static_cast<double>(global_predicted);
   double loss_sum = r.loss * predicted / ctx_.world;
@@ -303,7 +309,8 @@ void StepRunner::stop_on_bad_loss(int64_t step, double loss) {
 double StepRunner::optimizer_step(int64_t step, double lr) {
   auto scope = timer().phase(Phase::kOptimizer);
   if (replayed_) {
-    sleep_until_offset(std::chrono::steady_clock::now(), replayed_->optimizer_s);
+    replay_clock_.restart();  // after the reduction, whose time is real
+    replay_clock_.wait(replayed_->optimizer_s);
     return replayed_->grad_norm;
   }
   const options::TrainOptions& o = ctx_.options;
