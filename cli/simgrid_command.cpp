@@ -9,6 +9,7 @@
 //   trainscope simgrid --db results.db --suite latest
 //   trainscope simgrid --db results.db --link gige --max-hosts 16 --allreduce rdb
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -45,8 +46,12 @@ struct Flags {
 // batch stays, so each rank's compute is the one-host case's).
 simgrid::StepProfile step_profile(const analysis::StepModel& s, bool overlap, const Flags& f) {
   simgrid::StepProfile p;
-  p.forward_s = s.forward_s;
-  p.backward_s = s.backward_s;
+  // The head's gradient GEMMs run in forward's pass, before any gradient is
+  // ready: the window overlap has is backward after them.
+  const double head =
+      std::isfinite(s.head_backward_s) ? std::clamp(s.head_backward_s, 0.0, s.backward_s) : 0.0;
+  p.forward_s = s.forward_s + head;
+  p.backward_s = s.backward_s - head;
   p.other_s = s.other_s;
   p.bucket_bytes = simgrid::split_into_buckets(static_cast<int64_t>(s.grad_bytes),
                                                static_cast<int64_t>(s.bucket_bytes));

@@ -50,11 +50,11 @@ bool contains(const std::vector<std::string>& v, std::string_view s) {
 // Every suite key in the order a grid expands its axes (the order they had
 // before the option table); option-table keys not listed here come after.
 // clang-format off
-constexpr std::array<std::string_view, 41> kKeyOrder = {
+constexpr std::array<std::string_view, 42> kKeyOrder = {
     "model", "mode", "ranks", "reduce", "bucket_mb", "threads", "transport", "links", "allreduce",
     "mpi_algorithm", "zero", "comm_dtype", "fine_tune", "precision", "lora_rank", "lora_alpha",
     "lora_dropout", "lora_layers", "lora_targets", "hosts", "cores_per_host", "cpu_share",
-    "link", "tcp_interface", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
+    "link", "tcp_interface", "replay_from", "batch", "batch_per_rank", "data", "tokenizer", "block", "steps",
     "warmup_steps", "eval_every", "shard", "lr", "init_from", "extra_args", "min_bytes",
     "max_bytes", "factor", "iters", "warmup"};
 // clang-format on
