@@ -69,8 +69,9 @@ flags=(-G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINSCOPE_BUILD_TESTS=OFF -DTRAINS
 grep -qw avx512f /proc/cpuinfo && flags+=(-DTRAINSCOPE_NATIVE=OFF -DCMAKE_CXX_FLAGS=-march=x86-64-v3)
 build() {  # build DIR [CMAKE FLAGS...]
   echo "== building $1"
+  mkdir -p "$(dirname "$1")"  # a fresh clone has no build-gate/ (its log went nowhere: exit 1)
   cmake -S . -B "$1" "${flags[@]}" "${@:2}" >"$1.log" 2>&1 && cmake --build "$1" --target trainscope >>"$1.log" 2>&1 ||
-    { tail -20 "$1.log" >&2; echo "gate-calibration.sh: building $1 failed" >&2; exit 2; }
+    { tail -20 "$1.log" >&2 || true; echo "gate-calibration.sh: building $1 failed (log: $1.log)" >&2; exit 2; }
 }
 if grep -qw avx512f /proc/cpuinfo; then
   build build-gate/calibration
