@@ -89,17 +89,19 @@ slow5=$(wrapper slow5 TRAINSCOPE_SLOWDOWN=5)
 work3=$(wrapper work3 TRAINSCOPE_PLANT_WORK=3)
 
 # --- runs -------------------------------------------------------------------------
-n=0
-compare() {  # compare HEAD: prints the verdict line, records the check in $work/c$n.txt
+# compare HEAD / lane HEAD: one run of a lane; its table is $out ($work/c<n>.txt or
+# w<n>.txt, one per run) and its verdict line $v. Called as plain commands, never
+# in $(...): a subshell's n stayed 0 in the caller, so every run wrote c1 and
+# the power checks read a c0 that did not exist (nothing was ever "caught").
+n=0 out="" v=""
+run_lane() {  # run_lane LANE PREFIX HEAD
   n=$((n + 1))
-  "$ts" compare --base "$bin" --head "$1" --db "$work/c$n.db" gate >"$work/c$n.txt" 2>"$work/c$n.log" || true
-  grep '^# verdict' "$work/c$n.txt" || echo "# verdict: ERROR ($(tail -1 "$work/c$n.log"))"
+  out=$work/$2$n.txt
+  "$ts" "$1" --base "$bin" --head "$3" --db "$work/$2$n.db" gate >"$out" 2>"$work/$2$n.log" || true
+  v=$(grep '^# verdict' "$out" || echo "# verdict: ERROR ($(tail -1 "$work/$2$n.log"))")
 }
-lane() {  # lane HEAD: the same for the work lane
-  n=$((n + 1))
-  "$ts" work --base "$bin" --head "$1" --db "$work/w$n.db" gate >"$work/w$n.txt" 2>"$work/w$n.log" || true
-  grep '^# verdict' "$work/w$n.txt" || echo "# verdict: ERROR ($(tail -1 "$work/w$n.log"))"
-}
+compare() { run_lane compare c "$1"; }
+lane() { run_lane work w "$1"; }
 count() { grep -c "$1" "$2" || true; }
 # Rows of a compare table: every timed case flagged?
 all_flagged() { awk '!/^#/ && NF {total++; if (/ REGRESSION /) flagged++} END {exit !(total > 0 && flagged == total)}' "$1"; }
@@ -112,19 +114,19 @@ declare -A result
 if has_lane timed; then
   aa_alarms=0 aa_inconclusive=0
   for i in $(seq "$aa"); do
-    v=$(compare "$bin")
+    compare "$bin"
     echo "timed A/A $i of $aa: $v"
     [[ $v == *REGRESSION* || $v == *FAILED* ]] && aa_alarms=$((aa_alarms + 1))
     [[ $v == *INCONCLUSIVE* ]] && aa_inconclusive=$((aa_inconclusive + 1))
   done
   caught15=0 caught5=0 inconclusive15=0
   for i in $(seq "$power"); do
-    v=$(compare "$slow15")
-    all_flagged "$work/c$n.txt" && caught15=$((caught15 + 1))
+    compare "$slow15"
+    all_flagged "$out" && caught15=$((caught15 + 1))
     [[ $v == *INCONCLUSIVE* ]] && inconclusive15=$((inconclusive15 + 1))
     echo "timed TRAINSCOPE_SLOWDOWN=15 $i of $power: $v"
-    v=$(compare "$slow5")
-    all_flagged "$work/c$n.txt" && caught5=$((caught5 + 1))
+    compare "$slow5"
+    all_flagged "$out" && caught5=$((caught5 + 1))
     echo "timed TRAINSCOPE_SLOWDOWN=5 $i of $power: $v"
   done
   result[timed]="| paired wall time | $aa_alarms in $aa | $aa_inconclusive in $aa (15%: $inconclusive15 in $power) | TRAINSCOPE_SLOWDOWN=15 every case flagged in $caught15 of $power; =5 in $caught5 of $power |"
@@ -133,21 +135,21 @@ fi
 if has_lane work; then
   w_alarms=0 w_inconclusive=0
   for i in $(seq "$aa"); do
-    v=$(lane "$bin")
+    lane "$bin"
     echo "work A/A $i of $aa: $v"
     [[ $v == *PASS* ]] || { [[ $v == *INCONCLUSIVE* ]] && w_inconclusive=$((w_inconclusive + 1)) || w_alarms=$((w_alarms + 1)); }
   done
   caught3=0
   for i in $(seq "$power"); do
-    v=$(lane "$work3")
-    names_phase "$work/w$n.txt" optimizer && caught3=$((caught3 + 1))
+    lane "$work3"
+    names_phase "$out" optimizer && caught3=$((caught3 + 1))
     echo "work TRAINSCOPE_PLANT_WORK=3 $i of $power: $v"
   done
   build build-gate/unfused -DTRAINSCOPE_UNFUSED_ADD_RMSNORM=ON
-  v=$(lane build-gate/unfused/trainscope)
+  lane build-gate/unfused/trainscope
   echo "work, head with the add + RMSNorm fusion undone: $v"
-  grep -E ' forward ' "$work/w$n.txt" | sed 's/^/  /'
-  real=$(names_phase "$work/w$n.txt" forward && echo "forward named in every case" || echo "NOT named")
+  grep -E ' forward ' "$out" | sed 's/^/  /'
+  real=$(names_phase "$out" forward && echo "forward named in every case" || echo "NOT named")
   result[work]="| work counts | $w_alarms in $aa | $w_inconclusive in $aa | TRAINSCOPE_PLANT_WORK=3 optimizer named in $caught3 of $power; unfused add+RMSNorm: $real |"
   work_ok=$(( w_alarms == 0 && w_inconclusive == 0 && caught3 == power ))
   [[ $real == forward* ]] || work_ok=0
