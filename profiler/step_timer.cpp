@@ -17,8 +17,6 @@ double ns_to_s(int64_t ns) { return static_cast<double>(ns) * 1e-9; }
 
 }  // namespace
 
-std::string_view phase_name(Phase phase) { return kPhaseNames[static_cast<int>(phase)]; }
-
 double StepTimes::untracked_seconds() const {
   double phased = 0;
   for (double s : exclusive_seconds) phased += s;

@@ -54,29 +54,12 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "profiler/phases.h"
 #include "profiler/stats.h"
 #include "profiler/trace.h"
 #include "profiler/work_counter.h"
 
 namespace trainscope::profiler {
-
-enum class Phase : int {
-  kData = 0,
-  kForward,
-  kBackward,
-  kComm,  // inside or waiting on collectives
-  kOptimizer,
-  kEval,
-  kCheckpoint,
-};
-inline constexpr int kNumPhases = 7;
-
-// The phases' names in Phase order: how summaries, the results database and
-// reports call them.
-inline constexpr std::array<std::string_view, kNumPhases> kPhaseNames = {
-    "data", "forward", "backward", "comm", "optimizer", "eval", "checkpoint"};
-
-std::string_view phase_name(Phase phase);
 
 using RegionId = int32_t;
 

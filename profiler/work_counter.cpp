@@ -9,7 +9,7 @@
 #define TRAINSCOPE_HAVE_CALLGRIND 1
 #endif
 
-#include "profiler/step_timer.h"
+#include "profiler/phases.h"
 
 namespace trainscope::profiler {
 namespace {
@@ -89,7 +89,8 @@ namespace {
 bool take_number(std::string_view& text, int64_t* value) {
   size_t n = 0;
   int64_t v = 0;
-  while (n < text.size() && n < 18 && text[n] >= '0' && text[n] <= '9') v = v * 10 + (text[n++] - '0');
+  while (n < text.size() && n < 18 && text[n] >= '0' && text[n] <= '9')
+    v = v * 10 + (text[n++] - '0');
   if (n == 0) return false;
   text.remove_prefix(n);
   *value = v;

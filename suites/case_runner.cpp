@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -219,6 +220,25 @@ void CaseRunner::record(RunOutcome& out, const JobOutcome& job, Ingested in,
   db_.finish_run(out.row.id, out.row.status, job.run.exit_code, out.row.error,
                  in.summary ? &*in.summary : nullptr);
   out.summary = std::move(in.summary);
+}
+
+std::string file_tail(const std::filesystem::path& path, int max_lines) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  const std::streamoff start = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(start);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  size_t begin = text.size();
+  for (int n = 0; n < max_lines && begin > 0; ++n) {
+    const size_t nl = text.rfind('\n', begin - 1);
+    begin = nl == std::string::npos ? 0 : nl;
+    if (nl == std::string::npos) break;
+  }
+  if (begin < text.size() && text[begin] == '\n') ++begin;
+  return text.substr(begin);
 }
 
 }  // namespace trainscope::suites

@@ -15,18 +15,65 @@
 #define TRAINSCOPE_SUITES_CASE_RUNNER_H_
 
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/process.h"
+#include "results/figures.h"
+#include "results/records.h"
 #include "results/results_db.h"
 #include "suites/case_hosts.h"
 #include "suites/case_job.h"
-#include "suites/runner.h"
+#include "suites/launch_plan.h"
+#include "suites/suite_config.h"
 
 namespace trainscope::suites {
+
+// How a suite runs (suites/runner.h): run_suite's options, which each
+// case's run takes too.
+struct RunnerOptions {
+  std::filesystem::path db_path = "results.db";
+  std::filesystem::path hostfile;  // empty: this machine only
+  std::string mpirun = "mpirun";   // name on PATH or a path
+  std::vector<std::string> extra_mpirun_args;
+  std::string tcp_interface;  // empty: the suite's
+  std::string cluster;        // --cluster: a virtual cluster's prefix; "": make them
+  int repeat = 0;             // > 0 overrides the suite's repetitions
+  // Seed of the rounds' shuffled order (several repetitions); unset: drawn
+  // from std::random_device. Recorded in the suite's environment as
+  // run_order.seed, so an order can be run again.
+  std::optional<uint64_t> order_seed;
+  std::string filter;    // run only cases whose name contains this
+  bool dry_run = false;  // print the plan; run and write nothing
+  // Measure the machine's limits (suites/limit_probes.h) before the first
+  // case and store them with the suite, for the report's shares of them.
+  bool measure_limits = true;
+  std::optional<double> timeout_s;          // overrides the suite's per-case timeout
+  std::filesystem::path trainscope_binary;  // empty: this executable
+  double poll_interval_s = 0.25;
+  std::string command_line;  // stored with the suite
+  std::FILE* out = stdout;
+  std::FILE* progress = stderr;
+};
+
+// One case's run as it ended: its database row, what its job reported and
+// the figures derived from that (results/figures.h).
+struct RunOutcome {
+  results::RunRow row;                         // case, status, exit code, error
+  std::optional<results::RunSummary> summary;  // train jobs that wrote one
+  results::RunFigures figures;
+  int64_t peak_rss_bytes = -1;  // the ranks' VmHWM summed, else the poller's peak
+  double seconds = 0;           // wall time of the job
+  bool interrupted = false;     // the runner was interrupted while it ran
+};
+
+// The last `max_lines` lines of a file (at most 4 KiB), trimmed.
+std::string file_tail(const std::filesystem::path& path, int max_lines);
 
 // What a suite run will do, checked before anything is written.
 struct SuitePlan {

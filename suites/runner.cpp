@@ -158,9 +158,8 @@ void SuiteRun::begin() {
   info.git_revision = TRAINSCOPE_GIT_REVISION;
   info.environment = results::capture_environment(options_.command_line);
   if (plan_.repetitions > 1) {
-    info.environment["run_order"] = {{"rounds", plan_.repetitions},
-                                     {"shuffled", true},
-                                     {"seed", order_seed_}};
+    info.environment["run_order"] = {
+        {"rounds", plan_.repetitions}, {"shuffled", true}, {"seed", order_seed_}};
   }
   info.host_facts = results::host_facts(info.environment);
   info.command_line = options_.command_line;
@@ -290,25 +289,6 @@ std::string format_result_row(const RunOutcome& r, int name_width) {
                      fmt_number(f.step_median_s * 1e3, "{:.1f}"),
                      fmt_number(f.comm_share * 100, "{:.1f}"), fmt_bytes(r.peak_rss_bytes),
                      fmt_number(f.avg_busbw_gbps, "{:.3f}"), results::to_string(r.row.status));
-}
-
-std::string file_tail(const std::filesystem::path& path, int max_lines) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return "";
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  const std::streamoff start = std::max<std::streamoff>(0, size - 4096);
-  in.seekg(start);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
-  size_t begin = text.size();
-  for (int n = 0; n < max_lines && begin > 0; ++n) {
-    const size_t nl = text.rfind('\n', begin - 1);
-    begin = nl == std::string::npos ? 0 : nl;
-    if (nl == std::string::npos) break;
-  }
-  if (begin < text.size() && text[begin] == '\n') ++begin;
-  return text.substr(begin);
 }
 
 SuiteResult run_suite(const Suite& suite, const RunnerOptions& options) {

@@ -7,9 +7,9 @@
 // suites/limit_probes.h, stored with the suite; --no-limits), launch (one
 // job per case and repetition; with several repetitions they run in rounds,
 // every case once per round, the first in the suite's order and each later
-// one in an order shuffled from a seed the suite records, so that a machine drifting during the suite slows every
-// case alike instead of the last ones), ingest (the job's summary or sweep rows into
-// the database) and print (one row per case).
+// one in an order shuffled from a seed the suite records, so that a machine drifting during the
+// suite slows every case alike instead of the last ones), ingest (the job's summary or sweep rows
+// into the database) and print (one row per case).
 //
 // Cases with hosts > 1 run on the hostfile's hosts, on the virtual cluster
 // given by `cluster`, or on one the runner brings up and takes down, with
@@ -54,46 +54,11 @@
 #include "results/figures.h"
 #include "results/records.h"
 #include "results/results_db.h"
+#include "suites/case_runner.h"
 #include "suites/launch_plan.h"
 #include "suites/suite_config.h"
 
 namespace trainscope::suites {
-
-struct RunnerOptions {
-  std::filesystem::path db_path = "results.db";
-  std::filesystem::path hostfile;  // empty: this machine only
-  std::string mpirun = "mpirun";   // name on PATH or a path
-  std::vector<std::string> extra_mpirun_args;
-  std::string tcp_interface;  // empty: the suite's
-  std::string cluster;        // --cluster: a virtual cluster's prefix; "": make them
-  int repeat = 0;             // > 0 overrides the suite's repetitions
-  // Seed of the rounds' shuffled order (several repetitions); unset: drawn
-  // from std::random_device. Recorded in the suite's environment as
-  // run_order.seed, so an order can be run again.
-  std::optional<uint64_t> order_seed;
-  std::string filter;         // run only cases whose name contains this
-  bool dry_run = false;       // print the plan; run and write nothing
-  // Measure the machine's limits (suites/limit_probes.h) before the first
-  // case and store them with the suite, for the report's shares of them.
-  bool measure_limits = true;
-  std::optional<double> timeout_s;          // overrides the suite's per-case timeout
-  std::filesystem::path trainscope_binary;  // empty: this executable
-  double poll_interval_s = 0.25;
-  std::string command_line;  // stored with the suite
-  std::FILE* out = stdout;
-  std::FILE* progress = stderr;
-};
-
-// One case's run as it ended: its database row, what its job reported and
-// the figures derived from that (results/figures.h).
-struct RunOutcome {
-  results::RunRow row;                         // case, status, exit code, error
-  std::optional<results::RunSummary> summary;  // train jobs that wrote one
-  results::RunFigures figures;
-  int64_t peak_rss_bytes = -1;  // the ranks' VmHWM summed, else the poller's peak
-  double seconds = 0;           // wall time of the job
-  bool interrupted = false;     // the runner was interrupted while it ran
-};
 
 struct SuiteResult {
   int64_t suite_id = 0;          // 0 for a dry run
@@ -114,9 +79,6 @@ inline constexpr int kMinCaseColumn = 34;
 int result_name_width(const std::vector<std::string>& case_names, int repetitions);
 std::string format_result_header(int name_width = kMinCaseColumn);
 std::string format_result_row(const RunOutcome& r, int name_width = kMinCaseColumn);
-
-// The last `max_lines` lines of a file (at most 4 KiB), trimmed.
-std::string file_tail(const std::filesystem::path& path, int max_lines);
 
 }  // namespace trainscope::suites
 
