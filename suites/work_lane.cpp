@@ -260,9 +260,11 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
     const double cycles = cycles_moved ? w.cycles_change_pct() : 0.0;
     const double worst = std::max(w.instructions_change_pct(), cycles);
     const double best = std::min(w.instructions_change_pct(), cycles);
-    w.verdict = worst > threshold_pct || w.head_allocations > w.base_allocations ? "REGRESSION"
-                : best < -threshold_pct                                          ? "IMPROVED"
-                                                                                 : "PASS";
+    // Allocations are shown, not judged: the backward phase's count moves run
+    // to run with the same binary (171 and 198 calls in one-process, once the
+    // head's gradient GEMMs were booked to backward), so a rise in it was a
+    // false alarm on an unchanged build.
+    w.verdict = worst > threshold_pct ? "REGRESSION" : best < -threshold_pct ? "IMPROVED" : "PASS";
     if (w.base_instructions == 0 || w.head_instructions == 0) w.verdict = "MISSING";
     out.push_back(w);
   }

@@ -24,8 +24,8 @@
 // (communication, sleeps) not counted, 20-100x slower than native.
 //
 // The verdict per case and phase: REGRESSION when the head's estimated
-// cycles or instructions exceed the base's by more than threshold_pct, or
-// when it allocates more often. With
+// cycles or instructions exceed the base's by more than threshold_pct; its
+// allocations are shown beside them, not judged (they vary run to run). With
 // repeats > 1 each side runs several times and its counts must agree within
 // kRepeatTolerancePct (else the lane says which phase moved: an input to the
 // count that is not pinned).
@@ -62,8 +62,8 @@ struct WorkOptions {
   RunnerOptions runner;
   std::filesystem::path base_binary;  // empty: count the head alone
   std::filesystem::path head_binary;
-  int repeats = 1;            // runs of each side
-  int steps = 4;              // each run's steps; steps 1.. are counted
+  int repeats = 1;  // runs of each side
+  int steps = 4;    // each run's steps; steps 1.. are counted
   // What each case trains under the lane ("" / 0: the case's own). Counts
   // measure the code, not the model's size, and callgrind runs dense FMA
   // code some 1000x slower than the CPU: the tiny model keeps a run to
@@ -71,7 +71,7 @@ struct WorkOptions {
   std::string model = "tiny";
   int batch = 4;
   int block = 32;
-  double threshold_pct = 1;   // a phase's work up by more is a regression
+  double threshold_pct = 1;  // a phase's work up by more is a regression
   std::string valgrind = "valgrind";
   // Keep each run's callgrind files here, DIR/SIDE-CASE-REPEAT/ (for
   // callgrind_annotate); empty: they go with the run's temporary folder.

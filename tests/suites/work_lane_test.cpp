@@ -23,7 +23,8 @@ void write_dump(const std::filesystem::path& path, const std::string& trigger,
                          "associative\ndesc: Timerange: Basic block 1 - 2\n"
                       << "desc: Trigger: Client Request: " << trigger << "\n\n"
                       << "positions: line\nevents: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
-                      << "summary: " << summary << "\n\n"
+                      << "summary: " << summary
+                      << "\n\n"
                       // f calls memalign twice (inclusive 30 Ir); memalign's own cost
                       // is 20 Ir, 4 Dr; _int_malloc's 10 Ir, then memalign again (by id).
                       << "ob=(1) /lib/libc.so.6\nfl=(1) x.cpp\nfn=(1) f\n0 5\n"
@@ -131,11 +132,15 @@ TEST(WorkLaneTest, ComparesPhaseByPhaseOverRanks) {
   EXPECT_EQ(changes[1].verdict, "PASS");  // +0.375% cycles
   EXPECT_EQ(changes[2].verdict, "IMPROVED");
   EXPECT_EQ(changes[3].verdict, "MISSING");  // the head counted no data phase
-  // The same work, one more allocation a step: a regression too.
-  std::vector<WorkCount> allocating = {count("base", 0, "forward", 0, 1000, 2000),
-                                       count("head", 0, "forward", 0, 1000, 2000)};
-  allocating[1].allocations = 3;
-  EXPECT_EQ(compare_work(allocating, 1.0)[0].verdict, "REGRESSION");
+  // The same work with more allocations: shown, not a regression (the
+  // backward phase's count varies run to run with the same binary).
+  std::vector<WorkCount> allocating = {count("base", 0, "backward", 0, 1000, 2000),
+                                       count("head", 0, "backward", 0, 1000, 2000)};
+  allocating[0].allocations = 171;
+  allocating[1].allocations = 198;
+  const WorkChange more = compare_work(allocating, 1.0)[0];
+  EXPECT_EQ(more.verdict, "PASS");
+  EXPECT_EQ(more.head_allocations - more.base_allocations, 27);
 }
 
 TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
@@ -156,7 +161,8 @@ TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
 // build it can run: with AVX-512 the test build (-march=native) cannot, and
 // scripts/speed-gate.sh runs the lane on x86-64-v3 builds instead.
 TEST(WorkLaneTest, CountsRepeatAndNameAPlantedRegression) {
-  if (testing::run_shell("valgrind --version").exit_code != 0) GTEST_SKIP() << "valgrind is not installed";
+  if (testing::run_shell("valgrind --version").exit_code != 0)
+    GTEST_SKIP() << "valgrind is not installed";
   std::ifstream cpuinfo("/proc/cpuinfo");
   const std::string flags((std::istreambuf_iterator<char>(cpuinfo)), {});
   if (flags.find(" avx512f") != std::string::npos) {
@@ -171,14 +177,14 @@ TEST(WorkLaneTest, CountsRepeatAndNameAPlantedRegression) {
   std::ofstream(dir / "planted") << "#!/bin/sh\nexport TRAINSCOPE_PLANT_WORK=3\nexec '" << bin
                                  << "' \"$@\"\n";
   std::filesystem::permissions(dir / "planted", std::filesystem::perms::owner_all);
-  const auto same = testing::run_trainscope(
-      "work --repeats 2 --base " + bin + " --head " + bin + " --db " + dir.file("w.db") + " " +
-      dir.file("one.toml"));
+  const auto same =
+      testing::run_trainscope("work --repeats 2 --base " + bin + " --head " + bin + " --db " +
+                              dir.file("w.db") + " " + dir.file("one.toml"));
   EXPECT_EQ(same.exit_code, 0) << same.output;
   EXPECT_NE(same.output.find("# verdict: PASS"), std::string::npos) << same.output;
-  const auto planted = testing::run_trainscope("work --base " + bin + " --head " +
-                                               dir.file("planted") + " --db " + dir.file("w.db") +
-                                               " " + dir.file("one.toml"));
+  const auto planted =
+      testing::run_trainscope("work --base " + bin + " --head " + dir.file("planted") + " --db " +
+                              dir.file("w.db") + " " + dir.file("one.toml"));
   EXPECT_EQ(planted.exit_code, 1) << planted.output;
   EXPECT_NE(planted.output.find("optimizer  "), std::string::npos) << planted.output;
   EXPECT_NE(planted.output.find("REGRESSION"), std::string::npos) << planted.output;
