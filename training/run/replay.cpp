@@ -79,8 +79,6 @@ void ReplayClock::wait(double seconds) {
   std::this_thread::sleep_until(planned_);
 }
 
-void ReplayClock::wait_from(std::chrono::steady_clock::time_point from, double seconds) const {
-  std::this_thread::sleep_until(from + from_seconds(seconds));
-}
+void ReplayClock::defer(double seconds) { planned_ += from_seconds(seconds); }
 
 }  // namespace trainscope::training

@@ -67,8 +67,10 @@ class ReplayClock {
   void restart() { planned_ = std::chrono::steady_clock::now(); }
   // Sleeps until `seconds` after the planned end of the last wait.
   void wait(double seconds);
-  // Sleeps until `seconds` after `from`, a plan of an earlier wait.
-  void wait_from(std::chrono::steady_clock::time_point from, double seconds) const;
+  // The thread spent `seconds` on work the measured run never did between
+  // two of its waits (a bucket's reduction started inside backward): the
+  // rest of the stretch moves later by as much, as real compute would.
+  void defer(double seconds);
   std::chrono::steady_clock::time_point planned() const { return planned_; }
 
  private:
