@@ -7,9 +7,11 @@
 #     on both sides: a REGRESSION is a false alarm, an INCONCLUSIVE a gate
 #     that could not decide.
 #  2. Timed lane power: --power runs with TRAINSCOPE_SLOWDOWN=15 in the head
-#     only (a wrapper script: every step 15% longer), and --power with =5
-#     (under the 10% threshold: how often a small slowdown is flagged). A run
-#     catches the slowdown when every timed case is a REGRESSION.
+#     only (a wrapper script: every step 15% longer), and --small runs with
+#     =5 (under the 10% threshold: how often a small slowdown is flagged; by
+#     default as many as --power; 0 skips them, the slowest runs: a 5% head
+#     takes most of the pairs to decide). A run catches the slowdown when
+#     every timed case is a REGRESSION.
 #  3. Work lane A/A: --aa runs of `trainscope work` with the same binary on
 #     both sides; any REGRESSION or UNSTABLE is a false alarm.
 #  4. Work lane power: --power runs with TRAINSCOPE_PLANT_WORK=3 in the head
@@ -33,19 +35,22 @@
 #   scripts/gate-calibration.sh --aa 4 --power 2 --lanes work
 # Exit 0: every target met; 1: one missed; 2: bad usage or a build failed.
 set -euo pipefail
-usage="usage: gate-calibration.sh [--aa N] [--power N] [--lanes timed,work] [--keep DIR]"
-aa=20 power=10 lanes=timed,work keep=""
+usage="usage: gate-calibration.sh [--aa N] [--power N] [--small N] [--lanes timed,work] [--keep DIR]"
+aa=20 power=10 small="" lanes=timed,work keep=""
 number() {  # number FLAG VALUE
   [[ $2 =~ ^[1-9][0-9]*$ ]] ||
     { echo "gate-calibration.sh: $1 '$2': give a whole number, 1 or more ($usage)" >&2; exit 2; }
 }
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --aa|--power|--lanes|--keep)
+    --aa|--power|--small|--lanes|--keep)
       [[ $# -ge 2 && -n $2 ]] || { echo "gate-calibration.sh: $1 needs a value ($usage)" >&2; exit 2; }
       case $1 in
         --aa) number "$1" "$2"; aa=$2 ;;
         --power) number "$1" "$2"; power=$2 ;;
+        --small) [[ $2 =~ ^[0-9]+$ ]] ||
+                   { echo "gate-calibration.sh: --small '$2': give a whole number, 0 or more ($usage)" >&2; exit 2; }
+                 small=$2 ;;
         --lanes) lanes=$2 ;;
         --keep) keep=$2 ;;
       esac
@@ -58,6 +63,7 @@ for lane in ${lanes//,/ }; do
   [[ $lane == timed || $lane == work ]] ||
     { echo "gate-calibration.sh: --lanes: '$lane' is not a lane (timed, work)" >&2; exit 2; }
 done
+small=${small:-$power}
 has_lane() { [[ ,$lanes, == *,$1,* ]]; }
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -123,16 +129,20 @@ if has_lane timed; then
     [[ $v == *INCONCLUSIVE* ]] && aa_inconclusive=$((aa_inconclusive + 1))
   done
   caught15=0 caught5=0 inconclusive15=0
-  for i in $(seq "$power"); do
-    compare "$slow15"
-    all_flagged "$out" && caught15=$((caught15 + 1))
-    [[ $v == *INCONCLUSIVE* ]] && inconclusive15=$((inconclusive15 + 1))
-    echo "timed TRAINSCOPE_SLOWDOWN=15 $i of $power: $v"
-    compare "$slow5"
-    all_flagged "$out" && caught5=$((caught5 + 1))
-    echo "timed TRAINSCOPE_SLOWDOWN=5 $i of $power: $v"
+  for i in $(seq "$(( power > small ? power : small ))"); do
+    if (( i <= power )); then
+      compare "$slow15"
+      all_flagged "$out" && caught15=$((caught15 + 1))
+      [[ $v == *INCONCLUSIVE* ]] && inconclusive15=$((inconclusive15 + 1))
+      echo "timed TRAINSCOPE_SLOWDOWN=15 $i of $power: $v"
+    fi
+    if (( i <= small )); then
+      compare "$slow5"
+      all_flagged "$out" && caught5=$((caught5 + 1))
+      echo "timed TRAINSCOPE_SLOWDOWN=5 $i of $small: $v"
+    fi
   done
-  result[timed]="| paired wall time | $aa_alarms in $aa | $aa_inconclusive in $aa (15%: $inconclusive15 in $power) | TRAINSCOPE_SLOWDOWN=15 every case flagged in $caught15 of $power; =5 in $caught5 of $power |"
+  result[timed]="| paired wall time | $aa_alarms in $aa | $aa_inconclusive in $aa (15%: $inconclusive15 in $power) | TRAINSCOPE_SLOWDOWN=15 every case flagged in $caught15 of $power; =5 in $caught5 of $small |"
   timed_ok=$(( aa_alarms * 20 <= aa && aa_inconclusive * 10 <= aa && caught15 * 10 >= power * 9 ))
 fi
 if has_lane work; then
