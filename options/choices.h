@@ -46,6 +46,9 @@ enum class DataMode { kNaive, kDuplicated, kSharded };
 // Which examples a sharded rank holds: rows r, r+N, ... of each global batch
 // (DistributedSampler), or a contiguous 1/N shuffled locally.
 enum class ShardMode { kStrided, kContiguous };
+// What carries a suite case's MPI messages (options/placement.h): Open MPI's
+// own choice, shared memory only, or TCP only (with btl_tcp_links).
+enum class Transport { kAuto, kShm, kTcp };
 // The projections of a decoder block LoRA adapts, in forward (and arena) order.
 enum class LoraTarget { kQ, kK, kV, kO, kGate, kUp, kDown };
 inline constexpr int kLoraTargets = 7;
@@ -73,6 +76,7 @@ TS_OPTION_NAMES(Engine, "engine", "trainscope", "pytorch");
 TS_OPTION_NAMES(BatchMode, "batching", "pad", "pack");
 TS_OPTION_NAMES(DataMode, "data mode", "naive", "duplicated", "sharded");
 TS_OPTION_NAMES(ShardMode, "shard order", "strided", "contiguous");
+TS_OPTION_NAMES(Transport, "transport", "auto", "shm", "tcp");
 // PEFT's and mlx-lm's module names (parse_lora_target also takes "q"...).
 TS_OPTION_NAMES(LoraTarget, "target module", "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
                 "up_proj", "down_proj");

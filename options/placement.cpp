@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <type_traits>
 
 namespace trainscope::options {
 namespace {
 
 using P = const Placement&;
-
-constexpr std::array<std::string_view, 3> kTransports = {"auto", "shm", "tcp"};
 
 // A number's name part when it is past its "none" value (0 or 1).
 template <int Placement::*field, int none>
@@ -25,9 +24,10 @@ const std::vector<PlacementKey>& placement_table() {
   static const std::vector<PlacementKey> kTable = {
       {.key = "ranks", .field = &Placement::ranks, .min = 1, .always_recorded = true,
        .name_part = [](P p, bool) { return fmt::format("r{}", p.ranks); }},
-      {.key = "transport", .field = &Placement::transport, .choices = kTransports,
-       .always_recorded = true,
-       .name_part = [](P p, bool) { return p.transport != "auto" ? p.transport : std::string(); }},
+      {.key = "transport", .field = &Placement::transport, .always_recorded = true,
+       .name_part = [](P p, bool) {
+         return p.transport != Transport::kAuto ? std::string(enum_name(p.transport)) : "";
+       }},
       {.key = "links", .field = &Placement::links, .min = 1, .always_recorded = true,
        .name_part = [](P p, bool) { return number_part<&Placement::links, 0>("l", p); }},
       {.key = "hosts", .field = &Placement::hosts, .min = 1, .max = 250,
@@ -64,7 +64,16 @@ bool placement_is_default(const PlacementKey& row, const Placement& p) {
 }
 
 nlohmann::json placement_json(const PlacementKey& row, const Placement& p) {
-  return std::visit([&](auto field) { return nlohmann::json(p.*field); }, row.field);
+  return std::visit(
+      [&](auto field) {
+        using T = std::decay_t<decltype(p.*field)>;
+        if constexpr (std::is_enum_v<T>) {
+          return nlohmann::json(enum_name(p.*field));
+        } else {
+          return nlohmann::json(p.*field);
+        }
+      },
+      row.field);
 }
 
 void record_placement(const Placement& p, nlohmann::json& config) {
@@ -84,7 +93,10 @@ Placement placement_from_config(const nlohmann::json& config) {
     std::visit(
         [&](auto field) {
           using T = std::decay_t<decltype(p.*field)>;
-          if constexpr (std::is_same_v<T, std::string>) {
+          if constexpr (std::is_enum_v<T>) {
+            if (!it->is_string()) return;
+            if (auto value = parse_enum<T>(it->template get<std::string>())) p.*field = *value;
+          } else if constexpr (std::is_same_v<T, std::string>) {
             if (it->is_string()) p.*field = it->template get<std::string>();
           } else if constexpr (std::is_same_v<T, int>) {
             if (it->is_number_integer()) p.*field = it->template get<int>();

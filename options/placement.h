@@ -22,12 +22,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "options/choices.h"
+
 namespace trainscope::options {
 
 struct Placement {
   int ranks = 1;
-  std::string transport = "auto";  // auto | shm | tcp
-  int links = 0;                   // tcp only: btl_tcp_links (0 = Open MPI default)
+  Transport transport = Transport::kAuto;
+  int links = 0;  // tcp only: btl_tcp_links (0 = Open MPI default)
   // For allreduce = "mpi": the Open MPI algorithm forced through mpirun's
   // MCA settings (0: Open MPI's own choice).
   int mpi_algorithm = 0;
@@ -45,14 +47,15 @@ struct Placement {
   int batch_per_rank = 0;     // > 0: the global batch is this x ranks (weak scaling)
 };
 
-using PlacementField =
-    std::variant<int Placement::*, double Placement::*, std::string Placement::*>;
+using PlacementField = std::variant<int Placement::*, double Placement::*, std::string Placement::*,
+                                    Transport Placement::*>;
 
 // One placement key.
 struct PlacementKey {
   std::string_view key;  // in a suite, a case's config and the report
   PlacementField field;
-  // A suite's reading of an int: its range; of a text: its choices, if any.
+  // A suite's reading of an int: its range; of a text: its choices, if any
+  // (an enumeration's are its names).
   int64_t min = std::numeric_limits<int>::min();
   int64_t max = std::numeric_limits<int>::max();
   std::span<const std::string_view> choices = {};

@@ -221,8 +221,8 @@ void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
 // A 2-rank all-reduce sweep between the first two hosts of w.ctx, on the
 // case's transport and link count, fitted as the prediction fits links.
 void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, CaseHosts& w) {
-  const std::string key =
-      fmt::format("{} | {} | {} | {}", w.ctx.hostfile.string(), cluster_key_, c.transport, c.links);
+  const std::string key = fmt::format("{} | {} | {} | {}", w.ctx.hostfile.string(), cluster_key_,
+                                      enum_name(c.transport), c.links);
   if (auto it = links_.find(key); it != links_.end()) {
     w.link_gbps = it->second.gbps;
     w.link_latency_us = it->second.latency_us;
@@ -235,7 +235,8 @@ void CaseHostProvider::measure_link(const Suite& suite, const SuiteCase& c, Case
   probe.hosts = 2;
   probe.cores_per_host = c.cores_per_host;
   probe.cpu_share = c.cpu_share;
-  probe.transport = c.transport == "auto" ? "tcp" : c.transport;
+  probe.transport =
+      c.transport == options::Transport::kAuto ? options::Transport::kTcp : c.transport;
   probe.links = c.links;
   probe.tcp_interface = c.tcp_interface;
   probe.sweep.min_bytes = 64 << 10;

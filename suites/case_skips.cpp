@@ -82,14 +82,14 @@ std::string placement_skip_reason(const SuiteCase& c) {
     return fmt::format("{} hosts x {} cores need {} cores; this machine has {}", c.hosts,
                        c.cores_per_host, c.hosts * c.cores_per_host, cores);
   }
-  if (c.transport == "shm" && c.hosts > 1) {
+  if (c.transport == options::Transport::kShm && c.hosts > 1) {
     return fmt::format("shm carries messages within one host; this case spans {} hosts", c.hosts);
   }
   if (c.train.allreduce == options::AllReduceAlgorithm::kShm && c.hosts > 1) {
     return fmt::format("shm reduces within one host; this case spans {} hosts: use hier", c.hosts);
   }
-  if (c.transport != "auto" && c.ranks == 1) {
-    return fmt::format("one rank sends nothing over the {} transport", c.transport);
+  if (c.transport != options::Transport::kAuto && c.ranks == 1) {
+    return fmt::format("one rank sends nothing over the {} transport", enum_name(c.transport));
   }
   if (c.links > 4) {
     return fmt::format(

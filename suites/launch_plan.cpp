@@ -129,7 +129,7 @@ std::string resolve_executable(const std::string& name, const std::string& flag)
 
 bool needs_mpirun(const SuiteCase& c, const PlanContext& ctx) {
   // (An Open MPI algorithm is kept only on more than one rank: resolve().)
-  return c.ranks > 1 || c.transport != "auto" || !ctx.hostfile.empty();
+  return c.ranks > 1 || c.transport != options::Transport::kAuto || !ctx.hostfile.empty();
 }
 
 std::filesystem::path status_dir_for(const std::filesystem::path& output) {
@@ -137,7 +137,8 @@ std::filesystem::path status_dir_for(const std::filesystem::path& output) {
 }
 
 std::string case_links(const SuiteCase& c) {
-  return c.transport == "tcp" ? fmt::format("{}", c.links > 0 ? c.links : 1) : c.transport;
+  return c.transport == options::Transport::kTcp ? fmt::format("{}", c.links > 0 ? c.links : 1)
+                                                 : std::string(enum_name(c.transport));
 }
 
 namespace {
@@ -223,11 +224,11 @@ LaunchPlan plan_case(const Suite& suite, const SuiteCase& c, const PlanContext& 
       plan.argv.insert(plan.argv.end(), {"--mca", key, value});
       plan.transport[key] = value;
     };
-    if (c.transport == "tcp") {
+    if (c.transport == options::Transport::kTcp) {
       mca("pml", "ob1");
       mca("btl", "tcp,self");
       mca("btl_tcp_links", std::to_string(c.links > 0 ? c.links : 1));
-    } else if (c.transport == "shm") {
+    } else if (c.transport == options::Transport::kShm) {
       mca("pml", "ob1");
       mca("btl", "vader,self");
     }

@@ -71,9 +71,9 @@ std::string unsupported_setting(const SuiteCase& c) {
   if (c.mpi_algorithm > 0) {
     return "DDP reduces over gloo; trainscope's and Open MPI's all-reduce algorithms do not apply";
   }
-  if (c.transport != "auto") {
+  if (c.transport != options::Transport::kAuto) {
     return fmt::format("DDP's gloo has its own TCP transport; Open MPI's {} does not apply",
-                       c.transport);
+                       enum_name(c.transport));
   }
   if (!c.extra_args.empty()) return "extra_args are trainscope's flags; the PyTorch peer has none";
   return "";

@@ -133,7 +133,7 @@ void collapse(SuiteCase& c) {
       c.given.erase(std::string(row.suite));
     }
   }
-  if (c.transport != "tcp") c.links = 0;
+  if (c.transport != options::Transport::kTcp) c.links = 0;
   if (c.hosts <= 1) c.link.clear();
   if (c.cpu_share_cores > 0) {
     c.cpu_share = std::min(1.0, static_cast<double>(c.cpu_share_cores) / c.hosts);

@@ -283,7 +283,11 @@ void Parser::apply_placement(SuiteCase& c, const options::PlacementKey& row,
   std::visit(
       [&](auto field) {
         using T = std::decay_t<decltype(c.*field)>;
-        if constexpr (std::is_same_v<T, std::string>) {
+        if constexpr (std::is_enum_v<T>) {
+          const auto names = enum_names<T>();
+          const std::vector<std::string> choices(names.begin(), names.end());
+          c.*field = *parse_enum<T>(get_string(n, key, &choices));
+        } else if constexpr (std::is_same_v<T, std::string>) {
           const std::vector<std::string> choices(row.choices.begin(), row.choices.end());
           c.*field = get_string(n, key, choices.empty() ? nullptr : &choices);
           if ((c.*field).empty()) {
@@ -495,10 +499,10 @@ void Parser::check_replay_from(const toml::node& n, const SuiteCase& c) const {
 
 // Explicitly written settings that cannot apply are mistakes.
 void Parser::check_case_table(const toml::table& t, const SuiteCase& c) const {
-  if (t.get("links") && c.transport != "tcp") {
+  if (t.get("links") && c.transport != options::Transport::kTcp) {
     fail(*t.get("links"), fmt::format("'links' applies to the tcp transport only, this case "
                                       "uses '{}'",
-                                      c.transport));
+                                      enum_name(c.transport)));
   }
   if (t.get("bucket_mb") && c.train.reduce == options::ReduceStrategy::kPerTensor) {
     fail(*t.get("bucket_mb"), "'bucket_mb' applies to fused and overlap(-poll), not per-tensor");

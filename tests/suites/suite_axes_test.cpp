@@ -52,7 +52,9 @@ TEST(SuiteConfig, EveryPlacementKeyIsRecordedReadBackAndNamedThroughItsRow) {
     std::visit(
         [&](auto field) {
           using T = std::decay_t<decltype(where.*field)>;
-          if constexpr (std::is_same_v<T, std::string>) {
+          if constexpr (std::is_enum_v<T>) {
+            where.*field = *parse_enum<T>(enum_names<T>().back());
+          } else if constexpr (std::is_same_v<T, std::string>) {
             where.*field = row.choices.empty() ? "x" + std::string(row.key) : "tcp";
           } else if constexpr (std::is_same_v<T, double>) {
             where.*field = 0.5;

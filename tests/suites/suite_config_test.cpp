@@ -152,7 +152,7 @@ TEST(SuiteConfig, InapplicableAxesCollapse) {
       EXPECT_FALSE(c.given.contains("bucket_mb")) << c.name;
       EXPECT_TRUE(c.to_json()["bucket_mb"].is_null()) << c.name;
     }
-    if (c.transport == "shm") {
+    if (c.transport == options::Transport::kShm) {
       EXPECT_EQ(c.links, 0) << c.name;
     }
   }
