@@ -208,6 +208,7 @@ CaseFigures case_figures(const CaseData& c) {
   f.straggler_s = median([](const auto& r) { return r.straggler_s; });
   f.rank_gflops = median([](const auto& r) { return r.rank_gflops; });
   f.grad_busbw_gbps = median([](const auto& r) { return r.grad_busbw_gbps; });
+  f.host_cpu_busy = median([](const auto& r) { return r.host_cpu_busy; });
   return f;
 }
 

@@ -113,6 +113,7 @@ struct CaseFigures {
   // (results/figures.h), medians over repetitions.
   double rank_gflops = 0;
   double grad_busbw_gbps = 0;
+  double host_cpu_busy = NAN;  // results::RunFigures::host_cpu_busy, median
 };
 
 CaseFigures case_figures(const CaseData& c);

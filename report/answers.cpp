@@ -337,7 +337,9 @@ std::string answers_html(const analysis::SuiteData& suite) {
     out += "<h3>Prediction: what N hosts would do</h3>\n<p>" + html_escape(model_sentence(*p)) +
            "</p>\n";
     for (const auto& t : prediction_tables(*p)) out += to_html(t);
-    if (auto t = model_check_table(suite, *p)) out += to_html(*t);
+    for (auto scaling : {analysis::Scaling::kWeak, analysis::Scaling::kStrong}) {
+      if (auto t = model_check_table(suite, *p, scaling)) out += to_html(*t);
+    }
   }
   return out;
 }
@@ -362,7 +364,9 @@ std::string answers_markdown(const analysis::SuiteData& suite) {
   if (auto p = suite_prediction(suite)) {
     out += "### Prediction: what N hosts would do\n\n" + markdown_cell(model_sentence(*p)) + "\n\n";
     for (const auto& t : prediction_tables(*p)) out += to_markdown(t);
-    if (auto t = model_check_table(suite, *p)) out += to_markdown(*t);
+    for (auto scaling : {analysis::Scaling::kWeak, analysis::Scaling::kStrong}) {
+      if (auto t = model_check_table(suite, *p, scaling)) out += to_markdown(*t);
+    }
   }
   return out;
 }

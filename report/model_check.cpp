@@ -7,6 +7,7 @@
 
 #include "report/case_options.h"
 #include "report/dilation.h"
+#include "report/findings.h"
 #include "base/format.h"
 
 namespace trainscope::report {
@@ -34,8 +35,10 @@ const LinkModel* link_named(const SuitePrediction& p, const std::string& name) {
   return nullptr;
 }
 
-// A multi-host, weak-scaling, full-speed case's point and median step.
+// A multi-host, full-speed case's point and median step.
 struct CasePoint {
+  Scaling scaling = Scaling::kWeak;
+  int batch = 0;  // the global batch
   std::string link;
   bool overlap = false;
   int hosts = 0;
@@ -43,6 +46,7 @@ struct CasePoint {
   enum class Kind { kReal, kReplay, kRealReplayed } kind = Kind::kReal;
   bool loaded = false;
   double link_share = NAN;  // all-reduce busbw over the link's measured rate
+  double cpu_busy = NAN;    // CaseFigures::host_cpu_busy
 };
 
 // A replay of one host's compute, or of a multi-host case's.
@@ -59,45 +63,85 @@ std::optional<CasePoint> case_point(const SuiteData& suite, const CaseData& c) {
     return std::nullopt;
   }
   const CaseOptions o = case_options(c);
-  if (o.placement.batch_per_rank <= 0) return std::nullopt;  // strong scaling: not in these rows
   const CaseFigures f = analysis::case_figures(c);
   if (!(f.step_median_s > 0)) return std::nullopt;
   const double link_GBps = rc.link_gbps.value_or(NAN) / 8;
-  return CasePoint{rc.link,
+  return CasePoint{o.placement.batch_per_rank > 0 ? Scaling::kWeak : Scaling::kStrong,
+                   o.train.batch,
+                   rc.link,
                    rc.reduction.starts_with("overlap"),
                    rc.host_count,
                    f.step_median_s,
                    kind_of(suite, o),
                    f.loaded > 0,
-                   f.grad_busbw_gbps / link_GBps};
+                   f.grad_busbw_gbps / link_GBps,
+                   f.host_cpu_busy};
+}
+
+// The one-host case measured at `per_rank` that `c` stands for: a replay's
+// own source when it is one (a replay is a workload of its own, so the
+// one-machine lookup never pairs it), the real case's for a replay of one,
+// else the one-machine case of c's workload at that batch.
+const CaseData* one_host_at(const SuiteData& suite, const CaseData& c, int per_rank) {
+  const CaseOptions o = case_options(c);
+  if (o.replay_from.empty()) return one_machine_case_at(suite, c, per_rank);
+  const CaseData* source = suite.find_case(o.replay_from);
+  if (!source) return nullptr;
+  if (source->run_case.world_size > 1) return one_machine_case_at(suite, *source, per_rank);
+  return case_options(*source).train.batch == per_rank ? source : nullptr;
+}
+
+// Strong scaling's prediction for `c` on `hosts` hosts: each rank computes
+// what one host measured at batch / hosts (the replay sleeps that very
+// run), the all-reduce as under weak scaling. NaN without such a case.
+double strong_prediction(const SuiteData& suite, const SuitePrediction& p, const LinkModel& link,
+                         const CaseData& c, int batch, int hosts, bool overlap) {
+  const int per_rank = batch / hosts;
+  const CaseData* at = per_rank > 0 ? one_host_at(suite, c, per_rank) : nullptr;
+  if (!at) return NAN;
+  std::string source;
+  auto step = step_model(suite, *at, &source);
+  if (!step) return NAN;
+  step->bucket_bytes = p.step.bucket_bytes;
+  return analysis::predict(*step, link, hosts, overlap, Scaling::kWeak).step_s;
 }
 
 }  // namespace
 
 std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
                                             const SuitePrediction& p) {
-  std::map<std::tuple<std::string, bool, int>, ModelCheckRow> rows;
-  auto row = [&](const std::string& link, bool overlap, int hosts) -> ModelCheckRow& {
-    ModelCheckRow& r = rows[{link, overlap, hosts}];
+  std::map<std::tuple<Scaling, std::string, bool, int>, ModelCheckRow> rows;
+  auto row = [&](Scaling scaling, const std::string& link, bool overlap,
+                 int hosts) -> ModelCheckRow& {
+    ModelCheckRow& r = rows[{scaling, link, overlap, hosts}];
     if (r.hosts == 0) {
+      r.scaling = scaling;
       r.link = link;
       r.overlap = overlap;
       r.hosts = hosts;
-      if (const LinkModel* m = link_named(p, link)) {
+      const LinkModel* m = link_named(p, link);
+      if (m && scaling == Scaling::kWeak) {
         r.predicted_s = analysis::predict(p.step, *m, hosts, overlap, Scaling::kWeak).step_s;
       }
     }
     return r;
   };
+  // SimGrid's strong-scaling steps divide the compute case's batch, not a
+  // case's global batch: only its weak ones have a row to join.
   for (const auto& s : suite.simulations) {
     if (s.scaling != "weak") continue;
-    ModelCheckRow& r = row(s.link, s.overlap, s.hosts);
+    ModelCheckRow& r = row(Scaling::kWeak, s.link, s.overlap, s.hosts);
     if (!std::isfinite(r.simgrid_s)) r.simgrid_s = s.step_s;
   }
   for (const auto& c : suite.cases) {
     const auto point = case_point(suite, c);
     if (!point) continue;
-    ModelCheckRow& r = row(point->link, point->overlap, point->hosts);
+    ModelCheckRow& r = row(point->scaling, point->link, point->overlap, point->hosts);
+    const LinkModel* m = link_named(p, point->link);
+    if (m && point->scaling == Scaling::kStrong && !std::isfinite(r.predicted_s)) {
+      r.predicted_s =
+          strong_prediction(suite, p, *m, c, point->batch, point->hosts, point->overlap);
+    }
     switch (point->kind) {
       case CasePoint::Kind::kReal:
         std::tie(r.real_s, r.real_case) = std::tie(point->step_s, c.name);
@@ -105,6 +149,7 @@ std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
       case CasePoint::Kind::kReplay:
         std::tie(r.replay_s, r.replay_case) = std::tie(point->step_s, c.name);
         r.replay_link_share = point->link_share;
+        r.replay_cpu_busy = point->cpu_busy;
         break;
       case CasePoint::Kind::kRealReplayed:
         std::tie(r.real_replayed_s, r.real_replayed_case) = std::tie(point->step_s, c.name);
@@ -117,28 +162,38 @@ std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
   return out;
 }
 
-std::optional<Table> model_check_table(const analysis::SuiteData& suite, const SuitePrediction& p) {
-  const auto rows = model_check_rows(suite, p);
-  bool replays = false;
-  for (const auto& r : rows) replays = replays || std::isfinite(r.replay_s);
-  if (rows.empty() || (suite.simulations.empty() && !replays)) return std::nullopt;
-  Table t{"The prediction checked: SimGrid, replayed compute and real runs (weak scaling)",
+std::optional<Table> model_check_table(const analysis::SuiteData& suite, const SuitePrediction& p,
+                                       Scaling scaling) {
+  auto rows = model_check_rows(suite, p);
+  std::erase_if(rows, [&](const ModelCheckRow& r) { return r.scaling != scaling; });
+  bool replays = false, simulated = false;
+  for (const auto& r : rows) {
+    replays = replays || std::isfinite(r.replay_s);
+    simulated = simulated || std::isfinite(r.simgrid_s);
+  }
+  if (rows.empty() || (!simulated && !replays)) return std::nullopt;
+  const bool weak = scaling == Scaling::kWeak;
+  Table t{fmt::format("The prediction checked: SimGrid, replayed compute and real runs ({})",
+                      weak ? "weak scaling" : "strong scaling: the global batch fixed"),
           {"link", "all-reduce", "hosts", "predicted ms", "SimGrid ms", "replay ms", "real ms",
            "real replayed ms"},
           {},
           "",
           {0, 1}};
-  bool loaded = false, slow_links = false;
+  bool loaded = false, slow_links = false, busy_cpus = false;
   for (const auto& r : rows) {
     loaded = loaded || r.loaded;
     const bool slow = r.replay_link_share < kLinkShareFloor;
+    const bool busy = r.replay_cpu_busy >= kCpuBusyCeiling;
     slow_links = slow_links || slow;
+    busy_cpus = busy_cpus || busy;
     t.rows.push_back(
         {r.link, r.overlap ? "overlap" : "after backward", std::to_string(r.hosts),
          std::isfinite(r.predicted_s) ? format_number(r.predicted_s * 1e3, 1) : "-",
          step_beside(r.simgrid_s, r.predicted_s),
          step_beside(r.replay_s, r.predicted_s) + (r.loaded ? " (loaded)" : "") +
-             (slow ? fmt::format(" (links at {:.0f}%)", r.replay_link_share * 100) : ""),
+             (slow ? fmt::format(" (links at {:.0f}%)", r.replay_link_share * 100) : "") +
+             (busy ? fmt::format(" (CPUs {:.0f}% busy)", r.replay_cpu_busy * 100) : ""),
          step_beside(r.real_s, r.predicted_s), step_beside(r.real_replayed_s, r.real_s)});
   }
   t.note = fmt::format(
@@ -162,6 +217,13 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
                                 : suite.simulations.front().simulator,
       p.compute_case, p.compute_case,
       loaded ? " A step marked (loaded) was measured on a loaded machine (see Machine load)." : "");
+  if (!weak) {
+    t.note +=
+        " Strong scaling: each row's prediction and replay start from the one-host case "
+        "measured at the global batch / N, its GEMMs as efficient as that batch makes them "
+        "(none without such a case: -); SimGrid's strong-scaling steps divide the compute "
+        "case's batch instead and are not set beside them.";
+  }
   if (slow_links) {
     t.note += fmt::format(
         " A replay marked (links at X%) moved its gradients at X% of the rate its link measured "
@@ -169,6 +231,14 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
         "bridge did not carry N hosts' traffic at the link's rate, so that step measures the "
         "machine more than the link.",
         kLinkShareFloor * 100);
+  }
+  if (busy_cpus) {
+    t.note += fmt::format(
+        " A replay marked (CPUs X% busy) kept X% of this machine's CPUs busy over its steps "
+        "(its ranks' CPU time over their wall time; they sleep their compute, so that is the "
+        "communication's own work, at or above {:.0f}%): the traffic waited for CPU, and the "
+        "step measures the machine more than the link.",
+        kCpuBusyCeiling * 100);
   }
   return t;
 }

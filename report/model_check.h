@@ -1,5 +1,5 @@
 // The N-host prediction beside its two independent checks, per link,
-// reduction and host count (weak scaling): SimGrid's SMPI replaying the same
+// reduction and host count, under weak and strong scaling: SimGrid's SMPI replaying the same
 // measured step on a simulated switch (`trainscope simgrid --save`), the
 // replayed cases (compute slept from a one-host run, communication real over
 // the virtual cluster: training/run/replay.h) and the real cases (computing,
@@ -24,6 +24,10 @@
 namespace trainscope::report {
 
 struct ModelCheckRow {
+  // Weak: a batch per rank, as one host's; strong: the global batch fixed,
+  // each rank's compute that of one host at batch / N (the prediction then
+  // starts from the one-host case measured at that batch, none without it).
+  analysis::Scaling scaling = analysis::Scaling::kWeak;
   std::string link;
   bool overlap = false;
   int hosts = 0;
@@ -40,18 +44,25 @@ struct ModelCheckRow {
   // rate: whether this machine carried N hosts' traffic at the link's rate
   // (below kLinkShareFloor the replay measures the machine, not the link).
   double replay_link_share = NAN;
+  // The share of this machine's CPUs the replay's ranks kept busy over their
+  // steps (CaseFigures::host_cpu_busy): at kCpuBusyCeiling or above, the
+  // communication was short of CPU, whatever the links could carry.
+  double replay_cpu_busy = NAN;
 };
 
 inline constexpr double kLinkShareFloor = 0.8;
+inline constexpr double kCpuBusyCeiling = 0.9;
 
-// Rows for every point that SimGrid simulated or a replayed or real
-// multi-host case ran, by link, reduction and hosts; empty when none did.
+// Rows for every point that SimGrid simulated (weak scaling) or a replayed
+// or real multi-host case ran, by scaling, link, reduction and hosts; empty
+// when none did.
 std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
                                             const SuitePrediction& p);
 
-// The table of those rows, with where the models part and why; std::nullopt
-// when there are none.
-std::optional<Table> model_check_table(const analysis::SuiteData& suite, const SuitePrediction& p);
+// The table of the rows of one scaling, with where the models part and why;
+// std::nullopt when there are none.
+std::optional<Table> model_check_table(const analysis::SuiteData& suite, const SuitePrediction& p,
+                                       analysis::Scaling scaling = analysis::Scaling::kWeak);
 
 }  // namespace trainscope::report
 

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -131,6 +134,27 @@ double grad_busbw_gbps(const RunSummary& s) {
   return median_of(std::move(values));
 }
 
+// The busiest host's share of its CPUs that the job's ranks there kept busy
+// over their steps: each rank's CPU seconds over its wall seconds, summed by
+// host, over the host's cores. Ranks of a virtual cluster share this
+// machine's host name, so they add up as the CPUs they share. NaN when a
+// rank did not record its CPU time (older summaries).
+double busiest_host_cpu(const RunSummary& s) {
+  std::map<std::string, std::pair<double, int64_t>> hosts;  // busy cores, cores
+  for (const RankResult& r : s.ranks) {
+    if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s) || r.load_start.cores <= 0) return kNaN;
+    auto& [busy, cores] = hosts[r.host];
+    busy += r.cpu_s / r.steps_wall_s;
+    cores = r.load_start.cores;
+  }
+  double busiest = kNaN;
+  for (const auto& [host, use] : hosts) {
+    const double share = use.first / static_cast<double>(use.second);
+    if (std::isnan(busiest) || share > busiest) busiest = share;
+  }
+  return busiest;
+}
+
 void add_summary_figures(const RunSummary& s, RunFigures& f) {
   f.tokens_per_s = s.totals.tokens_per_s;
   f.step_median_s = s.totals.step_time_median_s;
@@ -150,6 +174,7 @@ void add_summary_figures(const RunSummary& s, RunFigures& f) {
     f.rank_gflops = s.flops_per_step / s.world_size / f.step_median_s / 1e9;
   }
   f.grad_busbw_gbps = grad_busbw_gbps(s);
+  f.host_cpu_busy = busiest_host_cpu(s);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -322,6 +323,13 @@ struct RankResult {
   // "Machine load"); unknown in summaries written before it was recorded.
   profiler::HostLoad load_start;
   profiler::HostLoad load_end;
+  // CPU seconds (every thread: OpenMP's, MPI's progress) the rank's process
+  // used from its first step to its summary, and the wall seconds between:
+  // cpu_s / steps_wall_s is the cores it kept busy. A replayed rank sleeps
+  // its compute, so what it burns is the communication's (and a host's CPUs
+  // all busy mean its links waited for them). NaN in older summaries.
+  double cpu_s = std::numeric_limits<double>::quiet_NaN();
+  double steps_wall_s = std::numeric_limits<double>::quiet_NaN();
   KernelInfo kernels;
   bool operator==(const RankResult&) const = default;
 };
@@ -344,6 +352,8 @@ struct Fields<RankResult> {
       field("comm", &RankResult::comm, {.prefix = "comm_"}),
       field("load_start", &RankResult::load_start, {.prefix = "load_start_"}).absent_ok(),
       field("load_end", &RankResult::load_end, {.prefix = "load_end_"}).absent_ok(),
+      field("cpu_s", &RankResult::cpu_s).absent_ok(),
+      field("steps_wall_s", &RankResult::steps_wall_s).absent_ok(),
       field("kernels", &RankResult::kernels, {.prefix = "kernel_"}).absent_ok(),
   };
 };

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -42,6 +43,9 @@ struct CaseSpec {
   // were recorded).
   int threads = 1;       // per rank
   int cores_online = 0;  // the ranks' hosts' cores (load_start.cores)
+  // Cores each rank kept busy over its steps (RankResult::cpu_s over
+  // steps_wall_s); NaN: not recorded, as before it was.
+  double cpu_busy_per_rank = std::numeric_limits<double>::quiet_NaN();
   int hosts = 1;
   int cores_per_host = 0;
   std::string link;
@@ -198,6 +202,10 @@ inline results::RunSummary make_summary(const SuiteSpec& suite, const CaseSpec& 
                     .blas_threads = 1};
     }
     if (c.cores_online > 0) rr.load_start.cores = c.cores_online;
+    if (!std::isnan(c.cpu_busy_per_rank)) {
+      rr.steps_wall_s = 2.0;
+      rr.cpu_s = c.cpu_busy_per_rank * rr.steps_wall_s;
+    }
     rr.data.bytes_held = m[MemoryCategory::kData];
     s.ranks.push_back(rr);
   }

@@ -36,12 +36,15 @@ analysis::SuiteData replay_suite(const fs::path& db_path) {
   replay2.name = "replay-h2";
   replay2.step_time_s = 0.125;
   replay2.config = {{"replay_from", "one-b4"}};
+  replay2.cores_online = 2;
+  replay2.cpu_busy_per_rank = 0.2;  // 2 of 2 ranks: 20% of the CPUs
   CaseSpec replay4 = replay2;
   replay4.name = "replay-h4";
   replay4.hosts = 4;
   replay4.world_size = 4;
   replay4.batch = 16;
   replay4.step_time_s = 0.14;
+  replay4.cpu_busy_per_rank = 0.48;  // 4 ranks: 96% of 2 CPUs
   s.cases = {one, real, replay2, replay4};
   fs::remove(db_path);
   testing::build_suite_db(db_path, s);
@@ -91,8 +94,72 @@ TEST(ModelCheckTest, PredictionSimGridReplayAndRealPerHostCount) {
   ASSERT_EQ(t->rows.size(), 3u);
   EXPECT_EQ(t->rows[0][7], "-");  // no replay of the real case here
   EXPECT_NE(t->rows[0][5].find("125"), std::string::npos);
+  // The replay whose ranks kept the CPUs busy is marked, and the note says
+  // why; the one with CPU to spare is not.
+  EXPECT_NEAR(rows[1].replay_cpu_busy, 0.96, 1e-9);
+  EXPECT_EQ(t->rows[0][5].find("CPUs"), std::string::npos) << t->rows[0][5];
+  EXPECT_NE(t->rows[1][5].find("(CPUs 96% busy)"), std::string::npos) << t->rows[1][5];
+  EXPECT_NE(t->note.find("waited for CPU"), std::string::npos);
   EXPECT_NE(t->note.find("SimGrid SMPI, lr"), std::string::npos);
   EXPECT_NE(answers_markdown(suite).find("The prediction checked"), std::string::npos);
+}
+
+// Strong scaling (the global batch fixed): each rank computes what one host
+// measured at batch / N, so the row's prediction starts from that case; a
+// host count without one has no prediction. Weak rows are their own table.
+TEST(ModelCheckTest, StrongScalingRowsStartFromTheOneHostCaseAtTheRanksBatch) {
+  const fs::path db_path =
+      fs::temp_directory_path() / ("trainscope-model-strong-" + std::to_string(::getpid()) + ".db");
+  SuiteSpec s;
+  s.name = "replay";
+  s.step_noise = 0;
+  s.repetitions = 1;
+  const CaseSpec one = testing::one_machine_spec("one-b4", 0.1, 4);
+  const CaseSpec half = testing::one_machine_spec("one-b2", 0.06, 2);
+  const CaseSpec weak = testing::two_hosts_gige_spec("real-h2", 0.13, 8, 4);
+  CaseSpec strong2 = testing::two_hosts_gige_spec("replay-strong-h2", 0.08, 4);
+  strong2.config = {{"replay_from", "one-b2"}};
+  CaseSpec strong4 = strong2;  // batch 1 a rank: no one-host case at it
+  strong4.name = "replay-strong-h4";
+  strong4.hosts = 4;
+  strong4.world_size = 4;
+  strong4.config = {{"replay_from", "one-b1"}};
+  s.cases = {one, half, weak, strong2, strong4};
+  fs::remove(db_path);
+  testing::build_suite_db(db_path, s);
+  auto db = results::ResultsDb::open_for_reading(db_path);
+  const analysis::SuiteData suite = analysis::load_suite(db, analysis::resolve_suite(db, "latest"));
+  fs::remove(db_path);
+  const auto p = suite_prediction(suite);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->compute_case, "one-b4");
+
+  const auto rows = model_check_rows(suite, *p);
+  std::vector<ModelCheckRow> strong;
+  for (const auto& r : rows) {
+    if (r.scaling == analysis::Scaling::kStrong) strong.push_back(r);
+  }
+  ASSERT_EQ(strong.size(), 2u);
+  EXPECT_EQ(strong[0].hosts, 2);
+  EXPECT_EQ(strong[0].replay_case, "replay-strong-h2");
+  // From one-b2's 60 ms of compute plus the all-reduce: above 60 ms, below
+  // the weak row's, which starts from one-b4's 100 ms.
+  double weak_h2 = NAN;
+  for (const auto& r : rows) {
+    if (r.scaling == analysis::Scaling::kWeak && r.hosts == 2) weak_h2 = r.predicted_s;
+  }
+  EXPECT_GT(strong[0].predicted_s, 0.06);
+  EXPECT_LT(strong[0].predicted_s, weak_h2);
+  EXPECT_TRUE(std::isnan(strong[1].predicted_s)) << strong[1].predicted_s;
+
+  const auto strong_table = model_check_table(suite, *p, analysis::Scaling::kStrong);
+  ASSERT_TRUE(strong_table);
+  EXPECT_NE(strong_table->title.find("strong scaling"), std::string::npos);
+  ASSERT_EQ(strong_table->rows.size(), 2u);
+  EXPECT_EQ(strong_table->rows[1][3], "-");
+  EXPECT_NE(strong_table->note.find("global batch / N"), std::string::npos);
+  // No replay or simulation at weak scaling here: no weak table.
+  EXPECT_FALSE(model_check_table(suite, *p, analysis::Scaling::kWeak));
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // and wait, the straggler figure per step and which rank is flagged.
 #include "results/figures.h"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "tests/results/sample_records.h"
@@ -68,8 +70,8 @@ TEST(FiguresTest, AWaitSplitsIntoTransferAndWaitingForTheSlowerRank) {
       const bool slow_here = step.step % 2 == r;  // rank 0 slow on even steps, rank 1 on odd
       step.phases[Phase::kOptimizer] = slow_here ? 0.500 : 0.100;
       step.phases[Phase::kComm] = 0.003 + (slow_here ? 0.0 : 0.400);
-      step.step_time_s = step.phases[Phase::kForward] + step.phases[Phase::kOptimizer] +
-                         step.phases[Phase::kComm];
+      step.step_time_s =
+          step.phases[Phase::kForward] + step.phases[Phase::kOptimizer] + step.phases[Phase::kComm];
     }
   }
   // 5 measured steps (1..5): rank 0 slow on 2 and 4, rank 1 on 1, 3 and 5.
@@ -83,6 +85,25 @@ TEST(FiguresTest, AWaitSplitsIntoTransferAndWaitingForTheSlowerRank) {
   EXPECT_NEAR(f.rank_times[1].waiting_for_others_s, 0.0, 1e-12) << "waits on 2 of 5 steps";
   EXPECT_NEAR(f.rank_times[0].optimizer_s, 0.100, 1e-12);
   EXPECT_NEAR(f.rank_times[1].optimizer_s, 0.500, 1e-12);
+}
+
+// The ranks of a host add up against its cores; the busiest host counts.
+TEST(FiguresTest, HostCpuBusyIsTheBusiestHostsRanksOverItsCores) {
+  RunSummary s = two_ranks(0.010);
+  for (RankResult& r : s.ranks) {
+    r.host = "box";
+    r.load_start.cores = 2;
+    r.steps_wall_s = 4.0;
+  }
+  s.ranks[0].cpu_s = 3.0;  // 0.75 of a core
+  s.ranks[1].cpu_s = 3.6;  // 0.9
+  EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, (0.75 + 0.9) / 2, 1e-12);
+  // On hosts of their own, each rank against its host's 2 cores.
+  s.ranks[1].host = "other";
+  EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 0.9 / 2, 1e-12);
+  // A rank that did not record its CPU time (an older summary): unknown.
+  s.ranks[0].cpu_s = kNaN;
+  EXPECT_TRUE(std::isnan(run_figures(&s, {}).host_cpu_busy));
 }
 
 TEST(FiguresTest, RanksThatComputeAlikeAreNotFlagged) {

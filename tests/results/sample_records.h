@@ -65,6 +65,8 @@ inline RunSummary sample_summary(int world_size, int steps, int seed = 1) {
     rr.comm = {3 * steps, 1000000LL * steps, 0.004 * steps, 0.001 * steps};
     rr.load_start = {0.25 + r, 0.5 + r, 0.75 + r, 2 + r, 1 + r, 8};
     rr.load_end = {1.25 + r, 0.625 + r, 0.875 + r, 3 + r, r, 8};
+    rr.cpu_s = 1.5 + r;
+    rr.steps_wall_s = 2.25;
     s.ranks.push_back(rr);
   }
   if (world_size > 1) {

@@ -498,6 +498,11 @@ TEST(TrainerTest, SummaryHasStepsMemoryAndPhases) {
   EXPECT_EQ(r.tracked_peak_by_category[kernels::MemoryCategory::kActivations],
             LlamaModel<float>::activation_elements(c, 4, 15) * 4);
   EXPECT_GT(r.vm_hwm, 0);
+  // The rank's CPU time over its steps: some, and no more than its threads
+  // could use in the wall time (with a little for the clocks' reads).
+  EXPECT_GT(r.cpu_s, 0);
+  EXPECT_GT(r.steps_wall_s, 0);
+  EXPECT_LE(r.cpu_s, r.steps_wall_s * (o.threads > 0 ? o.threads : 2) * 1.05 + 0.01);
   EXPECT_GT(r.data.bytes_held, 0);
   EXPECT_GT(r.phases[profiler::Phase::kForward].median, 0);
   EXPECT_GT(r.phases[profiler::Phase::kBackward].median, 0);

@@ -16,6 +16,7 @@
 #include "kernels/gemm_backend.h"
 #include "kernels/matmul_bf16.h"
 #include "kernels/simd.h"
+#include "profiler/clock.h"
 #include "profiler/memory_tracker.h"
 #include "profiler/stats.h"
 #include "results/figures.h"
@@ -177,6 +178,8 @@ results::RankResult RunReport::rank_result() const {
   me.comm = log_.comm_total;
   me.load_start = log_.load_start;
   me.load_end = profiler::read_host_load(log_.job_on_host);
+  me.cpu_s = profiler::process_cpu_seconds() - log_.cpu_start_s;
+  me.steps_wall_s = profiler::seconds_since(log_.wall_start);
   const kernels::BlasInfo blas = kernels::blas_info();
   const Precision precision = ctx_.options.precision;
   me.kernels = {

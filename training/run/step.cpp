@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -431,6 +431,8 @@ StepLog train_steps(const RunContext& ctx, const RunPlan& plan, const TrainingDa
   StepLog log;
   log.job_on_host = ranks_on_this_host(ctx.comm);
   log.load_start = profiler::read_host_load(log.job_on_host);
+  log.cpu_start_s = profiler::process_cpu_seconds();
+  log.wall_start = profiler::Clock::now();
   const int64_t steps = ctx.options.steps;
   log.steps.reserve(static_cast<std::size_t>(std::max<int64_t>(0, steps - state.start_step)));
   log.peaks.absorb(profiler::tracked_memory());  // the setup's peak

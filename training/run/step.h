@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/storage.h"
+#include "profiler/clock.h"
 #include "profiler/host_load.h"
 #include "profiler/step_timer.h"
 #include "results/records.h"
@@ -46,6 +47,10 @@ struct StepLog {
   results::CommStats comm_total;   // over every step
   std::vector<pid_t> job_on_host;  // this job's ranks on this rank's host
   profiler::HostLoad load_start;   // the host's load before the first step
+  // The process's CPU seconds and the wall clock as the first step began:
+  // the rank's CPU use over its steps (RankResult::cpu_s).
+  double cpu_start_s = 0;
+  profiler::Clock::time_point wall_start = profiler::Clock::now();
 };
 
 // Runs the loop. A non-finite loss ends it and marks `summary` failed (status,
