@@ -42,9 +42,9 @@ trap 'rm -f "$report"' EXIT
 "$bin" report --db "$db" --format md > "$report" || { echo "replay-check.sh: report failed" >&2; exit 3; }
 # The check table: | link | all-reduce | hosts | predicted | SimGrid | replay | real | replay vs real |
 # Both tables (weak, then strong scaling), each row led by its scaling.
-table=$(awk '/^\*\*The prediction checked/ {on = 1; scaling = /strong/ ? "strong" : "weak"; next}
-             /^\*\*/ {on = 0}
-             on && /^\|/ {print scaling " " $0}' "$report")
+table=$(awk '/^\*\*The prediction checked/ {on = 1; rows = 0; scaling = /strong/ ? "strong" : "weak"; next}
+             on && /^\|/ {print scaling " " $0; rows++; next}
+             on && rows > 0 {on = 0}' "$report")
 echo "$table"
 echo
 awk -F'|' -v suite_s="$suite_s" '
@@ -59,7 +59,7 @@ awk -F'|' -v suite_s="$suite_s" '
     link = $2; gsub(/ /, "", link); red = $3; gsub(/^ +| +$/, "", red); n = $4 + 0
     sc = $1; gsub(/ /, "", sc)
     key = sc " " link " " red " N=" n
-    if (n == 2 && $9 ~ /%/) { v = $9; gsub(/[ %]/, "", v); verdict("replay vs real, " key " (within 5%)", v + 0, 5) }
+    if (n == 2 && $9 ~ /%/) verdict("replay vs real, " key " (within 5%)", pct($9), 5)
     if (n == 4 || n == 8) {
       replay = ms($7); pred = ms($5); sim = ms($6)
       if (replay > 0 && pred > 0) verdict("prediction vs replay, " key " (within 10%)", (pred / replay - 1) * 100, 10)
