@@ -44,15 +44,30 @@ int64_t ranks_vm_hwm(const RunSummary& s) {
   return sum;
 }
 
+// The job's threads on `host`: its ranks there times their threads. A
+// replay's ranks sleep their compute, so there they count as the cores
+// their CPU time kept busy (rounded up), when every rank recorded it.
+int64_t job_threads_on(const RunSummary& s, const std::string& host) {
+  const auto ranks_here = std::count_if(s.ranks.begin(), s.ranks.end(),
+                                        [&](const RankResult& r) { return r.host == host; });
+  const int64_t threads = ranks_here * std::max(1, s.threads_per_rank);
+  if (!s.options.is_object() || s.options.value("replay_compute", "").empty()) return threads;
+  double busy = 0;
+  for (const RankResult& r : s.ranks) {
+    if (r.host != host) continue;
+    if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s)) return threads;
+    busy += r.cpu_s / r.steps_wall_s;
+  }
+  return static_cast<int64_t>(std::ceil(busy));
+}
+
 // Why a host was loaded at one moment, or "" when it was not (or unknown):
 // the other processes' runnable threads and the job's own threads there
-// (its ranks on the host times their threads) outnumber the cores.
+// (job_threads_on) outnumber the cores.
 std::string loaded_host(const RunSummary& s, const RankResult& rank, const profiler::HostLoad& load,
                         const char* when) {
   if (load.cores <= 0 || load.other_runnable < 0) return "";
-  const auto ranks_here = std::count_if(s.ranks.begin(), s.ranks.end(),
-                                        [&](const RankResult& r) { return r.host == rank.host; });
-  const int64_t job_threads = ranks_here * std::max(1, s.threads_per_rank);
+  const int64_t job_threads = job_threads_on(s, rank.host);
   if (load.other_runnable + job_threads <= load.cores) return "";
   return fmt::format(
       "{} at {}: {} runnable threads of other processes + {} of the job's > {} cores", rank.host,

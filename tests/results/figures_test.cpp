@@ -106,6 +106,25 @@ TEST(FiguresTest, HostCpuBusyIsTheBusiestHostsRanksOverItsCores) {
   EXPECT_TRUE(std::isnan(run_figures(&s, {}).host_cpu_busy));
 }
 
+// Eight ranks on 2 cores load the machine, unless they replay: sleeping
+// their compute, they count as the cores their CPU time kept busy (the
+// replay suite's 4- and 8-host cases were all marked loaded).
+TEST(FiguresTest, SleepingReplayRanksAreNoLoad) {
+  RunSummary s = testing::sample_summary(8, 6);
+  s.threads_per_rank = 1;
+  for (RankResult& r : s.ranks) {
+    r.host = "box";
+    r.load_start = r.load_end = {0.5, 0.5, 0.5, 1, 0, 2};
+    r.steps_wall_s = 4.0;
+    r.cpu_s = 0.5;  // an eighth of a core each: one core in all
+  }
+  EXPECT_NE(run_figures(&s, {}).load.loaded, "");  // 8 computing ranks > 2 cores
+  s.options["replay_compute"] = "/tmp/one-host.json";
+  EXPECT_EQ(run_figures(&s, {}).load.loaded, "");
+  for (RankResult& r : s.ranks) r.cpu_s = 1.5;  // 3 cores busy in all: loaded again
+  EXPECT_NE(run_figures(&s, {}).load.loaded, "");
+}
+
 TEST(FiguresTest, RanksThatComputeAlikeAreNotFlagged) {
   const RunSummary s = two_ranks(0.010);
   const RunFigures f = run_figures(&s, {});
