@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <string>
-#include <utility>
 
 #include <fmt/format.h>
 
@@ -44,6 +42,20 @@ int64_t ranks_vm_hwm(const RunSummary& s) {
   return sum;
 }
 
+// The cores the job's ranks on `host` kept busy over their steps: each
+// rank's CPU seconds over its wall seconds, summed (ranks of a virtual
+// cluster share this machine's host name, so they add up as the CPUs they
+// share). NaN when a rank there did not record its CPU time.
+double busy_cores_on(const RunSummary& s, const std::string& host) {
+  double busy = 0;
+  for (const RankResult& r : s.ranks) {
+    if (r.host != host) continue;
+    if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s)) return kNaN;
+    busy += r.cpu_s / r.steps_wall_s;
+  }
+  return busy;
+}
+
 // The job's threads on `host`: its ranks there times their threads. A
 // replay's ranks sleep their compute, so there they count as the cores
 // their CPU time kept busy (rounded up), when every rank recorded it.
@@ -52,13 +64,8 @@ int64_t job_threads_on(const RunSummary& s, const std::string& host) {
                                         [&](const RankResult& r) { return r.host == host; });
   const int64_t threads = ranks_here * std::max(1, s.threads_per_rank);
   if (!s.options.is_object() || s.options.value("replay_compute", "").empty()) return threads;
-  double busy = 0;
-  for (const RankResult& r : s.ranks) {
-    if (r.host != host) continue;
-    if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s)) return threads;
-    busy += r.cpu_s / r.steps_wall_s;
-  }
-  return static_cast<int64_t>(std::ceil(busy));
+  const double busy = busy_cores_on(s, host);
+  return std::isnan(busy) ? threads : static_cast<int64_t>(std::ceil(busy));
 }
 
 // Why a host was loaded at one moment, or "" when it was not (or unknown):
@@ -150,21 +157,14 @@ double grad_busbw_gbps(const RunSummary& s) {
 }
 
 // The busiest host's share of its CPUs that the job's ranks there kept busy
-// over their steps: each rank's CPU seconds over its wall seconds, summed by
-// host, over the host's cores. Ranks of a virtual cluster share this
-// machine's host name, so they add up as the CPUs they share. NaN when a
-// rank did not record its CPU time (older summaries).
+// over their steps (busy_cores_on over the host's cores). NaN when a rank did
+// not record its CPU time or its host's cores (older summaries).
 double busiest_host_cpu(const RunSummary& s) {
-  std::map<std::string, std::pair<double, int64_t>> hosts;  // busy cores, cores
-  for (const RankResult& r : s.ranks) {
-    if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s) || r.load_start.cores <= 0) return kNaN;
-    auto& [busy, cores] = hosts[r.host];
-    busy += r.cpu_s / r.steps_wall_s;
-    cores = r.load_start.cores;
-  }
   double busiest = kNaN;
-  for (const auto& [host, use] : hosts) {
-    const double share = use.first / static_cast<double>(use.second);
+  for (const RankResult& r : s.ranks) {
+    if (r.load_start.cores <= 0) return kNaN;
+    const double share = busy_cores_on(s, r.host) / static_cast<double>(r.load_start.cores);
+    if (std::isnan(share)) return kNaN;
     if (std::isnan(busiest) || share > busiest) busiest = share;
   }
   return busiest;
