@@ -290,7 +290,8 @@ TEST(FaultsTest, TheCpuMatrixRefusesAnEmptyLevelList) {
 // a number that is not one or a lane that does not exist.
 TEST(FaultsTest, TheGateCalibrationRefusesStrayArgumentsBeforeRunning) {
   const std::string script = shell_quote(TRAINSCOPE_SOURCE_DIR "/scripts/gate-calibration.sh");
-  for (const char* args : {"1 2", "1", "--aa 0", "--power x", "--lanes timed,fast", "--aa"}) {
+  for (const char* args : {"1 2", "1", "--aa 0", "--power x", "--small -1", "--small x",
+                           "--lanes timed,fast", "--aa"}) {
     const auto r = testing::run_shell(script + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
     EXPECT_CONTAINS(r.output, "gate-calibration.sh");
