@@ -49,7 +49,8 @@ void add_work_command(CLI::App& app) {
       ->capture_default_str()
       ->check(kDbFile);
   sub->add_option("--threshold", f->o.threshold_pct,
-                  "Percent by which a phase's instructions or estimated cycles must grow to be "
+                  "Percent by which a phase's instructions, estimated cycles or L1 data misses "
+                  "must grow to be "
                   "a regression")
       ->capture_default_str()
       ->check(kPositive);

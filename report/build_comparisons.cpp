@@ -73,10 +73,10 @@ double change(int64_t base, int64_t head) {
 Table work_table(results::ResultsDb& db, const BuildComparison& c) {
   Table t(fmt::format("Work lane {} of suite {}: {}", c.id, c.info.suite, verdict_text(c)),
           {"case", "phase", "base instructions", "head instructions", "change", "base est. cycles",
-           "head est. cycles", "change", "verdict"},
-          {}, "", {0, 1, 8});
+           "head est. cycles", "change", "L1 data misses change", "verdict"},
+          {}, "", {0, 1, 9});
   struct Sums {
-    int64_t instructions = 0, cycles = 0;
+    int64_t instructions = 0, cycles = 0, traffic = 0;
   };
   std::map<std::pair<std::string, std::string>, std::map<std::string, Sums>> by_phase;
   std::vector<std::pair<std::string, std::string>> order;
@@ -87,6 +87,7 @@ Table work_table(results::ResultsDb& db, const BuildComparison& c) {
     Sums& s = by_phase[key][w.side];
     s.instructions += w.instructions;
     s.cycles += w.est_cycles;
+    s.traffic += w.l1_data_misses;
   }
   std::map<std::string, std::string> verdicts;
   for (const auto& k : db.comparison_cases(c.id)) verdicts[k.case_name] = k.verdict;
@@ -96,14 +97,16 @@ Table work_table(results::ResultsDb& db, const BuildComparison& c) {
     const auto v = verdicts.find(key.first + ":" + key.second);
     t.rows.push_back({key.first, key.second, count(b.instructions), count(h.instructions),
                       pct(change(b.instructions, h.instructions)), count(b.cycles), count(h.cycles),
-                      pct(change(b.cycles, h.cycles)), v == verdicts.end() ? "-" : v->second});
+                      pct(change(b.cycles, h.cycles)), pct(change(b.traffic, h.traffic)),
+                      v == verdicts.end() ? "-" : v->second});
   }
   t.note = fmt::format(
       "{}. Counted by callgrind in steps 1.. of each case, summed over ranks: the data, "
       "forward, backward and optimizer phases only (communication and waiting left out), ASLR "
       "off, one thread a rank, the ISA held to AVX2; estimated cycles = L1 hits + 5 x LL hits + "
-      "35 x RAM accesses under a fixed cache geometry. REGRESSION: a phase's instructions or "
-      "cycles up by more than {:g}%; started {}.",
+      "35 x RAM accesses under a fixed cache geometry; L1 data misses: the data lines the L1 "
+      "fetched or wrote back, the phase's traffic past the L1. REGRESSION: a phase's "
+      "instructions, cycles or L1 data misses up by more than {:g}%; started {}.",
       sides(c), c.info.threshold_pct, c.info.started_at);
   return t;
 }

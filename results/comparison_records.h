@@ -168,6 +168,10 @@ struct WorkCount {
   int64_t ll_hits = 0;
   int64_t ram_hits = 0;
   int64_t est_cycles = 0;
+  // Data lines (64 bytes) the L1 missed, read or written: the phase's data
+  // traffic past the L1, which a fused kernel saves and the estimate above
+  // weighs lightly (an LL hit costs 5, whatever the bandwidth).
+  int64_t l1_data_misses = 0;
   // Calls into the allocator (malloc, free, memalign...), whose own cost is
   // left out of the counts above: it varies with what other threads freed.
   int64_t allocations = 0;
@@ -187,6 +191,7 @@ struct Fields<WorkCount> {
       field("ll_hits", &WorkCount::ll_hits),
       field("ram_hits", &WorkCount::ram_hits),
       field("est_cycles", &WorkCount::est_cycles),
+      field("l1_data_misses", &WorkCount::l1_data_misses),
       field("allocations", &WorkCount::allocations),
   };
 };

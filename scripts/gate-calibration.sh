@@ -19,10 +19,10 @@
 #     named REGRESSION in every case.
 #  5. A real regression: a head built with -DTRAINSCOPE_UNFUSED_ADD_RMSNORM=ON
 #     (the residual add and the RMSNorm after it in two passes again): the
-#     work lane must name the forward phase. It does not at the lane's tiny
-#     model (its activations fit the simulated L1, and allocations, which
-#     did show it, no longer decide: docs/RESULTS.md), so this row fails
-#     until the lane counts a model larger than the cache.
+#     work lane must name the forward phase, and no other. Its instructions
+#     go down and its estimated cycles barely move (an LL hit costs 5); its
+#     L1 data misses go up, judged in the one-process case, where they
+#     repeat (suites/work_lane.h).
 # Then the table: false alarms, INCONCLUSIVE, power, per lane, beside the
 # targets (issue 34): timed A/A at most 1 in 20, INCONCLUSIVE at most 1 in
 # 10, TRAINSCOPE_SLOWDOWN=15 caught in 9 of 10; work A/A 0, INCONCLUSIVE 0,
@@ -118,6 +118,10 @@ all_flagged() { awk '!/^#/ && NF {total++; if (/ REGRESSION /) flagged++} END {e
 names_phase() {
   awk -v p="$2" '!/^#/ && $2 == p {total++; if (/REGRESSION/) flagged++} END {exit !(total > 0 && flagged == total)}' "$1"
 }
+# ... or that phase named in some case, and no other phase in any?
+names_only() {
+  awk -v p="$2" '!/^#/ && /REGRESSION/ {if ($2 == p) named++; else other++} END {exit !(named > 0 && !other)}' "$1"
+}
 
 declare -A result
 if has_lane timed; then
@@ -162,7 +166,7 @@ if has_lane work; then
   lane build-gate/unfused/trainscope
   echo "work, head with the add + RMSNorm fusion undone: $v"
   grep -E ' forward ' "$out" | sed 's/^/  /'
-  real=$(names_phase "$out" forward && echo "forward named in every case" || echo "NOT named")
+  real=$(names_only "$out" forward && echo "forward named, no other phase" || echo "NOT named")
   result[work]="| work counts | $w_alarms in $aa | $w_inconclusive in $aa | TRAINSCOPE_PLANT_WORK=3 optimizer named in $caught3 of $power; unfused add+RMSNorm: $real |"
   work_ok=$(( w_alarms == 0 && w_inconclusive == 0 && caught3 == power ))
   [[ $real == forward* ]] || work_ok=0

@@ -23,8 +23,11 @@
 // Blind spots, written down: no AVX-512 paths, threads serialised, waiting
 // (communication, sleeps) not counted, 20-100x slower than native.
 //
-// The verdict per case and phase: REGRESSION when the head's estimated
-// cycles or instructions exceed the base's by more than threshold_pct; its
+// The verdict per case and phase: REGRESSION when the head's instructions,
+// estimated cycles or L1 data misses (its data traffic past the L1: what a
+// fused kernel saves, and the estimate weighs at 5 an LL hit however much
+// bandwidth it takes; judged in one-rank cases, where they repeat) exceed
+// the base's by more than threshold_pct; its
 // allocations are shown beside them, not judged (they vary run to run). With
 // repeats > 1 each side runs several times and its counts must agree within
 // kRepeatTolerancePct (else the lane says which phase moved: an input to the
@@ -55,6 +58,8 @@ namespace trainscope::suites {
 // build's; a change of cycles must pass both to be a regression.
 inline constexpr double kRepeatTolerancePct = 0.1;
 inline constexpr int64_t kCycleNoiseFloor = 10 * 35;  // ten RAM accesses
+// L1 data misses likewise: a change of ten lines or fewer is no change.
+inline constexpr int64_t kTrafficNoiseFloor = 10;
 
 struct WorkOptions {
   // db_path, mpirun, filter, timeout (per run; default 30 min), out,
@@ -85,10 +90,13 @@ struct WorkChange {
   std::string phase;
   int64_t base_instructions = 0, head_instructions = 0;
   int64_t base_cycles = 0, head_cycles = 0;
+  int64_t base_traffic = 0, head_traffic = 0;  // L1 data misses
+  bool traffic_judged = false;                 // one rank: they repeat (compare_work)
   int64_t base_allocations = 0, head_allocations = 0;
   std::string verdict;  // PASS, REGRESSION (work or allocations up), IMPROVED, MISSING
   double instructions_change_pct() const;
   double cycles_change_pct() const;
+  double traffic_change_pct() const;
 };
 
 struct WorkResult {

@@ -60,6 +60,7 @@ TEST(WorkLaneTest, ReadsADumpAndEstimatesCycles) {
   EXPECT_EQ(c.ll_hits, 29);
   EXPECT_EQ(c.l1_hits, 1331);
   EXPECT_EQ(c.est_cycles, 1331 + 5 * 29 + 35 * 6);
+  EXPECT_EQ(c.l1_data_misses, 20 + 5);  // D1mr + D1mw: the instruction misses are not data
 }
 
 TEST(WorkLaneTest, ADumpOfOursWithoutASummaryIsAnErrorNamingIt) {
@@ -143,6 +144,35 @@ TEST(WorkLaneTest, ComparesPhaseByPhaseOverRanks) {
   EXPECT_EQ(more.head_allocations - more.base_allocations, 27);
 }
 
+// A fused kernel undone: the same instructions and nearly the same cycles (an
+// LL hit costs 5), 2% more data lines through the L1. Judged where it
+// repeats, in a one-rank case; with two ranks shown, not judged.
+TEST(WorkLaneTest, DataTrafficIsJudgedInAOneRankCase) {
+  std::vector<WorkCount> one_rank = {count("base", 0, "forward", 0, 100000, 200000),
+                                     count("head", 0, "forward", 0, 100000, 200100)};
+  one_rank[0].l1_data_misses = 5000;
+  one_rank[1].l1_data_misses = 5100;
+  const WorkChange fused = compare_work(one_rank, 1.0)[0];
+  EXPECT_EQ(fused.verdict, "REGRESSION");
+  EXPECT_TRUE(fused.traffic_judged);
+  EXPECT_NEAR(fused.traffic_change_pct(), 2.0, 1e-9);
+  EXPECT_NE(format_work_row(fused, 12).find("+2.000%"), std::string::npos);
+
+  std::vector<WorkCount> two_ranks = one_rank;
+  two_ranks.push_back(count("base", 0, "forward", 1, 100000, 200000));
+  two_ranks.push_back(count("head", 0, "forward", 1, 100000, 200000));
+  two_ranks[2].l1_data_misses = two_ranks[3].l1_data_misses = 5000;
+  const WorkChange shared = compare_work(two_ranks, 1.0)[0];
+  EXPECT_EQ(shared.verdict, "PASS");
+  EXPECT_FALSE(shared.traffic_judged);
+  EXPECT_NE(format_work_row(shared, 12).find("(+1.000%)"), std::string::npos);
+
+  // Ten lines or fewer are no change, however small the phase.
+  one_rank[0].l1_data_misses = 100;
+  one_rank[1].l1_data_misses = 110;
+  EXPECT_EQ(compare_work(one_rank, 1.0)[0].verdict, "PASS");
+}
+
 TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
   std::vector<WorkCount> counts = {count("head", 0, "forward", 0, 1000000, 2000000),
                                    count("head", 1, "forward", 0, 1000000, 2000900),
@@ -154,6 +184,12 @@ TEST(WorkLaneTest, RepeatsThatDifferAreNamed) {
   const std::vector<std::string> lines = unstable_counts(counts);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_NE(lines[0].find("head fused rank 0 forward"), std::string::npos) << lines[0];
+  counts[1].instructions = 1000000;
+  counts[1].l1_data_misses = 5000;  // L1 data misses repeat with one rank
+  counts[0].l1_data_misses = 4900;
+  EXPECT_EQ(unstable_counts(counts).size(), 1u);
+  counts.push_back(count("head", 0, "forward", 1, 1000000, 2000000));
+  EXPECT_TRUE(unstable_counts(counts).empty()) << "with two ranks they need not";
 }
 
 // End to end: the head counted twice must agree to the instruction, and a
