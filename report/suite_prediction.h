@@ -8,10 +8,14 @@
 //    runs one rank): forward, backward, data + optimizer per step;
 //  * gradient bytes: what a data-parallel case of the same workload
 //    all-reduced per step, else the parameter arena's bytes;
-//  * links: each link a multi-host case measured (bandwidth and latency
-//    recorded with the run), then the named profiles' nominal rates with the
-//    measured latency (none measured: latency 0, and the report says the
-//    predictions are then bounds);
+//  * links: each link a multi-host case measured: the bus bandwidth of a
+//    real case's own gradient all-reduces where one reduced after backward
+//    (the calls as training makes them, latency inside), else the link
+//    probe's bandwidth and latency recorded with the run; then the named
+//    profiles' nominal rates with the measured latency (none measured:
+//    latency 0, and the report says the predictions are then bounds). The
+//    validation rows use each case's own probe, so that a case's prediction
+//    is not made from its own all-reduces;
 //  * bucket: the overlap case's bucket_mb, if the suite has one.
 //
 // Thread-safety: pure functions over plain values.

@@ -104,6 +104,51 @@ TEST(ModelCheckTest, PredictionSimGridReplayAndRealPerHostCount) {
   EXPECT_NE(answers_markdown(suite).find("The prediction checked"), std::string::npos);
 }
 
+// The link of the prediction is the one training saw: a real 2-host case's
+// own gradient all-reduces (their bus bandwidth, latency inside it), not its
+// link probe, whose back-to-back calls ran on gige at half the rate the
+// training's calls did. Replays and overlap (its thread shares the cores with
+// backward) are not such a source; without one, the probe.
+TEST(ModelCheckTest, TheLinkIsTheRealCasesOwnAllReduces) {
+  const fs::path db =
+      fs::temp_directory_path() / ("trainscope-model-link-" + std::to_string(::getpid()) + ".db");
+  const analysis::SuiteData suite = replay_suite(db);
+  const auto p = suite_prediction(suite);
+  ASSERT_TRUE(p);
+  const PredictedLink* gige = nullptr;
+  for (const auto& l : p->links) gige = l.model.name == "gige" ? &l : gige;
+  ASSERT_NE(gige, nullptr);
+  const analysis::CaseData* real = suite.find_case("real-h2");
+  ASSERT_NE(real, nullptr);
+  const double busbw = analysis::case_figures(*real).grad_busbw_gbps;
+  ASSERT_GT(busbw, 0);
+  EXPECT_NEAR(gige->model.bandwidth_Bps, busbw * 1e9, 1);  // not the probe's 1 Gbit/s
+  EXPECT_EQ(gige->model.latency_s, 0);
+  EXPECT_NE(gige->source.find("gradient all-reduces of real-h2"), std::string::npos)
+      << gige->source;
+
+  SuiteSpec s;
+  s.name = "overlap-only";
+  s.step_noise = 0;
+  s.repetitions = 1;
+  CaseSpec overlap = testing::two_hosts_gige_spec("real-overlap", 0.13, 8, 4);
+  overlap.reduction = "overlap";
+  overlap.bucket_mb = 1;
+  s.cases = {testing::one_machine_spec("one-b4", 0.1, 4), overlap};
+  fs::remove(db);
+  testing::build_suite_db(db, s);
+  auto rdb = results::ResultsDb::open_for_reading(db);
+  const auto probed =
+      suite_prediction(analysis::load_suite(rdb, analysis::resolve_suite(rdb, "latest")));
+  fs::remove(db);
+  ASSERT_TRUE(probed);
+  for (const auto& l : probed->links) {
+    if (l.model.name != "gige") continue;
+    EXPECT_NEAR(l.model.bandwidth_Bps, 1e9 / 8, 1);
+    EXPECT_NE(l.source.find("measured with real-overlap"), std::string::npos) << l.source;
+  }
+}
+
 // Strong scaling (the global batch fixed): each rank computes what one host
 // measured at batch / N, so the row's prediction starts from that case; a
 // host count without one has no prediction. Weak rows are their own table.
