@@ -301,10 +301,10 @@ std::vector<std::string> unstable_counts(const std::vector<WorkCount>& counts) {
                                  std::llabs(c.est_cycles - first.est_cycles) > kCycleNoiseFloor;
       const double dt = change_pct(first.l1_data_misses, c.l1_data_misses);
       const bool traffic_differs =
-          ranks[c.case_name].size() == 1 && std::fabs(dt) > kRepeatTolerancePct &&
+          ranks[c.case_name].size() == 1 && std::fabs(dt) > kTrafficRepeatTolerancePct &&
           std::llabs(c.l1_data_misses - first.l1_data_misses) > kTrafficNoiseFloor;
-      if (c.instructions != first.instructions || cycles_differ || traffic_differs ||
-          c.allocations != first.allocations) {
+      // Allocations are not compared: they move run to run (compare_work).
+      if (c.instructions != first.instructions || cycles_differ || traffic_differs) {
         out.push_back(fmt::format(
             "{} {} rank {} {}: repeat {} counted {} instructions ({:+.4f}%), {} cycles "
             "({:+.4f}%), {} L1 data misses ({:+.4f}%) and {} allocations against {}, {}, {} "
