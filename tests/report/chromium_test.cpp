@@ -94,7 +94,8 @@ TEST(ReportChromiumTest, ChartsAreDrawnInTheBrowser) {
 
 // The prediction chart read at a glance: no two of its labels (ticks, axis
 // labels, panel titles, legend entries) overlap as Chromium lays them out,
-// and the legend is outside the plots (it sat inside, over the curves).
+// no label lies on a legend sample, and the legend is outside the plots (it
+// sat inside, over the curves; the y label ran over its samples).
 TEST(ReportChromiumTest, ThePredictionChartsLabelsDoNotOverlap) {
   const std::string chromium = find_chromium();
   if (chromium.empty()) {
@@ -134,9 +135,36 @@ const legend = /^ideal$|, overlap$|, after backward$|^measured/;
 const inside = boxes.filter(b => legend.test(b.text) && frames.some(f =>
   b.r.left < f.right && b.r.right > f.left && b.r.top < f.bottom && b.r.bottom > f.top))
   .map(b => b.text);
+// A legend's sample (gnuplot draws it as the first segment of its curve's
+// path, "M x,y L x2,y", or as a point) and the text around it: no label may
+// lie on one outside the plots (the old chart's y label ran over them).
+const marks = [];
+for (const p of document.querySelectorAll('[id$="-prediction"] svg path, [id$="-prediction"] svg use')) {
+  let r;
+  if (p.tagName === 'use') {
+    r = p.getBoundingClientRect();
+  } else {
+    const m = /^M([\d.]+),([\d.]+) L([\d.]+),\2(?![\d.])/.exec((p.getAttribute('d') || '').trim());
+    if (!m) continue;
+    const svg = p.ownerSVGElement, ctm = p.getScreenCTM();
+    const a = svg.createSVGPoint(), b = svg.createSVGPoint();
+    a.x = +m[1]; a.y = +m[2] - 2; b.x = +m[3]; b.y = +m[2] + 2;
+    const pa = a.matrixTransform(ctm), pb = b.matrixTransform(ctm);
+    r = {left: Math.min(pa.x, pb.x), right: Math.max(pa.x, pb.x),
+         top: Math.min(pa.y, pb.y), bottom: Math.max(pa.y, pb.y)};
+  }
+  if (r.right - r.left + r.bottom - r.top <= 0) continue;
+  if (frames.some(f => r.left < f.right + 1 && r.right > f.left - 1 &&
+                       r.top < f.bottom + 1 && r.bottom > f.top - 1)) continue;
+  marks.push(r);
+}
+const onMarks = boxes.filter(b => marks.some(m =>
+  Math.min(b.r.right, m.right) - Math.max(b.r.left, m.left) > 1 &&
+  Math.min(b.r.bottom, m.bottom) - Math.max(b.r.top, m.top) > 1)).map(b => b.text);
 document.body.insertAdjacentHTML('beforeend', '<pre id="labels">labels ' + boxes.length +
   ' overlapping ' + overlaps.length + ': ' + overlaps.join('; ') + ' | frames ' +
-  frames.length + ' legend inside ' + inside.length + ': ' + inside.join('; ') + '</pre>');
+  frames.length + ' legend inside ' + inside.length + ': ' + inside.join('; ') + ' | marks ' +
+  marks.length + ' text on a mark ' + onMarks.length + ': ' + onMarks.join('; ') + '</pre>');
 </script>)";
   page.insert(page.rfind("</body>"), measure);
   std::ofstream(dir / "measured.html") << page;
@@ -157,6 +185,9 @@ document.body.insertAdjacentHTML('beforeend', '<pre id="labels">labels ' + boxes
   // Every panel's frame found, and no legend entry inside one.
   EXPECT_EQ(said.find(" frames 0 "), std::string::npos) << said;
   EXPECT_NE(said.find(" legend inside 0: "), std::string::npos) << said;
+  // The legend's samples found, and no text on one.
+  EXPECT_EQ(said.find(" marks 0 "), std::string::npos) << said;
+  EXPECT_NE(said.find(" text on a mark 0: "), std::string::npos) << said;
   fs::remove_all(dir);
 }
 
