@@ -10,8 +10,8 @@
 #     suites/gate.toml in pairs, base and head back to back in a random
 #     order, until each case is decided (threshold 10%, at most 6 minutes).
 #  3. Work lane: `trainscope work --base B --head H gate`: the same cases
-#     under callgrind, instructions and estimated cycles of each compute
-#     phase (threshold 1% of a phase).
+#     under callgrind, instructions, estimated cycles and (in the one-rank
+#     case) L1 data misses of each compute phase (threshold 1% of a phase).
 #  4. The head's exact figures of the gate suite (tracked bytes, collective
 #     calls and bytes, losses at the fixed seed) against
 #     suites/baselines/gate.json (`trainscope check --exact-only`; refresh
