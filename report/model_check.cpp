@@ -99,11 +99,8 @@ double strong_prediction(const SuiteData& suite, const SuitePrediction& p, const
   const int per_rank = batch / hosts;
   const CaseData* at = per_rank > 0 ? one_host_at(suite, c, per_rank) : nullptr;
   if (!at) return NAN;
-  std::string source;
-  auto step = step_model(suite, *at, &source);
-  if (!step) return NAN;
-  step->bucket_bytes = p.step.bucket_bytes;
-  return analysis::predict(*step, link, hosts, overlap, Scaling::kWeak).step_s;
+  const auto step = predict_at_rank_batch(suite, *at, p.step.bucket_bytes, link, hosts, overlap);
+  return step ? step->step_s : NAN;
 }
 
 }  // namespace

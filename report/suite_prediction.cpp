@@ -167,9 +167,9 @@ std::optional<ValidationRow> validate(const analysis::SuiteData& suite,
                                      ? one_machine_case_at(suite, c, per_rank)
                                      : nullptr;
   if (at && at != one) {
-    if (auto own = step_model(suite, *at, &source)) {
-      own->bucket_bytes = step->bucket_bytes;
-      p = analysis::predict(*own, link, rc.world_size, v.overlap, analysis::Scaling::kWeak);
+    if (auto own =
+            predict_at_rank_batch(suite, *at, step->bucket_bytes, link, rc.world_size, v.overlap)) {
+      p = *own;
       p.speedup = p.tokens_per_s / (step->tokens_per_rank / step->compute_s());
       v.compute_from = at->name;
     }
@@ -255,6 +255,18 @@ std::optional<SuitePrediction> suite_prediction(const analysis::SuiteData& suite
     if (auto v = validate(suite, c)) out.validation.push_back(std::move(*v));
   }
   return out;
+}
+
+std::optional<analysis::Prediction> predict_at_rank_batch(const analysis::SuiteData& suite,
+                                                          const analysis::CaseData& at,
+                                                          double bucket_bytes,
+                                                          const analysis::LinkModel& link,
+                                                          int hosts, bool overlap) {
+  std::string source;
+  auto step = step_model(suite, at, &source);
+  if (!step) return std::nullopt;
+  step->bucket_bytes = bucket_bytes;
+  return analysis::predict(*step, link, hosts, overlap, analysis::Scaling::kWeak);
 }
 
 }  // namespace trainscope::report

@@ -86,6 +86,17 @@ std::optional<analysis::StepModel> step_model(const analysis::SuiteData& suite,
                                               const analysis::CaseData& one,
                                               std::string* grad_source);
 
+// Strong scaling's step on `hosts` hosts from `at`, a one-host case measured
+// at the batch each rank then has (a smaller batch runs its GEMMs less
+// efficiently than a share of a larger one): at's compute, the all-reduce
+// over `link` in buckets of `bucket_bytes`. std::nullopt when `at` has no
+// step model. Its speedup is against at's own tokens/s.
+std::optional<analysis::Prediction> predict_at_rank_batch(const analysis::SuiteData& suite,
+                                                          const analysis::CaseData& at,
+                                                          double bucket_bytes,
+                                                          const analysis::LinkModel& link,
+                                                          int hosts, bool overlap);
+
 }  // namespace trainscope::report
 
 #endif  // TRAINSCOPE_REPORT_SUITE_PREDICTION_H_
