@@ -90,6 +90,13 @@ int64_t count_other_runnable(std::span<const ProcessThreads> processes,
   return other;
 }
 
+std::string machine_id() {
+  std::string text;
+  if (read_small_file("/proc/sys/kernel/random/boot_id", &text) != 0) return "";
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
 HostLoad read_host_load(std::span<const pid_t> job) {
   HostLoad load;
   std::string text;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace trainscope::profiler {
@@ -41,6 +42,12 @@ struct HostLoad {
 // host (its ranks there); they and their ancestors (the MPI launcher, the
 // suite runner, the shell) are the job, every other thread is "other".
 HostLoad read_host_load(std::span<const pid_t> job);
+
+// The physical machine this process runs on: the kernel's boot id, which
+// every network and UTS namespace on the machine shares, so the virtual
+// hosts of one cluster (suites/virtual_cluster.h) have one machine, and one
+// set of cores, under their own host names. "" when unreadable.
+std::string machine_id();
 
 // ---- The pure parts, for tests ----
 

@@ -42,29 +42,35 @@ int64_t ranks_vm_hwm(const RunSummary& s) {
   return sum;
 }
 
-// The cores the job's ranks on `host` kept busy over their steps: each
-// rank's CPU seconds over its wall seconds, summed (ranks of a virtual
-// cluster share this machine's host name, so they add up as the CPUs they
-// share). NaN when a rank there did not record its CPU time.
-double busy_cores_on(const RunSummary& s, const std::string& host) {
+// Whether two ranks share a machine, and so its cores: the virtual hosts of
+// one cluster have their own host names on one machine (RankResult::machine;
+// the host name where a summary has none).
+bool same_machine(const RankResult& a, const RankResult& b) {
+  return !a.machine.empty() && !b.machine.empty() ? a.machine == b.machine : a.host == b.host;
+}
+
+// The cores the job's ranks on `rank`'s machine kept busy over their steps:
+// each rank's CPU seconds over its wall seconds, summed. NaN when a rank
+// there did not record its CPU time.
+double busy_cores_on(const RunSummary& s, const RankResult& rank) {
   double busy = 0;
   for (const RankResult& r : s.ranks) {
-    if (r.host != host) continue;
+    if (!same_machine(r, rank)) continue;
     if (!(r.steps_wall_s > 0) || std::isnan(r.cpu_s)) return kNaN;
     busy += r.cpu_s / r.steps_wall_s;
   }
   return busy;
 }
 
-// The job's threads on `host`: its ranks there times their threads. A
-// replay's ranks sleep their compute, so there they count as the cores
-// their CPU time kept busy (rounded up), when every rank recorded it.
-int64_t job_threads_on(const RunSummary& s, const std::string& host) {
+// The job's threads on `rank`'s machine: its ranks there times their
+// threads. A replay's ranks sleep their compute, so there they count as the
+// cores their CPU time kept busy (rounded up), when every rank recorded it.
+int64_t job_threads_on(const RunSummary& s, const RankResult& rank) {
   const auto ranks_here = std::count_if(s.ranks.begin(), s.ranks.end(),
-                                        [&](const RankResult& r) { return r.host == host; });
+                                        [&](const RankResult& r) { return same_machine(r, rank); });
   const int64_t threads = ranks_here * std::max(1, s.threads_per_rank);
   if (!s.options.is_object() || s.options.value("replay_compute", "").empty()) return threads;
-  const double busy = busy_cores_on(s, host);
+  const double busy = busy_cores_on(s, rank);
   return std::isnan(busy) ? threads : static_cast<int64_t>(std::ceil(busy));
 }
 
@@ -74,7 +80,7 @@ int64_t job_threads_on(const RunSummary& s, const std::string& host) {
 std::string loaded_host(const RunSummary& s, const RankResult& rank, const profiler::HostLoad& load,
                         const char* when) {
   if (load.cores <= 0 || load.other_runnable < 0) return "";
-  const int64_t job_threads = job_threads_on(s, rank.host);
+  const int64_t job_threads = job_threads_on(s, rank);
   if (load.other_runnable + job_threads <= load.cores) return "";
   return fmt::format(
       "{} at {}: {} runnable threads of other processes + {} of the job's > {} cores", rank.host,
@@ -156,14 +162,14 @@ double grad_busbw_gbps(const RunSummary& s) {
   return median_of(std::move(values));
 }
 
-// The busiest host's share of its CPUs that the job's ranks there kept busy
-// over their steps (busy_cores_on over the host's cores). NaN when a rank did
+// The busiest machine's share of its CPUs that the job's ranks there kept
+// busy over their steps (busy_cores_on over the machine's cores). NaN when a rank did
 // not record its CPU time or its host's cores (older summaries).
 double busiest_host_cpu(const RunSummary& s) {
   double busiest = kNaN;
   for (const RankResult& r : s.ranks) {
     if (r.load_start.cores <= 0) return kNaN;
-    const double share = busy_cores_on(s, r.host) / static_cast<double>(r.load_start.cores);
+    const double share = busy_cores_on(s, r) / static_cast<double>(r.load_start.cores);
     if (std::isnan(share)) return kNaN;
     if (std::isnan(busiest) || share > busiest) busiest = share;
   }

@@ -307,6 +307,10 @@ struct Fields<KernelInfo> {
 struct RankResult {
   int rank = 0;
   std::string host;
+  // The physical machine (profiler::machine_id): the virtual hosts of one
+  // cluster have their own host names and share it, and its cores. "" in
+  // older summaries: then the host stands for it.
+  std::string machine;
   int64_t pid = 0;
   double tokens_per_s = 0;
   TimeStats step_time;
@@ -338,6 +342,7 @@ struct Fields<RankResult> {
   static constexpr auto table = std::tuple{
       field("rank", &RankResult::rank),
       field("host", &RankResult::host),
+      field("machine", &RankResult::machine).absent_ok(),
       field("pid", &RankResult::pid),
       field("tokens_per_s", &RankResult::tokens_per_s),
       field("step_time", &RankResult::step_time, {.prefix = "step_time_", .suffix = "_s"}),

@@ -125,6 +125,31 @@ TEST(FiguresTest, SleepingReplayRanksAreNoLoad) {
   EXPECT_NE(run_figures(&s, {}).load.loaded, "");
 }
 
+// The virtual hosts of one cluster have host names of their own (ts-h0 ..
+// ts-h7) and share one machine's cores: their ranks add up there. The
+// replay at 8 hosts of 2026-11-28 kept 1.6 of 2 cores busy, and each host's
+// 0.2 read as 10% of its CPUs.
+TEST(FiguresTest, VirtualHostsOfOneMachineShareItsCores) {
+  RunSummary s = testing::sample_summary(8, 6);
+  s.threads_per_rank = 1;
+  s.options["replay_compute"] = "/tmp/one-host.json";
+  for (RankResult& r : s.ranks) {
+    r.host = "ts-h" + std::to_string(r.rank);
+    r.machine = "boot-1";
+    r.load_start = r.load_end = {0.5, 0.5, 0.5, 1, 0, 2};
+    r.steps_wall_s = 4.0;
+    r.cpu_s = 3.8;  // 0.95 of a core each: 7.6 of 2 cores
+  }
+  EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 3.8, 1e-9);
+  EXPECT_NE(run_figures(&s, {}).load.loaded, "");
+  for (RankResult& r : s.ranks) r.cpu_s = 0.8;  // 1.6 of 2 cores
+  EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 0.8, 1e-9);
+  EXPECT_EQ(run_figures(&s, {}).load.loaded, "");
+  // Without a machine (older summaries) each host stands for its own.
+  for (RankResult& r : s.ranks) r.machine.clear();
+  EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 0.1, 1e-9);
+}
+
 TEST(FiguresTest, RanksThatComputeAlikeAreNotFlagged) {
   const RunSummary s = two_ranks(0.010);
   const RunFigures f = run_figures(&s, {});

@@ -162,6 +162,7 @@ results::RankResult RunReport::rank_result() const {
   results::RankResult me;
   me.rank = ctx_.rank;
   me.host = ctx_.comm.host();
+  me.machine = profiler::machine_id();
   me.pid = ::getpid();
   me.step_time = to_time_stats(run.wall);
   me.phases = phase_stats(run);

@@ -58,11 +58,16 @@ results::StepRecord make_step_record(const StepFigures& figures, int64_t tokens,
 }
 
 // The host's load is the work of everyone but these (and their launcher).
-std::vector<pid_t> ranks_on_this_host(comm::Communicator& comm) {
+// The job's ranks on this rank's machine: the virtual hosts of one cluster
+// share it under their own host names, and their ranks are the job's load,
+// not other processes' (profiler::machine_id; the host without one).
+std::vector<pid_t> ranks_on_this_machine(comm::Communicator& comm) {
+  std::string machine = profiler::machine_id();
+  if (machine.empty()) machine = "host " + comm.host();
   std::vector<pid_t> pids;
-  for (const std::string& entry : comm.all_gather(fmt::format("{} {}", ::getpid(), comm.host()))) {
+  for (const std::string& entry : comm.all_gather(fmt::format("{} {}", ::getpid(), machine))) {
     const std::size_t space = entry.find(' ');
-    if (entry.substr(space + 1) == comm.host()) pids.push_back(std::stoi(entry.substr(0, space)));
+    if (entry.substr(space + 1) == machine) pids.push_back(std::stoi(entry.substr(0, space)));
   }
   return pids;
 }
@@ -429,7 +434,7 @@ bool reported_inclusive(Phase p) { return p == Phase::kComm; }
 StepLog train_steps(const RunContext& ctx, const RunPlan& plan, const TrainingData& data,
                     TrainingState& state, results::RunSummary& summary) {
   StepLog log;
-  log.job_on_host = ranks_on_this_host(ctx.comm);
+  log.job_on_host = ranks_on_this_machine(ctx.comm);
   log.load_start = profiler::read_host_load(log.job_on_host);
   log.cpu_start_s = profiler::process_cpu_seconds();
   log.wall_start = profiler::Clock::now();
