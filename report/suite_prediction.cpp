@@ -85,10 +85,14 @@ PredictedLink measured_link(const analysis::SuiteData& suite, const analysis::Ca
   if (const analysis::CaseData* t = training_link_case(suite, rc.link)) {
     const double busbw = analysis::case_figures(*t).grad_busbw_gbps;  // GB/s
     l.model = {name, 0, busbw * 1e9};
-    l.source = fmt::format(
-        "the gradient all-reduces of {}: {:.2f} Gbit/s bus bandwidth, latency in it (its link "
-        "probe: {:.2f} Gbit/s, {:.0f} us)",
-        t->name, busbw * 8, *t->run_case.link_gbps, t->run_case.link_latency_us.value_or(0));
+    const auto& probe = t->run_case;
+    l.source =
+        fmt::format("the gradient all-reduces of {}: {:.2f} Gbit/s bus bandwidth, latency in it",
+                    t->name, busbw * 8);
+    if (probe.link_gbps) {
+      l.source += fmt::format(" (its link probe: {:.2f} Gbit/s, {:.0f} us)", *probe.link_gbps,
+                              probe.link_latency_us.value_or(0));
+    }
     return l;
   }
   l.model = {name, latency_us * 1e-6, gbps * 1e9 / 8};
