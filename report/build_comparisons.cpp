@@ -105,10 +105,9 @@ Table work_table(results::ResultsDb& db, const BuildComparison& c) {
       "forward, backward and optimizer phases only (communication and waiting left out), ASLR "
       "off, one thread a rank, the ISA held to AVX2; estimated cycles = L1 hits + 5 x LL hits + "
       "35 x RAM accesses under a fixed cache geometry; L1 data misses: the data lines the L1 "
-      "missed on a read or a write, the phase's traffic past the L1, judged in one-rank cases only "
-      "(with "
-      "more ranks they move run to run). REGRESSION: a phase's instructions, cycles or L1 data "
-      "misses up by more than {:g}%; started {}.",
+      "missed on a read or a write, the phase's traffic past the L1, judged in one-rank cases "
+      "only (with more ranks they move run to run). REGRESSION: a phase's instructions, cycles "
+      "or L1 data misses up by more than {:g}%; started {}.",
       sides(c), c.info.threshold_pct, c.info.started_at);
   return t;
 }
