@@ -50,8 +50,7 @@ void add_work_command(CLI::App& app) {
       ->check(kDbFile);
   sub->add_option("--threshold", f->o.threshold_pct,
                   "Percent by which a phase's instructions, estimated cycles or L1 data misses "
-                  "must grow to be "
-                  "a regression")
+                  "(one-rank cases) must grow to be a regression")
       ->capture_default_str()
       ->check(kPositive);
   sub->add_option("--steps", f->o.steps, "Steps each run trains (steps 1.. are counted)")

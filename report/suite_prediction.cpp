@@ -52,10 +52,11 @@ double bucket_bytes_of(const analysis::CaseData& c) {
 const analysis::CaseData* training_link_case(const analysis::SuiteData& suite,
                                              const std::string& link) {
   const analysis::CaseData* found = nullptr;
+  if (link.empty()) return found;
   for (const auto& c : suite.cases) {
     const auto& rc = c.run_case;
-    if (rc.host_count < 2 || rc.world_size < 2 || rc.link != link || link.empty() ||
-        !full_speed(rc) || is_overlap(c) || !case_options(c).replay_from.empty() ||
+    if (rc.host_count < 2 || rc.world_size < 2 || rc.link != link || !full_speed(rc) ||
+        is_overlap(c) || !case_options(c).replay_from.empty() ||
         !(analysis::case_figures(c).grad_busbw_gbps > 0)) {
       continue;
     }
@@ -75,10 +76,6 @@ const analysis::CaseData* training_link_case(const analysis::SuiteData& suite,
 // 0.8.
 PredictedLink measured_link(const analysis::SuiteData& suite, const analysis::CaseData& probed) {
   const auto& rc = probed.run_case;
-  // A dilated cluster's link, in undilated time: F x the rate was measured
-  // at 1/F the speed.
-  const double share = dilation_share(rc);
-  const double gbps = *rc.link_gbps / share, latency_us = rc.link_latency_us.value_or(0) * share;
   PredictedLink l;
   l.measured = true;
   const std::string name = rc.link.empty() ? "unshaped" : rc.link;
@@ -95,6 +92,10 @@ PredictedLink measured_link(const analysis::SuiteData& suite, const analysis::Ca
     }
     return l;
   }
+  // A dilated cluster's link, in undilated time: F x the rate was measured
+  // at 1/F the speed.
+  const double share = dilation_share(rc);
+  const double gbps = *rc.link_gbps / share, latency_us = rc.link_latency_us.value_or(0) * share;
   l.model = {name, latency_us * 1e-6, gbps * 1e9 / 8};
   l.source = fmt::format("measured with {}: {:.2f} Gbit/s, {:.0f} us{}", probed.name, gbps,
                          latency_us, share < 1 ? " (" + dilation_label(share) + ", scaled)" : "");

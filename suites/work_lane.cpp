@@ -239,9 +239,24 @@ std::vector<WorkCount> sum_dumps(const std::vector<CallgrindDump>& dumps, int64_
   return out;
 }
 
+namespace {
+
+// The cases counted on one rank, where L1 data misses repeat (compare_work).
+std::set<std::string> one_rank_cases(const std::vector<WorkCount>& counts) {
+  std::map<std::string, std::set<int>> ranks;
+  for (const WorkCount& c : counts) ranks[c.case_name].insert(c.rank);
+  std::set<std::string> out;
+  for (const auto& [name, r] : ranks) {
+    if (r.size() == 1) out.insert(name);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, double threshold_pct) {
+  const std::set<std::string> one_rank = one_rank_cases(counts);
   std::map<std::pair<std::string, std::string>, WorkChange> by_phase;
-  std::map<std::pair<std::string, std::string>, std::set<int>> ranks;
   std::vector<std::pair<std::string, std::string>> order;
   for (const WorkCount& c : counts) {
     if (c.repeat != 0) continue;
@@ -254,7 +269,6 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
     (head ? w.head_instructions : w.base_instructions) += c.instructions;
     (head ? w.head_cycles : w.base_cycles) += c.est_cycles;
     (head ? w.head_traffic : w.base_traffic) += c.l1_data_misses;
-    ranks[key].insert(c.rank);
     (head ? w.head_allocations : w.base_allocations) += c.allocations;
   }
   std::vector<WorkChange> out;
@@ -269,7 +283,7 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
     // on 2026-11-28: the simulated caches see the other threads' accesses, MPI's among them, as the
     // scheduler interleaves them), where one rank's moved by 0.15% at most. Each case runs the same
     // kernels, so a one-rank case sees a kernel's traffic.
-    w.traffic_judged = ranks[key].size() == 1;
+    w.traffic_judged = one_rank.contains(w.case_name);
     const bool traffic_moved = std::llabs(w.head_traffic - w.base_traffic) > kTrafficNoiseFloor;
     const double traffic = traffic_moved && w.traffic_judged ? w.traffic_change_pct() : 0.0;
     const double worst = std::max({w.instructions_change_pct(), cycles, traffic});
@@ -286,8 +300,7 @@ std::vector<WorkChange> compare_work(const std::vector<WorkCount>& counts, doubl
 }
 
 std::vector<std::string> unstable_counts(const std::vector<WorkCount>& counts) {
-  std::map<std::string, std::set<int>> ranks;  // L1 data misses repeat with one (compare_work)
-  for (const WorkCount& c : counts) ranks[c.case_name].insert(c.rank);
+  const std::set<std::string> one_rank = one_rank_cases(counts);
   std::vector<std::string> out;
   for (const WorkCount& c : counts) {
     if (c.repeat == 0) continue;
@@ -301,7 +314,7 @@ std::vector<std::string> unstable_counts(const std::vector<WorkCount>& counts) {
                                  std::llabs(c.est_cycles - first.est_cycles) > kCycleNoiseFloor;
       const double dt = change_pct(first.l1_data_misses, c.l1_data_misses);
       const bool traffic_differs =
-          ranks[c.case_name].size() == 1 && std::fabs(dt) > kTrafficRepeatTolerancePct &&
+          one_rank.contains(c.case_name) && std::fabs(dt) > kTrafficRepeatTolerancePct &&
           std::llabs(c.l1_data_misses - first.l1_data_misses) > kTrafficNoiseFloor;
       // Allocations are not compared: they move run to run (compare_work).
       if (c.instructions != first.instructions || cycles_differ || traffic_differs) {

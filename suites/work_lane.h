@@ -27,8 +27,8 @@
 // estimated cycles or L1 data misses (its data traffic past the L1: what a
 // fused kernel saves, and the estimate weighs at 5 an LL hit however much
 // bandwidth it takes; judged in one-rank cases, where they repeat) exceed
-// the base's by more than threshold_pct; its
-// allocations are shown beside them, not judged (they vary run to run). With
+// the base's by more than threshold_pct; its allocations are shown beside
+// them, not judged (they vary run to run). With
 // repeats > 1 each side runs several times and its counts must agree within
 // kRepeatTolerancePct (else the lane says which phase moved: an input to the
 // count that is not pinned).
@@ -51,8 +51,7 @@
 namespace trainscope::suites {
 
 // Instructions repeat exactly (allocations do not: shown, never compared).
-// Estimated cycles do not
-// quite: the simulated caches also see the other threads' accesses (the
+// Estimated cycles do not quite: the simulated caches also see the other threads' accesses (the
 // watchdog, MPI's progress) in the order the scheduler interleaves them, a
 // few misses either way. So cycles of one build may differ by this much
 // (percent), or by kCycleNoiseFloor in a small phase, and still be one
