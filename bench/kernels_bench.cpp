@@ -10,8 +10,8 @@
 //
 //   build/bench/kernels_bench --benchmark_min_time=0.2
 //   OMP_NUM_THREADS=2 build/bench/kernels_bench --benchmark_filter=Adamw
-//   build/bench/kernels_bench --benchmark_filter='Swiglu.*cold:1' \
-//     --benchmark_repetitions=9 --benchmark_enable_random_interleaving=true
+//   build/bench/kernels_bench --benchmark_filter='Swiglu.*cold:1' --benchmark_repetitions=9
+//       --benchmark_enable_random_interleaving=true          (one command line)
 //
 // Levels (issue 35): each kernel runs at every level of its vector code this
 // CPU runs (simd:AVX3, simd:AVX2, ... kernels/simd.h), each level's own

@@ -14,8 +14,8 @@
 // kernels/simd.h) and on their reference templates (simd:reference). The
 // GEMMs follow OpenBLAS's core and oneDNN's ISA, which a process picks once:
 // the step and its GEMMs at AVX2 on an AVX-512 machine are
-//   TRAINSCOPE_MAX_CPU_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell \
-//     build/bench/train_step_bench --benchmark_filter=seed
+//   export TRAINSCOPE_MAX_CPU_ISA=avx2 DNNL_MAX_CPU_ISA=AVX2 OPENBLAS_CORETYPE=Haswell
+//   build/bench/train_step_bench --benchmark_filter=seed
 // (the context block names the kernels in use).
 //
 // Counters: tokens_per_s and GFLOP_per_s (model FLOPs: 6 x non-embedding

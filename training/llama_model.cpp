@@ -90,7 +90,8 @@ int64_t LlamaModel<T>::activation_elements(const ModelConfig& c, int B, int Tn) 
 template <typename T>
 int LlamaModel<T>::head_chunk_rows(const ModelConfig& c, int rows) {
   const int64_t fit = kHeadChunkBytes / (int64_t{c.vocab_size} * static_cast<int64_t>(sizeof(T)));
-  return static_cast<int>(std::clamp<int64_t>(fit, 1, std::max(rows, 1)));
+  return static_cast<int>(
+      std::clamp<int64_t>(std::max(fit, kHeadChunkMinRows), 1, std::max(rows, 1)));
 }
 
 template <typename T>

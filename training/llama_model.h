@@ -142,12 +142,18 @@ class LlamaModel {
   // Before a training forward (see forward()).
   void zero_grad();
 
-  // Rows of the LM head's chunk: about kHeadChunkBytes of logits at a time.
+  // Rows of the LM head's chunk: kHeadChunkBytes of logits at a time, but at
+  // least kHeadChunkMinRows. Each chunk streams the head's weight twice and
+  // its gradient in and out whatever its rows, a cost of about 18 / rows of
+  // the head's time on these CPUs (GEMMs at 100 GFLOP/s, memory at 15 GB/s)
+  // whatever the vocabulary: at 166 rows (32 MiB of GPT-2's vocabulary) the
+  // seed step ran 4-7% slower than at 666 (docs/RESULTS.md, issue 35).
   static int head_chunk_rows(const ModelConfig& c, int rows);
   // Fewer rows a chunk than head_chunk_rows() (tests: several chunks on a
   // small model); clamped to [1, that].
   void set_head_chunk_rows(int rows) { head_rows_ = std::clamp(rows, 1, head_rows_max_); }
   static constexpr int64_t kHeadChunkBytes = int64_t{32} << 20;
+  static constexpr int64_t kHeadChunkMinRows = 512;
   // What each chunk's head gradient GEMMs run inside (HeadBackwardScope).
   void set_head_backward_scope(HeadBackwardScope scope) { head_backward_ = std::move(scope); }
 
