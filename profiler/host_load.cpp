@@ -70,6 +70,33 @@ int64_t parse_procs_running(std::string_view text) {
   return -1;
 }
 
+bool parse_cpu_ticks(std::string_view text, HostLoad* load) {
+  // "cpu  user nice system idle iowait irq softirq steal guest guest_nice"; guest time is
+  // inside user already. Kernels before 2.6.33 give fewer columns: the missing are 0.
+  constexpr std::string_view kKey = "cpu ";
+  if (!text.starts_with(kKey)) return false;
+  const std::string_view line = text.substr(0, text.find('\n'));
+  int64_t v[8] = {};
+  const char* p = line.data() + kKey.size();
+  const char* end = line.data() + line.size();
+  int read = 0;
+  for (; read < 8; ++read) {
+    while (p < end && *p == ' ') ++p;
+    if (p == end) break;
+    const auto [next, ec] = std::from_chars(p, end, v[read]);
+    if (ec != std::errc() || v[read] < 0) return false;
+    p = next;
+  }
+  if (read < 4) return false;
+  int64_t total = 0;
+  for (const int64_t t : v) total += t;
+  const int64_t idle = v[3] + v[4];
+  load->cpu_ticks_total = total;
+  load->cpu_ticks_busy = total - idle;
+  load->cpu_ticks_softirq = v[6];
+  return true;
+}
+
 int64_t count_other_runnable(std::span<const ProcessThreads> processes,
                              std::span<const pid_t> job) {
   std::map<pid_t, pid_t> parent;
@@ -101,7 +128,10 @@ HostLoad read_host_load(std::span<const pid_t> job) {
   HostLoad load;
   std::string text;
   if (read_small_file("/proc/loadavg", &text) == 0) parse_loadavg(text, &load);
-  if (read_small_file("/proc/stat", &text) == 0) load.runnable = parse_procs_running(text);
+  if (read_small_file("/proc/stat", &text) == 0) {
+    load.runnable = parse_procs_running(text);
+    parse_cpu_ticks(text, &load);
+  }
   std::vector<ProcessThreads> processes;
   for (const pid_t pid : list_pid_entries("/proc")) {
     ProcessThreads p;

@@ -35,6 +35,15 @@ struct HostLoad {
   int64_t runnable = -1;        // threads runnable now (procs_running), the job's included
   int64_t other_runnable = -1;  // of which threads of processes outside the job
   int64_t cores = -1;           // logical CPUs online
+  // /proc/stat's first line, every CPU's time since boot in clock ticks:
+  // all of it, the busy part (all but idle and iowait: every process's, the
+  // kernel's network work in interrupts and softirqs included) and the
+  // softirq part. Two readings give the machine's busy share between them,
+  // which the job's own CPU time misses where the kernel carries its
+  // traffic (a virtual cluster's bridge). -1 when unreadable.
+  int64_t cpu_ticks_total = -1;
+  int64_t cpu_ticks_busy = -1;
+  int64_t cpu_ticks_softirq = -1;
   bool operator==(const HostLoad&) const = default;
 };
 
@@ -56,6 +65,10 @@ bool parse_loadavg(std::string_view text, HostLoad* load);
 
 // procs_running of /proc/stat's text; -1 when absent.
 int64_t parse_procs_running(std::string_view text);
+
+// The "cpu" line of /proc/stat's text into load's cpu_ticks_*; false (and
+// nothing set) when absent or malformed.
+bool parse_cpu_ticks(std::string_view text, HostLoad* load);
 
 // A process: its parent and how many of its threads are runnable.
 struct ProcessThreads {

@@ -232,9 +232,10 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
   if (busy_cpus) {
     t.note += fmt::format(
         " A replay marked (CPUs X% busy) kept X% of this machine's CPUs busy over its steps "
-        "(its ranks' CPU time over their wall time; they sleep their compute, so that is the "
-        "communication's own work, at or above {:.0f}%): the traffic waited for CPU, and the "
-        "step measures the machine more than the link.",
+        "(its ranks' CPU time over their wall time, or the machine's whole busy time where "
+        "higher, which holds the kernel's work for the virtual cluster's traffic; the ranks sleep "
+        "their compute, so that is the communication's own work, at or above {:.0f}%): the "
+        "traffic waited for CPU, and the step measures the machine more than the link.",
         kCpuBusyCeiling * 100);
   }
   return t;

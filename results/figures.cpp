@@ -162,15 +162,33 @@ double grad_busbw_gbps(const RunSummary& s) {
   return median_of(std::move(values));
 }
 
-// The busiest machine's share of its CPUs that the job's ranks there kept
-// busy over their steps (busy_cores_on over the machine's cores). NaN when a rank did
-// not record its CPU time or its host's cores (older summaries).
+// The machine's busy share of its CPUs between a rank's two load readings
+// (/proc/stat: every process's time and the kernel's, its network work
+// included). NaN when either reading lacks it (older summaries).
+double machine_busy_share(const RankResult& r) {
+  const int64_t total = r.load_end.cpu_ticks_total - r.load_start.cpu_ticks_total;
+  const int64_t busy = r.load_end.cpu_ticks_busy - r.load_start.cpu_ticks_busy;
+  if (r.load_start.cpu_ticks_total < 0 || r.load_end.cpu_ticks_total < 0 || total <= 0 ||
+      r.load_start.cpu_ticks_busy < 0 || r.load_end.cpu_ticks_busy < 0) {
+    return kNaN;
+  }
+  return std::clamp(static_cast<double>(busy) / static_cast<double>(total), 0.0, 1.0);
+}
+
+// The busiest machine's share of its CPUs kept busy over the steps: the
+// job's ranks there (busy_cores_on over the machine's cores) or, where
+// higher, the machine as a whole (machine_busy_share), which counts the
+// kernel's work for the job's traffic that no rank's CPU time holds. NaN
+// when a rank did not record its CPU time or its host's cores (older
+// summaries).
 double busiest_host_cpu(const RunSummary& s) {
   double busiest = kNaN;
   for (const RankResult& r : s.ranks) {
     if (r.load_start.cores <= 0) return kNaN;
-    const double share = busy_cores_on(s, r) / static_cast<double>(r.load_start.cores);
+    double share = busy_cores_on(s, r) / static_cast<double>(r.load_start.cores);
     if (std::isnan(share)) return kNaN;
+    const double machine = machine_busy_share(r);
+    if (machine > share) share = machine;
     if (std::isnan(busiest) || share > busiest) busiest = share;
   }
   return busiest;

@@ -86,10 +86,12 @@ struct RunFigures {
   // Median over the measured steps of straggler_per_step: rank-seconds per
   // step the ranks computed beyond the fastest one.
   double straggler_s = kNaN;
-  // The busiest host's share of its CPUs (0..1, above 1 only by rounding)
-  // that the ranks there kept busy over their steps (RankResult::cpu_s). Near
-  // 1 for a replay, whose ranks sleep their compute, the communication
-  // itself was short of CPU: its links could not run at their rate.
+  // The busiest machine's share of its CPUs (0..1, above 1 only by rounding)
+  // kept busy over the steps: by the ranks there (RankResult::cpu_s) or,
+  // where higher, by everything (/proc/stat between the ranks' load
+  // readings: the kernel's network work too). Near 1 for a replay, whose
+  // ranks sleep their compute, the communication itself was short of CPU:
+  // its links could not run at their rate.
   double host_cpu_busy = kNaN;
 };
 

@@ -248,6 +248,9 @@ struct Fields<profiler::HostLoad> {
       field("runnable", &L::runnable, {.minus_one_is_null = true}),
       field("other_runnable", &L::other_runnable, {.minus_one_is_null = true}),
       field("cores", &L::cores, {.minus_one_is_null = true}),
+      field("cpu_ticks_total", &L::cpu_ticks_total, {.minus_one_is_null = true}).absent_ok(),
+      field("cpu_ticks_busy", &L::cpu_ticks_busy, {.minus_one_is_null = true}).absent_ok(),
+      field("cpu_ticks_softirq", &L::cpu_ticks_softirq, {.minus_one_is_null = true}).absent_ok(),
   };
 };
 

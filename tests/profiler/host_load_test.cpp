@@ -34,6 +34,27 @@ TEST(HostLoadTest, ParsesLoadavgAndProcsRunning) {
   EXPECT_EQ(parse_procs_running("cpu 1 2 3\n"), -1);
 }
 
+// user nice system idle iowait irq softirq steal (guest, guest_nice: inside user).
+TEST(HostLoadTest, CpuTicksAreEverythingButIdleAndIowait) {
+  HostLoad load;
+  ASSERT_TRUE(parse_cpu_ticks("cpu  100 5 50 1000 20 3 40 2 7 0\ncpu0 1 2 3 4\n", &load));
+  EXPECT_EQ(load.cpu_ticks_total, 1220);
+  EXPECT_EQ(load.cpu_ticks_busy, 200);
+  EXPECT_EQ(load.cpu_ticks_softirq, 40);
+  HostLoad old_kernel;  // four columns only
+  ASSERT_TRUE(parse_cpu_ticks("cpu 10 0 5 85\n", &old_kernel));
+  EXPECT_EQ(old_kernel.cpu_ticks_busy, 15);
+  EXPECT_EQ(old_kernel.cpu_ticks_softirq, 0);
+  for (const char* bad : {"cpu0 1 2 3 4\n", "cpu 1 2 x 4\n", "cpu 1 2\n", "", "cpu 1 -2 3 4\n"}) {
+    HostLoad untouched;
+    EXPECT_FALSE(parse_cpu_ticks(bad, &untouched)) << bad;
+    EXPECT_EQ(untouched.cpu_ticks_total, -1) << bad;
+  }
+  const HostLoad now = read_host_load({});
+  EXPECT_GT(now.cpu_ticks_total, 0);
+  EXPECT_GE(now.cpu_ticks_busy, now.cpu_ticks_softirq);
+}
+
 // init (1) -> runner (10) -> mpirun (20) -> ranks 30, 31; a build (40) and a
 // sibling of the runner (11) are others, and so is init itself.
 TEST(HostLoadTest, TheJobIsItsRanksAndTheirAncestors) {
