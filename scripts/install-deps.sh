@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trainscope needs to build, test and run.
 # Run as root (or through sudo) on Debian 12 (bookworm) or newer.
-# --fuzz adds clang 14 and its libFuzzer runtime for scripts/fuzz.sh.
+#   --main  only what building trainscope and running its suites and reports
+#           needs (scripts/main.sh): not the tests' Chromium, the PyTorch
+#           peer, valgrind, clang-format or SimGrid, which are half of the
+#           download (about 515 of 1,064 MB of packages on Debian 12)
+#   --fuzz  adds clang 14 and its libFuzzer runtime for scripts/fuzz.sh.
 #
 # Quiet: a line a step on the terminal; apt's whole output goes to
 # out/install-deps.log (TRAINSCOPE_INSTALL_LOG names another file), whose
@@ -14,7 +18,7 @@ packages=(
   libopenblas-openmp-dev              # sgemm; the OpenMP build shares one thread pool with our kernels
   libdnnl-dev                         # oneDNN: bf16 GEMMs with fp32 accumulation (kernels/matmul_bf16.h)
   libhwy-dev                          # Highway: the element-wise kernels' vector code, dispatched per CPU (kernels/simd.h)
-  libgtest-dev libgmock-dev googletest # tests
+  libgtest-dev libgmock-dev googletest # tests (the release preset configures them)
   libbenchmark-dev                    # bench/
   libfmt-dev                          # formatting
   libsqlite3-dev sqlite3              # results/
@@ -22,16 +26,25 @@ packages=(
   libcli11-dev                        # command line
   libtomlplusplus-dev                 # suite files
   gnuplot-nox                         # report charts
-  chromium                            # report test: renders the HTML report headless
   iproute2 util-linux                 # virtual cluster (scripts/netns-*.sh): ip netns, unshare
+)
+# Not for --main: the tests, CI's checks and the other engines.
+test_packages=(
+  chromium                            # report test: renders the HTML report headless
   python3-torch                       # the suites' PyTorch peer (bench/pytorch/, suite vs-pytorch)
   valgrind                            # the speed gate's work lane (callgrind counts; trainscope work)
   clang-format                        # scripts/check-format.sh (CI keeps the sources' format)
   libsimgrid-dev                      # SimGrid's SMPI: smpicxx, smpirun (simgrid/, trainscope simgrid)
 )
-if [[ ${1:-} == --fuzz ]]; then
-  packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
-fi
+case ${1:-} in
+  "") packages+=("${test_packages[@]}") ;;
+  --main) ;;
+  --fuzz)
+    packages+=("${test_packages[@]}")
+    packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # the fuzz preset: libFuzzer, sanitizers, OpenMP
+    ;;
+  *) echo "install-deps.sh: unknown argument '$1' (usage: install-deps.sh [--main | --fuzz])" >&2; exit 2 ;;
+esac
 
 if [[ $(id -u) -ne 0 ]]; then
   if command -v sudo >/dev/null; then exec sudo "$0" "$@"; fi

@@ -17,7 +17,8 @@ while [[ $# -gt 0 ]]; do
     *) echo "main.sh: unknown argument '$1' (usage: main.sh [--suite NAME])" >&2; exit 2 ;;
   esac
 done
-./scripts/install-deps.sh
+# What the build and the suite need; test.sh installs the tests' packages too.
+./scripts/install-deps.sh --main
 cmake --preset release >/dev/null
 # Only the program the suite runs: the tests and benchmarks are test.sh's.
 cmake --build --preset release --target trainscope
