@@ -79,15 +79,15 @@ bool parse_cpu_ticks(std::string_view text, HostLoad* load) {
   int64_t v[8] = {};
   const char* p = line.data() + kKey.size();
   const char* end = line.data() + line.size();
-  int read = 0;
-  for (; read < 8; ++read) {
+  int columns = 0;
+  for (; columns < 8; ++columns) {
     while (p < end && *p == ' ') ++p;
     if (p == end) break;
-    const auto [next, ec] = std::from_chars(p, end, v[read]);
-    if (ec != std::errc() || v[read] < 0) return false;
+    const auto [next, ec] = std::from_chars(p, end, v[columns]);
+    if (ec != std::errc() || v[columns] < 0) return false;
     p = next;
   }
-  if (read < 4) return false;
+  if (columns < 4) return false;
   int64_t total = 0;
   for (const int64_t t : v) total += t;
   const int64_t idle = v[3] + v[4];

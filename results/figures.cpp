@@ -166,12 +166,11 @@ double grad_busbw_gbps(const RunSummary& s) {
 // (/proc/stat: every process's time and the kernel's, its network work
 // included). NaN when either reading lacks it (older summaries).
 double machine_busy_share(const RankResult& r) {
-  const int64_t total = r.load_end.cpu_ticks_total - r.load_start.cpu_ticks_total;
-  const int64_t busy = r.load_end.cpu_ticks_busy - r.load_start.cpu_ticks_busy;
-  if (r.load_start.cpu_ticks_total < 0 || r.load_end.cpu_ticks_total < 0 || total <= 0 ||
-      r.load_start.cpu_ticks_busy < 0 || r.load_end.cpu_ticks_busy < 0) {
-    return kNaN;
-  }
+  const profiler::HostLoad &a = r.load_start, &b = r.load_end;
+  if (a.cpu_ticks_busy < 0 || b.cpu_ticks_busy < 0 || a.cpu_ticks_total < 0) return kNaN;
+  const int64_t total = b.cpu_ticks_total - a.cpu_ticks_total;
+  const int64_t busy = b.cpu_ticks_busy - a.cpu_ticks_busy;
+  if (total <= 0) return kNaN;
   return std::clamp(static_cast<double>(busy) / static_cast<double>(total), 0.0, 1.0);
 }
 

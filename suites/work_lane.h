@@ -96,7 +96,7 @@ struct WorkChange {
   int64_t base_traffic = 0, head_traffic = 0;  // L1 data misses
   bool traffic_judged = false;                 // one rank: they repeat (compare_work)
   int64_t base_allocations = 0, head_allocations = 0;
-  std::string verdict;  // PASS, REGRESSION (work or allocations up), IMPROVED, MISSING
+  std::string verdict;  // PASS, REGRESSION (work up), IMPROVED, MISSING
   double instructions_change_pct() const;
   double cycles_change_pct() const;
   double traffic_change_pct() const;

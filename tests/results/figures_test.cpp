@@ -125,11 +125,9 @@ TEST(FiguresTest, SleepingReplayRanksAreNoLoad) {
   EXPECT_NE(run_figures(&s, {}).load.loaded, "");
 }
 
-// The virtual hosts of one cluster have host names of their own (ts-h0 ..
-// ts-h7) and share one machine's cores: their ranks add up there. The
-// replay at 8 hosts of 2026-11-28 kept 1.6 of 2 cores busy, and each host's
-// 0.2 read as 10% of its CPUs.
-TEST(FiguresTest, VirtualHostsOfOneMachineShareItsCores) {
+// A replay's 8 ranks on virtual hosts ts-h0 .. ts-h7 of one 2-core machine,
+// each `cpu_s` CPU seconds over 4 s of steps.
+RunSummary replay_on_eight_virtual_hosts(double cpu_s) {
   RunSummary s = testing::sample_summary(8, 6);
   s.threads_per_rank = 1;
   s.options["replay_compute"] = "/tmp/one-host.json";
@@ -138,8 +136,17 @@ TEST(FiguresTest, VirtualHostsOfOneMachineShareItsCores) {
     r.machine = "boot-1";
     r.load_start = r.load_end = {0.5, 0.5, 0.5, 1, 0, 2};
     r.steps_wall_s = 4.0;
-    r.cpu_s = 3.8;  // 0.95 of a core each: 7.6 of 2 cores
+    r.cpu_s = cpu_s;
   }
+  return s;
+}
+
+// The virtual hosts of one cluster have host names of their own (ts-h0 ..
+// ts-h7) and share one machine's cores: their ranks add up there. The
+// replay at 8 hosts of 2026-11-28 kept 1.6 of 2 cores busy, and each host's
+// 0.2 read as 10% of its CPUs.
+TEST(FiguresTest, VirtualHostsOfOneMachineShareItsCores) {
+  RunSummary s = replay_on_eight_virtual_hosts(3.8);  // 0.95 of a core each: 7.6 of 2 cores
   EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 3.8, 1e-9);
   EXPECT_NE(run_figures(&s, {}).load.loaded, "");
   for (RankResult& r : s.ranks) r.cpu_s = 0.8;  // 1.6 of 2 cores
@@ -155,16 +162,7 @@ TEST(FiguresTest, VirtualHostsOfOneMachineShareItsCores) {
 // machine 87% busy while its ranks' own time was less. The machine's
 // /proc/stat share counts where it is the higher.
 TEST(FiguresTest, TheMachinesOwnBusyTimeCountsWhereTheRanksMissIt) {
-  RunSummary s = testing::sample_summary(8, 6);
-  s.threads_per_rank = 1;
-  s.options["replay_compute"] = "/tmp/one-host.json";
-  for (RankResult& r : s.ranks) {
-    r.host = "ts-h" + std::to_string(r.rank);
-    r.machine = "boot-1";
-    r.load_start = r.load_end = {0.5, 0.5, 0.5, 1, 0, 2};
-    r.steps_wall_s = 4.0;
-    r.cpu_s = 0.4;  // 0.1 of a core each: 0.8 of 2 cores, 40%
-  }
+  RunSummary s = replay_on_eight_virtual_hosts(0.4);  // 0.1 of a core each: 0.8 of 2, 40%
   EXPECT_NEAR(run_figures(&s, {}).host_cpu_busy, 0.4, 1e-9);
   for (RankResult& r : s.ranks) {
     r.load_start.cpu_ticks_total = 10000;

@@ -178,7 +178,7 @@ results::RankResult RunReport::rank_result() const {
   me.data = to_data_stats(data_.source->stats());
   me.comm = log_.comm_total;
   me.load_start = log_.load_start;
-  me.load_end = profiler::read_host_load(log_.job_on_host);
+  me.load_end = profiler::read_host_load(log_.job_on_machine);
   me.cpu_s = profiler::process_cpu_seconds() - log_.cpu_start_s;
   me.steps_wall_s = profiler::seconds_since(log_.wall_start);
   const kernels::BlasInfo blas = kernels::blas_info();

@@ -434,8 +434,8 @@ bool reported_inclusive(Phase p) { return p == Phase::kComm; }
 StepLog train_steps(const RunContext& ctx, const RunPlan& plan, const TrainingData& data,
                     TrainingState& state, results::RunSummary& summary) {
   StepLog log;
-  log.job_on_host = ranks_on_this_machine(ctx.comm);
-  log.load_start = profiler::read_host_load(log.job_on_host);
+  log.job_on_machine = ranks_on_this_machine(ctx.comm);
+  log.load_start = profiler::read_host_load(log.job_on_machine);
   log.cpu_start_s = profiler::process_cpu_seconds();
   log.wall_start = profiler::Clock::now();
   const int64_t steps = ctx.options.steps;

@@ -44,10 +44,9 @@ struct RunPeaks {
 struct StepLog {
   std::vector<results::StepRecord> steps;
   RunPeaks peaks;
-  results::CommStats comm_total;  // over every step
-  std::vector<pid_t>
-      job_on_host;                // this job's ranks on this rank's machine (all its virtual hosts)
-  profiler::HostLoad load_start;  // the host's load before the first step
+  results::CommStats comm_total;      // over every step
+  std::vector<pid_t> job_on_machine;  // this job's ranks on this machine (its virtual hosts too)
+  profiler::HostLoad load_start;      // the host's load before the first step
   // The process's CPU seconds and the wall clock as the first step began:
   // the rank's CPU use over its steps (RankResult::cpu_s).
   double cpu_start_s = 0;
