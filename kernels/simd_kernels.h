@@ -47,8 +47,11 @@ void rmsnorm_rows(float* y, float* rstd, const float* x, const float* w, int64_t
                   float eps);
 void add_rmsnorm_rows(float* x, float* y, float* rstd, const float* add, const float* w,
                       int64_t rows, int C, float eps);
-// dx += r w dy - (r^3 / C) x sum(w dy x), r = rstd[n], row by row.
-void rmsnorm_backward_rows(float* dx, const float* dy, const float* x, const float* w,
+// dx += r w dy - (r^3 / C) x sum(w dy x), r = rstd[n], row by row; and
+// when dw is not null, dw[c] += dy[c] x[c] r in the same pass, the rows in
+// order (what rmsnorm_dweight adds, the same bits, for a caller that owns
+// all C columns and every row: one thread).
+void rmsnorm_backward_rows(float* dx, float* dw, const float* dy, const float* x, const float* w,
                            const float* rstd, int64_t rows, int C);
 // dw[c] += sum over the rows of dy[c] x[c] rstd[n], c < n (columns of rows
 // of stride C: a thread's share of the weight's columns).

@@ -29,6 +29,7 @@ HWY_INLINE float NormRow(float* HWY_RESTRICT y, const float* HWY_RESTRICT x,
   const float ss = SumOf(in, C, square, C);
   const float r = 1.0f / std::sqrt(ss / static_cast<float>(C) + eps);
   ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
+    Prefetch(y + C + c);  // the next row's output: its lines are read before they are written
     const auto xr = hn::Mul(hn::LoadU(d, x + c), hn::Set(d, r));
     hn::StoreU(hn::Mul(hn::LoadU(d, w + c), xr), d, y + c);
   });
@@ -58,9 +59,10 @@ void AddRmsnormRows(float* HWY_RESTRICT x, float* HWY_RESTRICT y, float* HWY_RES
 }
 
 // dx += r w dy - k x with k = r^3 / C sum(w dy x)
-void RmsnormBackwardRows(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
-                         const float* HWY_RESTRICT x, const float* HWY_RESTRICT w,
-                         const float* HWY_RESTRICT rstd, int64_t rows, int C) {
+void RmsnormBackwardRows(float* HWY_RESTRICT dx, float* HWY_RESTRICT dw,
+                         const float* HWY_RESTRICT dy, const float* HWY_RESTRICT x,
+                         const float* HWY_RESTRICT w, const float* HWY_RESTRICT rstd, int64_t rows,
+                         int C) {
   const auto term = [](const V* v, V acc)
                         HWY_ATTR { return hn::MulAdd(hn::Mul(v[0], v[1]), v[2], acc); };
   for (int64_t n = 0; n < rows; ++n) {
@@ -73,8 +75,13 @@ void RmsnormBackwardRows(float* HWY_RESTRICT dx, const float* HWY_RESTRICT dy,
     ForLanes(C, [&](auto d, int64_t c) HWY_ATTR {
       const auto rwdy = hn::Mul(hn::Mul(hn::Set(d, r), hn::LoadU(d, w + c)), hn::LoadU(d, dyn + c));
       Prefetch(dxn + C + c);
-      const auto step = hn::NegMulAdd(hn::Set(d, k), hn::LoadU(d, xn + c), rwdy);
+      const auto xv = hn::LoadU(d, xn + c);
+      const auto step = hn::NegMulAdd(hn::Set(d, k), xv, rwdy);
       hn::StoreU(hn::Add(hn::LoadU(d, dxn + c), step), d, dxn + c);
+      if (dw != nullptr) {  // RmsnormDweight's operations: the row is in L1 now
+        const auto dyx = hn::Mul(hn::LoadU(d, dyn + c), xv);
+        hn::StoreU(hn::MulAdd(dyx, hn::Set(d, r), hn::LoadU(d, dw + c)), d, dw + c);
+      }
     });
   }
 }
@@ -184,9 +191,9 @@ void add_rmsnorm_rows(float* x, float* y, float* rstd, const float* add, const f
                       int64_t rows, int C, float eps) {
   HWY_DYNAMIC_DISPATCH(AddRmsnormRows)(x, y, rstd, add, w, rows, C, eps);
 }
-void rmsnorm_backward_rows(float* dx, const float* dy, const float* x, const float* w,
+void rmsnorm_backward_rows(float* dx, float* dw, const float* dy, const float* x, const float* w,
                            const float* rstd, int64_t rows, int C) {
-  HWY_DYNAMIC_DISPATCH(RmsnormBackwardRows)(dx, dy, x, w, rstd, rows, C);
+  HWY_DYNAMIC_DISPATCH(RmsnormBackwardRows)(dx, dw, dy, x, w, rstd, rows, C);
 }
 void rmsnorm_dweight(float* dw, const float* dy, const float* x, const float* rstd, int64_t rows,
                      int C, int64_t n) {

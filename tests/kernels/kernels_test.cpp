@@ -114,6 +114,29 @@ TEST(RmsnormTest, FusedResidualAddMatchesAddThenNorm) {
   EXPECT_EQ(fused_rstd, rstd);
 }
 
+// One thread adds the weight's gradient in the rows' pass, several add it by
+// column ranges after theirs: the same sums in the same order, so hosts with
+// different core counts keep identical replicas. C = 37 leaves a vector tail.
+TEST(RmsnormTest, BackwardDoesNotDependOnTheThreadCount) {
+  const int N = 67, C = 37;
+  auto floats = [](const Vec& v) { return std::vector<float>(v.begin(), v.end()); };
+  const std::vector<float> x = floats(random_vector(N * C, 41)), w = floats(random_vector(C, 42)),
+                           dy = floats(random_vector(N * C, 43));
+  std::vector<float> y(N * C), rstd(N);
+  rmsnorm_forward(y.data(), rstd.data(), x.data(), w.data(), N, C, 1e-5f);
+  auto backward = [&](int threads) {
+    std::vector<float> dx = floats(random_vector(N * C, 44)), dw = floats(random_vector(C, 45));
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(threads);
+    rmsnorm_backward(dx.data(), dw.data(), dy.data(), x.data(), w.data(), rstd.data(), N, C);
+    omp_set_num_threads(saved);
+    dx.insert(dx.end(), dw.begin(), dw.end());
+    return dx;
+  };
+  const std::vector<float> one = backward(1);
+  for (int threads : {2, 3}) EXPECT_EQ(backward(threads), one) << threads << " threads";
+}
+
 TEST(RopeTest, MatchesRotateHalfFormulaAndBackward) {
   const int B = 2, Tn = 5, NH = 2, hd = 4, ld = NH * hd + 3;  // padded stride
   Vec cs(Tn * hd / 2), sn(Tn * hd / 2);
