@@ -82,6 +82,7 @@ class MpiCommunicator final : public Communicator {
     serialized_ = level >= MPI_THREAD_SERIALIZED;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     init(MPI_COMM_WORLD);
+    connect_every_pair();
   }
   // A sub-communicator this object frees (host groups' across()).
   MpiCommunicator(MPI_Comm sub, bool serialized) : owns_comm_(true), serialized_(serialized) {
@@ -197,6 +198,36 @@ class MpiCommunicator final : public Communicator {
       }
     }
   }
+  // Every pair of ranks connects now, one direction at a time, before any
+  // collective: kLinkProbes empty messages each way, which round-robin over
+  // up to that many TCP BTL modules a peer (btl_tcp_links). Open MPI opens a
+  // pair's connection on its first message, and with btl_tcp_links 2 a
+  // connection first opened inside a collective could hang it (issue 38: 4
+  // of 15 eight-host replays hung in the end-of-run MPI_Allgatherv, whose
+  // pairs the steps' ring all-reduces never used; 0 of 16 after this). In
+  // round k rank r sends to r + k and hears from r - k: one pair meets in
+  // one direction a round, except at k = N/2, where the lower rank of each
+  // pair goes first.
+  void connect_every_pair() {
+    constexpr int kLinkProbes = 8;
+    for (int k = 1; k < size_; ++k) {
+      const int to = (rank_ + k) % size_, from = (rank_ - k + size_) % size_;
+      const bool recv_first = 2 * k == size_ && rank_ >= k;
+      std::vector<MPI_Request> sent(kLinkProbes, MPI_REQUEST_NULL);
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int i = 0; i < kLinkProbes; ++i) {
+          if ((pass == 0) != recv_first) {
+            MPI_CHECK(MPI_Isend(nullptr, 0, MPI_BYTE, to, kProbeTag, comm_, &sent[i]));
+          } else {
+            MPI_CHECK(MPI_Recv(nullptr, 0, MPI_BYTE, from, kProbeTag, comm_, MPI_STATUS_IGNORE));
+          }
+        }
+      }
+      MPI_CHECK(MPI_Waitall(kLinkProbes, sent.data(), MPI_STATUSES_IGNORE));
+    }
+  }
+  static constexpr int kProbeTag = 7411;
+
   void init(MPI_Comm comm) {
     comm_ = comm;
     MPI_CHECK(MPI_Op_create(&bf16_sum, /*commute=*/1, &bf16_sum_));
