@@ -521,6 +521,15 @@ std::vector<TrainOption> output_rows() {
                "Suites set it with replay_from",
        .ref = Ref<std::string>([](O& o) -> std::string& { return o.replay_compute; }),
        .suite = "replay_compute", .recorded = Emit::kNever, .name_when = NameWhen::kNever},
+      {.summary = "replay_time_scale", .flag = "--replay-time-scale",
+       .help = "With --replay-compute: sleep every replayed duration this many times over (at "
+               "least 1). A suite case's replay_time_scale also divides its virtual cluster's "
+               "link rate by it, so the whole step runs that many times slower: N hosts' "
+               "traffic at a rate this machine can carry. The report divides the case's times "
+               "by it",
+       .ref = Ref<double>([](O& o) -> double& { return o.replay_time_scale; }),
+       .check = Check::kPositive, .suite = "replay_time_scale", .min = 1, .max = 100, .axis = true,
+       .name_when = NameWhen::kNever},
       {.flag = "--log-every", .help = "Print a progress line every N steps",
        .ref = Ref<int64_t>([](O& o) -> int64_t& { return o.log_every; }),
        .check = Check::kNonNegative,

@@ -88,6 +88,10 @@ struct TrainOptions {
   // Non-empty: a one-rank run's summary whose compute every rank replays as
   // sleeps, with the real gradient synchronisation (training/run/replay.h).
   std::string replay_compute;
+  // Every replayed duration times this (>= 1): with a suite's link rate
+  // divided by as much, N hosts' traffic at 1/scale of the rate, for a
+  // machine that cannot carry it at full rate (a case's replay_time_scale).
+  double replay_time_scale = 1;
   int64_t log_every = 1;  // progress line every N steps (rank 0)
   bool quiet = false;
 

@@ -48,6 +48,7 @@ struct CasePoint {
   double busbw_GBps = NAN;  // its gradient all-reduces' bus bandwidth
   double link_GBps = NAN;   // its link profile's nominal rate
   double cpu_busy = NAN;    // CaseFigures::host_cpu_busy
+  double time_scale = 1;    // a replay's replay_time_scale
 };
 
 // A replay of one host's compute, or of a multi-host case's.
@@ -66,18 +67,23 @@ std::optional<CasePoint> case_point(const SuiteData& suite, const CaseData& c) {
   const CaseOptions o = case_options(c);
   const CaseFigures f = analysis::case_figures(c);
   if (!(f.step_median_s > 0)) return std::nullopt;
-  const double link_GBps = rc.link_gbps.value_or(NAN) / 8;
+  // A replay slowed down (replay_time_scale) ran its compute and its links
+  // that many times slower: its step in the cluster's own time, its bus
+  // bandwidth at the link's rate.
+  const double scale = o.train.replay_time_scale;
+  const double link_GBps = rc.link_gbps.value_or(NAN) / 8 * scale;
   return CasePoint{o.placement.batch_per_rank > 0 ? Scaling::kWeak : Scaling::kStrong,
                    o.train.batch,
                    rc.link,
                    rc.reduction.starts_with("overlap"),
                    rc.host_count,
-                   f.step_median_s,
+                   f.step_median_s / scale,
                    kind_of(suite, o),
                    f.loaded > 0,
-                   f.grad_busbw_gbps,
+                   f.grad_busbw_gbps * scale,
                    link_GBps,
-                   f.host_cpu_busy};
+                   f.host_cpu_busy,
+                   scale};
 }
 
 // The one-host case measured at `per_rank` that `c` stands for: a replay's
@@ -151,6 +157,7 @@ std::vector<ModelCheckRow> model_check_rows(const analysis::SuiteData& suite,
         // hosts; 2.5gbe's ran at 2.8 Gbit/s), the profile's only without one.
         r.replay_link_share = point->busbw_GBps / (m ? m->bandwidth_Bps / 1e9 : point->link_GBps);
         r.replay_cpu_busy = point->cpu_busy;
+        r.replay_time_scale = point->time_scale;
         break;
       case CasePoint::Kind::kRealReplayed:
         std::tie(r.real_replayed_s, r.real_replayed_case) = std::tie(point->step_s, c.name);
@@ -181,9 +188,10 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
           {},
           "",
           {0, 1}};
-  bool loaded = false, slow_links = false, busy_cpus = false;
+  bool loaded = false, slow_links = false, busy_cpus = false, slowed = false;
   for (const auto& r : rows) {
     loaded = loaded || r.loaded;
+    slowed = slowed || r.replay_time_scale > 1;
     const bool slow = r.replay_link_share < kLinkShareFloor;
     const bool busy = r.replay_cpu_busy >= kCpuBusyCeiling;
     slow_links = slow_links || slow;
@@ -194,7 +202,8 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
          step_beside(r.simgrid_s, r.predicted_s),
          step_beside(r.replay_s, r.predicted_s) + (r.loaded ? " (loaded)" : "") +
              (slow ? fmt::format(" (links at {:.0f}%)", r.replay_link_share * 100) : "") +
-             (busy ? fmt::format(" (CPUs {:.0f}% busy)", r.replay_cpu_busy * 100) : ""),
+             (busy ? fmt::format(" (CPUs {:.0f}% busy)", r.replay_cpu_busy * 100) : "") +
+             (r.replay_time_scale > 1 ? fmt::format(" (x{:g} slower)", r.replay_time_scale) : ""),
          step_beside(r.real_s, r.predicted_s), step_beside(r.real_replayed_s, r.real_s)});
   }
   t.note = fmt::format(
@@ -224,6 +233,13 @@ std::optional<Table> model_check_table(const analysis::SuiteData& suite, const S
         "measured at the global batch / N, its GEMMs as efficient as that batch makes them "
         "(none without such a case: -); SimGrid's strong-scaling steps divide the compute "
         "case's batch instead and are not set beside them.";
+  }
+  if (slowed) {
+    t.note +=
+        " A replay marked (xS slower) ran S times slower than the cluster it stands for: "
+        "every measured compute time S times over and its links at 1/S of their rate, so "
+        "that this machine carries N hosts' traffic (replay_time_scale); its step is shown "
+        "divided by S.";
   }
   if (slow_links) {
     t.note += fmt::format(

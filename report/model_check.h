@@ -48,6 +48,8 @@ struct ModelCheckRow {
   // steps (CaseFigures::host_cpu_busy): at kCpuBusyCeiling or above, the
   // communication was short of CPU, whatever the links could carry.
   double replay_cpu_busy = NAN;
+  // The replay's replay_time_scale: its figures above are divided by it.
+  double replay_time_scale = 1;
 };
 
 inline constexpr double kLinkShareFloor = 0.8;

@@ -105,6 +105,8 @@ Default prefix: ts. Needs root, \`ip\` and \`tc\` (iproute2), \`taskset\` (util-
                       unlimited (no shaping; the default)
   --rate RATE         a link rate in tc's syntax instead (500mbit, 2.5gbit, 100mbps =
                       bytes/s), at least 1mbit
+  --time-scale S      the link S (>= 1) times slower, its token bucket the same bytes:
+                      the link in a time S times longer (a slowed replay)
 
 Rates are emulated with tc tbf; latency is not (netem is not available here), so a
 virtual link has the rate of a real one and the latency of a veth (microseconds).
@@ -138,6 +140,7 @@ cores_per_host=""
 cpu_share=""
 link=""
 rate_arg=""
+time_scale=1
 while [[ $# -gt 0 ]]; do
   opt=${1%%=*}
   if [[ "$1" == *=* ]]; then
@@ -147,7 +150,7 @@ while [[ $# -gt 0 ]]; do
   fi
   case "$1" in
     -h|--help) usage; exit 0 ;;
-    --prefix|--cores-per-host|--cpu-share|--link|--rate)
+    --prefix|--cores-per-host|--cpu-share|--link|--rate|--time-scale)
       [[ $# -ge 2 ]] || die 2 "$1 needs a value"
       [[ "$1" == --prefix || "$cmd" == up ]] || die 2 "$1 is an option of 'up' only"
       case "$1" in
@@ -156,6 +159,7 @@ while [[ $# -gt 0 ]]; do
         --cpu-share) cpu_share=$2 ;;
         --link) link=$2 ;;
         --rate) rate_arg=$2 ;;
+        --time-scale) time_scale=$2 ;;
       esac
       shift 2 ;;
     [0-9]*) [[ "$cmd" == up && -z "$count" ]] || die 2 "unexpected argument '$1'"; count=$1; shift ;;
@@ -284,6 +288,11 @@ plan_link() {
   tbf_burst=$((rate_bps / 8 / 250))
   ((tbf_burst < 131072)) && tbf_burst=131072
   tbf_limit=$((2 * tbf_burst))
+  [[ "$time_scale" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v s="$time_scale" 'BEGIN { exit !(s >= 1) }' ||
+    die 2 "--time-scale '$time_scale': a number of at least 1"
+  # Slowed: the rate / S, the bucket as it was (its bytes, not its 4 ms).
+  rate_bps=$(awk -v r="$rate_bps" -v s="$time_scale" 'BEGIN { printf "%.0f\n", r / s }')
+  [[ "$time_scale" == 1 ]] || rate_text="${rate_bps}bit"
 }
 
 # ---- can this machine do it? ---------------------------------------------
@@ -471,6 +480,7 @@ write_state() {
   "rate_bits_per_second": $rate_bps,
   "tbf_burst_bytes": $tbf_burst,
   "tbf_limit_bytes": $tbf_limit,
+  "time_scale": $time_scale,
   "hostfile": "$state_dir/hostfile",
   "hosts": [$hosts_json
   ]

@@ -25,20 +25,26 @@ std::string cluster_link(const std::string& link) {
   return results::find_link_profile(link) ? link : "custom";
 }
 
-std::string cluster_key(int hosts, int cores_per_host, const std::string& link, double share) {
-  return fmt::format("{} hosts x {} cores{}, link {}{}", hosts, cores_per_host,
+std::string cluster_key(int hosts, int cores_per_host, const std::string& link, double share,
+                        double time_scale = 1) {
+  return fmt::format("{} hosts x {} cores{}, link {}{}{}", hosts, cores_per_host,
                      share < 1 ? fmt::format(" at a CPU share of {:g}", share) : "",
                      link.empty() ? "unlimited" : link,
-                     share < 1 ? fmt::format(" x {:g}", share) : "");
+                     share < 1 ? fmt::format(" x {:g}", share) : "",
+                     time_scale > 1 ? fmt::format(" / {:g}", time_scale) : "");
+}
+std::string cluster_key(const SuiteCase& c) {
+  return cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share, c.train.replay_time_scale);
 }
 
-// The rate a dilated case's cluster is shaped to: its link's x the share
-// (std::nullopt when unlimited, which stays unlimited).
-std::optional<double> dilated_bits(const SuiteCase& c) {
+// The rate such a case's cluster is shaped to: its link's x the share /
+// the replay's time scale (std::nullopt when unlimited, which stays
+// unlimited).
+std::optional<double> scaled_bits(const SuiteCase& c) {
   const double bits =
       results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link).value_or(0);
   if (!(bits > 0)) return std::nullopt;
-  return std::round(bits * c.cpu_share);
+  return std::round(bits * c.cpu_share / c.train.replay_time_scale);
 }
 
 // The first `count` of a hostfile's hosts: the file itself when it has no
@@ -128,7 +134,7 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
     return w;
   }
   if (c.hosts <= 1) return w;
-  const std::string needs = cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share);
+  const std::string needs = cluster_key(c);
   if (!base_.hostfile.empty()) {
     w.link = "";
     if (c.hosts > static_cast<int>(hostfile_hosts_.size())) {
@@ -146,7 +152,7 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
     const int hosts = static_cast<int>(cfg.hosts.size());
     // By rate: a case's "1gbit" is the cluster's gige, and one tc rate is
     // not another.
-    const double bits = dilated_bits(c).value_or(0);
+    const double bits = scaled_bits(c).value_or(0);
     if (c.hosts > hosts || c.cores_per_host != cfg.cores_per_host ||
         std::abs(c.cpu_share - cfg.cpu_share) > 1e-3 ||
         std::abs(bits - static_cast<double>(cfg.rate_bits_per_second)) > 1e-3 * bits) {
@@ -196,7 +202,7 @@ CaseHosts CaseHostProvider::prepare(const Suite& suite, const SuiteCase& c) {
 }
 
 void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
-  const std::string key = cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share);
+  const std::string key = cluster_key(c);
   if (cluster_ && key == cluster_key_) return;
   cluster_.reset();  // takes the previous one down
   cluster_key_.clear();
@@ -206,8 +212,9 @@ void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
   spec.hosts = c.hosts;
   spec.cores_per_host = c.cores_per_host;
   spec.cpu_share = c.cpu_share;
-  if (c.cpu_share < 1 && dilated_bits(c)) {
-    spec.rate = fmt::format("{:.0f}bit", *dilated_bits(c));  // time dilation: F x the rate
+  spec.time_scale = c.train.replay_time_scale;  // the script divides the rate
+  if (c.cpu_share < 1 && scaled_bits(c)) {
+    spec.rate = fmt::format("{:.0f}bit", *scaled_bits(c) * spec.time_scale);  // F x the rate
   } else {
     (results::find_link_profile(c.link) || c.link.empty() ? spec.link : spec.rate) = c.link;
   }

@@ -563,6 +563,10 @@ void Parser::read_cases(const toml::node& case_node, const SuiteCase& base) {
     }
     check_case_table(t, c);
     if (const toml::node* r = t.get("replay_from")) check_replay_from(*r, c);
+    if (c.train.replay_time_scale != 1 && c.replay_from.empty()) {
+      const toml::node* k = t.get("replay_time_scale");
+      fail(k ? *k : e, "'replay_time_scale' slows a replay (replay_from): this case computes");
+    }
     collapse(c);
     const toml::node* name = t.get("name");
     c.name = name ? get_string(*name, "name") : generated_case_name(c, varying_);

@@ -198,6 +198,9 @@ VirtualCluster VirtualCluster::up(const VirtualClusterSpec& spec) {
   }
   if (!spec.link.empty()) args.insert(args.end(), {"--link", spec.link});
   if (!spec.rate.empty()) args.insert(args.end(), {"--rate", spec.rate});
+  if (spec.time_scale > 1) {
+    args.insert(args.end(), {"--time-scale", fmt::format("{:g}", spec.time_scale)});
+  }
   // From here on the cluster is ours: whatever fails, nothing of it stays.
   VirtualClusterConfig pending;
   pending.prefix = spec.prefix;

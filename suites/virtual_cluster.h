@@ -69,8 +69,11 @@ struct VirtualClusterSpec {
   // floor(1 / cpu_share) hosts share a group of cores (pinned to 1 core each
   // when cores_per_host is 0): time dilation (docs/CLUSTERS.md).
   double cpu_share = 1;
-  std::string link;        // a profile: gige, 2.5gbe, 10gbe, tb-bridge, unlimited
-  std::string rate;        // or a rate in tc's syntax ("500mbit"); neither: unlimited
+  std::string link;  // a profile: gige, 2.5gbe, 10gbe, tb-bridge, unlimited
+  std::string rate;  // or a rate in tc's syntax ("500mbit"); neither: unlimited
+  // > 1: the link that many times slower with the same token bucket in bytes
+  // (a slowed replay: netns-cluster.sh --time-scale).
+  double time_scale = 1;
 };
 
 // Where netns-cluster.sh, netns-mpirun.sh and netns-rsh-agent.sh are:

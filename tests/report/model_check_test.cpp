@@ -24,8 +24,9 @@ using testing::CaseSpec;
 using testing::SuiteSpec;
 
 // One host at batch 4, two real hosts over gige (weak scaling), the same
-// replayed at 2 and 4 hosts, and SimGrid's steps at 2 and 8 hosts.
-analysis::SuiteData replay_suite(const fs::path& db_path) {
+// replayed at 2 and 4 hosts, and SimGrid's steps at 2 and 8 hosts. The
+// 4-host replay slowed `h4_time_scale` times (replay_time_scale).
+analysis::SuiteData replay_suite(const fs::path& db_path, double h4_time_scale = 1) {
   SuiteSpec s;
   s.name = "replay";
   s.step_noise = 0;
@@ -43,7 +44,8 @@ analysis::SuiteData replay_suite(const fs::path& db_path) {
   replay4.hosts = 4;
   replay4.world_size = 4;
   replay4.batch = 16;
-  replay4.step_time_s = 0.14;
+  replay4.step_time_s = 0.14 * h4_time_scale;
+  if (h4_time_scale != 1) replay4.config["replay_time_scale"] = h4_time_scale;
   replay4.cpu_busy_per_rank = 0.48;  // 4 ranks: 96% of 2 CPUs
   s.cases = {one, real, replay2, replay4};
   fs::remove(db_path);
@@ -174,6 +176,29 @@ TEST(ModelCheckTest, ReplayLinksAreJudgedAgainstTheMeasuredLink) {
     const double busbw = analysis::case_figures(*replay).grad_busbw_gbps;
     EXPECT_NEAR(rows[i].replay_link_share, busbw / measured_GBps, 1e-9) << rows[i].replay_case;
   }
+}
+
+// A replay slowed down S times (compute and links) stands for the cluster
+// in its own time: its step divided by S, its bus bandwidth times S, marked.
+TEST(ModelCheckTest, ASlowedReplayIsShownInTheClustersTime) {
+  const fs::path db =
+      fs::temp_directory_path() / ("trainscope-model-slow-" + std::to_string(::getpid()) + ".db");
+  const analysis::SuiteData plain = replay_suite(db), slowed = replay_suite(db, 2.5);
+  fs::remove(db);
+  const auto p = suite_prediction(plain), q = suite_prediction(slowed);
+  ASSERT_TRUE(p && q);
+  const auto a = model_check_rows(plain, *p), b = model_check_rows(slowed, *q);
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  EXPECT_EQ(b[1].replay_time_scale, 2.5);
+  EXPECT_EQ(b[0].replay_time_scale, 1);
+  EXPECT_NEAR(b[1].replay_s, a[1].replay_s, 1e-9);
+  EXPECT_NEAR(b[1].replay_link_share, a[1].replay_link_share, 1e-9);
+  const auto t = model_check_table(slowed, *q);
+  ASSERT_TRUE(t);
+  EXPECT_NE(t->rows[1][5].find("(x2.5 slower)"), std::string::npos) << t->rows[1][5];
+  EXPECT_EQ(t->rows[0][5].find("slower"), std::string::npos) << t->rows[0][5];
+  EXPECT_NE(t->note.find("divided by S"), std::string::npos);
 }
 
 // Strong scaling (the global batch fixed): each rank computes what one host

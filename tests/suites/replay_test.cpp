@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "results/figures.h"
 #include "results/results_db.h"
@@ -63,13 +64,41 @@ TEST(ReplaySuiteTest, BadReplayFromNamesTheLine) {
             std::string::npos);
 }
 
+// A replay slowed down: the key goes with replay_from only, at least 1.
+TEST(ReplaySuiteTest, ReplayTimeScaleSlowsAReplayOnly) {
+  const std::string one = "[[case]]\nname = \"one\"\nmode = \"naive\"\nranks = 1\nbatch = 2\n";
+  const Suite s = parse_test_suite(
+      fmt::format("{}{}{}", kHead, one,
+                  "[[case]]\nname = \"two\"\nmode = \"sharded\"\nranks = 2\nreplay_from = \"one\"\n"
+                  "replay_time_scale = 2.5\n"));
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[1].train.replay_time_scale, 2.5);
+  EXPECT_EQ(s.cases[0].train.replay_time_scale, 1);
+  EXPECT_NE(suite_error(fmt::format("{}{}{}", kHead, one, "replay_time_scale = 2\n"))
+                .find("t.toml:13:21: 'replay_time_scale' slows a replay (replay_from): this case "
+                      "computes"),
+            std::string::npos);
+  EXPECT_NE(suite_error(fmt::format("{}{}{}", kHead, one,
+                                    "[[case]]\nmode = \"sharded\"\nranks = 2\n"
+                                    "replay_from = \"one\"\nreplay_time_scale = 0.5\n"))
+                .find("replay_time_scale"),
+            std::string::npos);
+}
+
 TEST(ReplaySuiteTest, TheReplaySuiteParses) {
   const Suite s = resolve_suite("replay");
   int replays = 0;
-  for (const auto& c : s.cases) replays += c.replay_from.empty() ? 0 : 1;
+  std::vector<std::string> slowed;
+  for (const auto& c : s.cases) {
+    replays += c.replay_from.empty() ? 0 : 1;
+    if (c.train.replay_time_scale != 1) slowed.push_back(c.name);
+  }
   // Weak: 2, 4, 8 hosts x gige, 2.5gbe x fused, overlap from one host; the
   // real 2-host cases replayed. Strong: 2, 4, 8 hosts x gige, 2.5gbe, fused.
   EXPECT_EQ(replays, 22);
+  // 2.5gbe at 8 hosts, more than 2 cores carry at full rate, 2.5 times slower.
+  EXPECT_EQ(slowed, (std::vector<std::string>{"replay-h8-2.5gbe-fused", "replay-h8-2.5gbe-overlap",
+                                              "replay-strong-h8-2.5gbe-fused"}));
 }
 
 TEST(ReplayTrainTest, BadReplayFileNamesIt) {
@@ -79,6 +108,12 @@ TEST(ReplayTrainTest, BadReplayFileNamesIt) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--replay-compute /nonexistent/summary.json"), std::string::npos)
       << r.output;
+  for (const char* bad : {"--replay-time-scale 2", "--replay-time-scale 0.5 --replay-compute x"}) {
+    const auto t = testing::run_shell(fmt::format(
+        "{}/trainscope train --model tiny --steps 1 --quiet {}", TRAINSCOPE_BINARY_DIR, bad));
+    EXPECT_EQ(t.exit_code, 2) << bad << ": " << t.output;
+    EXPECT_NE(t.output.find("--replay-time-scale"), std::string::npos) << t.output;
+  }
 }
 
 // End to end: the replay's phases are the source's, its reduction is real.
@@ -99,16 +134,21 @@ TEST(ReplayRunTest, TwoRanksReplayOneOverLoopback) {
       std::string(kHead) +
           "steps = 8\n[[case]]\nname = \"one\"\nmode = \"naive\"\nranks = 1\nbatch = 2\n"
           "[[case]]\nname = \"two\"\nmode = \"sharded\"\nranks = 2\nbatch_per_rank = 2\n"
-          "reduce = \"overlap\"\nbucket_mb = 0.05\nreplay_from = \"one\"\n",
+          "reduce = \"overlap\"\nbucket_mb = 0.05\nreplay_from = \"one\"\n"
+          "[[case]]\nname = \"slowed\"\nmode = \"sharded\"\nranks = 2\nbatch_per_rank = 2\n"
+          "reduce = \"overlap\"\nbucket_mb = 0.05\nreplay_from = \"one\"\n"
+          "replay_time_scale = 3\n",
       "t.toml", dir);
   const SuiteResult r = run_suite(s, options);
   std::fclose(sink);
   EXPECT_EQ(r.exit_code(), 0);
   auto db = results::ResultsDb::open_for_reading(options.db_path);
   const auto runs = db.list_runs(db.latest_suite_id().value());
-  ASSERT_EQ(runs.size(), 2u);
-  const auto one = db.run_summary(runs[0].id), two = db.run_summary(runs[1].id);
-  ASSERT_TRUE(one && two) << runs[1].error;
+  ASSERT_EQ(runs.size(), 3u);
+  const auto one = db.run_summary(runs[0].id), two = db.run_summary(runs[1].id),
+             slowed = db.run_summary(runs[2].id);
+  ASSERT_TRUE(one && two && slowed) << runs[1].error << runs[2].error;
+  EXPECT_EQ(slowed->options.value("replay_time_scale", 1.0), 3.0);
   EXPECT_EQ(one->options.value("replay_compute", "x"), "");
   EXPECT_NE(two->options.value("replay_compute", ""), "");
   ASSERT_EQ(two->steps.size(), 2u);
@@ -128,6 +168,11 @@ TEST(ReplayRunTest, TwoRanksReplayOneOverLoopback) {
     EXPECT_GT(st.comm_calls, 1);  // overlap's buckets, reduced for real
     EXPECT_EQ(st.backward_ready_at.size(), one->steps[0].front().backward_ready_at.size());
     EXPECT_GE(before_reduction(st), 0.95 * shortest - 50e-6) << "step " << st.step;
+  }
+  // Slowed 3 times: each replayed step's compute lasts 3 times a measured one.
+  ASSERT_EQ(slowed->steps.size(), 2u);
+  for (const auto& st : slowed->steps[1]) {
+    EXPECT_GE(before_reduction(st), 3 * (0.95 * shortest - 50e-6)) << "step " << st.step;
   }
   fs::remove_all(dir);
 }

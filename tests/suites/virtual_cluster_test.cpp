@@ -185,6 +185,33 @@ TEST_F(VirtualClusterTest, GigeLinkCarriesAboutAGigabitEachWay) {
   EXPECT_LT(busbw, 1.1 * link_gbps) << job.output;
 }
 
+// A slowed replay's cluster (replay_time_scale): the link S times slower,
+// its token bucket the bytes the full rate had (1.25 MB at 2.5gbe: 4 ms of
+// it), so a bucket of gradient passes at once as much as it did.
+TEST_F(VirtualClusterTest, ASlowedLinkKeepsItsTokenBucketInBytes) {
+  suites::VirtualClusterSpec spec;
+  spec.prefix = prefix();
+  spec.link = "2.5gbe";
+  spec.time_scale = 2.5;
+  try {
+    cluster_.emplace(suites::VirtualCluster::up(spec));
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  EXPECT_EQ(cluster_->config().rate_bits_per_second, 1000000000);
+  const nlohmann::json recorded =
+      nlohmann::json::parse(std::ifstream("/run/trainscope-netns/" + prefix() + "/cluster.json"));
+  EXPECT_EQ(recorded.value("tbf_burst_bytes", 0), 1250000);
+  EXPECT_EQ(recorded.value("time_scale", 0.0), 2.5);
+  const std::string qdisc = run_shell("tc -n " + host(0) + " qdisc show dev eth0").output;
+  EXPECT_NE(qdisc.find("rate 1Gbit"), std::string::npos) << qdisc;
+  const CommandResult bad = script("up 2 --prefix " + prefix() + "x --link gige --time-scale 0.5");
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("--time-scale '0.5': a number of at least 1"), std::string::npos)
+      << bad.output;
+  EXPECT_TRUE(testing::namespaces_of(prefix() + "x").empty());
+}
+
 // Every way `up` can be told something wrong: exit code 2, the script's
 // message, and no namespace or state of the prefix left.
 TEST_F(VirtualClusterTest, BadInputIsExitCode2AndLeavesNothing) {

@@ -41,17 +41,16 @@ TEST(OptionTableTest, TheRecordHasTheSummaryLayout) {
   const json r = options::TrainOptions().to_json();
   std::set<std::string> keys;
   for (const auto& [k, v] : r.items()) keys.insert(k);
+  // clang-format off
   EXPECT_EQ(keys, (std::set<std::string>{
-                      "adam_eps",       "allreduce",    "batch",         "beta1",
-                      "beta2",          "block",        "bucket_mb",     "comm_dtype",
-                      "data",           "engine",       "eval_every",    "fine_tune",
-                      "gemm",           "grad_clip",    "init_from",     "inject_delay",
-                      "lora",           "lr",           "lr_warmup",     "min_lr",
-                      "mode",           "model",        "precision",     "reduce",
-                      "replay_compute", "save_every",   "schedule",      "seed",
-                      "shard",          "stall_action", "stall_grace_s", "stall_timeout_s",
-                      "steps",          "tokenizer",    "val_batches",   "warmup_steps",
-                      "weight_decay",   "zero"}));
+                      "adam_eps", "allreduce", "batch", "beta1", "beta2", "block", "bucket_mb",
+                      "comm_dtype", "data", "engine", "eval_every", "fine_tune", "gemm",
+                      "grad_clip", "init_from", "inject_delay", "lora", "lr", "lr_warmup",
+                      "min_lr", "mode", "model", "precision", "reduce", "replay_compute",
+                      "replay_time_scale", "save_every", "schedule", "seed", "shard",
+                      "stall_action", "stall_grace_s", "stall_timeout_s", "steps", "tokenizer",
+                      "val_batches", "warmup_steps", "weight_decay", "zero"}));
+  // clang-format on
   EXPECT_TRUE(r["lora"].is_null()) << "no adapters under full fine-tuning";
   EXPECT_TRUE(r["inject_delay"].is_null());
   EXPECT_EQ(r["data"]["batching"], "pad");

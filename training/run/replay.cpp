@@ -12,7 +12,9 @@
 
 namespace trainscope::training {
 
-ComputeReplay ComputeReplay::load(const std::string& path, int64_t trainable, int rank) {
+ComputeReplay ComputeReplay::load(const std::string& path, int64_t trainable, int rank,
+                                  double time_scale) {
+  TS_CHECK(time_scale >= 1) << "--replay-time-scale " << time_scale;
   results::RunSummary run;
   try {
     results::from_json(read_json_file(path), run);
@@ -41,14 +43,17 @@ ComputeReplay ComputeReplay::load(const std::string& path, int64_t trainable, in
                         path, s.step, at, trainable));
       }
     }
-    replay.steps_.push_back({.data_s = s.phases[Phase::kData],
-                             .forward_s = s.phases[Phase::kForward],
-                             .backward_s = s.phases[Phase::kBackward],
-                             .optimizer_s = s.phases[Phase::kOptimizer],
-                             .head_backward_s = s.head_backward_s,
+    const double k = time_scale;
+    std::vector<double> ready_s = s.backward_ready_s;
+    for (double& t : ready_s) t *= k;
+    replay.steps_.push_back({.data_s = k * s.phases[Phase::kData],
+                             .forward_s = k * s.phases[Phase::kForward],
+                             .backward_s = k * s.phases[Phase::kBackward],
+                             .optimizer_s = k * s.phases[Phase::kOptimizer],
+                             .head_backward_s = k * s.head_backward_s,
                              .loss = s.loss,
                              .grad_norm = s.grad_norm,
-                             .ready_s = s.backward_ready_s,
+                             .ready_s = std::move(ready_s),
                              .ready_at = s.backward_ready_at});
   }
   if (replay.steps_.empty()) {

@@ -43,8 +43,9 @@ class ComputeReplay {
   // Reads `path` for rank `rank`. Throws Error naming it when it is no
   // summary, holds no measured steps with backward's moments, or its
   // gradient ranges do not fit an arena of `trainable` elements (another
-  // model).
-  static ComputeReplay load(const std::string& path, int64_t trainable, int rank);
+  // model). Every duration is multiplied by `time_scale` (>= 1).
+  static ComputeReplay load(const std::string& path, int64_t trainable, int rank,
+                            double time_scale = 1);
 
   // What rank `rank` replays in step `step`.
   const ReplayedStep& step_for(int rank, int64_t step) const;

@@ -84,9 +84,17 @@ class StepRunner {
         log_(log),
         milestones_(ctx, plan, data.val_source.get(), state, summary.val) {
     allocate_planted_work();
+    if (!(ctx.options.replay_time_scale >= 1)) {
+      throw Error(
+          fmt::format("--replay-time-scale {}: must be at least 1", ctx.options.replay_time_scale));
+    }
+    if (ctx.options.replay_time_scale != 1 && ctx.options.replay_compute.empty()) {
+      throw Error("--replay-time-scale: only with --replay-compute (it slows replayed compute)");
+    }
     if (!ctx.options.replay_compute.empty()) {
       if (ctx.options.zero == 1) throw Error("--replay-compute: not with --zero 1");
-      replay_ = ComputeReplay::load(ctx.options.replay_compute, state.trainable_count(), ctx.rank);
+      replay_ = ComputeReplay::load(ctx.options.replay_compute, state.trainable_count(), ctx.rank,
+                                    ctx.options.replay_time_scale);
     }
   }
 
