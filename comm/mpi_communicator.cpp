@@ -82,7 +82,6 @@ class MpiCommunicator final : public Communicator {
     serialized_ = level >= MPI_THREAD_SERIALIZED;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     init(MPI_COMM_WORLD);
-    connect_every_pair();
   }
   // A sub-communicator this object frees (host groups' across()).
   MpiCommunicator(MPI_Comm sub, bool serialized) : owns_comm_(true), serialized_(serialized) {
@@ -142,8 +141,8 @@ class MpiCommunicator final : public Communicator {
       total += lens[r];
     }
     std::string all(total, '\0');
-    MPI_CHECK(MPI_Allgatherv(record.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(),
-                             MPI_CHAR, comm_));
+    std::copy(record.begin(), record.end(), all.begin() + offsets[rank_]);
+    ring_all_gather(all.data(), lens, offsets, MPI_CHAR);
     std::vector<std::string> out(size_);
     for (int r = 0; r < size_; ++r) out[r] = all.substr(offsets[r], lens[r]);
     return out;
@@ -167,8 +166,7 @@ class MpiCommunicator final : public Communicator {
   void all_gather(std::span<float> d) override {
     if (size_ == 1) return;
     const auto [counts, offsets] = slice_counts(d.size());
-    MPI_CHECK(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d.data(), counts.data(),
-                             offsets.data(), MPI_FLOAT, comm_));
+    ring_all_gather(d.data(), counts, offsets, MPI_FLOAT);
   }
   std::unique_ptr<HostGroup> host_group(int64_t floats_per_rank, int split_ranks_per_host) override;
   [[noreturn]] void abort(int code) override {
@@ -198,35 +196,29 @@ class MpiCommunicator final : public Communicator {
       }
     }
   }
-  // Every pair of ranks connects now, one direction at a time, before any
-  // collective: kLinkProbes empty messages each way, which round-robin over
-  // up to that many TCP BTL modules a peer (btl_tcp_links). Open MPI opens a
-  // pair's connection on its first message, and with btl_tcp_links 2 a
-  // connection first opened inside a collective could hang it (issue 38: 4
-  // of 15 eight-host replays hung in the end-of-run MPI_Allgatherv, whose
-  // pairs the steps' ring all-reduces never used; 0 of 16 after this). In
-  // round k rank r sends to r + k and hears from r - k: one pair meets in
-  // one direction a round, except at k = N/2, where the lower rank of each
-  // pair goes first.
-  void connect_every_pair() {
-    constexpr int kLinkProbes = 8;
-    for (int k = 1; k < size_; ++k) {
-      const int to = (rank_ + k) % size_, from = (rank_ - k + size_) % size_;
-      const bool recv_first = 2 * k == size_ && rank_ >= k;
-      std::vector<MPI_Request> sent(kLinkProbes, MPI_REQUEST_NULL);
-      for (int pass = 0; pass < 2; ++pass) {
-        for (int i = 0; i < kLinkProbes; ++i) {
-          if ((pass == 0) != recv_first) {
-            MPI_CHECK(MPI_Isend(nullptr, 0, MPI_BYTE, to, kProbeTag, comm_, &sent[i]));
-          } else {
-            MPI_CHECK(MPI_Recv(nullptr, 0, MPI_BYTE, from, kProbeTag, comm_, MPI_STATUS_IGNORE));
-          }
-        }
-      }
-      MPI_CHECK(MPI_Waitall(kLinkProbes, sent.data(), MPI_STATUSES_IGNORE));
+  // Every rank's block (counts[r] elements of `type` at offsets[r] of
+  // `data`, its own in place) passed along the ring: at step k rank r sends
+  // block r - k to rank r + 1 and receives block r - k - 1 from rank r - 1.
+  // Not MPI_Allgatherv: with btl_tcp_links 2 Open MPI 4.1's Bruck
+  // all-gather hung 8 hosts' end-of-run gather of their reports in 4 of 15
+  // replays (issue 38), between pairs the steps' ring all-reduces never
+  // used; a ring uses only those pairs, one way each.
+  void ring_all_gather(void* data, const std::vector<int>& counts, const std::vector<int>& offsets,
+                       MPI_Datatype type) {
+    int size = 1;
+    MPI_Type_size(type, &size);
+    auto* bytes = static_cast<char*>(data);
+    const int right = (rank_ + 1) % size_, left = (rank_ + size_ - 1) % size_;
+    for (int k = 0; k + 1 < size_; ++k) {
+      const int out = ((rank_ - k) % size_ + size_) % size_;
+      const int in = ((rank_ - k - 1) % size_ + size_) % size_;
+      MPI_CHECK(MPI_Sendrecv(bytes + static_cast<std::ptrdiff_t>(offsets[out]) * size, counts[out],
+                             type, right, kRingTag,
+                             bytes + static_cast<std::ptrdiff_t>(offsets[in]) * size, counts[in],
+                             type, left, kRingTag, comm_, MPI_STATUS_IGNORE));
     }
   }
-  static constexpr int kProbeTag = 7411;
+  static constexpr int kRingTag = 7412;
 
   void init(MPI_Comm comm) {
     comm_ = comm;

@@ -49,6 +49,19 @@ TEST(MpiTest, CollectivesSumGatherAndBroadcast) {
   EXPECT_EQ(s, "from rank 0");
 }
 
+// Records of every size along the ring: empty, and past Open MPI's eager
+// limit (64 KiB over TCP, so sent by rendezvous), each rank's at its place.
+TEST(MpiTest, AllGatherPassesRecordsOfAnySizeAlongTheRing) {
+  auto& c = *g_comm;
+  const int n = c.size();
+  auto record = [](int rank) {
+    return rank % 2 == 1 ? std::string() : std::string(200000 + 977 * rank, 'a' + rank % 26);
+  };
+  const auto all = c.all_gather(record(c.rank()));
+  ASSERT_EQ(static_cast<int>(all.size()), n);
+  for (int r = 0; r < n; ++r) EXPECT_EQ(all[r], record(r)) << "rank " << r;
+}
+
 TEST(MpiTest, ReduceScatterAndAllGatherWorkOnUnevenSlices) {
   auto& c = *g_comm;
   const int n = c.size();
