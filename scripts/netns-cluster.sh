@@ -266,6 +266,8 @@ tbf_burst=0
 tbf_limit=0
 plan_link() {
   [[ -n "$link" && -n "$rate_arg" ]] && die 2 "give --link or --rate, not both"
+  [[ "$time_scale" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v s="$time_scale" 'BEGIN { exit !(s >= 1) }' ||
+    die 2 "--time-scale '$time_scale': a number of at least 1"
   if [[ -n "$link" ]]; then
     rate_text=$(profile_rate "$link") ||
       die 2 "--link '$link': unknown profile; profiles are gige (1gbit), 2.5gbe (2500mbit), 10gbe (10gbit), tb-bridge (20gbit), unlimited"
@@ -288,8 +290,6 @@ plan_link() {
   tbf_burst=$((rate_bps / 8 / 250))
   ((tbf_burst < 131072)) && tbf_burst=131072
   tbf_limit=$((2 * tbf_burst))
-  [[ "$time_scale" =~ ^[0-9]+(\.[0-9]+)?$ ]] && awk -v s="$time_scale" 'BEGIN { exit !(s >= 1) }' ||
-    die 2 "--time-scale '$time_scale': a number of at least 1"
   # Slowed: the rate / S, the bucket as it was (its bytes, not its 4 ms).
   rate_bps=$(awk -v r="$rate_bps" -v s="$time_scale" 'BEGIN { printf "%.0f\n", r / s }')
   [[ "$time_scale" == 1 ]] || rate_text="${rate_bps}bit"

@@ -37,14 +37,14 @@ std::string cluster_key(const SuiteCase& c) {
   return cluster_key(c.hosts, c.cores_per_host, c.link, c.cpu_share, c.train.replay_time_scale);
 }
 
-// The rate such a case's cluster is shaped to: its link's x the share /
-// the replay's time scale (std::nullopt when unlimited, which stays
-// unlimited).
-std::optional<double> scaled_bits(const SuiteCase& c) {
+// The rate a dilated case's cluster is shaped to: its link's x the share
+// (std::nullopt when unlimited, which stays unlimited). A slowed replay's
+// cluster runs at that / replay_time_scale, which netns-cluster.sh divides.
+std::optional<double> dilated_bits(const SuiteCase& c) {
   const double bits =
       results::link_bits_per_second(c.link.empty() ? "unlimited" : c.link).value_or(0);
   if (!(bits > 0)) return std::nullopt;
-  return std::round(bits * c.cpu_share / c.train.replay_time_scale);
+  return std::round(bits * c.cpu_share);
 }
 
 // The first `count` of a hostfile's hosts: the file itself when it has no
@@ -152,7 +152,7 @@ CaseHosts CaseHostProvider::place(const SuiteCase& c) {
     const int hosts = static_cast<int>(cfg.hosts.size());
     // By rate: a case's "1gbit" is the cluster's gige, and one tc rate is
     // not another.
-    const double bits = scaled_bits(c).value_or(0);
+    const double bits = dilated_bits(c).value_or(0) / c.train.replay_time_scale;
     if (c.hosts > hosts || c.cores_per_host != cfg.cores_per_host ||
         std::abs(c.cpu_share - cfg.cpu_share) > 1e-3 ||
         std::abs(bits - static_cast<double>(cfg.rate_bits_per_second)) > 1e-3 * bits) {
@@ -213,8 +213,8 @@ void CaseHostProvider::ensure_cluster(const SuiteCase& c) {
   spec.cores_per_host = c.cores_per_host;
   spec.cpu_share = c.cpu_share;
   spec.time_scale = c.train.replay_time_scale;  // the script divides the rate
-  if (c.cpu_share < 1 && scaled_bits(c)) {
-    spec.rate = fmt::format("{:.0f}bit", *scaled_bits(c) * spec.time_scale);  // F x the rate
+  if (c.cpu_share < 1 && dilated_bits(c)) {
+    spec.rate = fmt::format("{:.0f}bit", *dilated_bits(c));  // time dilation: F x the rate
   } else {
     (results::find_link_profile(c.link) || c.link.empty() ? spec.link : spec.rate) = c.link;
   }

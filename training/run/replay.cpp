@@ -43,7 +43,7 @@ ComputeReplay ComputeReplay::load(const std::string& path, int64_t trainable, in
                         path, s.step, at, trainable));
       }
     }
-    const double k = time_scale;
+    const double k = time_scale;  // every duration below
     std::vector<double> ready_s = s.backward_ready_s;
     for (double& t : ready_s) t *= k;
     replay.steps_.push_back({.data_s = k * s.phases[Phase::kData],
